@@ -1,0 +1,139 @@
+//! Building the selected packages through cargo and collecting the manifests their build scripts
+//! wrote. `cargo check` runs the build scripts exactly as `cargo build` does and shares their
+//! results, so a crate that was built already reports at once.
+
+use std::collections::BTreeSet;
+use std::io::BufReader;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use anyhow::Context;
+use cargo_metadata::{Message, MetadataCommand, PackageId};
+use launch_build::Manifest;
+
+use crate::cli::PackageArgs;
+use crate::{exit, Exit};
+
+/// One package's kernels.
+#[derive(Debug)]
+pub struct PackageKernels {
+    /// Package name.
+    pub package: String,
+    /// Its build script's `OUT_DIR/launch`.
+    pub launch_dir: PathBuf,
+    /// The manifest launch-build wrote.
+    pub manifest: Manifest,
+}
+
+/// The cargo to call back: `$CARGO` (set when run as `cargo launch`), else `cargo`.
+pub fn cargo_program() -> PathBuf {
+    #[allow(clippy::disallowed_methods)] // cargo's own variable, not a build input
+    std::env::var_os("CARGO").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("cargo"))
+}
+
+/// Builds the selected packages (`cargo check`) with `extra_env` set, and returns their manifests.
+pub fn build(sel: &PackageArgs, extra_env: &[(&str, String)]) -> Result<Vec<PackageKernels>, Exit> {
+    let selected = selected_packages(sel)?;
+
+    let mut cmd = Command::new(cargo_program());
+    cmd.arg("check").arg("--message-format=json-render-diagnostics");
+    push_selection(&mut cmd, sel);
+    for (k, v) in extra_env {
+        cmd.env(k, v);
+    }
+    // cargo's progress and any build error go straight to the user's terminal.
+    cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).stdin(Stdio::null());
+    let mut child = cmd.spawn().with_context(|| format!("could not start `{}`", cargo_program().display()))?;
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let mut found = Vec::new();
+    let mut seen = BTreeSet::new();
+    for msg in Message::parse_stream(BufReader::new(stdout)) {
+        let msg = msg.context("reading cargo's JSON messages")?;
+        if let Message::BuildScriptExecuted(script) = msg {
+            if !selected.contains(&script.package_id) || !seen.insert(script.package_id.clone()) {
+                continue;
+            }
+            let launch_dir = script.out_dir.join("launch").into_std_path_buf();
+            let path = launch_dir.join("manifest.json");
+            let Ok(text) = std::fs::read_to_string(&path) else { continue };
+            let manifest = Manifest::from_json(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            found.push(PackageKernels { package: manifest.package.clone(), launch_dir, manifest });
+        }
+    }
+    let status = child.wait().context("waiting for cargo")?;
+    if !status.success() {
+        return Err(Exit::new(exit::FAILURE, anyhow::anyhow!("`cargo check` failed (see its output above)")));
+    }
+    if found.is_empty() {
+        return Err(Exit::new(
+            exit::USAGE,
+            anyhow::anyhow!(
+                "no selected package builds kernels with launch-build; its build.rs must be `fn main() {{ launch_build::build() }}` \
+                 and Cargo.toml must have [package.metadata.launch]"
+            ),
+        ));
+    }
+    found.sort_by(|a, b| a.package.cmp(&b.package));
+    Ok(found)
+}
+
+fn push_selection(cmd: &mut Command, sel: &PackageArgs) {
+    if let Some(p) = &sel.manifest_path {
+        cmd.arg("--manifest-path").arg(p);
+    }
+    for p in &sel.packages {
+        cmd.arg("--package").arg(p);
+    }
+    if sel.workspace {
+        cmd.arg("--workspace");
+    }
+}
+
+/// The package ids the user asked about: `-p` names, `--workspace`, or the package of the
+/// manifest (the workspace's default members when it is a virtual manifest).
+fn selected_packages(sel: &PackageArgs) -> Result<BTreeSet<PackageId>, Exit> {
+    let mut mc = MetadataCommand::new();
+    mc.cargo_path(cargo_program()).no_deps();
+    if let Some(p) = &sel.manifest_path {
+        mc.manifest_path(p);
+    }
+    let meta =
+        mc.exec().map_err(|e| Exit::new(exit::USAGE, anyhow::Error::new(e).context("`cargo metadata` failed")))?;
+    let members: Vec<_> = meta.workspace_packages();
+    let ids: BTreeSet<PackageId> = if !sel.packages.is_empty() {
+        let mut ids = BTreeSet::new();
+        for name in &sel.packages {
+            match members.iter().find(|p| p.name.as_str() == name.as_str()) {
+                Some(p) => {
+                    ids.insert(p.id.clone());
+                }
+                None => {
+                    let names: Vec<&str> = members.iter().map(|p| p.name.as_str()).collect();
+                    return Err(Exit::new(
+                        exit::USAGE,
+                        anyhow::anyhow!(
+                            "package `{name}` is not in this workspace; its packages: {}",
+                            names.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        ids
+    } else if sel.workspace {
+        members.iter().map(|p| p.id.clone()).collect()
+    } else if let Some(root) = meta.root_package() {
+        [root.id.clone()].into_iter().collect()
+    } else {
+        meta.workspace_default_members.iter().cloned().collect()
+    };
+    if ids.is_empty() {
+        return Err(Exit::new(exit::USAGE, anyhow::anyhow!("no package selected")));
+    }
+    // Check [package.metadata.launch] before building, so a configuration error is a usage error
+    // (exit 2) with the build script's exact message rather than a failed build.
+    for p in members.iter().filter(|p| ids.contains(&p.id) && p.metadata.get("launch").is_some()) {
+        launch_build::Config::load(p.manifest_path.as_std_path()).map_err(|e| Exit::new(exit::USAGE, e))?;
+    }
+    Ok(ids)
+}

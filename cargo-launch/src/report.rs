@@ -1,0 +1,325 @@
+//! `cargo launch report`: per kernel and arch, the contract, the ptxas lines and the occupancy at
+//! the block size the kernel is launched with.
+
+use anyhow::Context;
+use launch::occupancy::{self, Carveout, DeviceLimits, FunctionAttrs};
+use launch::{Arch, Contract};
+use launch_build::env::Env;
+use launch_build::manifest::{KernelArch, KernelEntry};
+use serde::Serialize;
+
+use crate::cargo::{self, PackageKernels};
+use crate::cli::{Format, ReportArgs};
+use crate::{exit, render, setup, Exit};
+
+/// One kernel on one arch, as printed and as serialised to JSON.
+#[derive(Debug, Serialize)]
+pub struct Record {
+    /// Package.
+    pub package: String,
+    /// Symbol name.
+    pub name: String,
+    /// Demangled name.
+    pub display_name: String,
+    /// Arch.
+    pub arch: Arch,
+    /// Source file relative to the crate root.
+    pub file: String,
+    /// 1-based line of the definition.
+    pub line: u32,
+    /// The contract, `null` when unbounded.
+    pub contract: Option<ContractJson>,
+    /// What ptxas printed.
+    pub ptxas: PtxasJson,
+    /// Occupancy at the launch block size.
+    pub occupancy: OccupancyJson,
+    /// The largest block the driver accepts for this binary (`CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`).
+    pub max_threads_per_block: u32,
+    /// For a kernel without a thread contract whose largest block is below 1024: the next power of
+    /// two above it, and why a launch there fails (error 701). Null otherwise.
+    pub fails_at: Option<FailingBlock>,
+}
+
+/// A block size that cannot be launched, and why.
+#[derive(Debug, Serialize)]
+pub struct FailingBlock {
+    /// Threads per block.
+    pub threads: u32,
+    /// The arithmetic.
+    pub reason: String,
+}
+
+/// `contract` in the JSON.
+#[derive(Debug, Serialize)]
+pub struct ContractJson {
+    /// `annotation` (`@launch`) or `launch_bounds` (`__launch_bounds__`/`__maxnreg__`).
+    pub source: launch::ContractSource,
+    /// Threads per CTA.
+    pub threads: Option<u32>,
+    /// `.minnctapersm`.
+    pub min_blocks: Option<u32>,
+    /// `.maxnreg`.
+    pub max_regs: Option<u32>,
+}
+
+/// `ptxas` in the JSON.
+#[derive(Debug, Serialize)]
+pub struct PtxasJson {
+    /// The kernel's `ptxas -v` lines, verbatim.
+    pub lines: Vec<String>,
+    /// Registers per thread.
+    pub registers: u32,
+    /// Barriers.
+    pub barriers: u32,
+    /// Stack frame bytes.
+    pub stack_frame: u32,
+    /// Spill store bytes.
+    pub spill_stores: u32,
+    /// Spill load bytes.
+    pub spill_loads: u32,
+    /// Cumulative stack bytes.
+    pub cumulative_stack: u32,
+    /// Static shared memory bytes.
+    pub shared_static: u32,
+    /// `cmem[0]` bytes where ptxas prints them (below sm_90), else null.
+    pub cmem: Option<u32>,
+}
+
+/// `occupancy` in the JSON.
+#[derive(Debug, Serialize)]
+pub struct OccupancyJson {
+    /// Block size evaluated: the contract's threads, else the host block size.
+    pub threads: u32,
+    /// Where `threads` came from: `contract` or `host` (the `threads` metadata key, default 256).
+    pub threads_from: &'static str,
+    /// CTAs resident per SM (0: the launch fails).
+    pub active_blocks: u32,
+    /// Warps resident per SM.
+    pub active_warps: u32,
+    /// Warps an SM can hold.
+    pub max_warps: u32,
+    /// active_warps / max_warps × 100.
+    pub percent: f64,
+    /// What limits the blocks per SM (every tie listed), in words.
+    pub limiters: Vec<&'static str>,
+    /// Why the launch fails, with the arithmetic; null when it succeeds.
+    pub launch_error: Option<String>,
+}
+
+/// The JSON document.
+#[derive(Debug, Serialize)]
+pub struct ReportJson<'a> {
+    /// Format version.
+    pub schema: u32,
+    /// `{nvrtc, ptxas}` versions used.
+    pub toolchain: Toolchain<'a>,
+    /// One record per kernel × arch.
+    pub records: &'a [Record],
+}
+
+/// `toolchain` in the JSON.
+#[derive(Debug, Serialize)]
+pub struct Toolchain<'a> {
+    /// NVRTC version.
+    pub nvrtc: &'a str,
+    /// ptxas version.
+    pub ptxas: &'a str,
+}
+
+/// Runs `cargo launch report`.
+pub fn run(args: &ReportArgs) -> Result<(), Exit> {
+    ensure_toolchain(args.no_setup)?;
+    let packages = cargo::build(&args.packages, &[])?;
+    let records = records(&packages, &args.arch)?;
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        Format::Text => render::text(&mut out, &packages, &records),
+        Format::Json => {
+            let t = &packages[0].manifest.toolchain;
+            let doc =
+                ReportJson { schema: 1, toolchain: Toolchain { nvrtc: &t.nvrtc, ptxas: &t.ptxas }, records: &records };
+            serde_json::to_writer_pretty(&mut out, &doc).map_err(std::io::Error::from).and_then(|_| {
+                use std::io::Write;
+                writeln!(out)
+            })
+        }
+    }
+    .context("writing the report")?;
+    Ok(())
+}
+
+/// Installs the pinned toolchain first when none is found, unless told not to.
+pub fn ensure_toolchain(no_setup: bool) -> Result<(), Exit> {
+    let env = Env::cli();
+    match launch_build::toolchain::discover(&env) {
+        Ok(_) => Ok(()),
+        Err(e @ launch_build::Error::ToolchainNotFound { .. }) => {
+            let offline =
+                env.get("CARGO_NET_OFFLINE").is_some_and(|v| v.to_string_lossy().trim().eq_ignore_ascii_case("true"));
+            if no_setup || env.flag("LAUNCH_NO_AUTO_SETUP") || offline {
+                return Err(Exit::new(exit::NO_TOOLCHAIN, e));
+            }
+            eprintln!("no CUDA toolchain found: installing the pinned one (`cargo launch setup`; --no-setup or LAUNCH_NO_AUTO_SETUP=1 to refuse)");
+            setup::run(false).map(|_| ())
+        }
+        Err(e) => Err(Exit::new(exit::NO_TOOLCHAIN, e)),
+    }
+}
+
+/// Records of every kernel × arch, filtered to `arches` when not empty.
+pub fn records(packages: &[PackageKernels], arches: &[Arch]) -> Result<Vec<Record>, Exit> {
+    let mut out = Vec::new();
+    for p in packages {
+        if let Some(missing) = arches.iter().find(|a| !p.manifest.arches.contains(a)) {
+            return Err(Exit::new(
+                exit::USAGE,
+                anyhow::anyhow!(
+                    "package `{}` is not built for {missing}; it lists: {}",
+                    p.package,
+                    p.manifest.arches.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        for k in &p.manifest.kernels {
+            for ka in k.arches.iter().filter(|ka| arches.is_empty() || arches.contains(&ka.arch)) {
+                out.push(record(&p.package, p.manifest.host_threads, k, ka)?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn record(package: &str, host_threads: u32, k: &KernelEntry, ka: &KernelArch) -> Result<Record, Exit> {
+    let dev = DeviceLimits::for_arch(ka.arch)
+        .ok_or_else(|| Exit::new(exit::FAILURE, anyhow::anyhow!("no occupancy data for {}", ka.arch)))?;
+    let r = ka.resources;
+    let (threads, threads_from) = match k.contract.and_then(|c| c.threads) {
+        Some(t) => (t, "contract"),
+        None => (host_threads, "host"),
+    };
+    let maxntid = k.contract.and_then(|c| c.threads);
+    let max_threads = occupancy::max_threads_per_block(dev, r.registers, maxntid);
+    let attrs = FunctionAttrs::new(r.registers, r.shared_static, r.barriers);
+    let occ = occupancy::occupancy(dev, &attrs, threads, 0, Carveout::Default).map_err(|e| {
+        Exit::new(exit::FAILURE, anyhow::anyhow!("occupancy of {} on {}: {e}", k.display_name, ka.arch))
+    })?;
+    let launch_error = (occ.active_blocks == 0 || threads > max_threads)
+        .then(|| launch_failure(dev, r.registers, threads, max_threads, &occ));
+    // The seed article's trap: an unbounded kernel that works at 256 fails once someone tunes the
+    // block size up. Show the first power of two that fails.
+    let fails_at = match (maxntid, max_threads < dev.max_threads_per_block) {
+        (None, true) => {
+            let t = (max_threads + 1).next_power_of_two().min(dev.max_threads_per_block);
+            let o = occupancy::occupancy(dev, &attrs, t, 0, Carveout::Default).map_err(|e| {
+                Exit::new(exit::FAILURE, anyhow::anyhow!("occupancy of {} on {}: {e}", k.display_name, ka.arch))
+            })?;
+            Some(FailingBlock { threads: t, reason: launch_failure(dev, r.registers, t, max_threads, &o) })
+        }
+        _ => None,
+    };
+    Ok(Record {
+        package: package.to_string(),
+        name: k.name.clone(),
+        display_name: k.display_name.clone(),
+        arch: ka.arch,
+        file: k.file.clone(),
+        line: k.line,
+        contract: k.contract.map(contract_json),
+        ptxas: PtxasJson {
+            lines: ka.ptxas_lines.clone(),
+            registers: r.registers,
+            barriers: r.barriers,
+            stack_frame: r.stack_frame,
+            spill_stores: r.spill_stores,
+            spill_loads: r.spill_loads,
+            cumulative_stack: r.cumulative_stack,
+            shared_static: r.shared_static,
+            cmem: r.cmem0,
+        },
+        occupancy: OccupancyJson {
+            threads,
+            threads_from,
+            active_blocks: occ.active_blocks,
+            active_warps: occ.active_warps,
+            max_warps: occ.max_warps,
+            percent: (occ.percent() * 10.0).round() / 10.0,
+            limiters: occ.limiters.iter().map(|l| l.name()).collect(),
+            launch_error,
+        },
+        max_threads_per_block: max_threads,
+        fails_at,
+    })
+}
+
+fn contract_json(c: Contract) -> ContractJson {
+    ContractJson { source: c.source, threads: c.threads, min_blocks: c.min_blocks, max_regs: c.max_regs }
+}
+
+/// Why a block of `threads` cannot launch, with the arithmetic.
+pub fn launch_failure(
+    dev: &DeviceLimits,
+    registers: u32,
+    threads: u32,
+    max_threads: u32,
+    occ: &occupancy::Occupancy,
+) -> String {
+    let warps = threads.div_ceil(dev.warp_size);
+    let per_warp = (registers * dev.warp_size).div_ceil(dev.reg_granularity) * dev.reg_granularity;
+    // The driver checks the allocation as if made on every sub-partition at once (cuda_occupancy.h).
+    let alloc_warps = warps.div_ceil(dev.sub_partitions) * dev.sub_partitions;
+    let needed = per_warp * alloc_warps;
+    if needed > dev.regs_per_block {
+        format!(
+            "{registers} registers × {threads} threads needs {} registers per block ({} per warp × {alloc_warps} warps), \
+             the SM allows {}; the largest block that launches is {max_threads}",
+            group(needed),
+            group(per_warp),
+            group(dev.regs_per_block)
+        )
+    } else if threads > max_threads {
+        format!("{threads} threads exceeds the kernel's limit of {max_threads} threads per block")
+    } else {
+        let limits: Vec<&str> = occ.limiters.iter().map(|l| l.name()).collect();
+        format!("no block of {threads} threads fits on an SM (limited by {})", limits.join(", "))
+    }
+}
+
+/// `86016` → `86,016`.
+pub fn group(n: u32) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_articles_trap_is_explained_with_its_arithmetic() {
+        let dev = DeviceLimits::for_arch("sm_90".parse().unwrap()).unwrap();
+        let max = occupancy::max_threads_per_block(dev, 167, None);
+        assert_eq!(max, 384);
+        let occ = occupancy::occupancy(dev, &FunctionAttrs::new(167, 0, 0), 512, 0, Carveout::Default).unwrap();
+        assert_eq!(occ.active_blocks, 0);
+        let msg = launch_failure(dev, 167, 512, max, &occ);
+        assert_eq!(
+            msg,
+            "167 registers × 512 threads needs 86,016 registers per block (5,376 per warp × 16 warps), the SM allows 65,536; the largest block that launches is 384"
+        );
+    }
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(65536), "65,536");
+        assert_eq!(group(1234567), "1,234,567");
+    }
+}

@@ -1,0 +1,125 @@
+//! `cargo launch setup`: installs NVIDIA's pinned toolchain wheels with
+//! `python3 -m pip install --target`, hashes pinned, into the per-user cache.
+//!
+//! The install goes to a temporary folder next to the final one and is renamed into place only
+//! once it is complete and its ptxas answers, so an interrupted install is never used. A lock file
+//! serialises concurrent setups (two test processes, two terminals).
+
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use launch_build::env::Env;
+use launch_build::process::Tool;
+use launch_build::toolchain::{self, Origin, Toolchain, PINNED_VERSION};
+
+use crate::{exit, Exit};
+
+/// The pinned wheels, with the sha256 of each platform's file (x86_64, aarch64 Linux).
+const REQUIREMENTS: &str = "\
+nvidia-cuda-nvrtc-cu12==12.9.86 \\
+    --hash=sha256:210cf05005a447e29214e9ce50851e83fc5f4358df8b453155d5e1918094dcb4 \\
+    --hash=sha256:096d4de6bda726415dfaf3198d4f5c522b8e70139c97feef5cd2ca6d4cd9cead
+nvidia-cuda-nvcc-cu12==12.9.86 \\
+    --hash=sha256:5d6a0d32fdc7ea39917c20065614ae93add6f577d840233237ff08e9a38f58f0 \\
+    --hash=sha256:44e1eca4d08926193a558d2434b1bf83d57b4d5743e0c431c0c83d51da1df62b
+nvidia-cuda-runtime-cu12==12.9.79 \\
+    --hash=sha256:25bba2dfb01d48a9b59ca474a1ac43c6ebf7011f1b0b8cc44f54eb6ac48a96c3 \\
+    --hash=sha256:83469a846206f2a733db0c42e223589ab62fd2fabac4432d2f8802de4bded0a4
+";
+
+/// Marker written last into a complete install.
+const COMPLETE: &str = ".complete";
+
+/// Installs the pinned toolchain unless it is already there; returns it.
+pub fn run(force: bool) -> Result<Toolchain, Exit> {
+    let env = Env::cli();
+    install(&env, force).map_err(|e| Exit::new(exit::NO_TOOLCHAIN, e))
+}
+
+fn install(env: &Env, force: bool) -> anyhow::Result<Toolchain> {
+    let dir = toolchain::pinned_dir(env).context("cannot place the cache: set LAUNCH_CACHE_DIR or HOME")?;
+    let parent = dir.parent().expect("pinned_dir has a parent").to_path_buf();
+    if !force {
+        if let Some(t) = installed(&dir) {
+            eprintln!("toolchain: {} (already installed)", t.describe());
+            return Ok(t);
+        }
+    }
+    if env.get("CARGO_NET_OFFLINE").is_some_and(|v| v.to_string_lossy().trim().eq_ignore_ascii_case("true")) {
+        bail!("the toolchain is not installed in {} and CARGO_NET_OFFLINE=true forbids downloading it", dir.display());
+    }
+    fs::create_dir_all(&parent).with_context(|| format!("failed to create `{}`", parent.display()))?;
+
+    let lock_path = parent.join(".setup.lock");
+    let lock = File::create(&lock_path).with_context(|| format!("failed to create `{}`", lock_path.display()))?;
+    if lock.try_lock().is_err() {
+        eprintln!("waiting for another `cargo launch setup` to finish (lock: {})", lock_path.display());
+        lock.lock().with_context(|| format!("failed to lock `{}`", lock_path.display()))?;
+    }
+    // Another process may have finished the install while we waited.
+    if !force {
+        if let Some(t) = installed(&dir) {
+            eprintln!("toolchain: {} (installed by another process)", t.describe());
+            return Ok(t);
+        }
+    }
+
+    let tmp = parent.join(format!(".cuda-{PINNED_VERSION}.partial-{}", std::process::id()));
+    remove_dir(&tmp)?;
+    let req = parent.join(format!("requirements-{PINNED_VERSION}.txt"));
+    fs::write(&req, REQUIREMENTS).with_context(|| format!("failed to write `{}`", req.display()))?;
+    let python = toolchain::python(env);
+    eprintln!(
+        "installing NVIDIA's CUDA {PINNED_VERSION} NVRTC + ptxas wheels (about 130 MB, hashes pinned) into {}",
+        dir.display()
+    );
+    Tool::new(&python)
+        .args(["-m", "pip", "install", "--no-deps", "--require-hashes", "--only-binary=:all:", "--no-compile"])
+        .args(["--disable-pip-version-check", "--no-warn-script-location", "--progress-bar", "on"])
+        .arg("--target")
+        .arg(&tmp)
+        .arg("-r")
+        .arg(&req)
+        .inherit_output()
+        .run()
+        .map_err(|e| {
+            let _ = remove_dir(&tmp);
+            anyhow::Error::new(e).context(
+                "pip could not install the toolchain (needs Python 3 with pip and access to the package index; \
+                 set LAUNCH_PYTHON to use another interpreter)",
+            )
+        })?;
+
+    // Check that what was installed runs before publishing it.
+    let t = toolchain::at(&tmp, Origin::Cache).map_err(|e| {
+        let _ = remove_dir(&tmp);
+        anyhow::Error::new(e).context("the installed toolchain does not work")
+    })?;
+    if t.ptxas_version != PINNED_VERSION {
+        let _ = remove_dir(&tmp);
+        bail!("installed ptxas reports version {} instead of {PINNED_VERSION}", t.ptxas_version);
+    }
+    fs::write(tmp.join(COMPLETE), PINNED_VERSION).context("failed to mark the install complete")?;
+    remove_dir(&dir)?;
+    fs::rename(&tmp, &dir).with_context(|| format!("failed to move {} to {}", tmp.display(), dir.display()))?;
+    let t = installed(&dir).context("the toolchain vanished after installing it")?;
+    eprintln!("toolchain: {}", t.describe());
+    Ok(t)
+}
+
+/// The toolchain in `dir`, if a complete install is there.
+fn installed(dir: &Path) -> Option<Toolchain> {
+    if !dir.join(COMPLETE).is_file() {
+        return None;
+    }
+    toolchain::at(dir, Origin::Cache).ok()
+}
+
+fn remove_dir(p: &PathBuf) -> anyhow::Result<()> {
+    match fs::remove_dir_all(p) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("failed to remove `{}`", p.display())),
+    }
+}

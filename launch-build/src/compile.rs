@@ -1,0 +1,216 @@
+//! Compiling kernel files: per file and arch, NVRTC turns CUDA C++ into PTX for that arch's
+//! virtual architecture, then ptxas assembles the cubin and prints its `-v` report.
+//!
+//! Each (file, arch) pair is one independent [`Job`], so jobs can be cached by content and run in
+//! parallel; nothing here depends on the order they run in.
+
+use std::path::{Path, PathBuf};
+
+use launch::Arch;
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::nvrtc::Nvrtc;
+use crate::process::Tool;
+use crate::ptxas_log::{self, PtxasLog, Severity};
+use crate::toolchain::Toolchain;
+
+/// A kernel source file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceFile {
+    /// Path relative to the crate root, `/`-separated (used in messages and the manifest).
+    pub file: String,
+    /// Absolute path.
+    pub path: PathBuf,
+}
+
+/// One kernel file to compile for one arch.
+#[derive(Clone, Debug)]
+pub struct Job<'a> {
+    /// The file.
+    pub source: &'a SourceFile,
+    /// Target arch.
+    pub arch: Arch,
+}
+
+/// What one job produced.
+#[derive(Debug)]
+pub struct JobOutput {
+    /// The PTX NVRTC produced for the arch's virtual architecture.
+    pub ptx: String,
+    /// The cubin ptxas produced.
+    pub cubin: Vec<u8>,
+    /// The parsed `ptxas -v` report.
+    pub report: PtxasLog,
+    /// NVRTC warnings (its log on success), verbatim.
+    pub nvrtc_log: String,
+}
+
+/// The loaded toolchain plus the options every job shares.
+pub struct Compiler {
+    /// The toolchain.
+    pub toolchain: Toolchain,
+    nvrtc: Nvrtc,
+    supported: Vec<i32>,
+    options: Vec<String>,
+    work_dir: PathBuf,
+    debug: bool,
+}
+
+impl Compiler {
+    /// Loads NVRTC and prepares the shared options. `work_dir` (under `OUT_DIR`) holds ptxas's
+    /// input and output files.
+    pub fn new(mut toolchain: Toolchain, config: &Config, work_dir: PathBuf, debug: bool) -> Result<Compiler, Error> {
+        let nvrtc = Nvrtc::load(&toolchain.nvrtc)?;
+        let (major, minor) = nvrtc.version();
+        if toolchain.nvrtc_version.is_empty() {
+            toolchain.nvrtc_version = format!("{major}.{minor}");
+        }
+        let mut options = Vec::new();
+        for dir in std::iter::once(&config.kernel_dir).chain(&config.include_dirs) {
+            options.push(format!("--include-path={}", config.root().join(dir).display()));
+        }
+        if let Some(inc) = &toolchain.include {
+            options.push(format!("--include-path={}", inc.display()));
+        }
+        for (name, value) in &config.defines {
+            options.push(match value {
+                Some(v) => format!("--define-macro={name}={v}"),
+                None => format!("--define-macro={name}"),
+            });
+        }
+        let supported = nvrtc.supported_archs();
+        Ok(Compiler { toolchain, nvrtc, supported, options, work_dir, debug })
+    }
+
+    /// Fails unless the toolchain can target every arch (`a`/`f` variants count as their base).
+    pub fn check_arches(&self, arches: &[Arch]) -> Result<(), Error> {
+        for a in arches {
+            let cc = (a.major * 10 + a.minor) as i32;
+            if !self.supported.is_empty() && !self.supported.contains(&cc) {
+                return Err(Error::UnsupportedArch {
+                    arch: a.to_string(),
+                    toolchain: format!("NVRTC {}", self.toolchain.nvrtc_version),
+                    supported: self.supported.iter().map(|c| format!("sm_{c}")).collect(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs one job: NVRTC to PTX, ptxas to cubin, then parses ptxas's report.
+    pub fn run(&self, job: &Job) -> Result<JobOutput, Error> {
+        let file = &job.source.file;
+        let source = std::fs::read_to_string(&job.source.path).map_err(Error::io("read", &job.source.path))?;
+        let mut options = vec![format!("--gpu-architecture={}", job.arch.virtual_name())];
+        // Quoted includes resolve against the including file's folder first, as in a C compiler.
+        if let Some(dir) = job.source.path.parent() {
+            options.push(format!("--include-path={}", dir.display()));
+        }
+        options.extend(self.options.iter().cloned());
+        if self.debug {
+            println!("cargo:warning=launch-build: NVRTC {} {}", file, options.join(" "));
+        }
+        let (ptx, nvrtc_log) = self.nvrtc.compile_ptx(&source, file, &options).map_err(|f| Error::Compile {
+            compiler: format!("NVRTC {}", self.toolchain.nvrtc_version),
+            file: file.clone(),
+            arch: job.arch.to_string(),
+            log: f.log,
+        })?;
+
+        std::fs::create_dir_all(&self.work_dir).map_err(Error::io("create folder", &self.work_dir))?;
+        let stem = format!("{}.{}", sanitize(file), job.arch);
+        let ptx_path = self.work_dir.join(format!("{stem}.ptx"));
+        let cubin_path = self.work_dir.join(format!("{stem}.cubin"));
+        std::fs::write(&ptx_path, &ptx).map_err(Error::io("write", &ptx_path))?;
+        let _ = std::fs::remove_file(&cubin_path);
+        let tool = Tool::new(&self.toolchain.ptxas)
+            .arg(format!("-arch={}", job.arch))
+            .arg("-v")
+            .arg(&ptx_path)
+            .arg("-o")
+            .arg(&cubin_path);
+        if self.debug {
+            println!("cargo:warning=launch-build: {tool}");
+        }
+        let (status, out) = tool.run_unchecked()?;
+        let log = out.stderr;
+        let compile_error = |log: String| Error::Compile {
+            compiler: format!("ptxas {}", self.toolchain.ptxas_version),
+            file: file.clone(),
+            arch: job.arch.to_string(),
+            log,
+        };
+        // Success is decided by the exit status, not by the text (reference/ptxas-output.md §1).
+        if !status.success() {
+            return Err(compile_error(log));
+        }
+        let report = ptxas_log::parse(&log).map_err(|e| Error::Report {
+            file: file.clone(),
+            arch: job.arch.to_string(),
+            reason: e.to_string(),
+        })?;
+        if report.diagnostics.iter().any(|d| matches!(d.severity, Severity::Error | Severity::Fatal)) {
+            return Err(compile_error(log));
+        }
+        let cubin = std::fs::read(&cubin_path).map_err(Error::io("read ptxas output", &cubin_path))?;
+        let _ = std::fs::remove_file(&ptx_path);
+        let _ = std::fs::remove_file(&cubin_path);
+        Ok(JobOutput { ptx, cubin, report, nvrtc_log })
+    }
+}
+
+/// A file-name-safe form of a relative path: `kernels/sub/a.cu` → `kernels.sub.a.cu`.
+pub fn sanitize(rel: &str) -> String {
+    rel.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.' { c } else { '.' }).collect()
+}
+
+/// Every `.cu` file under the kernel folder, recursively, sorted (never directory order).
+pub fn kernel_files(root: &Path, kernel_dir: &Path) -> Result<Vec<SourceFile>, Error> {
+    let mut files = Vec::new();
+    let mut stack = vec![root.join(kernel_dir)];
+    while let Some(dir) = stack.pop() {
+        let rd = std::fs::read_dir(&dir).map_err(Error::io("list", &dir))?;
+        for e in rd {
+            let e = e.map_err(Error::io("list", &dir))?;
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "cu") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    Ok(files
+        .into_iter()
+        .map(|path| {
+            let rel = path.strip_prefix(root).unwrap_or(&path);
+            let file = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+            SourceFile { file, path }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_files_are_sorted_recursive_and_relative() {
+        let d = tempfile::tempdir().unwrap();
+        let k = d.path().join("kernels");
+        std::fs::create_dir_all(k.join("sub")).unwrap();
+        for f in ["b.cu", "a.cu", "sub/c.cu", "h.cuh", "notes.txt"] {
+            std::fs::write(k.join(f), "").unwrap();
+        }
+        let files: Vec<String> =
+            kernel_files(d.path(), Path::new("kernels")).unwrap().into_iter().map(|s| s.file).collect();
+        assert_eq!(files, ["kernels/a.cu", "kernels/b.cu", "kernels/sub/c.cu"]);
+    }
+
+    #[test]
+    fn sanitize_keeps_names_readable() {
+        assert_eq!(sanitize("kernels/sub dir/a.cu"), "kernels.sub.dir.a.cu");
+    }
+}

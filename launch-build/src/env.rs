@@ -1,0 +1,68 @@
+//! Every read of the environment, in one place.
+//!
+//! In a build script each read also prints `cargo:rerun-if-env-changed=NAME`, so cargo reruns the
+//! script when a variable that can change the output changes. `PATH` is never announced: it changes
+//! between shells and IDEs and would rerun the script on every build (cc-rs#1215).
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+
+/// Variables this crate reads, with what they do. Printed by `cargo launch --help` and the README.
+pub const DOCUMENTED: &[(&str, &str)] = &[
+    ("LAUNCH_TOOLCHAIN", "explicit toolchain root: a pip --target folder holding nvidia/cuda_nvrtc and nvidia/cuda_nvcc, or a CUDA toolkit root; skips discovery"),
+    ("LAUNCH_CACHE_DIR", "cargo-launch's cache (default $XDG_CACHE_HOME/cargo-launch, else ~/.cache/cargo-launch); `cargo launch setup` installs the toolchain under toolchain/ there"),
+    ("LAUNCH_NO_SYSTEM_TOOLCHAIN", "set to 1: look only at LAUNCH_TOOLCHAIN and the cache, never at Python site-packages, CUDA_HOME, /usr/local/cuda or PATH"),
+    ("LAUNCH_PYTHON", "Python interpreter used to find site-packages and by `cargo launch setup` (default python3)"),
+    ("LAUNCH_BUILD_DEBUG", "set to 1: the build script prints every command it runs as a cargo warning"),
+    ("CUDA_HOME / CUDA_PATH", "CUDA toolkit root, searched after the pip wheels"),
+    ("VIRTUAL_ENV", "an active Python virtual environment, searched for the pip wheels"),
+    ("DOCS_RS", "set by docs.rs: kernels are not compiled; the generated module has every kernel with no cubins"),
+];
+
+/// Reads environment variables, announcing them to cargo when running inside a build script.
+#[derive(Debug, Default)]
+pub struct Env {
+    build_script: bool,
+    announced: RefCell<BTreeSet<String>>,
+}
+
+impl Env {
+    /// For a build script: every read prints `cargo:rerun-if-env-changed`.
+    pub fn build_script() -> Env {
+        Env { build_script: true, announced: RefCell::default() }
+    }
+
+    /// For a command-line tool: reads only.
+    pub fn cli() -> Env {
+        Env::default()
+    }
+
+    /// Whether this is a build script run.
+    pub fn is_build_script(&self) -> bool {
+        self.build_script
+    }
+
+    /// A variable whose change must rerun the build script.
+    pub fn get(&self, name: &str) -> Option<OsString> {
+        if self.build_script && self.announced.borrow_mut().insert(name.to_string()) {
+            println!("cargo:rerun-if-env-changed={name}");
+        }
+        #[allow(clippy::disallowed_methods)]
+        std::env::var_os(name).filter(|v| !v.is_empty())
+    }
+
+    /// A variable that is on when set to anything but empty, `0`, `false` or `no`.
+    pub fn flag(&self, name: &str) -> bool {
+        self.get(name)
+            .map(|v| !matches!(v.to_string_lossy().to_ascii_lowercase().as_str(), "0" | "false" | "no" | "off"))
+            .unwrap_or(false)
+    }
+
+    /// A variable cargo sets for the build script (`OUT_DIR`, `CARGO_MANIFEST_DIR`, …) or `PATH`:
+    /// reading it must not print a rerun line (cargo ignores those for its own variables).
+    pub fn untracked(&self, name: &str) -> Option<OsString> {
+        #[allow(clippy::disallowed_methods)]
+        std::env::var_os(name).filter(|v| !v.is_empty())
+    }
+}

@@ -1,0 +1,187 @@
+//! Build-script helper of cargo-launch: compiles every CUDA kernel under `kernels/` for every GPU
+//! architecture in `[package.metadata.launch]`, and embeds the cubins, the fallback PTX, each
+//! kernel's launch contract and its `ptxas -v` resources in the crate.
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() { launch_build::build() }
+//! ```
+//!
+//! ```toml
+//! # Cargo.toml
+//! [package.metadata.launch]
+//! arch = ["sm_90", "sm_100"]
+//! ```
+//!
+//! ```ignore
+//! // src/main.rs
+//! launch::include_kernels!();   // one `launch::Kernel` static per kernel, plus KERNELS
+//! ```
+//!
+//! No GPU and no CUDA install are needed: NVRTC and ptxas come from NVIDIA's PyPI wheels, which
+//! `cargo launch setup` installs into a per-user cache. The build script itself never downloads.
+//!
+//! # Pipeline
+//! config → toolchain → compile (NVRTC → PTX → ptxas → cubin + `-v` report) → contract (read
+//! back from PTX) → resources (parsed report) → embed (`OUT_DIR/launch/`).
+//!
+//! # What triggers a rebuild
+//! Cargo.toml, the kernel folder, every kernel file and every header it includes from the crate,
+//! and the variables listed in [`env::DOCUMENTED`].
+#![deny(missing_docs)]
+// The one-line build.rs is the example users copy, `fn main` included.
+#![allow(clippy::needless_doctest_main)]
+
+pub mod assemble;
+pub mod compile;
+pub mod config;
+pub mod embed;
+pub mod env;
+pub mod error;
+pub mod manifest;
+pub mod nvrtc;
+pub mod out;
+pub mod process;
+pub mod ptx;
+pub mod ptxas_log;
+pub mod source;
+pub mod toolchain;
+
+use std::path::{Path, PathBuf};
+
+pub use config::Config;
+pub use error::Error;
+pub use manifest::Manifest;
+
+use assemble::FileOutputs;
+use compile::{Compiler, Job, SourceFile};
+use env::Env;
+use manifest::{ModuleEntry, ToolchainInfo};
+
+/// Compiles the crate's kernels; on failure prints the error and exits the build script with
+/// status 1. Use [`try_build`] to handle the error yourself.
+pub fn build() {
+    if let Err(e) = try_build() {
+        eprintln!("error: launch-build: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// Compiles the crate's kernels and writes `OUT_DIR/launch/`. Returns the manifest.
+///
+/// # Errors
+/// A configuration error, a missing toolchain, a kernel that does not compile, or an I/O error.
+/// Nothing under `OUT_DIR` is changed unless every kernel compiled.
+pub fn try_build() -> Result<Manifest, Error> {
+    let env = Env::build_script();
+    let manifest_dir =
+        PathBuf::from(env.untracked("CARGO_MANIFEST_DIR").ok_or(Error::NotBuildScript("CARGO_MANIFEST_DIR"))?);
+    let out_dir = PathBuf::from(env.untracked("OUT_DIR").ok_or(Error::NotBuildScript("OUT_DIR"))?);
+    let manifest_path = manifest_dir.join("Cargo.toml");
+    println!("cargo:rerun-if-changed={}", manifest_path.display());
+    let config = Config::load(&manifest_path)?;
+    build_with(&env, &config, &out_dir.join("launch"))
+}
+
+/// The pipeline for an already loaded configuration, writing into `launch_dir`.
+pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manifest, Error> {
+    let root = config.root().to_path_buf();
+    let sources = compile::kernel_files(&root, &config.kernel_dir)?;
+    if env.is_build_script() {
+        announce_inputs(config, &sources);
+    }
+
+    if env.get("DOCS_RS").is_some() {
+        return docs_stub(config, &sources, launch_dir);
+    }
+
+    let toolchain = toolchain::discover(env)?;
+    let compiler = Compiler::new(toolchain, config, launch_dir.join("work"), env.flag("LAUNCH_BUILD_DEBUG"))?;
+    compiler.check_arches(&config.arches)?;
+
+    // Every job runs before anything is written, so a failure leaves the previous outputs intact.
+    let mut files = Vec::new();
+    for source in &sources {
+        let mut outputs = Vec::new();
+        for &arch in &config.arches {
+            outputs.push((arch, compiler.run(&Job { source, arch })?));
+        }
+        files.push(FileOutputs { source, outputs });
+    }
+    let info = ToolchainInfo {
+        nvrtc: compiler.toolchain.nvrtc_version.clone(),
+        ptxas: compiler.toolchain.ptxas_version.clone(),
+        description: compiler.toolchain.describe(),
+    };
+    let manifest = assemble::manifest(config, info, &files)?;
+    embed::write(launch_dir, &manifest, &files)?;
+    if env.is_build_script() {
+        for w in &manifest.warnings {
+            println!("cargo:warning={w}");
+        }
+    }
+    Ok(manifest)
+}
+
+/// `rerun-if-changed` for every input that exists: the kernel folder, each kernel file, each
+/// header it includes from the crate. (A path that does not exist would rerun the script forever.)
+fn announce_inputs(config: &Config, sources: &[SourceFile]) {
+    let root = config.root();
+    println!("cargo:rerun-if-changed={}", root.join(&config.kernel_dir).display());
+    let include_dirs: Vec<PathBuf> =
+        std::iter::once(&config.kernel_dir).chain(&config.include_dirs).map(|d| root.join(d)).collect();
+    let mut deps = std::collections::BTreeSet::new();
+    for s in sources {
+        println!("cargo:rerun-if-changed={}", s.path.display());
+        deps.extend(source::dependencies(&s.path, &include_dirs));
+    }
+    for d in deps {
+        println!("cargo:rerun-if-changed={}", d.display());
+    }
+}
+
+/// docs.rs: no network, no toolchain. Every kernel found in the sources gets a static without
+/// cubins, so the crate's documentation builds.
+fn docs_stub(config: &Config, sources: &[SourceFile], launch_dir: &Path) -> Result<Manifest, Error> {
+    let arch = config.arches[0];
+    let mut manifest = Manifest {
+        schema: manifest::SCHEMA,
+        package: config.package.clone(),
+        toolchain: ToolchainInfo {
+            nvrtc: "none".into(),
+            ptxas: "none".into(),
+            description: "DOCS_RS: kernels not compiled".into(),
+        },
+        arches: config.arches.clone(),
+        host_threads: config.host_threads,
+        modules: Vec::new(),
+        kernels: Vec::new(),
+        warnings: Vec::new(),
+    };
+    for s in sources {
+        let text = std::fs::read_to_string(&s.path).map_err(Error::io("read", &s.path))?;
+        let ptx = assemble::ptx_path(&s.file, arch);
+        out::write_if_changed(&launch_dir.join(&ptx), b"")?;
+        manifest.modules.push(ModuleEntry {
+            file: s.file.clone(),
+            ptx,
+            ptx_arch: arch,
+            ptx_version: String::new(),
+            cubins: Vec::new(),
+        });
+        for d in source::kernels(&text, &source::scan(&text)) {
+            manifest.kernels.push(manifest::KernelEntry {
+                rust_name: assemble::rust_name(&d.name),
+                display_name: d.name.clone(),
+                name: d.name,
+                file: s.file.clone(),
+                line: d.line,
+                col: d.col,
+                contract: None,
+                arches: Vec::new(),
+            });
+        }
+    }
+    out::write_if_changed(&launch_dir.join("kernels.rs"), embed::generate(&manifest).as_bytes())?;
+    Ok(manifest)
+}

@@ -1,0 +1,196 @@
+//! GPU architectures: the `sm_XY[a|f]` names that ptxas and NVRTC accept.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Variant suffix of an architecture name: `sm_90a` (arch-specific), `sm_100f` (family).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+pub enum Variant {
+    /// Runs on this compute capability and every later one (through PTX JIT).
+    Base,
+    /// `a`: arch-specific features; runs only on exactly this compute capability.
+    Specific,
+    /// `f`: family-specific features; runs on this family.
+    Family,
+}
+
+/// A real GPU architecture (`sm_90`, `sm_100a`, `sm_120f`).
+///
+/// Ordered by compute capability, then variant, so the lowest listed arch is `min()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Arch {
+    /// Compute capability major version.
+    pub major: u32,
+    /// Compute capability minor version.
+    pub minor: u32,
+    /// `a`/`f` suffix.
+    pub variant: Variant,
+}
+
+/// Every architecture some supported toolchain can target: ptxas/NVRTC 12.9 (`sm_50` … `sm_121f`)
+/// plus `sm_110*`, the CUDA 13 name of Thor. Whether the toolchain in use accepts one is checked
+/// against the toolchain itself when compiling.
+pub const KNOWN_ARCHES: &[&str] = &[
+    "sm_50", "sm_52", "sm_53", "sm_60", "sm_61", "sm_62", "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87",
+    "sm_89", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_100f", "sm_101", "sm_101a", "sm_101f", "sm_103", "sm_103a",
+    "sm_103f", "sm_110", "sm_110a", "sm_110f", "sm_120", "sm_120a", "sm_120f", "sm_121", "sm_121a", "sm_121f",
+];
+
+/// Why a string is not an architecture name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArchParseError {
+    /// The rejected text.
+    pub input: String,
+    /// A known arch that looks like what was meant, if any.
+    pub suggestion: Option<&'static str>,
+}
+
+impl fmt::Display for ArchParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}` is not a GPU architecture", self.input)?;
+        if let Some(s) = self.suggestion {
+            write!(f, " (did you mean `{s}`?)")?;
+        }
+        write!(f, "; valid choices: {}", KNOWN_ARCHES.join(", "))
+    }
+}
+
+impl std::error::Error for ArchParseError {}
+
+impl Arch {
+    /// Compute capability as `(major, minor)`; `a`/`f` variants share their base's.
+    pub fn compute_capability(self) -> (u32, u32) {
+        (self.major, self.minor)
+    }
+
+    /// The same compute capability without the `a`/`f` suffix.
+    pub fn base(self) -> Arch {
+        Arch { variant: Variant::Base, ..self }
+    }
+
+    /// The virtual architecture NVRTC compiles to for this target (`compute_90a`).
+    pub fn virtual_name(self) -> String {
+        format!("compute_{}", self.suffix())
+    }
+
+    fn suffix(self) -> String {
+        let v = match self.variant {
+            Variant::Base => "",
+            Variant::Specific => "a",
+            Variant::Family => "f",
+        };
+        format!("{}{}{}", self.major, self.minor, v)
+    }
+
+    /// Whether a cubin built for `self` runs on a device of compute capability `cc` as is
+    /// (no JIT): the exact compute capability; `a`/`f` variants only on their own chips.
+    pub fn runs_natively_on(self, cc: (u32, u32)) -> bool {
+        (self.major, self.minor) == cc
+    }
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "sm_{}", self.suffix())
+    }
+}
+
+impl FromStr for Arch {
+    type Err = ArchParseError;
+
+    /// Accepts exactly the names in [`KNOWN_ARCHES`]; `compute_XX` and bare numbers are rejected
+    /// (a cubin needs a real architecture).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if KNOWN_ARCHES.contains(&s) {
+            let digits = &s[3..];
+            let (num, variant) = match digits.as_bytes().last() {
+                Some(b'a') => (&digits[..digits.len() - 1], Variant::Specific),
+                Some(b'f') => (&digits[..digits.len() - 1], Variant::Family),
+                _ => (digits, Variant::Base),
+            };
+            // Known names are `sm_` + major digits + one minor digit.
+            let (major, minor) = num.split_at(num.len() - 1);
+            return Ok(Arch {
+                major: major.parse().expect("known arch table is well formed"),
+                minor: minor.parse().expect("known arch table is well formed"),
+                variant,
+            });
+        }
+        Err(ArchParseError { input: s.to_string(), suggestion: suggest(s) })
+    }
+}
+
+/// A likely intended name for a misspelt arch: `90` → `sm_90`, `sm_9O` → `sm_90`, `SM_90` → `sm_90`.
+fn suggest(s: &str) -> Option<&'static str> {
+    let norm: String = s
+        .trim()
+        .to_ascii_lowercase()
+        .replace('o', "0")
+        .trim_start_matches("compute_")
+        .trim_start_matches("sm_")
+        .trim_start_matches("sm")
+        .to_string();
+    let want = format!("sm_{norm}");
+    KNOWN_ARCHES.iter().copied().find(|k| *k == want)
+}
+
+#[cfg(feature = "serde")]
+impl serde::Serialize for Arch {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Arch {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_known_arch_round_trips() {
+        for name in KNOWN_ARCHES {
+            let a: Arch = name.parse().unwrap();
+            assert_eq!(a.to_string(), *name);
+        }
+    }
+
+    #[test]
+    fn variants_map_to_their_base_compute_capability() {
+        let a: Arch = "sm_100f".parse().unwrap();
+        assert_eq!(a.compute_capability(), (10, 0));
+        assert_eq!(a.variant, Variant::Family);
+        assert_eq!(a.virtual_name(), "compute_100f");
+        let b: Arch = "sm_121a".parse().unwrap();
+        assert_eq!(b.compute_capability(), (12, 1));
+        assert_eq!(b.base().to_string(), "sm_121");
+    }
+
+    #[test]
+    fn misspellings_are_rejected_with_a_suggestion() {
+        let e = "sm_9O".parse::<Arch>().unwrap_err();
+        assert_eq!(e.suggestion, Some("sm_90"));
+        assert!(e.to_string().contains("valid choices: sm_50"));
+        assert_eq!("90".parse::<Arch>().unwrap_err().suggestion, Some("sm_90"));
+        let e = "sm_91".parse::<Arch>().unwrap_err();
+        assert_eq!(e.suggestion, None);
+        assert!("compute_90".parse::<Arch>().is_err());
+        assert!("sm_90f".parse::<Arch>().is_err());
+    }
+
+    #[test]
+    fn ordering_puts_the_lowest_compute_capability_first() {
+        let mut v: Vec<Arch> = ["sm_100", "sm_90a", "sm_80", "sm_90"].iter().map(|s| s.parse().unwrap()).collect();
+        v.sort();
+        let names: Vec<String> = v.iter().map(|a| a.to_string()).collect();
+        assert_eq!(names, ["sm_80", "sm_90", "sm_90a", "sm_100"]);
+    }
+}

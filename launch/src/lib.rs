@@ -1,0 +1,28 @@
+//! Runtime side of cargo-launch.
+//!
+//! A crate whose `build.rs` is `fn main() { launch_build::build() }` includes its kernels with
+//! one line:
+//!
+//! ```ignore
+//! launch::include_kernels!();
+//! // now: POLY_EVAL: launch::Kernel, KERNELS: &[&launch::Kernel]
+//! ```
+//!
+//! This crate has no build-time dependencies, so a user's binary never links toml or
+//! cargo_metadata.
+#![deny(missing_docs)]
+
+pub mod arch;
+pub mod kernel;
+pub mod occupancy;
+
+pub use arch::{Arch, ArchParseError, Variant, KNOWN_ARCHES};
+pub use kernel::{ArchResources, Contract, ContractSource, Cubin, Kernel, Module, Resources};
+
+/// Includes the module `launch-build` generated in `OUT_DIR` (`$OUT_DIR/launch/kernels.rs`).
+#[macro_export]
+macro_rules! include_kernels {
+    () => {
+        include!(concat!(env!("OUT_DIR"), "/launch/kernels.rs"));
+    };
+}

@@ -1,0 +1,3 @@
+fn main() {
+    launch_build::build()
+}

@@ -1,0 +1,127 @@
+use std::process::Command;
+
+use crate::support::{cargo_launch, fixture, root, run, toolchain_root};
+
+/// Replaces the `[package.metadata.launch]` body of a fixture copy.
+fn with_metadata(meta: &str) -> tempfile::TempDir {
+    let dir = fixture("bad_config");
+    let manifest = dir.path().join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, text.replace("arch = [\"sm_90\"]", meta)).unwrap();
+    dir
+}
+
+fn report(dir: &tempfile::TempDir) -> (i32, String, String) {
+    run(cargo_launch().args(["launch", "report", "--manifest-path"]).arg(dir.path().join("Cargo.toml")))
+}
+
+#[test]
+fn every_config_error_names_the_key_the_value_and_the_choices() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "archs = [\"sm_90\"]",
+            &["Cargo.toml:8:1", "unknown field `archs`", "arch, kernels, include, defines, threads"],
+        ),
+        (
+            "arch = [\"sm_9O\"]",
+            &[
+                "Cargo.toml:8:9",
+                "`package.metadata.launch.arch`",
+                "`sm_9O` is not a GPU architecture",
+                "did you mean `sm_90`",
+                "valid choices: sm_50",
+            ],
+        ),
+        ("arch = [\"sm_91\"]", &["`sm_91` is not a GPU architecture", "sm_121f"]),
+        ("arch = [\"90\"]", &["`90` is not a GPU architecture (did you mean `sm_90`?)"]),
+        ("arch = []", &["`package.metadata.launch.arch`", "the list is empty", "valid choices"]),
+        ("arch = \"sm_90\"", &["invalid type: string \"sm_90\", expected a sequence"]),
+        ("arch = [90]", &["invalid type: integer `90`, expected a string"]),
+        ("arch = [\"sm_90\"]\nthreads = 4096", &["`package.metadata.launch.threads`", "4096 is not a block size"]),
+        (
+            "arch = [\"sm_90\"]\nkernels = \"src/cuda\"",
+            &["`package.metadata.launch.kernels`", "`src/cuda` is not a folder"],
+        ),
+    ];
+    for (meta, expected) in cases {
+        let dir = with_metadata(meta);
+        let (code, _, stderr) = report(&dir);
+        assert_eq!(code, 2, "{meta}: config errors exit 2\n{stderr}");
+        for e in *expected {
+            assert!(stderr.contains(e), "{meta}: expected `{e}` in:\n{stderr}");
+        }
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn the_build_script_reports_config_errors_itself() {
+    let dir = with_metadata("arch = [\"sm_9O\"]");
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args(["check", "--manifest-path"]).arg(dir.path().join("Cargo.toml"));
+    cmd.env("CARGO_TARGET_DIR", root().join("target/fixtures"));
+    let (code, _, stderr) = run(&mut cmd);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("error: launch-build: "), "{stderr}");
+    assert!(stderr.contains("`sm_9O` is not a GPU architecture (did you mean `sm_90`?)"), "{stderr}");
+}
+
+#[test]
+fn a_compile_error_shows_nvrtcs_message_with_file_and_line() {
+    toolchain_root();
+    let dir = fixture("broken_kernel");
+    let (code, _, stderr) = report(&dir);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("NVRTC 12.9.86 failed to compile kernels/broken.cu for sm_90"), "{stderr}");
+    assert!(stderr.contains("kernels/broken.cu(2): error: identifier \"undefined_name\" is undefined"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_missing_toolchain_says_where_it_looked_and_how_to_fix_it() {
+    let empty = tempfile::tempdir().unwrap();
+    let dir = fixture("bad_config");
+    let (code, _, stderr) = run(cargo_launch()
+        .args(["launch", "report", "--no-setup", "--manifest-path"])
+        .arg(dir.path().join("Cargo.toml"))
+        .env("LAUNCH_CACHE_DIR", empty.path())
+        .env("LAUNCH_NO_SYSTEM_TOOLCHAIN", "1"));
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("no CUDA toolchain (NVRTC + ptxas) found. Searched, in order:"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("cargo-launch cache: {}", empty.path().join("toolchain/cuda-12.9.86").display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("skipped (LAUNCH_NO_SYSTEM_TOOLCHAIN is set)"), "{stderr}");
+    assert!(stderr.contains("fix: run `cargo launch setup`"), "{stderr}");
+
+    // The build script alone (plain `cargo build`) gives the same message.
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args(["check", "--manifest-path"]).arg(dir.path().join("Cargo.toml"));
+    cmd.env("CARGO_TARGET_DIR", root().join("target/fixtures"));
+    cmd.env("LAUNCH_CACHE_DIR", empty.path()).env("LAUNCH_NO_SYSTEM_TOOLCHAIN", "1");
+    let (code, _, stderr) = run(&mut cmd);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("error: launch-build: no CUDA toolchain (NVRTC + ptxas) found"), "{stderr}");
+    assert!(stderr.contains("fix: run `cargo launch setup`"), "{stderr}");
+}
+
+#[test]
+fn bad_command_lines_exit_2_and_help_teaches() {
+    let (code, _, stderr) = run(cargo_launch().args(["launch", "report", "--arch", "sm_91"]));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("`sm_91` is not a GPU architecture; valid choices: sm_50"), "{stderr}");
+    let (code, _, stderr) = run(cargo_launch().args(["launch", "report", "--format", "xml"]));
+    assert_eq!(code, 2, "{stderr}");
+    let (code, _, stderr) = run(cargo_launch().args(["launch", "frobnicate"]));
+    assert_eq!(code, 2, "{stderr}");
+    let (code, stdout, _) = run(cargo_launch().args(["launch", "--help"]));
+    assert_eq!(code, 0);
+    for s in ["report", "setup", "Exit codes:", "LAUNCH_TOOLCHAIN"] {
+        assert!(stdout.contains(s), "--help lacks {s}:\n{stdout}");
+    }
+    // Run directly, without `cargo`, the subcommand name may be left out.
+    let (code, stdout, _) = run(cargo_launch().args(["report", "--help"]));
+    assert_eq!(code, 0);
+    assert!(stdout.contains("--manifest-path"), "{stdout}");
+}

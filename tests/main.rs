@@ -1,0 +1,13 @@
+//! The project's one integration-test binary: each module runs the real `cargo-launch` binary on
+//! fixture crates copied to temporary folders (or on the template in place).
+
+mod support;
+
+/// `cargo launch report` on the template reproduces the seed article's numbers.
+mod report;
+
+/// Bad configuration, broken kernels and a missing toolchain give the documented errors.
+mod errors;
+
+/// Our occupancy calculator against NVIDIA's own `cuda_occupancy.h`, compiled with the C compiler.
+mod occupancy_oracle;

@@ -1,0 +1,143 @@
+use serde_json::Value;
+
+use crate::support::{cargo_launch, fixture, root, run, toolchain_root};
+
+/// The seed article's table, per variant: (kernel, contract threads, registers, spill stores,
+/// spill loads, stack frame, occupancy %).
+const ARTICLE: &[(&str, u32, u64, u64, u64, u64, f64)] = &[
+    ("poly_eval", 256, 167, 0, 0, 0, 12.5),
+    ("poly_eval_lb256", 256, 200, 0, 0, 0, 12.5),
+    ("poly_eval_lb1024", 1024, 64, 3168, 3208, 1384, 50.0),
+    ("poly_eval_lb256x4", 256, 64, 3168, 3208, 1384, 50.0),
+    ("poly_eval_lb1024x2", 1024, 32, 4452, 4628, 1912, 100.0),
+];
+
+fn template_report(format: &str) -> String {
+    toolchain_root();
+    let manifest = root().join("template/Cargo.toml");
+    let (code, stdout, stderr) =
+        run(cargo_launch().args(["launch", "report", "--format", format, "--manifest-path"]).arg(&manifest));
+    assert_eq!(code, 0, "report failed:\n{stderr}");
+    stdout
+}
+
+#[test]
+fn template_text_report_prints_the_articles_ptxas_lines_and_occupancy() {
+    let out = template_report("text");
+    assert!(out.contains("toolchain: NVRTC 12.9.86, ptxas 12.9.86"), "{out}");
+    for arch in ["sm_90", "sm_100"] {
+        for &(name, threads, regs, stores, loads, frame, pct) in ARTICLE {
+            let header = out
+                .lines()
+                .position(|l| l.starts_with(&format!("{name}  {arch}  ")))
+                .unwrap_or_else(|| panic!("no block for {name} {arch}:\n{out}"));
+            let block: Vec<&str> = out.lines().skip(header).take(5).collect();
+            let block = block.join("\n");
+            assert!(
+                block.contains(&format!(
+                    "    {frame} bytes stack frame, {stores} bytes spill stores, {loads} bytes spill loads"
+                )),
+                "{block}"
+            );
+            assert!(block.contains(&format!("ptxas info    : Used {regs} registers, used 0 barriers")), "{block}");
+            assert!(block.contains(&format!("occupancy at {threads} threads")), "{block}");
+            assert!(block.contains(&format!("({pct:.1}%)")), "{block}");
+        }
+    }
+    // The trap: the unbounded build cannot launch at 512 threads.
+    assert!(out.contains("largest launchable block: 384 threads; at 512 threads the launch fails: 167 registers × 512 threads needs 86,016 registers per block"), "{out}");
+    assert!(out.contains("poly_eval_lb1024x2  sm_90  __launch_bounds__(1024, 2)"), "{out}");
+}
+
+#[test]
+fn template_json_report_has_the_documented_schema_and_ptxas_numbers() {
+    let doc: Value = serde_json::from_str(&template_report("json")).expect("stdout is one JSON document");
+    assert_eq!(doc["toolchain"]["nvrtc"], "12.9.86");
+    assert_eq!(doc["toolchain"]["ptxas"], "12.9.86");
+    let records = doc["records"].as_array().expect("records");
+    assert_eq!(records.len(), 10, "5 kernels × 2 arches");
+    for r in records {
+        let name = r["name"].as_str().unwrap();
+        let &(_, threads, regs, stores, loads, frame, pct) =
+            ARTICLE.iter().find(|a| a.0 == name).unwrap_or_else(|| panic!("unexpected kernel {name}"));
+        assert!(["sm_90", "sm_100"].contains(&r["arch"].as_str().unwrap()));
+        assert_eq!(r["file"], "kernels/poly.cu");
+        assert_eq!(r["ptxas"]["registers"], regs, "{name}");
+        assert_eq!(r["ptxas"]["spill_stores"], stores, "{name}");
+        assert_eq!(r["ptxas"]["spill_loads"], loads, "{name}");
+        assert_eq!(r["ptxas"]["stack_frame"], frame, "{name}");
+        assert_eq!(r["ptxas"]["cumulative_stack"], frame, "{name}");
+        assert_eq!(r["ptxas"]["barriers"], 0);
+        assert_eq!(r["ptxas"]["shared_static"], 0);
+        assert!(r["ptxas"]["cmem"].is_null(), "sm_90+ prints no cmem");
+        assert!(r["ptxas"]["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l.as_str().unwrap().contains(&format!("Used {regs} registers"))));
+        assert_eq!(r["occupancy"]["threads"], threads, "{name}");
+        assert_eq!(r["occupancy"]["percent"], pct, "{name}");
+        assert_eq!(r["occupancy"]["max_warps"], 64);
+        assert!(r["occupancy"]["limiters"].as_array().unwrap().iter().any(|l| l == "registers"), "{name}");
+        if name == "poly_eval" {
+            assert!(r["contract"].is_null());
+            assert_eq!(r["max_threads_per_block"], 384);
+            assert_eq!(r["fails_at"]["threads"], 512);
+        } else {
+            assert_eq!(r["contract"]["source"], "launch_bounds");
+            assert_eq!(r["contract"]["threads"], threads);
+        }
+    }
+    let lb = records.iter().find(|r| r["name"] == "poly_eval_lb1024x2").unwrap();
+    assert_eq!(lb["contract"]["min_blocks"], 2);
+    assert_eq!(lb["occupancy"]["active_blocks"], 2);
+}
+
+#[test]
+fn arch_filter_and_several_files_headers_defines_and_mangled_names() {
+    toolchain_root();
+    let dir = fixture("multi");
+    let (code, stdout, stderr) = run(cargo_launch()
+        .args(["launch", "report", "--format", "json", "--arch", "sm_80", "--manifest-path"])
+        .arg(dir.path().join("Cargo.toml")));
+    assert_eq!(code, 0, "{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let records = doc["records"].as_array().unwrap();
+    assert!(records.iter().all(|r| r["arch"] == "sm_80"), "--arch filters");
+    let names: Vec<&str> = records.iter().map(|r| r["display_name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["smem_tile", "void scale<4>(int*)", "capped"]);
+    let smem = &records[0];
+    assert_eq!(smem["ptxas"]["shared_static"], 4096, "TILE=64 from metadata defines: 64*16 floats");
+    assert_eq!(smem["ptxas"]["barriers"], 1);
+    assert!(smem["ptxas"]["cmem"].as_u64().unwrap() > 0, "sm_80 prints cmem[0]");
+    assert_eq!(smem["occupancy"]["threads"], 128, "host block size from metadata");
+    assert_eq!(records[1]["name"], "_Z5scaleILi4EEvPi");
+    assert_eq!(records[2]["file"], "kernels/sub/capped.cu");
+    assert_eq!(records[2]["contract"]["max_regs"], 40);
+    assert!(records[2]["contract"]["threads"].is_null());
+
+    let (code, _, stderr) = run(cargo_launch()
+        .args(["launch", "report", "--arch", "sm_100", "--manifest-path"])
+        .arg(dir.path().join("Cargo.toml")));
+    assert_eq!(code, 2, "an arch the crate is not built for is a usage error");
+    assert!(stderr.contains("not built for sm_100; it lists: sm_80, sm_90"), "{stderr}");
+}
+
+#[test]
+fn a_second_build_is_a_no_op() {
+    toolchain_root();
+    let dir = fixture("multi");
+    let manifest = dir.path().join("Cargo.toml");
+    let (code, _, stderr) = run(cargo_launch().args(["launch", "report", "--manifest-path"]).arg(&manifest));
+    assert_eq!(code, 0, "{stderr}");
+    let target = root().join("target/fixtures");
+    let check = || {
+        let mut c = std::process::Command::new(env!("CARGO"));
+        c.args(["check", "-v", "--manifest-path"]).arg(&manifest).env("CARGO_TARGET_DIR", &target);
+        run(&mut c)
+    };
+    let (code, _, stderr) = check();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("Fresh fixture-multi"), "second build must be a no-op:\n{stderr}");
+    assert!(!stderr.contains("build-script-build`"), "the build script must not rerun:\n{stderr}");
+}

@@ -1,0 +1,86 @@
+//! Test harness: the real binary, fixture crates in temp dirs, the toolchain installed once.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("cargo-launch/ has a parent").to_path_buf()
+}
+
+/// Variables that would change what the binary under test does; removed from every child.
+const SCRUBBED: &[&str] = &[
+    "LAUNCH_TOOLCHAIN",
+    "LAUNCH_CACHE_DIR",
+    "LAUNCH_NO_SYSTEM_TOOLCHAIN",
+    "LAUNCH_NO_AUTO_SETUP",
+    "LAUNCH_BUILD_DEBUG",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "DOCS_RS",
+    "GITHUB_ACTIONS",
+    "CARGO_TERM_COLOR",
+    "RUSTFLAGS",
+];
+
+/// `cargo-launch` with a clean environment. Fixture builds share one target dir, so their
+/// dependencies compile once per test run.
+pub fn cargo_launch() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-launch"));
+    for v in SCRUBBED {
+        cmd.env_remove(v);
+    }
+    cmd.env("CARGO_TARGET_DIR", root().join("target").join("fixtures"));
+    cmd.env("CARGO_TERM_COLOR", "never");
+    cmd
+}
+
+/// Installs the pinned toolchain (once per test process; `cargo launch setup` is idempotent and
+/// locked across processes) and returns its root.
+pub fn toolchain_root() -> PathBuf {
+    static ROOT: OnceLock<PathBuf> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let out = cargo_launch().args(["launch", "setup"]).output().expect("run cargo-launch setup");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "cargo launch setup failed:\n{stderr}");
+        let dir = launch_build::toolchain::pinned_dir(&launch_build::env::Env::cli()).expect("HOME is set");
+        assert!(dir.join("nvidia/cuda_nvcc/bin/ptxas").is_file(), "setup left no ptxas in {}", dir.display());
+        dir
+    })
+    .clone()
+}
+
+/// A copy of `fixtures/crates/<name>` in a fresh temp dir, with `{{ROOT}}` in its Cargo.toml
+/// pointing at this repository.
+pub fn fixture(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new().prefix(&format!("launch-{name}-")).tempdir().expect("temp dir");
+    copy_dir(&root().join("fixtures/crates").join(name), dir.path());
+    let manifest = dir.path().join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).expect("fixture has Cargo.toml");
+    std::fs::write(&manifest, text.replace("{{ROOT}}", &root().display().to_string())).expect("write Cargo.toml");
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create dir");
+    for e in std::fs::read_dir(from).expect("read fixture dir") {
+        let e = e.expect("dir entry");
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).expect("copy fixture file");
+        }
+    }
+}
+
+/// Runs `cmd`, returning (exit code, stdout, stderr).
+pub fn run(cmd: &mut Command) -> (i32, String, String) {
+    let out = cmd.output().expect("run command");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
