@@ -11,3 +11,9 @@ mod errors;
 
 /// Our occupancy calculator against NVIDIA's own `cuda_occupancy.h`, compiled with the C compiler.
 mod occupancy_oracle;
+
+/// `cargo launch occupancy`: the calculator as a command.
+mod occupancy_cmd;
+
+/// Our calculator against the driver of a real H200 (recorded results in fixtures/h200/).
+mod h200_driver;
