@@ -141,3 +141,61 @@ fn a_second_build_is_a_no_op() {
     assert!(stderr.contains("Fresh fixture-multi"), "second build must be a no-op:\n{stderr}");
     assert!(!stderr.contains("build-script-build`"), "the build script must not rerun:\n{stderr}");
 }
+
+#[test]
+fn launch_annotations_reach_the_ptx_and_the_report() {
+    toolchain_root();
+    let dir = fixture("contracts");
+    let (code, stdout, stderr) = run(cargo_launch()
+        .args(["launch", "report", "--format", "json", "--manifest-path"])
+        .arg(dir.path().join("Cargo.toml")));
+    assert_eq!(code, 0, "{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let rec = |name: &str, arch: &str| {
+        doc["records"].as_array().unwrap().iter().find(|r| r["name"] == name && r["arch"] == arch).cloned().unwrap()
+    };
+    for arch in ["sm_90", "sm_120"] {
+        let c = &rec("one_arg", arch)["contract"];
+        assert_eq!(
+            (c["source"].as_str(), c["threads"].as_u64(), c["min_blocks"].as_u64()),
+            (Some("annotation"), Some(128), None)
+        );
+        let c = &rec("two_args", arch)["contract"];
+        assert_eq!((c["threads"].as_u64(), c["min_blocks"].as_u64()), (Some(1024), Some(2)));
+        let c = &rec("three_args", arch)["contract"];
+        assert_eq!(
+            (c["threads"].as_u64(), c["min_blocks"].as_u64(), c["max_regs"].as_u64()),
+            (Some(256), Some(2), Some(40))
+        );
+        assert!(rec("three_args", arch)["ptxas"]["registers"].as_u64().unwrap() <= 40);
+        assert_eq!(rec("one_arg", arch)["occupancy"]["threads"], 128);
+    }
+    assert_eq!(rec("two_args", "sm_90")["occupancy"]["percent"], 100.0);
+
+    let (_, text, _) =
+        run(cargo_launch().args(["launch", "report", "--manifest-path"]).arg(dir.path().join("Cargo.toml")));
+    assert!(text.contains("three_args  sm_90  @launch(256, 2, 40)"), "{text}");
+}
+
+#[test]
+fn invalid_launch_annotations_fail_the_build_at_their_line() {
+    let dir = fixture("contracts");
+    let k = dir.path().join("kernels/contracts.cu");
+    let src = std::fs::read_to_string(&k)
+        .unwrap()
+        .replace("@launch(128)", "@launch(48)")
+        .replace("@launch(256, 2, 40)", "@launch(256, 0, 300)");
+    std::fs::write(&k, src).unwrap();
+    let (code, _, stderr) =
+        run(cargo_launch().args(["launch", "report", "--manifest-path"]).arg(dir.path().join("Cargo.toml")));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("kernels/contracts.cu:3:12: error: threads = 48 is not a positive multiple of 32: the CTA would not be a whole number of warps"), "{stderr}");
+    assert!(stderr.contains("kernels/contracts.cu:10:17: error: min_blocks = 0: it must be positive"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "kernels/contracts.cu:10:20: error: max_regs = 300 is outside 16..=255, the range .maxnreg accepts"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

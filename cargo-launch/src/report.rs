@@ -62,27 +62,15 @@ pub struct ContractJson {
     pub max_regs: Option<u32>,
 }
 
-/// `ptxas` in the JSON.
+/// `ptxas` in the JSON: the lines and the numbers (`registers`, `barriers`, `stack_frame`,
+/// `spill_stores`, `spill_loads`, `cumulative_stack`, `shared_static`, `cmem`).
 #[derive(Debug, Serialize)]
 pub struct PtxasJson {
     /// The kernel's `ptxas -v` lines, verbatim.
     pub lines: Vec<String>,
-    /// Registers per thread.
-    pub registers: u32,
-    /// Barriers.
-    pub barriers: u32,
-    /// Stack frame bytes.
-    pub stack_frame: u32,
-    /// Spill store bytes.
-    pub spill_stores: u32,
-    /// Spill load bytes.
-    pub spill_loads: u32,
-    /// Cumulative stack bytes.
-    pub cumulative_stack: u32,
-    /// Static shared memory bytes.
-    pub shared_static: u32,
-    /// `cmem[0]` bytes where ptxas prints them (below sm_90), else null.
-    pub cmem: Option<u32>,
+    /// The parsed numbers.
+    #[serde(flatten)]
+    pub resources: launch::Resources,
 }
 
 /// `occupancy` in the JSON.
@@ -225,17 +213,7 @@ fn record(package: &str, host_threads: u32, k: &KernelEntry, ka: &KernelArch) ->
         file: k.file.clone(),
         line: k.line,
         contract: k.contract.map(contract_json),
-        ptxas: PtxasJson {
-            lines: ka.ptxas_lines.clone(),
-            registers: r.registers,
-            barriers: r.barriers,
-            stack_frame: r.stack_frame,
-            spill_stores: r.spill_stores,
-            spill_loads: r.spill_loads,
-            cumulative_stack: r.cumulative_stack,
-            shared_static: r.shared_static,
-            cmem: r.cmem0,
-        },
+        ptxas: PtxasJson { lines: ka.ptxas_lines.clone(), resources: r },
         occupancy: OccupancyJson {
             threads,
             threads_from,

@@ -15,6 +15,8 @@ use crate::{ptx, source};
 pub struct FileOutputs<'a> {
     /// The file.
     pub source: &'a SourceFile,
+    /// Its `@launch` annotations.
+    pub annotations: &'a [crate::contract::Annotation],
     /// One output per configured arch.
     pub outputs: Vec<(Arch, JobOutput)>,
 }
@@ -79,7 +81,14 @@ pub fn manifest(config: &Config, toolchain: ToolchainInfo, files: &[FileOutputs]
             let display_name = demangle(&name);
             let base = base_name(&display_name);
             let def = defs.iter().find(|d| d.name == name || d.name == base);
-            let contract = directives.and_then(|d| d.contract(ContractSource::LaunchBounds));
+            // The contract as it reached the PTX; declared by @launch or by CUDA's own bounds.
+            let annotated = f.annotations.iter().any(|a| a.kernel == name || a.kernel == base);
+            let source = if annotated { ContractSource::Annotation } else { ContractSource::LaunchBounds };
+            let contract = directives.and_then(|d| d.contract(source)).map(|mut c| {
+                // @launch means exactly `threads` threads per CTA (seeds/004).
+                c.exact |= annotated;
+                c
+            });
             kernels.push(KernelEntry {
                 rust_name: rust_name(&display_name),
                 display_name,

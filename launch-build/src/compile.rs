@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use launch::Arch;
 
 use crate::config::Config;
+use crate::contract::{self, Annotation};
 use crate::error::Error;
 use crate::nvrtc::Nvrtc;
 use crate::process::Tool;
@@ -29,6 +30,10 @@ pub struct SourceFile {
 pub struct Job<'a> {
     /// The file.
     pub source: &'a SourceFile,
+    /// Its text with the `@launch` contracts applied (same line numbers as the file).
+    pub text: &'a str,
+    /// Its validated `@launch` annotations.
+    pub annotations: &'a [Annotation],
     /// Target arch.
     pub arch: Arch,
 }
@@ -101,7 +106,6 @@ impl Compiler {
     /// Runs one job: NVRTC to PTX, ptxas to cubin, then parses ptxas's report.
     pub fn run(&self, job: &Job) -> Result<JobOutput, Error> {
         let file = &job.source.file;
-        let source = std::fs::read_to_string(&job.source.path).map_err(Error::io("read", &job.source.path))?;
         let mut options = vec![format!("--gpu-architecture={}", job.arch.virtual_name())];
         // Quoted includes resolve against the including file's folder first, as in a C compiler.
         if let Some(dir) = job.source.path.parent() {
@@ -111,13 +115,15 @@ impl Compiler {
         if self.debug {
             println!("cargo:warning=launch-build: NVRTC {} {}", file, options.join(" "));
         }
-        let (ptx, nvrtc_log) = self.nvrtc.compile_ptx(&source, file, &options).map_err(|f| Error::Compile {
+        let (ptx, nvrtc_log) = self.nvrtc.compile_ptx(job.text, file, &options).map_err(|f| Error::Compile {
             compiler: format!("NVRTC {}", self.toolchain.nvrtc_version),
             file: file.clone(),
             arch: job.arch.to_string(),
             log: f.log,
         })?;
 
+        // `.maxnreg` cannot be written next to `__launch_bounds__` in CUDA C++ (NVRTC refuses it).
+        let ptx = contract::apply_to_ptx(&ptx, job.annotations);
         std::fs::create_dir_all(&self.work_dir).map_err(Error::io("create folder", &self.work_dir))?;
         let stem = format!("{}.{}", sanitize(file), job.arch);
         let ptx_path = self.work_dir.join(format!("{stem}.ptx"));

@@ -35,6 +35,7 @@
 pub mod assemble;
 pub mod compile;
 pub mod config;
+pub mod contract;
 pub mod embed;
 pub mod env;
 pub mod error;
@@ -95,18 +96,34 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
         return docs_stub(config, &sources, launch_dir);
     }
 
+    // Contracts are checked before anything is compiled; every error of every file at once.
+    let mut prepared = Vec::new();
+    let mut errors = Vec::new();
+    for s in &sources {
+        let text = std::fs::read_to_string(&s.path).map_err(Error::io("read", &s.path))?;
+        let scanned = source::scan(&text);
+        let kernels = source::kernels(&text, &scanned);
+        match contract::annotations(&s.file, &text, &scanned, &kernels) {
+            Ok(ann) => prepared.push((contract::apply_to_source(&text, &kernels, &ann, &scanned), ann)),
+            Err(e) => errors.extend(e),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Error::Kernels(errors));
+    }
+
     let toolchain = toolchain::discover(env)?;
     let compiler = Compiler::new(toolchain, config, launch_dir.join("work"), env.flag("LAUNCH_BUILD_DEBUG"))?;
     compiler.check_arches(&config.arches)?;
 
     // Every job runs before anything is written, so a failure leaves the previous outputs intact.
     let mut files = Vec::new();
-    for source in &sources {
+    for (source, (text, annotations)) in sources.iter().zip(&prepared) {
         let mut outputs = Vec::new();
         for &arch in &config.arches {
-            outputs.push((arch, compiler.run(&Job { source, arch })?));
+            outputs.push((arch, compiler.run(&Job { source, text, annotations, arch })?));
         }
-        files.push(FileOutputs { source, outputs });
+        files.push(FileOutputs { source, annotations, outputs });
     }
     let info = ToolchainInfo {
         nvrtc: compiler.toolchain.nvrtc_version.clone(),

@@ -55,7 +55,8 @@ pub struct Resources {
     pub cumulative_stack: u32,
     /// `N bytes smem`: static shared memory, without the 1 KB the driver reserves per block.
     pub shared_static: u32,
-    /// `N bytes cmem[0]` where printed (ptxas prints it only below sm_90).
+    /// `N bytes cmem[0]` where printed (ptxas prints it only below sm_90). `cmem` in JSON.
+    #[cfg_attr(feature = "serde", serde(rename = "cmem"))]
     pub cmem0: Option<u32>,
 }
 
