@@ -295,7 +295,8 @@ mod tests {
     fn one_two_and_three_arguments_attach_to_the_next_kernel() {
         let src = "// @launch(128)\nextern \"C\" __global__ void a() {}\n\n/* notes\n   @launch(1024, 2) */\n// more notes\n\ntemplate <int N>\n__global__ void b() {}\n// @launch(256, 4, 64)\n__global__ void c() {}\n__global__ void d() {}\n";
         let a = check(src).unwrap();
-        let got: Vec<(&str, u32, Option<u32>, Option<u32>, u32)> =
+        type Row<'a> = (&'a str, u32, Option<u32>, Option<u32>, u32);
+        let got: Vec<Row> =
             a.iter().map(|a| (a.kernel.as_str(), a.threads, a.min_blocks, a.max_regs, a.line)).collect();
         assert_eq!(got, [("a", 128, None, None, 1), ("b", 1024, Some(2), None, 5), ("c", 256, Some(4), Some(64), 10)]);
     }
