@@ -171,10 +171,41 @@ fn launch_annotations_reach_the_ptx_and_the_report() {
         assert_eq!(rec("one_arg", arch)["occupancy"]["threads"], 128);
     }
     assert_eq!(rec("two_args", "sm_90")["occupancy"]["percent"], 100.0);
+    // The register cap each contract implies, and what an arch does not honour.
+    assert_eq!(rec("two_args", "sm_90")["register_cap"], 32);
+    assert_eq!(rec("two_args", "sm_90")["notes"].as_array().unwrap().len(), 0);
+    let notes = rec("two_args", "sm_120")["notes"].to_string();
+    assert!(
+        notes.contains(
+            "min_blocks 2 cannot be met on sm_120: 2 × 1024 threads exceed the SM's 1536 threads; ptxas ignores it"
+        ),
+        "{notes}"
+    );
+    assert_eq!(rec("three_args", "sm_90")["register_cap"], 40);
+    let high = rec("cap_above_bound", "sm_90");
+    assert_eq!(high["contract"]["max_regs"], 128);
+    assert_eq!(high["register_cap"], 64);
+    assert!(high["notes"].to_string().contains("max_regs 128 is above the 64 registers that 1 block(s) of 1024 threads leave per thread on sm_90; ptxas holds the kernel to 64"));
 
     let (_, text, _) =
         run(cargo_launch().args(["launch", "report", "--manifest-path"]).arg(dir.path().join("Cargo.toml")));
     assert!(text.contains("three_args  sm_90  @launch(256, 2, 40)"), "{text}");
+    assert_eq!(rec("one_arg", "sm_90")["ptxas"]["shared_static"], 512, "ctx.threads sized the shared array");
+
+    // The generated Rust exposes each contract to host code.
+    let mut cargo = std::process::Command::new(env!("CARGO"));
+    cargo.args(["run", "-q", "--manifest-path"]).arg(dir.path().join("Cargo.toml"));
+    cargo.env("CARGO_TARGET_DIR", root().join("target/fixtures"));
+    let (code, stdout, stderr) = run(&mut cargo);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("one_arg threads=Some(128) warps=Some(4) min_blocks=None max_regs=None source=Annotation exact=true block=128"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("three_args threads=Some(256) warps=Some(8) min_blocks=Some(2) max_regs=Some(40)"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -190,10 +221,10 @@ fn invalid_launch_annotations_fail_the_build_at_their_line() {
         run(cargo_launch().args(["launch", "report", "--manifest-path"]).arg(dir.path().join("Cargo.toml")));
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("kernels/contracts.cu:3:12: error: threads = 48 is not a positive multiple of 32: the CTA would not be a whole number of warps"), "{stderr}");
-    assert!(stderr.contains("kernels/contracts.cu:10:17: error: min_blocks = 0: it must be positive"), "{stderr}");
+    assert!(stderr.contains("kernels/contracts.cu:17:17: error: min_blocks = 0: it must be positive"), "{stderr}");
     assert!(
         stderr.contains(
-            "kernels/contracts.cu:10:20: error: max_regs = 300 is outside 16..=255, the range .maxnreg accepts"
+            "kernels/contracts.cu:17:20: error: max_regs = 300 is outside 16..=255, the range .maxnreg accepts"
         ),
         "{stderr}"
     );

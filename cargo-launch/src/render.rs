@@ -74,6 +74,16 @@ pub fn text(out: &mut impl Write, packages: &[PackageKernels], records: &[Record
                     o.limiters.join(", ")
                 )?,
             }
+            if let Some(cap) = r.register_cap.filter(|&c| c < 255) {
+                writeln!(
+                    out,
+                    "  register cap from the contract: {cap} per thread; ptxas used {}",
+                    r.ptxas.resources.registers
+                )?;
+            }
+            for n in &r.notes {
+                writeln!(out, "  warning: {n}")?;
+            }
             write!(out, "  largest launchable block: {} threads", r.max_threads_per_block)?;
             match &r.fails_at {
                 Some(f) => writeln!(out, "; at {} threads the launch fails: {}", f.threads, f.reason)?,

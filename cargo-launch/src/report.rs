@@ -35,6 +35,12 @@ pub struct Record {
     pub occupancy: OccupancyJson,
     /// The largest block the driver accepts for this binary (`CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`).
     pub max_threads_per_block: u32,
+    /// For a contract with a thread count: the most registers per thread with which
+    /// `min_blocks` (default 1) blocks of `threads` fit on this arch, i.e. the cap the driver's
+    /// limits impose; `max_regs` lowers it further. Null without a thread count.
+    pub register_cap: Option<u32>,
+    /// What the contract asked for that this arch does not give (ptxas ignores or overrides it).
+    pub notes: Vec<String>,
     /// For a kernel without a thread contract whose largest block is below 1024: the next power of
     /// two above it, and why a launch there fails (error 701). Null otherwise.
     pub fails_at: Option<FailingBlock>,
@@ -205,7 +211,10 @@ fn record(package: &str, host_threads: u32, k: &KernelEntry, ka: &KernelArch) ->
         }
         _ => None,
     };
+    let (register_cap, notes) = contract_notes(dev, k.contract, &attrs, &occ, ka.arch);
     Ok(Record {
+        register_cap,
+        notes,
         package: package.to_string(),
         name: k.name.clone(),
         display_name: k.display_name.clone(),
@@ -227,6 +236,51 @@ fn record(package: &str, host_threads: u32, k: &KernelEntry, ka: &KernelArch) ->
         max_threads_per_block: max_threads,
         fails_at,
     })
+}
+
+/// The register cap a contract implies on `dev`, and what the arch does not honour.
+fn contract_notes(
+    dev: &DeviceLimits,
+    contract: Option<Contract>,
+    attrs: &FunctionAttrs,
+    occ: &occupancy::Occupancy,
+    arch: Arch,
+) -> (Option<u32>, Vec<String>) {
+    let mut notes = Vec::new();
+    let Some(c) = contract else { return (None, notes) };
+    let Some(threads) = c.threads else { return (c.max_regs, notes) };
+    let blocks = c.min_blocks.unwrap_or(1);
+    let fit = occupancy::registers_for_blocks_with(dev, attrs, threads, blocks, 0, Carveout::Default);
+    if c.min_blocks.is_some() && fit.is_none() {
+        let why = if blocks * threads > dev.max_threads_per_sm {
+            format!("{blocks} × {threads} threads exceed the SM's {} threads", dev.max_threads_per_sm)
+        } else if blocks > dev.max_blocks_per_sm {
+            format!("the SM holds at most {} blocks", dev.max_blocks_per_sm)
+        } else {
+            "the shared memory or barriers of that many blocks do not fit".to_string()
+        };
+        notes.push(format!("min_blocks {blocks} cannot be met on {arch}: {why}; ptxas ignores it"));
+    } else if c.min_blocks.is_some() && occ.active_blocks < blocks {
+        let limits: Vec<&str> = occ.limiters.iter().map(|l| l.name()).collect();
+        notes.push(format!(
+            "min_blocks {blocks} is not reached on {arch}: {} blocks fit (limited by {})",
+            occ.active_blocks,
+            limits.join(", ")
+        ));
+    }
+    let cap = match (fit, c.max_regs) {
+        (Some(f), Some(m)) => {
+            if m > f {
+                notes.push(format!(
+                    "max_regs {m} is above the {f} registers that {blocks} block(s) of {threads} threads leave per thread \
+                     on {arch}; ptxas holds the kernel to {f}"
+                ));
+            }
+            Some(f.min(m))
+        }
+        (f, m) => f.or(m),
+    };
+    (cap, notes)
 }
 
 fn contract_json(c: Contract) -> ContractJson {

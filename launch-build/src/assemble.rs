@@ -36,6 +36,7 @@ pub fn manifest(config: &Config, toolchain: ToolchainInfo, files: &[FileOutputs]
     let mut modules = Vec::new();
     let mut kernels = Vec::new();
     let mut warnings = Vec::new();
+    let mut unreached = Vec::new();
     for f in files {
         let Some((lowest, lowest_out)) = f.outputs.first() else { continue };
         modules.push(ModuleEntry {
@@ -58,6 +59,19 @@ pub fn manifest(config: &Config, toolchain: ToolchainInfo, files: &[FileOutputs]
         let mut found: BTreeMap<String, (Option<ptx::EntryDirectives>, Vec<KernelArch>)> = BTreeMap::new();
         for (arch, out) in &f.outputs {
             for d in ptx::entries(&out.ptx) {
+                let base = demangle(&d.name);
+                if let Some(a) = f.annotations.iter().find(|a| a.kernel == d.name || a.kernel == base_name(&base)) {
+                    // Read the contract back: it must be in the PTX ptxas assembled.
+                    let reached = d.maxntid == Some([a.threads, 1, 1])
+                        && d.minnctapersm == a.min_blocks
+                        && (a.max_regs.is_none() || d.maxnreg == a.max_regs);
+                    if !reached {
+                        unreached.push(format!(
+                            "{}:{}: @launch of `{}` did not reach the PTX for {arch} (found .maxntid {:?}, .minnctapersm {:?}, .maxnreg {:?})",
+                            f.source.file, a.line, a.kernel, d.maxntid, d.minnctapersm, d.maxnreg
+                        ));
+                    }
+                }
                 found.entry(d.name.clone()).or_default().0.get_or_insert(d);
             }
             for e in &out.report.entries {
@@ -100,6 +114,9 @@ pub fn manifest(config: &Config, toolchain: ToolchainInfo, files: &[FileOutputs]
                 arches,
             });
         }
+    }
+    if !unreached.is_empty() {
+        return Err(Error::Kernels(unreached));
     }
     kernels.sort_by(|a, b| (&a.file, a.line, &a.name).cmp(&(&b.file, b.line, &b.name)));
 

@@ -222,7 +222,7 @@ pub fn apply_to_source(src: &str, kernels: &[KernelDef], annotations: &[Annotati
     let mut edits: Vec<(usize, String)> = Vec::new();
     for a in annotations {
         let Some(k) = kernels.iter().find(|k| k.name == a.kernel) else { continue };
-        if scanned.code[k.start..].split('(').next().is_some_and(|d| d.contains("__launch_bounds__")) {
+        if scanned.code[k.start..k.body].contains("__launch_bounds__") {
             continue; // the same bounds are already written (checked to agree)
         }
         let lb = match a.min_blocks {
@@ -231,6 +231,21 @@ pub fn apply_to_source(src: &str, kernels: &[KernelDef], annotations: &[Annotati
         };
         let name_at = name_offset(src, k);
         edits.push((name_at, lb));
+    }
+    // seeds/004's ctx.threads / ctx.warps / ctx.lanes as compile-time constants in the body,
+    // on the line of its `{` so line numbers stay the user's.
+    for a in annotations {
+        let Some(k) = kernels.iter().find(|k| k.name == a.kernel) else { continue };
+        edits.push((
+            k.body + 1,
+            format!(
+                " [[maybe_unused]] constexpr struct {{ int threads, warps, lanes, min_blocks, max_regs; }} ctx{{{}, {}, 32, {}, {}}};",
+                a.threads,
+                a.threads / 32,
+                a.min_blocks.unwrap_or(0),
+                a.max_regs.unwrap_or(0)
+            ),
+        ));
     }
     edits.sort_by_key(|e| std::cmp::Reverse(e.0));
     let mut s = src.to_string();
@@ -266,6 +281,9 @@ pub fn apply_to_ptx(ptx: &str, annotations: &[Annotation]) -> String {
             if t.contains(".entry") {
                 pending = caps.iter().find(|c| c.0 == name).map(|c| c.1);
             }
+        }
+        if t.starts_with(".maxnreg") {
+            pending = None; // already there: the kernel also says __maxnreg__ (checked to agree)
         }
         if t.starts_with('{') {
             if let Some(r) = pending.take() {
@@ -362,7 +380,7 @@ mod tests {
         let out = apply_to_source(src, &ks, &ann, &sc);
         assert_eq!(
             out.lines().nth(1).unwrap(),
-            "extern \"C\" __global__ void __launch_bounds__(256, 4) k(int* p) { p[0] = 1; }"
+            "extern \"C\" __global__ void __launch_bounds__(256, 4) k(int* p) { [[maybe_unused]] constexpr struct { int threads, warps, lanes, min_blocks, max_regs; } ctx{256, 8, 32, 4, 64}; p[0] = 1; }"
         );
         assert_eq!(out.lines().count(), src.lines().count());
         let ptx = ".visible .entry k(\n\t.param .u64 k_param_0\n)\n.maxntid 256, 1, 1\n.minnctapersm 4\n{\n\tret;\n}\n";

@@ -16,6 +16,8 @@ pub struct KernelDef {
     pub col: u32,
     /// Byte offset of the `__global__` keyword (or of the declaration's first token).
     pub start: usize,
+    /// Byte offset of the `{` that opens the body.
+    pub body: usize,
 }
 
 /// A comment, with its 1-based starting line.
@@ -152,8 +154,9 @@ fn kernel_after(src: &str, code: &str, mut i: usize) -> Option<KernelDef> {
                     continue;
                 }
                 // A definition has a body: the next non-space character after the parameters is `{`.
-                let next = code[close + 1..].trim_start().as_bytes().first().copied();
-                if next != Some(b'{') {
+                let after = &code[close + 1..];
+                let body = close + 1 + (after.len() - after.trim_start().len());
+                if code.as_bytes().get(body) != Some(&b'{') {
                     return None;
                 }
                 return Some(KernelDef {
@@ -161,6 +164,7 @@ fn kernel_after(src: &str, code: &str, mut i: usize) -> Option<KernelDef> {
                     line: line_of(src, s),
                     col: col_of(src, s),
                     start: s,
+                    body,
                 });
             }
             b';' | b'{' | b'}' => return None,
