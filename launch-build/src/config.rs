@@ -233,6 +233,17 @@ impl Config {
     }
 }
 
+/// `sm_90,sm_100` → sorted, deduplicated arches; an error names the bad entry and the choices.
+pub fn parse_arch_list(list: &str) -> Result<Vec<Arch>, String> {
+    let mut arches = Vec::new();
+    for part in list.split(',').map(str::trim) {
+        arches.push(part.parse::<Arch>().map_err(|e| e.to_string())?);
+    }
+    arches.sort();
+    arches.dedup();
+    Ok(arches)
+}
+
 fn relative_path(s: String) -> Result<PathBuf, String> {
     let p = PathBuf::from(&s);
     if s.is_empty() {

@@ -80,7 +80,15 @@ pub fn try_build() -> Result<Manifest, Error> {
     let out_dir = PathBuf::from(env.untracked("OUT_DIR").ok_or(Error::NotBuildScript("OUT_DIR"))?);
     let manifest_path = manifest_dir.join("Cargo.toml");
     println!("cargo:rerun-if-changed={}", manifest_path.display());
-    let config = Config::load(&manifest_path)?;
+    let mut config = Config::load(&manifest_path)?;
+    // `cargo launch check --arch ...` builds for arches the crate may not list.
+    if let Some(list) = env.get("LAUNCH_ARCH") {
+        config.arches = config::parse_arch_list(&list.to_string_lossy()).map_err(|message| Error::Config {
+            location: "environment".into(),
+            key: "LAUNCH_ARCH".into(),
+            message,
+        })?;
+    }
     build_with(&env, &config, &out_dir.join("launch"))
 }
 
