@@ -6,6 +6,9 @@ mod support;
 /// `cargo launch report` on the template reproduces the seed article's numbers.
 mod report;
 
+/// `cargo launch check`: launch failures, spill budgets, baselines, arches, annotations.
+mod check;
+
 /// Bad configuration, broken kernels and a missing toolchain give the documented errors.
 mod errors;
 

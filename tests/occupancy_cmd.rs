@@ -1,1 +1,241 @@
-// Filled in by the `cargo launch occupancy` work.
+//! `cargo launch occupancy` through the real binary: the seed article's numbers, the JSON shapes,
+//! the marked point of the sweeps, the SVG plot, and exit code 2 for every bad input.
+
+use serde_json::Value;
+
+use crate::support::{cargo_launch, run};
+
+/// The keys of every point, in order.
+const POINT_KEYS: [&str; 9] = [
+    "threads",
+    "registers",
+    "static_smem",
+    "dynamic_smem",
+    "active_blocks",
+    "active_warps",
+    "max_warps",
+    "percent",
+    "limiters",
+];
+
+/// Runs `cargo launch occupancy ARGS`, expecting success; returns stdout.
+fn occupancy(args: &[&str]) -> String {
+    let (code, stdout, stderr) = run(cargo_launch().arg("launch").arg("occupancy").args(args));
+    assert_eq!(code, 0, "occupancy {args:?} failed:\n{stderr}");
+    stdout
+}
+
+fn json(args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.extend(["--format", "json"]);
+    let out = occupancy(&all);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"))
+}
+
+fn assert_point_shape(p: &Value) {
+    let o = p.as_object().unwrap_or_else(|| panic!("a point is an object: {p}"));
+    for key in POINT_KEYS {
+        assert!(o.contains_key(key), "point lacks `{key}`: {p}");
+    }
+    for key in &POINT_KEYS[..7] {
+        assert!(o[*key].is_u64(), "`{key}` is a count: {p}");
+    }
+    assert!(o["percent"].is_f64(), "percent is a number: {p}");
+    let limiters = o["limiters"].as_array().expect("limiters is a list");
+    let names = ["warps", "registers", "shared memory", "blocks per SM", "barriers"];
+    assert!(limiters.iter().all(|l| names.contains(&l.as_str().unwrap_or(""))), "limiter names: {p}");
+}
+
+#[test]
+fn the_articles_numbers() {
+    // sm_90, 167 registers, 256 threads: 1 block of 8 warps, 12.5 %, limited by registers.
+    let p = json(&["--arch", "sm_90", "--registers", "167", "--threads", "256"]);
+    assert_point_shape(&p);
+    assert_eq!(p["active_blocks"], 1);
+    assert_eq!(p["active_warps"], 8);
+    assert_eq!(p["max_warps"], 64);
+    assert_eq!(p["percent"], 12.5);
+    assert_eq!(p["limiters"], serde_json::json!(["registers"]));
+    assert_eq!(p["max_threads_per_block"], 384);
+    assert_eq!(p["launch_error"], Value::Null);
+    assert_eq!(p["suggested"]["threads"], 384);
+    assert_eq!(p["registers_for_one_more_block"], 128);
+
+    let text = occupancy(&["--arch", "sm_90", "--registers", "167", "--threads", "256"]);
+    assert!(text.contains("12.5 %"), "{text}");
+    let limited = text.lines().find(|l| l.trim_start().starts_with("limited by")).expect("a limited-by line");
+    assert!(limited.ends_with("registers"), "{limited}");
+    assert!(text.contains("1,024 B reserved"), "the reserved KB is shown: {text}");
+    assert!(text.contains("largest launchable block      384 threads"), "{text}");
+    assert!(text.contains("suggested block size          384 threads"), "{text}");
+    assert!(text.contains("registers for 2 blocks/SM     ≤ 128"), "{text}");
+
+    // At 512 threads the launch fails: 0 blocks, and the arithmetic says why.
+    let p = json(&["--arch", "sm_90", "--registers", "167", "--threads", "512"]);
+    assert_eq!(p["active_blocks"], 0);
+    assert_eq!(p["percent"], 0.0);
+    let why = p["launch_error"].as_str().expect("a launch error");
+    assert!(why.contains("86,016 registers per block"), "{why}");
+    let text = occupancy(&["--arch", "sm_90", "--registers", "167", "--threads", "512"]);
+    assert!(text.contains("cannot launch: 167 registers × 512 threads"), "{text}");
+
+    // 32 registers at 1024 threads: 2 blocks, every warp slot.
+    let p = json(&["--arch", "sm_90", "--registers", "32", "--threads", "1024"]);
+    assert_eq!(
+        (p["active_blocks"].as_u64(), p["active_warps"].as_u64(), p["percent"].as_f64()),
+        (Some(2), Some(64), Some(100.0))
+    );
+}
+
+#[test]
+fn defaults_and_the_measured_h200_numbers() {
+    // Defaults: 256 threads, 32 registers, no shared memory, 1 barrier.
+    let p = json(&["--arch", "sm_90"]);
+    assert_eq!((p["threads"].as_u64(), p["registers"].as_u64()), (Some(256), Some(32)));
+    assert_eq!((p["static_smem"].as_u64(), p["dynamic_smem"].as_u64()), (Some(0), Some(0)));
+    assert_eq!(p["block_limits"]["barriers"], 64);
+    assert_eq!(p["allocated_smem_per_block"], 1024, "the reserved KB on CC >= 8");
+    let help = occupancy(&["--help"]);
+    for default in ["[default: 256]", "[default: 32]", "[default: 1]", "[default: default]"] {
+        assert!(help.contains(default), "--help shows {default}:\n{help}");
+    }
+
+    // occupancy.md §6.4, kernel s4k (12 registers, 4096 B static) at 32 threads on an H200.
+    let s4k = ["--arch", "sm_90", "--registers", "12", "--static-smem", "4K", "--threads", "32"];
+    for (dynamic, carveout, blocks) in
+        [("8192", "25", 4), ("8192", "default", 17), ("30000", "50", 3), ("200000", "100", 1)]
+    {
+        let mut args = s4k.to_vec();
+        args.extend(["--dynamic-smem", dynamic, "--carveout", carveout]);
+        assert_eq!(json(&args)["active_blocks"], blocks, "{args:?}");
+    }
+    // §6.3: barriers. 16 barriers on sm_120 leave 1 block; on sm_90 4.
+    let p = json(&["--arch", "sm_120", "--barriers", "16", "--threads", "32", "--registers", "10"]);
+    assert_eq!(p["active_blocks"], 1);
+    assert!(p["limiters"].as_array().unwrap().contains(&Value::from("barriers")), "{p}");
+    assert_eq!(json(&["--arch", "sm_90a", "--barriers", "16", "--threads", "32"])["active_blocks"], 4);
+    // Below 9.0 barriers do not limit.
+    assert_eq!(json(&["--arch", "sm_86", "--barriers", "16"])["block_limits"]["barriers"], Value::Null);
+}
+
+#[test]
+fn sweeps_give_the_three_graphs_with_the_point_marked() {
+    let base = ["--arch", "sm_90", "--registers", "167", "--threads", "256"];
+    // (sweep, number of points, index of the given point, the varied key, its first and last value)
+    let cases = [
+        ("threads", 32, 7, "threads", 32, 1024),
+        ("registers", 256, 167, "registers", 0, 255),
+        ("smem", 455, 0, "dynamic_smem", 0, 232_448),
+    ];
+    for (sweep, len, current, key, first, last) in cases {
+        let mut args = base.to_vec();
+        args.extend(["--sweep", sweep]);
+        let doc = json(&args);
+        assert_eq!(doc["sweep"], sweep);
+        assert_eq!(doc["current"], current, "{sweep}");
+        let points = doc["points"].as_array().expect("points");
+        assert_eq!(points.len(), len, "{sweep}");
+        points.iter().for_each(assert_point_shape);
+        assert_eq!(points[0][key], first, "{sweep}");
+        assert_eq!(points[len - 1][key], last, "{sweep}");
+        let marked = &points[current];
+        assert_eq!((marked["threads"].as_u64(), marked["registers"].as_u64()), (Some(256), Some(167)), "{sweep}");
+        assert_eq!(marked["percent"], 12.5, "{sweep}");
+
+        let text = occupancy(&args);
+        let marked: Vec<&str> = text.lines().filter(|l| l.ends_with("<- current")).collect();
+        assert_eq!(marked.len(), 1, "{sweep}: one marked line:\n{text}");
+        assert!(marked[0].contains("12.5 %"), "{sweep}: {}", marked[0]);
+        assert_eq!(text.lines().filter(|l| l.trim_start().starts_with(char::is_numeric)).count(), len, "{sweep}");
+    }
+
+    // A value off the grid is inserted in order and marked.
+    let doc = json(&["--arch", "sm_86", "--threads", "100", "--static-smem", "1000", "--sweep", "threads"]);
+    assert_eq!(doc["current"], 3);
+    assert_eq!(doc["points"][3]["threads"], 100);
+    assert_eq!(doc["points"].as_array().unwrap().len(), 33);
+    let doc = json(&["--arch", "sm_86", "--static-smem", "1000", "--dynamic-smem", "77", "--sweep", "smem"]);
+    let points = doc["points"].as_array().unwrap();
+    let current = &points[doc["current"].as_u64().unwrap() as usize];
+    assert_eq!((current["static_smem"].as_u64(), current["dynamic_smem"].as_u64()), (Some(1000), Some(77)));
+    assert_eq!(
+        points.last().unwrap()["static_smem"].as_u64().unwrap()
+            + points.last().unwrap()["dynamic_smem"].as_u64().unwrap(),
+        101_376
+    );
+}
+
+#[test]
+fn plot_writes_a_self_contained_svg_with_three_graphs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("occupancy.svg");
+    std::fs::write(&path, "old").unwrap();
+    let path_arg = path.to_str().unwrap();
+    let out = occupancy(&["--arch", "sm_90", "--registers", "167", "--plot", path_arg]);
+    assert!(out.contains("12.5 %"), "the point is still printed:\n{out}");
+    let svg = std::fs::read_to_string(&path).unwrap();
+    assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(200)]);
+    assert!(svg.trim_end().ends_with("</svg>"));
+    assert!(svg.contains(r#"xmlns="http://www.w3.org/2000/svg""#));
+    assert_eq!(svg.matches(r#"<g class="plot">"#).count(), 3, "three plots");
+    assert_eq!(svg.matches(r#"class="current""#).count(), 3, "the point marked in each");
+    assert_eq!(svg.matches("<g").count(), svg.matches("</g>").count());
+    assert_eq!(svg.matches("<text").count(), svg.matches("</text>").count());
+    for label in
+        ["threads per block", "registers per thread", "shared memory per block", "active warps per SM", "sm_90"]
+    {
+        assert!(svg.contains(label), "the SVG labels {label}");
+    }
+    assert!(!svg.contains("href") && !svg.contains("<script"), "self-contained");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left.len(), 1, "no temporary file left: {left:?}");
+
+    // JSON output stays clean; the note goes to stderr.
+    let (code, stdout, stderr) =
+        run(cargo_launch().args(["launch", "occupancy", "--arch", "sm_75", "--format", "json", "--plot", path_arg]));
+    assert_eq!(code, 0, "{stderr}");
+    serde_json::from_str::<Value>(&stdout).expect("JSON on stdout");
+    assert!(stderr.contains("occupancy.svg"), "{stderr}");
+
+    // A folder that does not exist is an error, not a panic.
+    let missing = dir.path().join("no/such/dir/x.svg");
+    let (code, _, stderr) =
+        run(cargo_launch().args(["launch", "occupancy", "--arch", "sm_90", "--plot", missing.to_str().unwrap()]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("x.svg") && !stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_value() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--arch", "sm_91"], "sm_91"),
+        (&["--arch", "90"], "90"),
+        (&["--registers", "32"], "--arch"),
+        (&["--arch", "sm_90", "--threads", "0"], "'0'"),
+        (&["--arch", "sm_90", "--threads", "1025"], "1025"),
+        (&["--arch", "sm_90", "--threads", "-5"], "-5"),
+        (&["--arch", "sm_90", "--threads", "many"], "many"),
+        (&["--arch", "sm_90", "--threads", "99999999999999999999"], "99999999999999999999"),
+        (&["--arch", "sm_90", "--registers", "256"], "256"),
+        (&["--arch", "sm_90", "--registers", "-1"], "-1"),
+        (&["--arch", "sm_90", "--registers", "3.5"], "3.5"),
+        (&["--arch", "sm_90", "--static-smem", "50000"], "50000"),
+        (&["--arch", "sm_90", "--static-smem", "-4"], "-4"),
+        (&["--arch", "sm_90", "--dynamic-smem", "300000"], "300000"),
+        (&["--arch", "sm_86", "--static-smem", "48K", "--dynamic-smem", "60000"], "60000"),
+        (&["--arch", "sm_90", "--dynamic-smem", "9999999999999"], "9999999999999"),
+        (&["--arch", "sm_90", "--carveout", "101"], "101"),
+        (&["--arch", "sm_90", "--carveout", "-1"], "-1"),
+        (&["--arch", "sm_90", "--carveout", "most"], "most"),
+        (&["--arch", "sm_90", "--barriers", "17"], "17"),
+        (&["--arch", "sm_90", "--sweep", "blocks"], "blocks"),
+        (&["--arch", "sm_90", "--format", "xml"], "xml"),
+    ];
+    for (args, named) in cases {
+        let (code, stdout, stderr) = run(cargo_launch().arg("launch").arg("occupancy").args(*args));
+        assert_eq!(code, 2, "{args:?} exits 2:\n{stderr}");
+        assert!(stderr.contains(named), "{args:?}: the message names `{named}`:\n{stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}:\n{stderr}");
+        assert!(stdout.is_empty(), "{args:?} prints nothing on stdout:\n{stdout}");
+    }
+}

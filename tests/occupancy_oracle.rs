@@ -4,15 +4,23 @@
 //! sizes × carveouts × limit configurations × partitioned caching, plus max threads per block,
 //! the potential block size, available dynamic shared memory and registers-for-N-blocks), and
 //! recomputes every line with the Rust port. Any difference fails, showing the first rows.
+//!
+//! A second test compares millions of occupancy points as binary records (the oracle's points
+//! mode): every register count 0..=255 × every block size 1..=1024 on sm_90 for four settings of
+//! static shared memory, barriers, dynamic shared memory and carveout; the same on every
+//! architecture with eight settings striped over the register counts; and random points drawn
+//! afresh on every run (the seed is printed; `LAUNCH_ORACLE_SEED` repeats a run).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use launch::occupancy::{
     available_dynamic_smem_per_block, max_potential_block_size, max_threads_per_block, occupancy, registers_for_blocks,
-    Carveout, DeviceLimits, FunctionAttrs, OccupancyError, PartitionedGc, ShmemLimitConfig,
+    Carveout, DeviceLimits, FunctionAttrs, OccupancyError, PartitionedGc, ShmemLimitConfig, UNLIMITED,
 };
 
 const ORACLE_SOURCE: &str = include_str!("oracle/occupancy_oracle.c");
@@ -29,8 +37,11 @@ fn occupancy_matches_cuda_occupancy_h() {
     assert!(include.join("cuda_occupancy.h").is_file(), "{} has no cuda_occupancy.h", include.display());
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("occupancy-oracle-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let output = run_oracle(&dir, &include);
+    let exe = compile_oracle(&dir, &include);
+    let out = Command::new(&exe).output().expect("run the occupancy oracle");
     let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "occupancy oracle failed: {}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    let output = String::from_utf8(out.stdout).expect("oracle output is ASCII");
 
     let mut rows = 0usize;
     let mut declared = None;
@@ -67,8 +78,8 @@ fn occupancy_matches_cuda_occupancy_h() {
     }
 }
 
-/// Compiles and runs the oracle in `dir`; returns its standard output.
-fn run_oracle(dir: &Path, include: &Path) -> String {
+/// Compiles the oracle in `dir`; returns the executable.
+fn compile_oracle(dir: &Path, include: &Path) -> PathBuf {
     let source = dir.join("occupancy_oracle.c");
     std::fs::write(&source, ORACLE_SOURCE).unwrap();
     let exe: PathBuf = dir.join("occupancy_oracle");
@@ -92,9 +103,7 @@ fn run_oracle(dir: &Path, include: &Path) -> String {
         }
     }
     assert!(built, "cannot compile the occupancy oracle:\n{}", failures.join("\n"));
-    let out = Command::new(&exe).output().expect("run the occupancy oracle");
-    assert!(out.status.success(), "occupancy oracle failed: {}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("oracle output is ASCII")
+    exe
 }
 
 /// The Rust port's answer for the `<outputs>` part of one oracle line.
@@ -253,4 +262,166 @@ fn int(s: &str) -> i32 {
 
 fn opt(s: &str) -> Option<u32> {
     (s != "-").then(|| num(s))
+}
+
+/// Random points per run, on top of the exhaustive parts.
+const RANDOM_POINTS: u32 = 250_000;
+
+/// Fields of one points-mode record (see the oracle's "Points mode" comment).
+const FIELDS: usize = 22;
+
+/// Points of the exhaustive parts: sm_90 × 4 settings and every arch × 1, each 256 × 1024.
+const EXHAUSTIVE_POINTS: usize = (4 + 20) * 256 * 1024;
+
+#[test]
+fn occupancy_matches_cuda_occupancy_h_on_millions_of_points() {
+    let started = Instant::now();
+    let include = crate::support::toolchain_root().join("nvidia/cuda_runtime/include");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("occupancy-points-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = compile_oracle(&dir, &include);
+    let seed = launch_build::env::Env::cli()
+        .get("LAUNCH_ORACLE_SEED")
+        .map(|s| s.to_string_lossy().trim().parse::<u64>().expect("LAUNCH_ORACLE_SEED is a number"))
+        .unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
+    eprintln!("occupancy points: random seed {seed} (LAUNCH_ORACLE_SEED={seed} repeats this run)");
+    // The records stream through a pipe and are checked as they come: the oracle computes the
+    // next ones while the (debug-built) port checks these, and nothing is held in memory.
+    let mut child = Command::new(&exe)
+        .args(["points", &seed.to_string(), &RANDOM_POINTS.to_string()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run the occupancy oracle");
+    let mut stdout = child.stdout.take().expect("piped stdout");
+
+    // Points per part; sm_90's settings (noted at the start of each row, block size 1, to keep
+    // the per-point work small) and the architectures of the every-arch part.
+    let mut per_part = [0usize; 3];
+    let mut sm90_settings: Vec<(i32, i32, i32, i32)> = Vec::new();
+    let mut arches = 0u128;
+    // Device rows by 10 × major + minor, looked up once.
+    let mut devices: [Option<&'static DeviceLimits>; 128] = [None; 128];
+    for d in DeviceLimits::all() {
+        devices[(d.major * 10 + d.minor) as usize] = Some(d);
+    }
+    let (mut compared, mut mismatched, mut declared) = (0usize, 0usize, None);
+    let mut first = Vec::new();
+    // Whole batches of records per read: the per-record work in this debug build is then only
+    // the decoding, the port and the comparison.
+    let mut batch = vec![0u8; FIELDS * 4 * 8192];
+    'stream: loop {
+        let filled = fill(&mut stdout, &mut batch);
+        for bytes in batch[..filled].chunks_exact(FIELDS * 4) {
+            let b: &[u8; FIELDS * 4] = bytes.try_into().expect("chunks_exact gives whole records");
+            let rec: [i32; FIELDS] =
+                std::array::from_fn(|i| i32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]));
+            if rec[0] == -1 {
+                declared = Some(rec[1] as usize);
+                break 'stream;
+            }
+            let dev = devices
+                .get(rec[1] as usize)
+                .copied()
+                .flatten()
+                .unwrap_or_else(|| panic!("compute capability {} is not in the Rust table", rec[1]));
+            let got = point(dev, &rec);
+            compared += 1;
+            per_part[rec[0] as usize] += 1;
+            if rec[10] == 1 && rec[0] == 0 && !sm90_settings.contains(&(rec[3], rec[4], rec[8], rec[9])) {
+                sm90_settings.push((rec[3], rec[4], rec[8], rec[9]));
+            }
+            if rec[0] == 1 {
+                arches |= 1 << rec[1];
+            }
+            if got[..] != rec[11..] {
+                mismatched += 1;
+                if first.len() < 20 {
+                    first.push(format!("  inputs {:?}\n    header: {:?}\n    rust:   {got:?}", &rec[..11], &rec[11..]));
+                }
+            }
+        }
+        if filled < batch.len() {
+            break;
+        }
+    }
+    let status = child.wait().expect("wait for the occupancy oracle");
+    let _ = std::fs::remove_dir_all(&dir);
+    eprintln!(
+        "occupancy points: {compared} points compared (sm_90 exhaustive {}, every arch exhaustive {}, random {}), \
+         {mismatched} mismatches, {:.1} s",
+        per_part[0],
+        per_part[1],
+        per_part[2],
+        started.elapsed().as_secs_f64()
+    );
+    assert!(status.success(), "occupancy oracle failed: {status}");
+    assert_eq!(declared, Some(compared), "the oracle's output is incomplete");
+    assert_eq!(per_part[0] + per_part[1], EXHAUSTIVE_POINTS, "exhaustive parts incomplete");
+    assert_eq!(per_part[2], RANDOM_POINTS as usize);
+    assert_eq!(sm90_settings.len(), 4, "sm_90 settings: {sm90_settings:?}");
+    assert_eq!(arches.count_ones() as usize, DeviceLimits::all().len(), "every arch in the exhaustive part");
+    assert!(compared >= 1_000_000);
+    assert!(
+        mismatched == 0,
+        "{mismatched} of {compared} points differ from cuda_occupancy.h (seed {seed}); first:\n{}",
+        first.join("\n")
+    );
+}
+
+/// Reads until `buf` is full or the stream ends; returns the bytes read.
+fn fill(r: &mut impl Read, buf: &mut [u8]) -> usize {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match r.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => panic!("reading the oracle's output: {e}"),
+        }
+    }
+    filled
+}
+
+/// The port's answer to one record's inputs, in the record's output fields.
+fn point(dev: &DeviceLimits, rec: &[i32; FIELDS]) -> [i32; FIELDS - 11] {
+    let func = FunctionAttrs {
+        registers: rec[2] as u32,
+        shared_static: rec[3] as u32,
+        barriers: rec[4] as u32,
+        max_dynamic_shared: (rec[5] >= 0).then_some(rec[5] as u32),
+        shmem_limit: if rec[6] == 0 { ShmemLimitConfig::Default } else { ShmemLimitConfig::OptIn },
+        partitioned_gc: match rec[7] {
+            0 => PartitionedGc::Off,
+            1 => PartitionedGc::On,
+            _ => PartitionedGc::OnStrict,
+        },
+        max_threads_per_block: None,
+    };
+    let mut out = [0i32; FIELDS - 11];
+    match occupancy(dev, &func, rec[10] as u32, rec[8] as u32, Carveout::from_raw(rec[9])) {
+        Ok(o) => {
+            let gc = match o.partitioned_gc {
+                PartitionedGc::Off => 0,
+                PartitionedGc::On => 1,
+                PartitionedGc::OnStrict => 2,
+            };
+            // The header's INT_MAX for "does not limit" is the port's UNLIMITED / None.
+            let bars = o.block_limit_barriers.unwrap_or(UNLIMITED);
+            out = [
+                0,
+                o.active_blocks as i32,
+                i32::from(o.limiters.bits()),
+                o.block_limit_regs as i32,
+                o.block_limit_smem as i32,
+                o.block_limit_warps as i32,
+                o.block_limit_blocks as i32,
+                bars as i32,
+                o.allocated_regs_per_block as i32,
+                o.allocated_smem_per_block as i32,
+                gc,
+            ];
+        }
+        Err(e) => out[0] = e.code(),
+    }
+    out
 }

@@ -23,6 +23,8 @@ pub struct PackageKernels {
     pub launch_dir: PathBuf,
     /// The manifest launch-build wrote.
     pub manifest: Manifest,
+    /// The package's `[package.metadata.launch]`.
+    pub config: launch_build::Config,
 }
 
 /// The cargo to call back: `$CARGO` (set when run as `cargo launch`), else `cargo`.
@@ -34,6 +36,7 @@ pub fn cargo_program() -> PathBuf {
 /// Builds the selected packages (`cargo check`) with `extra_env` set, and returns their manifests.
 pub fn build(sel: &PackageArgs, extra_env: &[(&str, String)]) -> Result<Vec<PackageKernels>, Exit> {
     let selected = selected_packages(sel)?;
+    let manifests: std::collections::BTreeMap<PackageId, PathBuf> = selected.iter().cloned().collect();
 
     let mut cmd = Command::new(cargo_program());
     cmd.arg("check").arg("--message-format=json-render-diagnostics");
@@ -50,14 +53,16 @@ pub fn build(sel: &PackageArgs, extra_env: &[(&str, String)]) -> Result<Vec<Pack
     for msg in Message::parse_stream(BufReader::new(stdout)) {
         let msg = msg.context("reading cargo's JSON messages")?;
         if let Message::BuildScriptExecuted(script) = msg {
-            if !selected.contains(&script.package_id) || !seen.insert(script.package_id.clone()) {
+            let Some(manifest_path) = manifests.get(&script.package_id) else { continue };
+            if !seen.insert(script.package_id.clone()) {
                 continue;
             }
             let launch_dir = script.out_dir.join("launch").into_std_path_buf();
             let path = launch_dir.join("manifest.json");
             let Ok(text) = std::fs::read_to_string(&path) else { continue };
             let manifest = Manifest::from_json(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            found.push(PackageKernels { package: manifest.package.clone(), launch_dir, manifest });
+            let config = launch_build::Config::load(manifest_path).map_err(|e| Exit::new(exit::USAGE, e))?;
+            found.push(PackageKernels { package: manifest.package.clone(), launch_dir, manifest, config });
         }
     }
     let status = child.wait().context("waiting for cargo")?;
@@ -91,7 +96,7 @@ fn push_selection(cmd: &mut Command, sel: &PackageArgs) {
 
 /// The package ids the user asked about: `-p` names, `--workspace`, or the package of the
 /// manifest (the workspace's default members when it is a virtual manifest).
-fn selected_packages(sel: &PackageArgs) -> Result<BTreeSet<PackageId>, Exit> {
+fn selected_packages(sel: &PackageArgs) -> Result<Vec<(PackageId, PathBuf)>, Exit> {
     let mut mc = MetadataCommand::new();
     mc.cargo_path(cargo_program()).no_deps();
     if let Some(p) = &sel.manifest_path {
@@ -135,5 +140,9 @@ fn selected_packages(sel: &PackageArgs) -> Result<BTreeSet<PackageId>, Exit> {
     for p in members.iter().filter(|p| ids.contains(&p.id) && p.metadata.get("launch").is_some()) {
         launch_build::Config::load(p.manifest_path.as_std_path()).map_err(|e| Exit::new(exit::USAGE, e))?;
     }
-    Ok(ids)
+    Ok(members
+        .iter()
+        .filter(|p| ids.contains(&p.id))
+        .map(|p| (p.id.clone(), p.manifest_path.clone().into_std_path_buf()))
+        .collect())
 }

@@ -5,14 +5,16 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use launch::occupancy::Carveout;
 use launch::Arch;
 
-use crate::{exit, report, setup, Exit};
+use crate::{check, exit, occupancy_cmd, report, setup, Exit};
 
 const AFTER_HELP: &str = "\
 Exit codes:
   0  success
-  1  a kernel did not compile, cargo failed, or an unexpected error
+  1  `check` found errors (or warnings with --deny warnings); a kernel did not compile,
+     cargo failed, or an unexpected error
   2  bad command line or bad [package.metadata.launch]
   3  no CUDA toolchain found and none could be installed
 
@@ -48,8 +50,14 @@ pub struct Launch {
 enum Command {
     /// Build the package(s) and print every kernel's contract, ptxas report and occupancy per arch.
     Report(ReportArgs),
+    /// CI gate: fail where a launch cannot succeed (error 701), spills exceed the budget,
+    /// resources regressed against the baseline, or the toolchain cannot target an arch.
+    Check(CheckArgs),
     /// Install the pinned NVRTC + ptxas 12.9.86 wheels from PyPI into the cache (no GPU, no CUDA install).
     Setup(SetupArgs),
+    /// NVIDIA's Occupancy Calculator for a hypothetical kernel: blocks, warps and occupancy per SM,
+    /// every limit, the largest launchable and the suggested block size; sweeps and an SVG plot.
+    Occupancy(OccupancyArgs),
 }
 
 /// Which packages to build, as `cargo build` takes them.
@@ -91,11 +99,149 @@ pub struct ReportArgs {
     pub no_setup: bool,
 }
 
+/// `cargo launch check`.
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub packages: PackageArgs,
+    /// Arches to compile and check (comma-separated or repeated), including ones the crate does
+    /// not list; default: the crate's `arch` list.
+    #[arg(long, value_delimiter = ',', value_name = "ARCH", value_parser = parse_arch)]
+    pub arch: Vec<Arch>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write the baseline (registers, spills, stack, shared memory, occupancy per kernel × arch)
+    /// instead of comparing against it.
+    #[arg(long)]
+    pub bless: bool,
+    /// Baseline file (default: launch-baseline.txt next to each package's Cargo.toml).
+    #[arg(long, value_name = "PATH")]
+    pub baseline: Option<PathBuf>,
+    /// `--deny warnings`: warnings fail the check too.
+    #[arg(long, value_name = "LINT", value_parser = ["warnings"])]
+    pub deny: Vec<String>,
+    /// Fail instead of installing the toolchain when none is found.
+    #[arg(long)]
+    pub no_setup: bool,
+}
+
 #[derive(Args, Debug)]
 pub struct SetupArgs {
     /// Reinstall even if the toolchain is already in the cache.
     #[arg(long)]
     pub force: bool,
+}
+
+/// Which input the calculator's graphs vary.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sweep {
+    /// Threads per block, 32..=1024 by 32 (plus the given block size).
+    Threads,
+    /// Registers per thread, every count 0..=255.
+    Registers,
+    /// Shared memory per block (static + dynamic), 0 to the arch's opt-in limit by 512 bytes
+    /// (plus the given amount).
+    Smem,
+}
+
+/// `cargo launch occupancy`: the inputs of NVIDIA's Occupancy Calculator.
+#[derive(Args, Debug)]
+#[command(after_help = OCCUPANCY_AFTER_HELP)]
+pub struct OccupancyArgs {
+    /// GPU architecture, e.g. sm_90 (a/f variants use their base compute capability).
+    #[arg(long, value_name = "ARCH", value_parser = parse_arch)]
+    pub arch: Arch,
+    /// Threads per block, 1..=1024.
+    #[arg(long, value_name = "N", default_value = "256", allow_negative_numbers = true, value_parser = parse_threads)]
+    pub threads: u32,
+    /// Registers per thread as ptxas reports them ("Used N registers"), 0..=255.
+    #[arg(long, value_name = "N", default_value = "32", allow_negative_numbers = true, value_parser = parse_registers)]
+    pub registers: u32,
+    /// Static shared memory per block in bytes ("N bytes smem"; at most 48K). Accepts a K suffix (= 1024).
+    #[arg(long, value_name = "BYTES", default_value = "0", allow_negative_numbers = true, value_parser = parse_bytes)]
+    pub static_smem: u32,
+    /// Dynamic shared memory per block in bytes (the launch's third parameter). Above 48K minus the
+    /// static size the kernel is assumed to have opted in (cudaFuncSetAttribute). Accepts a K suffix.
+    #[arg(long, value_name = "BYTES", default_value = "0", allow_negative_numbers = true, value_parser = parse_bytes)]
+    pub dynamic_smem: u32,
+    /// CTA barriers per block as ptxas reports them ("used N barriers"), 0..=16; limits blocks on CC >= 9.0.
+    #[arg(long, value_name = "N", default_value = "1", allow_negative_numbers = true, value_parser = parse_barriers)]
+    pub barriers: u32,
+    /// Shared-memory carveout preference: `default` or a percentage 0..=100 of the largest carveout.
+    #[arg(long, value_name = "PERCENT", default_value = "default", allow_negative_numbers = true)]
+    #[arg(value_parser = parse_carveout)]
+    pub carveout: Carveout,
+    /// Print one of the calculator's three graphs as data, the given point marked.
+    #[arg(long, value_enum, value_name = "VARIABLE")]
+    pub sweep: Option<Sweep>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Also draw the three graphs (occupancy against block size, registers and shared memory) to
+    /// this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+}
+
+const OCCUPANCY_AFTER_HELP: &str = "\
+Defaults: 256 threads, 32 registers, no shared memory, 1 barrier, default carveout.
+The numbers are those of cuda_occupancy.h (CUDA 12.9) and the driver's occupancy API.
+
+Examples:
+  cargo launch occupancy --arch sm_90 --registers 167 --threads 256
+  cargo launch occupancy --arch sm_90 --registers 167 --sweep threads --format json
+  cargo launch occupancy --arch sm_86 --static-smem 16K --plot occupancy.svg
+";
+
+/// A non-negative integer no larger than `max`, with `what` in the message.
+fn parse_count(s: &str, what: &str, min: u64, max: u64) -> Result<u32, String> {
+    let n: u64 = s.trim().parse().map_err(|_| format!("{what} must be a whole number from {min} to {max}"))?;
+    if n < min || n > max {
+        return Err(format!("{what} must be from {min} to {max}"));
+    }
+    Ok(n as u32)
+}
+
+fn parse_threads(s: &str) -> Result<u32, String> {
+    parse_count(s, "threads per block", 1, 1024)
+}
+
+fn parse_registers(s: &str) -> Result<u32, String> {
+    // ptxas never assigns more than 255 registers per thread.
+    parse_count(s, "registers per thread", 0, 255)
+}
+
+fn parse_barriers(s: &str) -> Result<u32, String> {
+    // A CTA has 16 named barriers (bar.sync 0..15).
+    parse_count(s, "barriers per block", 0, 16)
+}
+
+/// Bytes, optionally with a `K`/`KB`/`KiB` suffix meaning 1024. The arch-dependent upper limit is
+/// checked once the arch is known; this only rejects what no arch allows (over 1 GiB).
+fn parse_bytes(s: &str) -> Result<u32, String> {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let (digits, unit) = match ["kib", "kb", "k"].iter().find(|suffix| lower.ends_with(*suffix)) {
+        Some(suffix) => (&t[..t.len() - suffix.len()], 1024u64),
+        None => (t, 1),
+    };
+    let msg = "shared memory must be a whole number of bytes (optionally with a K suffix, = 1024)";
+    let n: u64 = digits.trim().parse().map_err(|_| msg.to_string())?;
+    n.checked_mul(unit)
+        .filter(|b| *b <= 1 << 30)
+        .map(|b| b as u32)
+        .ok_or_else(|| "more shared memory than any GPU has per block (the most is 232448 bytes, 227K)".to_string())
+}
+
+fn parse_carveout(s: &str) -> Result<Carveout, String> {
+    let t = s.trim();
+    if t.eq_ignore_ascii_case("default") {
+        return Ok(Carveout::Default);
+    }
+    let pct = parse_count(t.strip_suffix('%').unwrap_or(t), "the carveout (percent)", 0, 100)
+        .map_err(|e| format!("{e}, or `default`"))?;
+    Ok(Carveout::Percent(pct as i32))
 }
 
 fn parse_arch(s: &str) -> Result<Arch, String> {
@@ -119,6 +265,8 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), Exit> {
     };
     match cli.command {
         Command::Report(a) => report::run(&a),
+        Command::Check(a) => check::run(&a),
         Command::Setup(a) => setup::run(a.force).map(|_| ()),
+        Command::Occupancy(a) => occupancy_cmd::run(&a),
     }
 }

@@ -5,8 +5,12 @@
 //! See [`exit`].
 #![forbid(unsafe_code)]
 
+pub mod baseline;
 pub mod cargo;
+pub mod check;
 pub mod cli;
+pub mod occupancy_cmd;
+pub mod plot;
 pub mod render;
 pub mod report;
 pub mod setup;
@@ -23,6 +27,8 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// No CUDA toolchain was found and none could be installed.
     pub const NO_TOOLCHAIN: u8 = 3;
+    /// `cargo launch check` found errors (or warnings under `--deny warnings`).
+    pub const CHECK_FAILED: u8 = 1;
 }
 
 /// An error that carries its exit code.

@@ -84,6 +84,8 @@ pub struct PtxasJson {
 pub struct OccupancyJson {
     /// Block size evaluated: the contract's threads, else the host block size.
     pub threads: u32,
+    /// Dynamic shared memory per block evaluated (`dynamic-smem` of the kernel's metadata).
+    pub dynamic_smem: u32,
     /// Where `threads` came from: `contract` or `host` (the `threads` metadata key, default 256).
     pub threads_from: &'static str,
     /// CTAs resident per SM (0: the launch fails).
@@ -175,30 +177,59 @@ pub fn records(packages: &[PackageKernels], arches: &[Arch]) -> Result<Vec<Recor
             ));
         }
         for k in &p.manifest.kernels {
+            let host = host_launch(&p.config, k);
             for ka in k.arches.iter().filter(|ka| arches.is_empty() || arches.contains(&ka.arch)) {
-                out.push(record(&p.package, p.manifest.host_threads, k, ka)?);
+                out.push(record(&p.package, host, k, ka)?);
             }
         }
     }
     Ok(out)
 }
 
-fn record(package: &str, host_threads: u32, k: &KernelEntry, ka: &KernelArch) -> Result<Record, Exit> {
+/// How the host launches a kernel: block size when it has no thread contract, dynamic shared memory.
+#[derive(Clone, Copy, Debug)]
+pub struct HostLaunch {
+    /// Block size for a kernel without a thread contract.
+    pub threads: u32,
+    /// Dynamic shared memory per block, bytes.
+    pub dynamic_smem: u32,
+}
+
+/// The `[package.metadata.launch.kernel.<name>]` settings of a kernel, if any.
+pub fn kernel_config<'c>(
+    config: &'c launch_build::Config,
+    k: &KernelEntry,
+) -> Option<&'c launch_build::config::KernelConfig> {
+    config.kernel.get(&k.name).or_else(|| config.kernel.get(&k.display_name))
+}
+
+/// The host launch of `k` from the crate's metadata.
+pub fn host_launch(config: &launch_build::Config, k: &KernelEntry) -> HostLaunch {
+    let kc = kernel_config(config, k);
+    HostLaunch {
+        threads: kc.and_then(|c| c.threads).unwrap_or(config.host_threads),
+        dynamic_smem: kc.and_then(|c| c.dynamic_smem).unwrap_or(0),
+    }
+}
+
+fn record(package: &str, host: HostLaunch, k: &KernelEntry, ka: &KernelArch) -> Result<Record, Exit> {
     let dev = DeviceLimits::for_arch(ka.arch)
         .ok_or_else(|| Exit::new(exit::FAILURE, anyhow::anyhow!("no occupancy data for {}", ka.arch)))?;
     let r = ka.resources;
     let (threads, threads_from) = match k.contract.and_then(|c| c.threads) {
         Some(t) => (t, "contract"),
-        None => (host_threads, "host"),
+        None => (host.threads, "host"),
     };
     let maxntid = k.contract.and_then(|c| c.threads);
     let max_threads = occupancy::max_threads_per_block(dev, r.registers, maxntid);
     let attrs = FunctionAttrs::new(r.registers, r.shared_static, r.barriers);
-    let occ = occupancy::occupancy(dev, &attrs, threads, 0, Carveout::Default).map_err(|e| {
+    // The driver's default limit on dynamic shared memory is raised (opt-in) when the host asks for more.
+    let attrs = attrs.with_max_dynamic_shared(attrs.max_dynamic_shared_on(dev).max(host.dynamic_smem));
+    let occ = occupancy::occupancy(dev, &attrs, threads, host.dynamic_smem, Carveout::Default).map_err(|e| {
         Exit::new(exit::FAILURE, anyhow::anyhow!("occupancy of {} on {}: {e}", k.display_name, ka.arch))
     })?;
     let launch_error = (occ.active_blocks == 0 || threads > max_threads)
-        .then(|| launch_failure(dev, r.registers, threads, max_threads, &occ));
+        .then(|| launch_failure(dev, &r, host.dynamic_smem, threads, max_threads, &occ));
     // The seed article's trap: an unbounded kernel that works at 256 fails once someone tunes the
     // block size up. Show the first power of two that fails.
     let fails_at = match (maxntid, max_threads < dev.max_threads_per_block) {
@@ -207,7 +238,7 @@ fn record(package: &str, host_threads: u32, k: &KernelEntry, ka: &KernelArch) ->
             let o = occupancy::occupancy(dev, &attrs, t, 0, Carveout::Default).map_err(|e| {
                 Exit::new(exit::FAILURE, anyhow::anyhow!("occupancy of {} on {}: {e}", k.display_name, ka.arch))
             })?;
-            Some(FailingBlock { threads: t, reason: launch_failure(dev, r.registers, t, max_threads, &o) })
+            Some(FailingBlock { threads: t, reason: launch_failure(dev, &r, 0, t, max_threads, &o) })
         }
         _ => None,
     };
@@ -225,6 +256,7 @@ fn record(package: &str, host_threads: u32, k: &KernelEntry, ka: &KernelArch) ->
         ptxas: PtxasJson { lines: ka.ptxas_lines.clone(), resources: r },
         occupancy: OccupancyJson {
             threads,
+            dynamic_smem: host.dynamic_smem,
             threads_from,
             active_blocks: occ.active_blocks,
             active_warps: occ.active_warps,
@@ -287,14 +319,17 @@ fn contract_json(c: Contract) -> ContractJson {
     ContractJson { source: c.source, threads: c.threads, min_blocks: c.min_blocks, max_regs: c.max_regs }
 }
 
-/// Why a block of `threads` cannot launch, with the arithmetic.
+/// Why a block of `threads` cannot launch, with the arithmetic. `r` is what ptxas reported,
+/// `dynamic_smem` what the host adds per block.
 pub fn launch_failure(
     dev: &DeviceLimits,
-    registers: u32,
+    r: &launch::Resources,
+    dynamic_smem: u32,
     threads: u32,
     max_threads: u32,
     occ: &occupancy::Occupancy,
 ) -> String {
+    let registers = r.registers;
     let warps = threads.div_ceil(dev.warp_size);
     let per_warp = (registers * dev.warp_size).div_ceil(dev.reg_granularity) * dev.reg_granularity;
     // The driver checks the allocation as if made on every sub-partition at once (cuda_occupancy.h).
@@ -310,6 +345,17 @@ pub fn launch_failure(
         )
     } else if threads > max_threads {
         format!("{threads} threads exceeds the kernel's limit of {max_threads} threads per block")
+    } else if occ.block_limit_smem == 0 {
+        format!(
+            "{} static + {} dynamic + {} reserved bytes of shared memory per block ({} allocated in units of {}); \
+             an SM gives one block at most {}",
+            group(r.shared_static),
+            group(dynamic_smem),
+            group(dev.reserved_smem_per_block),
+            group(occ.allocated_smem_per_block),
+            dev.smem_granularity,
+            group(dev.smem_per_block_optin + dev.reserved_smem_per_block)
+        )
     } else {
         let limits: Vec<&str> = occ.limiters.iter().map(|l| l.name()).collect();
         format!("no block of {threads} threads fits on an SM (limited by {})", limits.join(", "))
@@ -340,7 +386,8 @@ mod tests {
         assert_eq!(max, 384);
         let occ = occupancy::occupancy(dev, &FunctionAttrs::new(167, 0, 0), 512, 0, Carveout::Default).unwrap();
         assert_eq!(occ.active_blocks, 0);
-        let msg = launch_failure(dev, 167, 512, max, &occ);
+        let r = launch::Resources { registers: 167, ..Default::default() };
+        let msg = launch_failure(dev, &r, 0, 512, max, &occ);
         assert_eq!(
             msg,
             "167 registers × 512 threads needs 86,016 registers per block (5,376 per warp × 16 warps), the SM allows 65,536; the largest block that launches is 384"

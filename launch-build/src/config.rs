@@ -20,7 +20,10 @@ use toml::Spanned;
 use crate::error::Error;
 
 /// The keys `[package.metadata.launch]` accepts.
-pub const KEYS: &[&str] = &["arch", "kernels", "include", "defines", "threads"];
+pub const KEYS: &[&str] = &["arch", "kernels", "include", "defines", "threads", "max-spill-bytes", "kernel"];
+
+/// The keys of a `[package.metadata.launch.kernel.<name>]` table.
+pub const KERNEL_KEYS: &[&str] = &["max-spill-bytes", "dynamic-smem", "threads"];
 
 /// Default block size for kernels without a launch contract (seeds/004: "256 when the kernel has
 /// no @launch").
@@ -43,6 +46,10 @@ pub struct Config {
     pub defines: Vec<(String, Option<String>)>,
     /// Block size for kernels without a contract.
     pub host_threads: u32,
+    /// Spill budget per kernel and arch (stores + loads, bytes); `None`: spills are warnings.
+    pub max_spill_bytes: Option<u32>,
+    /// Per-kernel settings, by kernel name (as written in the source, or the symbol name).
+    pub kernel: BTreeMap<String, KernelConfig>,
 }
 
 #[derive(Deserialize)]
@@ -69,6 +76,30 @@ struct Raw {
     include: Option<Vec<Spanned<String>>>,
     defines: Option<BTreeMap<Spanned<String>, Spanned<toml::Value>>>,
     threads: Option<Spanned<i64>>,
+    #[serde(rename = "max-spill-bytes")]
+    max_spill_bytes: Option<Spanned<i64>>,
+    kernel: Option<BTreeMap<String, RawKernel>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKernel {
+    #[serde(rename = "max-spill-bytes")]
+    max_spill_bytes: Option<Spanned<i64>>,
+    #[serde(rename = "dynamic-smem")]
+    dynamic_smem: Option<Spanned<i64>>,
+    threads: Option<Spanned<i64>>,
+}
+
+/// `[package.metadata.launch.kernel.<name>]`: what the host does with one kernel.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelConfig {
+    /// Spill budget (stores + loads, bytes) overriding the crate's.
+    pub max_spill_bytes: Option<u32>,
+    /// Dynamic shared memory the host launches it with, bytes.
+    pub dynamic_smem: Option<u32>,
+    /// Block size the host launches it with when it has no contract.
+    pub threads: Option<u32>,
 }
 
 impl Config {
@@ -88,7 +119,12 @@ impl Config {
         };
         let doc: CargoToml = toml::from_str(text).map_err(|e| {
             let msg = e.message().trim().to_string();
-            let msg = if msg.starts_with("unknown field") {
+            let msg = if msg.starts_with("unknown field")
+                && KERNEL_KEYS.iter().any(|k| msg.contains(&format!("`{k}`")))
+                && msg.contains("`dynamic-smem`")
+            {
+                format!("{msg} (the keys of a [package.metadata.launch.kernel.<name>] table)")
+            } else if msg.starts_with("unknown field") {
                 format!("{msg} (the keys [package.metadata.launch] accepts: {})", KEYS.join(", "))
             } else {
                 msg
@@ -216,7 +252,50 @@ impl Config {
             None => DEFAULT_HOST_THREADS,
         };
 
+        let bytes = |v: Option<Spanned<i64>>, key: &str| -> Result<Option<u32>, Error> {
+            match v {
+                None => Ok(None),
+                Some(v) => {
+                    let span = v.span();
+                    let n = v.into_inner();
+                    u32::try_from(n)
+                        .map(Some)
+                        .map_err(|_| err(Some(span), key, format!("{n} is not a byte count (0 to {})", u32::MAX)))
+                }
+            }
+        };
+        let max_spill_bytes = bytes(raw.max_spill_bytes, "max-spill-bytes")?;
+        let mut kernel = BTreeMap::new();
+        for (name, k) in raw.kernel.unwrap_or_default() {
+            let key = |f: &str| format!("kernel.{name}.{f}");
+            let threads = match k.threads {
+                None => None,
+                Some(t) => {
+                    let span = t.span();
+                    let v = t.into_inner();
+                    if !(1..=1024).contains(&v) {
+                        return Err(err(
+                            Some(span),
+                            &key("threads"),
+                            format!("{v} is not a block size; it must be between 1 and 1024"),
+                        ));
+                    }
+                    Some(v as u32)
+                }
+            };
+            kernel.insert(
+                name.clone(),
+                KernelConfig {
+                    max_spill_bytes: bytes(k.max_spill_bytes, &key("max-spill-bytes"))?,
+                    dynamic_smem: bytes(k.dynamic_smem, &key("dynamic-smem"))?,
+                    threads,
+                },
+            );
+        }
+
         Ok(Config {
+            max_spill_bytes,
+            kernel,
             manifest_path: manifest_path.to_path_buf(),
             package: package.name,
             arches,
@@ -319,6 +398,22 @@ mod tests {
     }
 
     #[test]
+    fn spill_budget_and_per_kernel_settings() {
+        let c = parse(
+            "arch = [\"sm_90\"]\nmax-spill-bytes = 0\n[package.metadata.launch.kernel.poly_eval]\nmax-spill-bytes = 8192\ndynamic-smem = 4096\nthreads = 384",
+        )
+        .unwrap();
+        assert_eq!(c.max_spill_bytes, Some(0));
+        let k = &c.kernel["poly_eval"];
+        assert_eq!((k.max_spill_bytes, k.dynamic_smem, k.threads), (Some(8192), Some(4096), Some(384)));
+        let m = message("arch = [\"sm_90\"]\n[package.metadata.launch.kernel.k]\ndynamic_smem = 1");
+        assert!(m.contains("unknown field `dynamic_smem`") && m.contains("`dynamic-smem`"), "{m}");
+        assert!(message("arch = [\"sm_90\"]\nmax-spill-bytes = -1").contains("-1 is not a byte count"));
+        assert!(message("arch = [\"sm_90\"]\n[package.metadata.launch.kernel.k]\nthreads = 0")
+            .contains("`package.metadata.launch.kernel.k.threads`"));
+    }
+
+    #[test]
     fn default_host_block_is_256() {
         assert_eq!(parse("arch = [\"sm_80\"]").unwrap().host_threads, 256);
     }
@@ -344,7 +439,7 @@ mod tests {
     fn unknown_key_lists_the_valid_keys() {
         let m = message("arch = [\"sm_90\"]\narchs = [\"sm_90\"]");
         assert!(m.contains("unknown field `archs`"), "{m}");
-        assert!(m.contains("arch, kernels, include, defines, threads"), "{m}");
+        assert!(m.contains("arch, kernels, include, defines, threads, max-spill-bytes, kernel"), "{m}");
         assert!(m.contains("Cargo.toml:7:1"), "{m}");
     }
 

@@ -33,9 +33,15 @@
  * constructors: every struct is zeroed and every field set (occupancy.md §8).
  *
  * Build: cc -std=c99 -O2 -I<wheel>/nvidia/cuda_runtime/include occupancy_oracle.c
+ *
+ * `occupancy_oracle points SEED` instead writes the million-point comparison as binary records
+ * (see "Points mode" below): occupancy only, inputs and outputs in every record, so the Rust side
+ * needs no copy of the grid and a failure names its inputs.
  */
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda_occupancy.h"
@@ -358,7 +364,178 @@ static void dev_line(const Arch *arch)
     rows++;
 }
 
-int main(void)
+/*
+ * Points mode. One record per point, 22 little-endian int32:
+ *
+ *   0 part (0 sm_90 exhaustive, 1 every arch exhaustive, 2 random; -1 ends the stream)
+ *   1 compute capability as 10 * major + minor of the Rust table's row (110 = 11.0)
+ *   2 regs  3 static  4 barriers  5 maxdyn (-1 = 49152 - static)  6 shmemcfg  7 gc
+ *   8 dyn  9 carveout  10 block
+ *   11 status  12 blocks  13 limiting factors  14 Lregs  15 Lsmem  16 Lwarps  17 Lblocks
+ *   18 Lbarriers  19 allocated registers  20 allocated shared memory  21 effective gc
+ *
+ * The end record carries the number of point records in field 1.
+ */
+#define POINT_FIELDS 22
+
+static long points = 0;
+
+/* 10 * major + minor of the Rust table's row (the label: 11.0 is run as 10.1). */
+static int label_cc(const Arch *arch)
+{
+    int major = 0, minor = 0;
+    sscanf(arch->label, "%d.%d", &major, &minor);
+    return major * 10 + minor;
+}
+
+static void point_record(int part, int cc, const Arch *arch, const Func *f, size_t dyn, int carveout, int block)
+{
+    cudaOccDeviceProp p = make_prop(arch);
+    cudaOccFuncAttributes a = make_attr(f, occ_max_threads(f));
+    cudaOccDeviceState s = make_state(carveout);
+    cudaOccResult r;
+    int32_t rec[POINT_FIELDS];
+    cudaOccError st;
+    memset(&r, 0, sizeof r);
+    memset(rec, 0, sizeof rec);
+    st = cudaOccMaxActiveBlocksPerMultiprocessor(&r, &p, &a, &s, block, dyn);
+    rec[0] = part;
+    rec[1] = cc;
+    rec[2] = f->regs;
+    rec[3] = (int32_t)f->smem;
+    rec[4] = f->barriers;
+    rec[5] = (int32_t)f->maxdyn;
+    rec[6] = f->shmemConfig;
+    rec[7] = f->gc;
+    rec[8] = (int32_t)dyn;
+    rec[9] = carveout;
+    rec[10] = block;
+    rec[11] = (int32_t)st;
+    if (st == CUDA_OCC_SUCCESS) {
+        rec[12] = r.activeBlocksPerMultiprocessor;
+        rec[13] = (int32_t)r.limitingFactors;
+        rec[14] = r.blockLimitRegs;
+        rec[15] = r.blockLimitSharedMem;
+        rec[16] = r.blockLimitWarps;
+        rec[17] = r.blockLimitBlocks;
+        rec[18] = r.blockLimitBarriers;
+        rec[19] = r.allocatedRegistersPerBlock;
+        rec[20] = (int32_t)r.allocatedSharedMemPerBlock;
+        rec[21] = (int32_t)r.partitionedGCConfig;
+    }
+    /* The test only runs on little-endian hosts (x86-64, aarch64), so the array is the format. */
+    fwrite(rec, sizeof rec, 1, stdout);
+    points++;
+}
+
+/* The (static shared memory, barriers, dynamic shared memory, carveout, opt-in) settings the
+ * exhaustive parts cycle through: a plain kernel (__syncthreads only), 4 KB static, no barrier,
+ * large static, dynamic memory with barriers that bind on 9.0+, 16 barriers at a 50 % carveout,
+ * dynamic memory above the 48 KB default with the opt-in, and static memory near 48 KB at 25 %. */
+static const struct {
+    size_t smem;
+    int barriers;
+    size_t dyn;
+    int carveout;
+    int optin;
+} SETTINGS[] = {
+    {0, 1, 0, -1, 0},        {4096, 1, 0, -1, 0},    {0, 0, 0, -1, 0},         {40000, 2, 0, -1, 0},
+    {1024, 6, 8192, -1, 0},  {0, 16, 20000, 50, 0},  {12288, 3, 60000, -1, 1}, {48000, 1, 0, 25, 0},
+};
+#define NUM_SETTINGS COUNT(SETTINGS)
+
+/* Every register count 0..255 x every block size 1..1024 on `arch`, register count `regs` under
+ * setting `setting`. */
+static void exhaustive_row(int part, const Arch *arch, int regs, int setting)
+{
+    Func f = {regs, SETTINGS[setting].smem, SETTINGS[setting].barriers, -1, 1, 0, -1};
+    int block, cc = label_cc(arch);
+    if (SETTINGS[setting].optin) {
+        f.maxdyn = (long)(arch->smemOptin - f.smem);
+    }
+    for (block = 1; block <= 1024; block++) {
+        point_record(part, cc, arch, &f, SETTINGS[setting].dyn, SETTINGS[setting].carveout, block);
+    }
+}
+
+/* splitmix64: small, good enough, and the same sequence on every platform. */
+static unsigned long long rng_state;
+
+static long uniform(long lo, long hi)
+{
+    unsigned long long z = (rng_state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    return lo + (long)(z % (unsigned long long)(hi - lo + 1));
+}
+
+/* Random inputs spread over every input of the calculator, edges included: register counts the
+ * header rejects (256, 257), blocks above 1024, static memory above the per-block limits,
+ * dynamic memory above the function's maximum, every limit configuration and caching mode, and
+ * carveouts outside -1..100. */
+static void random_point(void)
+{
+    const Arch *arch = &ARCHES[uniform(0, NUM_ARCHES - 1)];
+    long optin = (long)arch->smemOptin;
+    Func f;
+    size_t dyn;
+    int block, carveout;
+    long r;
+    f.regs = (int)uniform(0, 257);
+    block = (int)(uniform(0, 9) == 0 ? uniform(1, 2048) : uniform(1, 1024));
+    r = uniform(0, 3);
+    f.smem = (size_t)(r == 0 ? 0 : r == 1 ? uniform(0, 49152) : r == 2 ? uniform(0, optin + 2048) : 1024 * uniform(0, 48));
+    f.barriers = (int)uniform(0, 16);
+    r = uniform(0, 3);
+    f.maxdyn = r <= 1 ? -1 : r == 2 ? ((long)f.smem <= optin ? optin - (long)f.smem : 0) : uniform(0, optin);
+    f.shmemConfig = uniform(0, 4) != 0;
+    r = uniform(0, 5);
+    f.gc = r <= 3 ? 0 : (int)(r - 3);
+    f.maxntid = -1;
+    r = uniform(0, 2);
+    dyn = (size_t)(r == 0 ? 0 : r == 1 ? uniform(0, 49152) : uniform(0, optin + 1024));
+    carveout = uniform(0, 1) ? -1 : (int)uniform(-2, 101);
+    point_record(2, label_cc(arch), arch, &f, dyn, carveout, block);
+}
+
+static int points_main(unsigned long long seed, long random_points)
+{
+    int ai, regs, setting;
+    long i;
+    int32_t end[POINT_FIELDS];
+    static char buffer[1 << 20];
+    const Arch *sm90 = NULL;
+    setvbuf(stdout, buffer, _IOFBF, sizeof buffer);
+    for (ai = 0; ai < NUM_ARCHES; ai++) {
+        if (strcmp(ARCHES[ai].label, "9.0") == 0) {
+            sm90 = &ARCHES[ai];
+        }
+    }
+    /* Part 0: sm_90, the first four settings, each in full. */
+    for (setting = 0; setting < 4; setting++)
+        for (regs = 0; regs <= 255; regs++) {
+            exhaustive_row(0, sm90, regs, setting);
+        }
+    /* Part 1: every architecture in full, the settings striped over the register counts so each
+     * arch sees all of them and each setting every register count modulo 8. */
+    for (ai = 0; ai < NUM_ARCHES; ai++)
+        for (regs = 0; regs <= 255; regs++) {
+            exhaustive_row(1, &ARCHES[ai], regs, (ai + regs) % NUM_SETTINGS);
+        }
+    /* Part 2: random points. */
+    rng_state = seed;
+    for (i = 0; i < random_points; i++) {
+        random_point();
+    }
+    memset(end, 0, sizeof end);
+    end[0] = -1;
+    end[1] = (int32_t)points;
+    fwrite(end, sizeof end, 1, stdout);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
 {
     /* Register counts spanning 0 ... 255, plus 256 (valid for the header on CC >= 7) and 257. */
     static const int REGS[] = {0,  1,   8,   16,  24,  32,  33,  40,  48,  56,  64,  72,  80,
@@ -370,6 +547,9 @@ int main(void)
     static const int CARVEOUTS[] = {-2, -1, 0, 1, 5, 10, 25, 33, 50, 66, 75, 99, 100, 101};
     int ai, i, j, k, l, m, n;
 
+    if (argc == 4 && strcmp(argv[1], "points") == 0) {
+        return points_main(strtoull(argv[2], NULL, 10), strtol(argv[3], NULL, 10));
+    }
     printf("hdr | %d %d\n", __CUDA_OCC_MAJOR__, __CUDA_OCC_MINOR__);
     rows++;
     for (ai = 0; ai < NUM_ARCHES; ai++) {

@@ -1,0 +1,182 @@
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::{cargo_launch, fixture, root, run, toolchain_root};
+
+/// The `trap` fixture with the template's five poly_eval kernels and `meta` as its metadata.
+fn trap(meta: &str) -> tempfile::TempDir {
+    let dir = fixture("trap");
+    let kernels = dir.path().join("kernels");
+    std::fs::create_dir_all(&kernels).unwrap();
+    for f in ["poly.cu", "poly.cuh"] {
+        std::fs::copy(root().join("template/kernels").join(f), kernels.join(f)).unwrap();
+    }
+    let manifest = dir.path().join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, text.replace("arch = [\"sm_90\"]", meta)).unwrap();
+    dir
+}
+
+fn check(dir: &Path, extra: &[&str]) -> (i32, String, String) {
+    toolchain_root();
+    run(cargo_launch().args(["launch", "check", "--manifest-path"]).arg(dir.join("Cargo.toml")).args(extra))
+}
+
+#[test]
+fn the_template_passes_for_sm_90_and_sm_100() {
+    let (code, stdout, stderr) =
+        check(&root().join("template"), &["--arch", "sm_90,sm_100", "--baseline", "/nonexistent/none.txt"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("checked 5 kernels × 2 arches (sm_90, sm_100): 0 errors, 8 warnings"), "{stdout}");
+    assert!(
+        stdout.contains("warning[unbounded]: kernels/poly.cu:9: poly_eval on sm_90: no launch contract"),
+        "{stdout}"
+    );
+    // --deny warnings turns the 8 warnings into a failure.
+    let (code, _, _) = check(
+        &root().join("template"),
+        &["--arch", "sm_90", "--deny", "warnings", "--baseline", "/nonexistent/none.txt"],
+    );
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn the_unbounded_kernel_fails_at_512_threads_and_passes_at_256() {
+    let dir = trap("arch = [\"sm_90\"]\nthreads = 512");
+    let (code, stdout, stderr) = check(dir.path(), &[]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(
+            "error[launch]: kernels/poly.cu:9: poly_eval on sm_90: cannot launch at 512 threads (host block size): \
+             167 registers × 512 threads needs 86,016 registers per block (5,376 per warp × 16 warps), the SM allows 65,536; \
+             the largest block that launches is 384; add __launch_bounds__(512) or launch ≤ 384"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("1 error"), "{stdout}");
+
+    let dir = trap("arch = [\"sm_90\"]\nthreads = 256");
+    let (code, stdout, _) = check(dir.path(), &[]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("0 errors"), "{stdout}");
+}
+
+#[test]
+fn spill_budgets_fail_per_kernel_and_can_be_overridden() {
+    let dir = trap(
+        "arch = [\"sm_90\"]\nmax-spill-bytes = 6376\n[package.metadata.launch.kernel.poly_eval_lb1024x2]\nmax-spill-bytes = 10000",
+    );
+    let (code, stdout, _) = check(dir.path(), &["--format", "json"]);
+    assert_eq!(code, 0, "6376 bytes is within the budget, lb1024x2 has its own: {stdout}");
+    let dir = trap("arch = [\"sm_90\"]\nmax-spill-bytes = 6000");
+    let (code, stdout, _) = check(dir.path(), &["--format", "json"]);
+    assert_eq!(code, 1);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let spills: Vec<&Value> = doc["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "spills").collect();
+    assert_eq!(spills.len(), 3);
+    assert!(spills.iter().all(|f| f["severity"] == "error"));
+    assert!(spills[0]["message"].as_str().unwrap().contains(
+        "3168 bytes spill stores + 3208 bytes spill loads = 6376 bytes, over the budget of 6000 (max-spill-bytes)"
+    ));
+    assert_eq!(doc["errors"], 3);
+    assert_eq!(doc["kernels"], 5);
+}
+
+#[test]
+fn shared_memory_the_host_adds_can_make_a_launch_fail() {
+    let dir = trap("arch = [\"sm_90\"]\n[package.metadata.launch.kernel.big]\ndynamic-smem = 200000");
+    std::fs::write(
+        dir.path().join("kernels/big.cu"),
+        "// @launch(256)\nextern \"C\" __global__ void big(float* p) {\n    __shared__ float s[10000];\n    extern __shared__ float d[];\n    s[threadIdx.x] = d[threadIdx.x];\n    p[threadIdx.x] = s[255 - threadIdx.x];\n}\n",
+    )
+    .unwrap();
+    let (code, stdout, _) = check(dir.path(), &[]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("error[launch]: kernels/big.cu:2: big on sm_90: cannot launch at 256 threads: 40,000 static + 200,000 dynamic + 1,024 reserved bytes of shared memory per block (241,024 allocated in units of 128); an SM gives one block at most 233,472"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn min_blocks_that_sm_120_cannot_meet_is_a_warning_there_only() {
+    let dir = fixture("contracts");
+    let (code, stdout, stderr) = check(dir.path(), &["--arch", "sm_90,sm_120"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(
+            "warning[contract]: kernels/contracts.cu:15: two_args on sm_120: min_blocks 2 cannot be met on sm_120"
+        ),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("two_args on sm_90: min_blocks"), "{stdout}");
+    assert!(stdout.contains("(sm_90, sm_120)"), "{stdout}");
+}
+
+#[test]
+fn bless_then_tighten_then_the_check_fails_with_the_delta() {
+    let dir = trap("arch = [\"sm_90\"]");
+    let (code, _, stderr) = check(dir.path(), &["--bless"]);
+    assert_eq!(code, 0, "{stderr}");
+    let baseline = dir.path().join("launch-baseline.txt");
+    let text = std::fs::read_to_string(&baseline).unwrap();
+    assert!(text.contains("poly_eval sm_90 registers=167 spill_bytes=0 stack=0 shared=0 occupancy=12.5"), "{text}");
+    assert!(
+        text.contains("poly_eval_lb1024x2 sm_90 registers=32 spill_bytes=9080 stack=1912 shared=0 occupancy=100.0"),
+        "{text}"
+    );
+    let (code, stdout, _) = check(dir.path(), &[]);
+    assert_eq!(code, 0, "an unchanged build passes its own baseline: {stdout}");
+
+    // Tighten: pretend the baseline had fewer registers and more occupancy.
+    let tighter = text
+        .replace(
+            "poly_eval sm_90 registers=167 spill_bytes=0 stack=0 shared=0 occupancy=12.5",
+            "poly_eval sm_90 registers=160 spill_bytes=0 stack=0 shared=0 occupancy=25.0",
+        )
+        .lines()
+        .filter(|l| !l.starts_with("poly_eval_lb256 "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&baseline, tighter).unwrap();
+    let (code, stdout, _) = check(dir.path(), &[]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("error[regression]: kernels/poly.cu:9: poly_eval on sm_90: since the baseline: registers 160 → 167 (+7), occupancy 25.0% → 12.5% (-12.5 points)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("note[new]: kernels/poly.cu:15: poly_eval_lb256 on sm_90: not in the baseline"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn arches_and_usage_errors() {
+    let dir = trap("arch = [\"sm_90\"]");
+    let (code, _, stderr) = check(dir.path(), &["--arch", "sm_91"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("`sm_91` is not a GPU architecture; valid choices: sm_50"), "{stderr}");
+    let (code, _, _) = check(dir.path(), &["--arch", "sm_90,,sm_100"]);
+    assert_eq!(code, 2, "malformed --arch");
+    // sm_110 is CUDA 13's name for Thor: a valid arch that the pinned 12.9 toolchain cannot target.
+    let (code, stdout, _) = check(dir.path(), &["--arch", "sm_90,sm_110"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("error[arch]: the toolchain cannot target sm_110; it supports: sm_50"), "{stdout}");
+    assert!(stdout.contains("(sm_90)"), "the supported arch is still checked: {stdout}");
+}
+
+#[test]
+fn github_actions_get_annotations() {
+    let dir = trap("arch = [\"sm_90\"]\nthreads = 512");
+    toolchain_root();
+    let (code, stdout, _) = run(cargo_launch()
+        .args(["launch", "check", "--manifest-path"])
+        .arg(dir.path().join("Cargo.toml"))
+        .current_dir(dir.path())
+        .env("GITHUB_ACTIONS", "true"));
+    assert_eq!(code, 1);
+    assert!(stdout.contains("::error file=kernels/poly.cu,line=9,title=cargo launch check%3A launch::poly_eval on sm_90: cannot launch at 512 threads"), "{stdout}");
+    assert!(stdout.contains("::warning file=kernels/poly.cu,line=21,"), "{stdout}");
+}
