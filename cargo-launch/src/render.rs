@@ -33,6 +33,21 @@ pub fn contract(c: Option<&ContractJson>) -> String {
     }
 }
 
+/// The PTX directives a contract became (read back from the PTX after compiling).
+pub fn directives(c: &ContractJson) -> String {
+    let mut d = Vec::new();
+    if let Some(t) = c.threads {
+        d.push(format!(".maxntid {t}, 1, 1"));
+    }
+    if let Some(b) = c.min_blocks {
+        d.push(format!(".minnctapersm {b}"));
+    }
+    if let Some(r) = c.max_regs {
+        d.push(format!(".maxnreg {r}"));
+    }
+    d.join(", ")
+}
+
 /// Writes the report for people.
 pub fn text(out: &mut impl Write, packages: &[PackageKernels], records: &[Record]) -> io::Result<()> {
     for p in packages {
@@ -73,6 +88,9 @@ pub fn text(out: &mut impl Write, packages: &[PackageKernels], records: &[Record
                     o.percent,
                     o.limiters.join(", ")
                 )?,
+            }
+            if let Some(c) = &r.contract {
+                writeln!(out, "  in the PTX: {}", directives(c))?;
             }
             if let Some(cap) = r.register_cap.filter(|&c| c < 255) {
                 writeln!(
