@@ -319,61 +319,9 @@ fn contract_json(c: Contract) -> ContractJson {
     ContractJson { source: c.source, threads: c.threads, min_blocks: c.min_blocks, max_regs: c.max_regs }
 }
 
-/// Why a block of `threads` cannot launch, with the arithmetic. `r` is what ptxas reported,
-/// `dynamic_smem` what the host adds per block.
-pub fn launch_failure(
-    dev: &DeviceLimits,
-    r: &launch::Resources,
-    dynamic_smem: u32,
-    threads: u32,
-    max_threads: u32,
-    occ: &occupancy::Occupancy,
-) -> String {
-    let registers = r.registers;
-    let warps = threads.div_ceil(dev.warp_size);
-    let per_warp = (registers * dev.warp_size).div_ceil(dev.reg_granularity) * dev.reg_granularity;
-    // The driver checks the allocation as if made on every sub-partition at once (cuda_occupancy.h).
-    let alloc_warps = warps.div_ceil(dev.sub_partitions) * dev.sub_partitions;
-    let needed = per_warp * alloc_warps;
-    if needed > dev.regs_per_block {
-        format!(
-            "{registers} registers × {threads} threads needs {} registers per block ({} per warp × {alloc_warps} warps), \
-             the SM allows {}; the largest block that launches is {max_threads}",
-            group(needed),
-            group(per_warp),
-            group(dev.regs_per_block)
-        )
-    } else if threads > max_threads {
-        format!("{threads} threads exceeds the kernel's limit of {max_threads} threads per block")
-    } else if occ.block_limit_smem == 0 {
-        format!(
-            "{} static + {} dynamic + {} reserved bytes of shared memory per block ({} allocated in units of {}); \
-             an SM gives one block at most {}",
-            group(r.shared_static),
-            group(dynamic_smem),
-            group(dev.reserved_smem_per_block),
-            group(occ.allocated_smem_per_block),
-            dev.smem_granularity,
-            group(dev.smem_per_block_optin + dev.reserved_smem_per_block)
-        )
-    } else {
-        let limits: Vec<&str> = occ.limiters.iter().map(|l| l.name()).collect();
-        format!("no block of {threads} threads fits on an SM (limited by {})", limits.join(", "))
-    }
-}
-
-/// `86016` → `86,016`.
-pub fn group(n: u32) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+// The arithmetic lives in the runtime crate, so the checked launch (`launch::cuda`) says exactly
+// what `cargo launch check` says.
+pub use launch::explain::{group, launch_failure};
 
 #[cfg(test)]
 mod tests {

@@ -13,6 +13,9 @@
 #![deny(missing_docs)]
 
 pub mod arch;
+#[cfg(feature = "cudarc")]
+pub mod cuda;
+pub mod explain;
 pub mod kernel;
 pub mod occupancy;
 

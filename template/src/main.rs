@@ -1,73 +1,276 @@
-//! Launches the embedded `poly_eval` cubin through cudarc and checks it against the CPU.
+//! Runs the template's five `poly_eval` builds on a GPU and prints the seed article's missing
+//! Section 5: which build is fastest, measured.
 //!
-//! `cargo launch report` needs no GPU; running this binary does.
+//! Each variant is loaded through `launch::cuda` (the cubin of the GPU's arch, else the PTX) and
+//! launched at its legal block size with the contract checked; every output element is compared
+//! with the CPU reference on fresh random inputs (the output is poisoned with NaN before every
+//! run); then it is timed with CUDA events (warm-up, median of many runs).
+//!
+//! `cargo launch report` needs no GPU; this program does, and says so when there is none.
+//!
+//! ```text
+//! launch-template [--elements N] [--runs R]     (defaults: 16,777,216 elements, 30 runs)
+//! ```
 
-launch::include_kernels!();
+use std::process::ExitCode;
 
-use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
-use cudarc::nvrtc::Ptx;
+use launch::cuda::cudarc::driver::{sys, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use launch::cuda::{Device, LoadedKernel};
+use launch::explain::group;
+use launch_template::{fresh_seed, poly_eval_cpu, SplitMix64, KERNELS, POLY_EVAL};
 
-/// The kernel's arithmetic, on the CPU.
-fn poly_eval_cpu(v: f32) -> f32 {
-    const N: usize = 128;
-    let mut acc: Vec<f32> = (0..N).map(|k| v * (k as f32 + 1.0)).collect();
-    for _ in 0..8 {
-        for k in 0..N {
-            acc[k] = acc[k].mul_add(v, acc[(k + 7) & (N - 1)]);
-        }
-    }
-    acc.iter().sum()
-}
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
-fn main() -> std::process::ExitCode {
+/// Floating-point operations per element: 128 multiplies, 8 × 128 FMAs (2 each), 128 adds.
+const FLOP_PER_ELEMENT: f64 = 128.0 + 2.0 * 8.0 * 128.0 + 128.0;
+
+fn main() -> ExitCode {
     match run() {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
         Err(e) => {
             eprintln!("error: {e}");
-            std::process::ExitCode::FAILURE
+            ExitCode::FAILURE
         }
     }
 }
 
-fn run() -> Result<(), Box<dyn std::error::Error>> {
-    for k in KERNELS {
-        println!("{:<20} block {:>4}  contract {:?}", k.name, k.block_size(), k.contract.map(|c| c.threads));
+struct Args {
+    elements: usize,
+    runs: usize,
+}
+
+fn args() -> Result<Args> {
+    let mut a = Args { elements: 1 << 24, runs: 30 };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = |name: &str| -> Result<usize> {
+            let v = it.next().ok_or_else(|| format!("{name} needs a value"))?;
+            Ok(v.replace(['_', ','], "").parse().map_err(|_| format!("{name}: `{v}` is not a number"))?)
+        };
+        match flag.as_str() {
+            "--elements" => a.elements = value("--elements")?.max(1),
+            "--runs" => a.runs = value("--runs")?.max(1),
+            "-h" | "--help" => {
+                println!("launch-template [--elements N] [--runs R]");
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown argument `{other}` (expected --elements N, --runs R)").into()),
+        }
     }
-    // SAFETY: only tries to dlopen libcuda; cudarc would panic on first use without it.
-    if !unsafe { cudarc::driver::sys::is_culib_present() } {
-        return Err("no CUDA driver (libcuda) on this machine: `cargo launch report` works without a GPU, running kernels does not".into());
-    }
-    let ctx = CudaContext::new(0)?;
-    let (major, minor) = ctx.compute_capability()?;
-    let arch = format!("sm_{major}{minor}");
-    let kernel = &POLY_EVAL;
-    let module = match kernel.cubin(&arch) {
-        Some(c) => ctx.load_module(Ptx::from_binary(c.bytes.to_vec()))?,
-        None => ctx.load_module(Ptx::from_src(kernel.module.ptx))?,
-    };
-    let f = module.load_function(kernel.name)?;
+    Ok(a)
+}
+
+struct Row {
+    name: &'static str,
+    contract: String,
+    block: u32,
+    registers: u32,
+    spills: String,
+    occupancy: String,
+    median_ms: f64,
+    min_ms: f64,
+    max_ms: f64,
+    checked: usize,
+}
+
+fn run() -> Result<bool> {
+    let args = args()?;
+    let dev = Device::new(0).map_err(|e| {
+        format!(
+            "{e}\nlaunch-template runs the five poly_eval builds on a GPU and times them; without one, \
+             `cargo launch report` shows their registers, spills and occupancy"
+        )
+    })?;
+    let info = dev.info().clone();
+    let (n, runs) = (args.elements, args.runs);
+    println!(
+        "device {}: {} (compute capability {}.{}), {} SMs, driver CUDA {}.{}",
+        info.ordinal,
+        info.name,
+        info.compute_capability.0,
+        info.compute_capability.1,
+        info.sms,
+        info.driver_version / 1000,
+        (info.driver_version % 1000) / 10
+    );
+    let ctx = dev.context().clone();
+    // One stream, so cudarc's per-buffer events are not needed.
+    // SAFETY: every buffer is used on this one stream only.
+    unsafe { ctx.disable_event_tracking() };
     let stream = ctx.default_stream();
-    let n: usize = 1 << 20;
-    let host: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 / 1000.0 - 0.5).collect();
-    let x = stream.clone_htod(&host)?;
-    let mut y = stream.alloc_zeros::<f32>(n)?;
-    let block = kernel.block_size();
-    let cfg =
-        LaunchConfig { grid_dim: ((n as u32).div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
-    let n_arg = n as i32;
-    let mut launch = stream.launch_builder(&f);
-    launch.arg(&x).arg(&mut y).arg(&n_arg);
-    // SAFETY: the kernel takes (const float*, float*, int) and reads/writes n elements.
-    unsafe { launch.launch(cfg) }?;
-    let out = stream.clone_dtoh(&y)?;
-    let bad = host
-        .iter()
-        .zip(&out)
-        .filter(|(v, g)| (poly_eval_cpu(**v) - **g).abs() > 1e-3 * poly_eval_cpu(**v).abs().max(1.0))
-        .count();
-    println!("{} on {arch}: {n} elements, {bad} mismatches", kernel.name);
-    if bad > 0 {
-        return Err(format!("{bad} elements differ from the CPU reference").into());
+
+    // The article's trap: the unbounded build at 512 threads. The check refuses it, with the
+    // arithmetic, before the driver would fail it with error 701.
+    let trap = dev.load(&POLY_EVAL)?;
+    let module_time = dev.load_module(POLY_EVAL.module, launch::cuda::Prefer::Auto)?;
+    println!(
+        "{}: loaded from {} in {:.3} ms",
+        POLY_EVAL.module.file,
+        module_time.image(),
+        module_time.load_time().as_secs_f64() * 1e3
+    );
+    let bad = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (512, 1, 1), shared_mem_bytes: 0 };
+    match trap.check(&bad) {
+        Err(e) => println!("checked launch at 512 threads refused: {e}"),
+        Ok(_) => println!("checked launch at 512 threads approved (this build fits 512 threads on this GPU)"),
     }
+    println!();
+
+    let mut rng = SplitMix64(fresh_seed());
+    let nan = stream.clone_htod(&vec![f32::NAN; n])?;
+    let mut y = stream.alloc_zeros::<f32>(n)?;
+    let mut reference = vec![0.0f32; n];
+    let mut rows = Vec::new();
+    let mut all_ok = true;
+    for kernel in KERNELS {
+        let k = dev.load(kernel)?;
+        let block = kernel.block_size();
+        let cfg = LaunchConfig {
+            grid_dim: ((n as u32).div_ceil(block), 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let approval = k.check(&cfg)?;
+        // Fresh inputs for every variant, and their reference.
+        let xs = rng.floats(n);
+        poly_eval_cpu(&xs, &mut reference);
+        let x = stream.clone_htod(&xs)?;
+        let once = |y: &mut CudaSlice<f32>| -> Result<()> {
+            stream.memcpy_dtod(&nan, y)?;
+            launch(&k, &stream, &x, y, n, cfg)?;
+            Ok(())
+        };
+        once(&mut y)?;
+        stream.synchronize()?;
+        let mut checked = verify(kernel.name, &stream.clone_dtoh(&y)?, &reference, &mut all_ok);
+        // Timing: warm-up, then `runs` launches between events, each on a poisoned output.
+        for _ in 0..3 {
+            once(&mut y)?;
+        }
+        let mut times = Vec::with_capacity(runs);
+        let start = ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?;
+        let end = ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?;
+        for _ in 0..runs {
+            stream.memcpy_dtod(&nan, &mut y)?;
+            start.record(&stream)?;
+            launch(&k, &stream, &x, &mut y, n, cfg)?;
+            end.record(&stream)?;
+            times.push(f64::from(start.elapsed_ms(&end)?));
+        }
+        // The last timed run's output is checked too.
+        checked += verify(kernel.name, &stream.clone_dtoh(&y)?, &reference, &mut all_ok);
+        times.sort_by(f64::total_cmp);
+        let r = k.embedded().copied().unwrap_or_default();
+        let occ = approval.occupancy;
+        rows.push(Row {
+            name: kernel.name,
+            contract: match kernel.contract {
+                Some(c) => format!(
+                    "{}({}{})",
+                    if c.exact { "@launch" } else { "__launch_bounds__" },
+                    c.threads.map_or("-".into(), |t| t.to_string()),
+                    c.min_blocks.map_or(String::new(), |m| format!(", {m}"))
+                ),
+                None => "none".into(),
+            },
+            block,
+            registers: k.driver_attributes().num_regs,
+            spills: if k.embedded().is_some() {
+                format!("{} / {}", r.spill_stores, r.spill_loads)
+            } else {
+                format!("JIT, {} B local", k.driver_attributes().local_size_bytes)
+            },
+            occupancy: format!(
+                "{} × {} = {}/{} warps ({:.1}%)",
+                occ.active_blocks,
+                occ.warps_per_block,
+                occ.active_warps,
+                occ.max_warps,
+                occ.percent()
+            ),
+            median_ms: times[times.len() / 2],
+            min_ms: times[0],
+            max_ms: times[times.len() - 1],
+            checked,
+        });
+    }
+
+    let fastest = rows.iter().map(|r| r.median_ms).fold(f64::INFINITY, f64::min);
+    println!(
+        "Section 5, measured: {} elements ({} MB in + {} MB out), median of {runs} runs after 3 warm-ups, CUDA events",
+        group(n as u32),
+        n * 4 / 1_000_000,
+        n * 4 / 1_000_000
+    );
+    println!();
+    println!(
+        "| variant | contract | block | registers | spill st / ld (B) | occupancy (blocks × warps) | median ms | min–max ms | G elem/s | GB/s | TFLOP/s | checked | |"
+    );
+    println!("|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|");
+    for r in &rows {
+        let s = r.median_ms * 1e-3;
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {:.3} | {:.3}–{:.3} | {:.2} | {:.1} | {:.2} | {} | {} |",
+            r.name,
+            r.contract,
+            r.block,
+            r.registers,
+            r.spills,
+            r.occupancy,
+            r.median_ms,
+            r.min_ms,
+            r.max_ms,
+            n as f64 / s / 1e9,
+            8.0 * n as f64 / s / 1e9,
+            FLOP_PER_ELEMENT * n as f64 / s / 1e12,
+            group(r.checked as u32),
+            if r.median_ms == fastest { "**fastest**" } else { "" }
+        );
+    }
+    println!();
+    for r in &rows {
+        println!("{:<20} {:>5.2}× the fastest", r.name, r.median_ms / fastest);
+    }
+    if !all_ok {
+        eprintln!("error: some outputs differ from the CPU reference (see above)");
+    }
+    Ok(all_ok)
+}
+
+fn launch(
+    k: &LoadedKernel,
+    stream: &std::sync::Arc<CudaStream>,
+    x: &CudaSlice<f32>,
+    y: &mut CudaSlice<f32>,
+    n: usize,
+    cfg: LaunchConfig,
+) -> Result<()> {
+    let n_arg = n as i32;
+    let mut args = k.builder(stream);
+    args.arg(x).arg(y).arg(&n_arg);
+    // SAFETY: poly_eval* take (const float*, float*, int) and touch elements below n only.
+    unsafe { k.launch(&mut args, cfg) }?;
     Ok(())
+}
+
+/// Compares every element; returns how many were compared. Prints and clears `ok` on a mismatch.
+fn verify(name: &str, got: &[f32], want: &[f32], ok: &mut bool) -> usize {
+    let (mut unwritten, mut differ, mut worst) = (0usize, 0usize, 0.0f32);
+    for (g, w) in got.iter().zip(want) {
+        if g.is_nan() && !w.is_nan() {
+            unwritten += 1;
+        } else if g.to_bits() != w.to_bits() {
+            let rel = (g - w).abs() / w.abs().max(1.0);
+            worst = worst.max(rel);
+            if rel > 1e-5 {
+                differ += 1;
+            }
+        }
+    }
+    if unwritten > 0 || differ > 0 {
+        println!("{name}: {unwritten} elements not written, {differ} differ (worst relative error {worst:e})");
+        *ok = false;
+    }
+    got.len()
 }

@@ -1,0 +1,391 @@
+//! The launch check: what the driver would refuse, decided before calling it. Pure arithmetic on
+//! the device's limits and the loaded function's attributes, so it is tested without a GPU.
+
+use std::fmt;
+
+use cudarc::driver::LaunchConfig;
+
+use crate::explain::{group, launch_failure};
+use crate::occupancy::{self, Carveout, DeviceLimits, FunctionAttrs, Occupancy};
+use crate::{Contract, ContractSource, Resources};
+
+/// One device, as the check and the helpers need it: the occupancy inputs read from the driver,
+/// its SM count and its block and grid limits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// Device ordinal.
+    pub ordinal: usize,
+    /// `cuDeviceGetName`.
+    pub name: String,
+    /// Compute capability.
+    pub compute_capability: (u32, u32),
+    /// `cuDriverGetVersion` (13000 = CUDA 13.0).
+    pub driver_version: i32,
+    /// Streaming multiprocessors.
+    pub sms: u32,
+    /// The calculator's inputs: the table row of this compute capability with every value the
+    /// driver reports (threads, blocks, registers, shared memory, reserved bytes) taken from it.
+    pub limits: DeviceLimits,
+    /// `MAX_BLOCK_DIM_X/Y/Z`.
+    pub max_block_dim: [u32; 3],
+    /// `MAX_GRID_DIM_X/Y/Z`.
+    pub max_grid_dim: [u32; 3],
+}
+
+impl DeviceInfo {
+    /// `sm_90` for compute capability 9.0.
+    pub fn arch(&self) -> String {
+        format!("sm_{}{}", self.compute_capability.0, self.compute_capability.1)
+    }
+
+    /// The information of a device that matches the occupancy table row `limits`, with `sms` SMs
+    /// and the usual block (1024 × 1024 × 64) and grid (2³¹−1 × 65535 × 65535) limits. For tests
+    /// and for reasoning about a GPU that is not present.
+    pub fn from_limits(limits: DeviceLimits, sms: u32) -> DeviceInfo {
+        DeviceInfo {
+            ordinal: 0,
+            name: format!("compute capability {}.{}", limits.major, limits.minor),
+            compute_capability: (limits.major, limits.minor),
+            driver_version: 0,
+            sms,
+            limits,
+            max_block_dim: [1024, 1024, 64],
+            max_grid_dim: [i32::MAX as u32, 65535, 65535],
+        }
+    }
+}
+
+/// What the check needs to know about a loaded function: the driver's attributes, the barrier
+/// count from the embedded report, the current dynamic shared-memory limit and carveout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FunctionInfo {
+    /// `CU_FUNC_ATTRIBUTE_NUM_REGS`.
+    pub registers: u32,
+    /// `CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`: static shared memory.
+    pub shared_static: u32,
+    /// `CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`: local memory (stack frame) per thread.
+    pub local_bytes: u32,
+    /// CTA barriers (ptxas `used N barriers`; no driver attribute reports it).
+    pub barriers: u32,
+    /// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`: the largest block the driver launches.
+    pub max_threads_per_block: u32,
+    /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`, as currently set.
+    pub max_dynamic_shared: u32,
+    /// `CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`, as currently set.
+    pub carveout: Carveout,
+}
+
+impl FunctionInfo {
+    /// The calculator's view of the function with its dynamic shared-memory limit at `max_dynamic`.
+    pub fn attrs(&self, max_dynamic: u32) -> FunctionAttrs {
+        FunctionAttrs::new(self.registers, self.shared_static, self.barriers)
+            .with_max_dynamic_shared(max_dynamic)
+            .with_launch_bounds(self.max_threads_per_block.max(1))
+    }
+
+    /// The ptxas-style resources, for messages.
+    pub fn resources(&self) -> Resources {
+        Resources {
+            registers: self.registers,
+            barriers: self.barriers,
+            stack_frame: self.local_bytes,
+            shared_static: self.shared_static,
+            ..Resources::default()
+        }
+    }
+}
+
+/// A launch the check approved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Approval {
+    /// Threads per block.
+    pub threads: u32,
+    /// Set when the launch needs more dynamic shared memory than the function's current
+    /// `MAX_DYNAMIC_SHARED_SIZE_BYTES`: the value to raise it to (within the opt-in limit).
+    pub raise_max_dynamic_shared: Option<u32>,
+    /// Resident blocks per SM of this launch on this device (after the raise).
+    pub occupancy: Occupancy,
+}
+
+/// Which rule a launch broke.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Problem {
+    /// A block dimension is 0 or above the device's per-dimension maximum, or the block has more
+    /// threads than the device allows.
+    BlockShape,
+    /// `@launch(threads)` (or `.reqntid`) means exactly that many threads per block.
+    ContractExact,
+    /// `__launch_bounds__(threads)` means at most that many threads per block.
+    ContractBound,
+    /// The registers of the block exceed what a block may use on this device.
+    Registers,
+    /// The block exceeds the function's `MAX_THREADS_PER_BLOCK` for another reason.
+    ThreadLimit,
+    /// Static + dynamic + reserved shared memory exceeds the opt-in limit.
+    SharedMemory,
+    /// A grid dimension is 0 or above the device's maximum.
+    Grid,
+    /// The occupancy calculator found no block fits (or rejected the input).
+    Occupancy,
+}
+
+impl Problem {
+    /// Whether the driver itself refuses such a launch. Every problem but [`Problem::ContractExact`]
+    /// below the contract's thread count is one the driver refuses; an `@launch` kernel launched
+    /// with fewer threads runs, but breaks the code's assumption of exactly `threads` threads.
+    pub fn driver_refuses(&self) -> bool {
+        !matches!(self, Problem::ContractExact)
+    }
+}
+
+/// A launch the check refused: which kernel, on which arch, which rule, and the arithmetic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchError {
+    /// The kernel's symbol.
+    pub kernel: String,
+    /// The device's arch (`sm_90`) and, for a JIT-compiled kernel, what was compiled.
+    pub arch: String,
+    /// The rule.
+    pub problem: Problem,
+    /// The arithmetic, as `cargo launch check` prints it.
+    pub message: String,
+}
+
+impl fmt::Display for LaunchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}` on {}: {}", self.kernel, self.arch, self.message)
+    }
+}
+
+impl std::error::Error for LaunchError {}
+
+fn dims(d: (u32, u32, u32)) -> String {
+    format!("({}, {}, {})", d.0, d.1, d.2)
+}
+
+fn contract_text(c: &Contract, threads: u32) -> String {
+    match c.source {
+        ContractSource::Annotation => format!("@launch({threads})"),
+        ContractSource::LaunchBounds if c.exact => format!(".reqntid {threads}"),
+        ContractSource::LaunchBounds => format!("__launch_bounds__({threads})"),
+    }
+}
+
+/// Checks launching `kernel` (arch name `arch`, for messages) with `cfg` on `dev`.
+///
+/// In order: block shape against the device (no zero dimension, per-dimension maxima, total
+/// threads); the contract (`@launch` / `.reqntid`: exactly `threads`; `__launch_bounds__`: at
+/// most); the function's `MAX_THREADS_PER_BLOCK` (the register-limited maximum); dynamic shared
+/// memory against the opt-in limit (static + dynamic may reach `sharedMemPerBlockOptin`; the
+/// function's current dynamic limit is raised when needed); the calculator's resident blocks
+/// (0 means the driver refuses); the grid against the device's limits.
+pub fn check_launch(
+    kernel: &str,
+    arch: &str,
+    dev: &DeviceInfo,
+    contract: Option<&Contract>,
+    func: &FunctionInfo,
+    cfg: &LaunchConfig,
+) -> Result<Approval, LaunchError> {
+    let fail = |problem, message: String| LaunchError { kernel: kernel.into(), arch: arch.into(), problem, message };
+    let lim = &dev.limits;
+    let (bx, by, bz) = cfg.block_dim;
+    if bx == 0 || by == 0 || bz == 0 {
+        return Err(fail(Problem::BlockShape, format!("block {} has a zero dimension", dims(cfg.block_dim))));
+    }
+    for (axis, (v, max)) in ["x", "y", "z"].iter().zip([bx, by, bz].into_iter().zip(dev.max_block_dim)) {
+        if v > max {
+            return Err(fail(
+                Problem::BlockShape,
+                format!(
+                    "block {}: dimension {axis} = {} exceeds the device's {}",
+                    dims(cfg.block_dim),
+                    group(v),
+                    group(max)
+                ),
+            ));
+        }
+    }
+    let total = u64::from(bx) * u64::from(by) * u64::from(bz);
+    if total > u64::from(lim.max_threads_per_block) {
+        return Err(fail(
+            Problem::BlockShape,
+            format!(
+                "block {} has {total} threads, the device allows {} per block",
+                dims(cfg.block_dim),
+                group(lim.max_threads_per_block)
+            ),
+        ));
+    }
+    let threads = total as u32;
+    if let Some(c) = contract {
+        if let Some(t) = c.threads {
+            if c.exact && threads != t {
+                return Err(fail(
+                    Problem::ContractExact,
+                    format!(
+                        "{} means exactly {t} threads per block; this launch has {threads} (block {})",
+                        contract_text(c, t),
+                        dims(cfg.block_dim)
+                    ),
+                ));
+            }
+            if !c.exact && threads > t {
+                return Err(fail(
+                    Problem::ContractBound,
+                    format!(
+                        "{} allows at most {t} threads per block; this launch has {threads} (block {})",
+                        contract_text(c, t),
+                        dims(cfg.block_dim)
+                    ),
+                ));
+            }
+        }
+    }
+    let dynamic = cfg.shared_mem_bytes;
+    let r = func.resources();
+    let max_dynamic_allowed = lim.smem_per_block_optin.saturating_sub(func.shared_static);
+    // The launch raises the function's dynamic limit when it needs more and the opt-in allows it;
+    // past the opt-in limit, the calculator is asked with the request itself (and says 0).
+    let max_dynamic = func.max_dynamic_shared.max(dynamic);
+    let occ = occupancy::occupancy(lim, &func.attrs(max_dynamic), threads, dynamic, func.carveout)
+        .map_err(|e| fail(Problem::Occupancy, e.to_string()))?;
+    if threads > func.max_threads_per_block {
+        let per_warp = (func.registers * lim.warp_size).div_ceil(lim.reg_granularity) * lim.reg_granularity;
+        let alloc_warps = threads.div_ceil(lim.warp_size).div_ceil(lim.sub_partitions) * lim.sub_partitions;
+        let problem = if u64::from(per_warp) * u64::from(alloc_warps) > u64::from(lim.regs_per_block) {
+            Problem::Registers
+        } else {
+            Problem::ThreadLimit
+        };
+        return Err(fail(problem, launch_failure(lim, &r, dynamic, threads, func.max_threads_per_block, &occ)));
+    }
+    if dynamic > max_dynamic_allowed || occ.active_blocks == 0 {
+        let problem = if occ.block_limit_smem == 0 { Problem::SharedMemory } else { Problem::Occupancy };
+        return Err(fail(problem, launch_failure(lim, &r, dynamic, threads, func.max_threads_per_block, &occ)));
+    }
+    let (gx, gy, gz) = cfg.grid_dim;
+    for (axis, (v, max)) in ["x", "y", "z"].iter().zip([gx, gy, gz].into_iter().zip(dev.max_grid_dim)) {
+        if v == 0 || v > max {
+            return Err(fail(
+                Problem::Grid,
+                format!("grid {}: dimension {axis} = {} must be 1 ..= {}", dims(cfg.grid_dim), group(v), group(max)),
+            ));
+        }
+    }
+    Ok(Approval {
+        threads,
+        raise_max_dynamic_shared: (dynamic > func.max_dynamic_shared).then_some(dynamic),
+        occupancy: occ,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h200() -> DeviceInfo {
+        DeviceInfo::from_limits(*DeviceLimits::for_compute_capability(9, 0).unwrap(), 132)
+    }
+
+    fn func(registers: u32, shared_static: u32, maxntid: Option<u32>) -> FunctionInfo {
+        let dev = h200();
+        FunctionInfo {
+            registers,
+            shared_static,
+            local_bytes: 0,
+            barriers: 1,
+            max_threads_per_block: occupancy::max_threads_per_block(&dev.limits, registers, maxntid),
+            max_dynamic_shared: dev.limits.smem_per_block - shared_static,
+            carveout: Carveout::Default,
+        }
+    }
+
+    fn cfg(grid: u32, block: u32, smem: u32) -> LaunchConfig {
+        LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: smem }
+    }
+
+    #[test]
+    fn the_articles_512_thread_launch_is_refused_with_its_arithmetic() {
+        let e = check_launch("poly_eval", "sm_90", &h200(), None, &func(167, 0, None), &cfg(1, 512, 0)).unwrap_err();
+        assert_eq!(e.problem, Problem::Registers);
+        assert_eq!(
+            e.to_string(),
+            "`poly_eval` on sm_90: 167 registers × 512 threads needs 86,016 registers per block (5,376 per warp × 16 \
+             warps), the SM allows 65,536; the largest block that launches is 384"
+        );
+        let ok = check_launch("poly_eval", "sm_90", &h200(), None, &func(167, 0, None), &cfg(1, 384, 0)).unwrap();
+        assert_eq!((ok.threads, ok.occupancy.active_blocks, ok.raise_max_dynamic_shared), (384, 1, None));
+    }
+
+    #[test]
+    fn contracts_are_exact_or_upper_bounds() {
+        let exact = Contract {
+            source: ContractSource::Annotation,
+            threads: Some(128),
+            min_blocks: None,
+            max_regs: None,
+            exact: true,
+        };
+        let f = func(20, 0, Some(128));
+        let e = check_launch("k", "sm_90", &h200(), Some(&exact), &f, &cfg(1, 64, 0)).unwrap_err();
+        assert_eq!(e.problem, Problem::ContractExact);
+        assert!(!e.problem.driver_refuses());
+        assert_eq!(
+            e.message,
+            "@launch(128) means exactly 128 threads per block; this launch has 64 (block (64, 1, 1))"
+        );
+        assert!(check_launch("k", "sm_90", &h200(), Some(&exact), &f, &cfg(1, 128, 0)).is_ok());
+        let bound = Contract { source: ContractSource::LaunchBounds, exact: false, threads: Some(256), ..exact };
+        let f = func(200, 0, Some(256));
+        assert!(check_launch("k", "sm_90", &h200(), Some(&bound), &f, &cfg(1, 200, 0)).is_ok());
+        let e = check_launch("k", "sm_90", &h200(), Some(&bound), &f, &cfg(1, 288, 0)).unwrap_err();
+        assert_eq!(e.problem, Problem::ContractBound);
+        assert_eq!(
+            e.message,
+            "__launch_bounds__(256) allows at most 256 threads per block; this launch has 288 (block (288, 1, 1))"
+        );
+    }
+
+    #[test]
+    fn dynamic_shared_memory_is_raised_up_to_the_opt_in_limit() {
+        let f = func(12, 4096, None);
+        let ok = check_launch("s4k", "sm_90", &h200(), None, &f, &cfg(1, 32, 45056)).unwrap();
+        assert_eq!(ok.raise_max_dynamic_shared, None);
+        let ok = check_launch("s4k", "sm_90", &h200(), None, &f, &cfg(1, 32, 228352)).unwrap();
+        assert_eq!((ok.raise_max_dynamic_shared, ok.occupancy.active_blocks), (Some(228352), 1));
+        let e = check_launch("s4k", "sm_90", &h200(), None, &f, &cfg(1, 32, 228353)).unwrap_err();
+        assert_eq!(e.problem, Problem::SharedMemory);
+        assert_eq!(
+            e.message,
+            "4,096 static + 228,353 dynamic + 1,024 reserved bytes of shared memory per block (233,600 allocated in \
+             units of 128); an SM gives one block at most 233,472"
+        );
+    }
+
+    #[test]
+    fn block_and_grid_shapes_are_checked() {
+        let f = func(12, 0, None);
+        let dev = h200();
+        let shape = |b: (u32, u32, u32), g: (u32, u32, u32)| {
+            check_launch("k", "sm_90", &dev, None, &f, &LaunchConfig { grid_dim: g, block_dim: b, shared_mem_bytes: 0 })
+                .map_err(|e| (e.problem, e.message))
+        };
+        assert_eq!(shape((0, 1, 1), (1, 1, 1)).unwrap_err().0, Problem::BlockShape);
+        assert_eq!(
+            shape((1, 1, 65), (1, 1, 1)).unwrap_err().1,
+            "block (1, 1, 65): dimension z = 65 exceeds the device's 64"
+        );
+        assert_eq!(
+            shape((33, 32, 1), (1, 1, 1)).unwrap_err().1,
+            "block (33, 32, 1) has 1056 threads, the device allows 1,024 per block"
+        );
+        assert!(shape((32, 32, 1), (1, 65535, 65535)).is_ok());
+        assert_eq!(
+            shape((32, 1, 1), (1, 65536, 1)).unwrap_err().1,
+            "grid (1, 65536, 1): dimension y = 65,536 must be 1 ..= 65,535"
+        );
+        assert_eq!(shape((32, 1, 1), (0, 1, 1)).unwrap_err().0, Problem::Grid);
+    }
+}

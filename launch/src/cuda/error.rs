@@ -1,0 +1,159 @@
+//! Errors of loading and launching.
+
+use std::fmt;
+
+use cudarc::driver::DriverError;
+
+use super::check::LaunchError;
+use super::image::NoImage;
+
+/// Why a device could not be opened, a module loaded or a launch made.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// No CUDA driver library (`libcuda.so` / `nvcuda.dll`) could be loaded.
+    NoDriver {
+        /// The library names tried, in order.
+        tried: Vec<String>,
+    },
+    /// The driver library is there but an operation failed (no device, driver too old, ...).
+    Driver {
+        /// What was being done.
+        what: String,
+        /// The driver's error.
+        error: DriverError,
+    },
+    /// cudarc panicked inside the driver bindings (a symbol missing from an old driver).
+    Panicked {
+        /// What was being done.
+        what: String,
+        /// The panic's message.
+        message: String,
+    },
+    /// No embedded image runs on this device.
+    NoImage(NoImage),
+    /// The driver refused to JIT-compile the embedded PTX.
+    PtxRejected {
+        /// The module's source file.
+        file: &'static str,
+        /// The device's arch.
+        device_arch: String,
+        /// The PTX's arch.
+        ptx_arch: &'static str,
+        /// Its PTX ISA version.
+        isa: Option<(u32, u32)>,
+        /// `cuDriverGetVersion`.
+        driver_version: i32,
+        /// The embedded cubins' arches.
+        cubins: Vec<&'static str>,
+        /// The driver's error.
+        error: DriverError,
+    },
+    /// A kernel was looked up in a module that does not hold it.
+    WrongModule {
+        /// The kernel.
+        kernel: &'static str,
+        /// The module it belongs to.
+        expected: &'static str,
+        /// The module it was looked up in.
+        found: &'static str,
+    },
+    /// The launch check refused the launch.
+    Launch(LaunchError),
+}
+
+fn cuda_version(v: i32) -> String {
+    format!("{}.{}", v / 1000, (v % 1000) / 10)
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::NoDriver { tried } => {
+                let mut names: Vec<&str> = Vec::new();
+                for t in tried {
+                    if !names.contains(&t.as_str()) {
+                        names.push(t);
+                    }
+                }
+                let shown = match names.as_slice() {
+                    [first, .., last] if names.len() > 3 => format!("{first}, …, {last} ({} names)", names.len()),
+                    all => all.join(", "),
+                };
+                write!(
+                    f,
+                    "no CUDA driver: the driver library could not be loaded (tried {shown}); install the NVIDIA \
+                     driver, or run on a machine with an NVIDIA GPU. Building and `cargo launch report` need no GPU; \
+                     running kernels does"
+                )
+            }
+            Error::Driver { what, error } => write!(f, "{what}: {}", driver_error(error)),
+            Error::Panicked { what, message } => write!(f, "{what}: the CUDA bindings failed: {message}"),
+            Error::NoImage(e) => e.fmt(f),
+            Error::PtxRejected { file, device_arch, ptx_arch, isa, driver_version, cubins, error } => {
+                let isa_text = isa.map(|(a, b)| format!("PTX ISA {a}.{b}")).unwrap_or_else(|| "PTX".into());
+                write!(
+                    f,
+                    "{file}: the driver (CUDA {}) cannot JIT the embedded {isa_text} for {ptx_arch} on this {device_arch} \
+                     device: {}",
+                    cuda_version(*driver_version),
+                    driver_error(error)
+                )?;
+                if let (Some(have), Some(max)) = (isa, super::image::max_ptx_isa(*driver_version)) {
+                    if *have > max {
+                        write!(f, "; this driver takes PTX ISA up to {}.{}: update the driver", max.0, max.1)?;
+                    }
+                }
+                let cubins = if cubins.is_empty() { "none".to_string() } else { cubins.join(", ") };
+                write!(
+                    f,
+                    "; cubins embedded for {cubins}: add \"{device_arch}\" to `arch` in [package.metadata.launch] to \
+                     need no JIT"
+                )
+            }
+            Error::WrongModule { kernel, expected, found } => {
+                write!(f, "`{kernel}` is in {expected}, not in the loaded module {found}")
+            }
+            Error::Launch(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Driver { error, .. } | Error::PtxRejected { error, .. } => Some(error),
+            Error::Launch(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<LaunchError> for Error {
+    fn from(e: LaunchError) -> Self {
+        Error::Launch(e)
+    }
+}
+
+impl From<NoImage> for Error {
+    fn from(e: NoImage) -> Self {
+        Error::NoImage(e)
+    }
+}
+
+/// `CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected`.
+pub fn driver_error(e: &DriverError) -> String {
+    let name = e.error_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{:?}", e.0));
+    let text = e.error_string().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    format!("{name} ({}): {text}", e.0 as i32)
+}
+
+impl Error {
+    /// The driver's error, when there is one.
+    pub fn driver_error(&self) -> Option<&DriverError> {
+        match self {
+            Error::Driver { error, .. } | Error::PtxRejected { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}

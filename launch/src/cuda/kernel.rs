@@ -1,0 +1,362 @@
+//! A loaded module and a loaded kernel: checked launches and the helpers around them.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use cudarc::driver::sys::CUfunction_attribute_enum as F;
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, LaunchArgs, LaunchConfig};
+
+use super::check::{check_launch, Approval, DeviceInfo, FunctionInfo};
+use super::device::guarded;
+use super::error::Error;
+use super::image::Image;
+use crate::occupancy::{self, Carveout, Occupancy};
+use crate::{Kernel, Module, Resources};
+
+/// A module loaded on a device.
+pub struct LoadedModule {
+    ctx: Arc<CudaContext>,
+    info: Arc<DeviceInfo>,
+    source: &'static Module,
+    module: Arc<CudaModule>,
+    image: Image,
+    load_time: Duration,
+}
+
+impl fmt::Debug for LoadedModule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoadedModule")
+            .field("file", &self.source.file)
+            .field("image", &self.image)
+            .field("load_time", &self.load_time)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LoadedModule {
+    pub(super) fn new(
+        ctx: Arc<CudaContext>,
+        info: Arc<DeviceInfo>,
+        source: &'static Module,
+        module: Arc<CudaModule>,
+        image: Image,
+        load_time: Duration,
+    ) -> LoadedModule {
+        LoadedModule { ctx, info, source, module, image, load_time }
+    }
+
+    /// The image it was loaded from.
+    pub fn image(&self) -> Image {
+        self.image
+    }
+
+    /// How long `cuModuleLoadData` took (for PTX: the driver's JIT compilation).
+    pub fn load_time(&self) -> Duration {
+        self.load_time
+    }
+
+    /// The cudarc module.
+    pub fn cuda_module(&self) -> &Arc<CudaModule> {
+        &self.module
+    }
+
+    /// One of its kernels, with its attributes read from the driver.
+    ///
+    /// # Errors
+    /// [`Error::WrongModule`] when `kernel` belongs to another module; a driver failure.
+    pub fn kernel(&self, kernel: &'static Kernel) -> Result<LoadedKernel, Error> {
+        if !std::ptr::eq(kernel.module, self.source) {
+            return Err(Error::WrongModule {
+                kernel: kernel.name,
+                expected: kernel.module.file,
+                found: self.source.file,
+            });
+        }
+        let func = guarded(&format!("looking up `{}` in {}", kernel.name, self.source.file), || {
+            self.module.load_function(kernel.name)
+        })?;
+        let get = |a: F| guarded(&format!("reading {a:?} of `{}`", kernel.name), || func.get_attribute(a));
+        let driver = DriverAttributes {
+            num_regs: get(F::CU_FUNC_ATTRIBUTE_NUM_REGS)?.max(0) as u32,
+            local_size_bytes: get(F::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?.max(0) as u32,
+            shared_size_bytes: get(F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?.max(0) as u32,
+            const_size_bytes: get(F::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES)?.max(0) as u32,
+            max_threads_per_block: get(F::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?.max(0) as u32,
+            ptx_version: get(F::CU_FUNC_ATTRIBUTE_PTX_VERSION)?.max(0) as u32,
+            binary_version: get(F::CU_FUNC_ATTRIBUTE_BINARY_VERSION)?.max(0) as u32,
+        };
+        let max_dynamic = get(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?.max(0) as u32;
+        let carveout = get(F::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)?;
+        let embedded = match self.image {
+            Image::Cubin { arch } => kernel.resources_on(arch).copied(),
+            Image::Ptx { .. } => None,
+        };
+        // Barriers are not a driver attribute; the PTX names them, so every build of it has the
+        // same count: take the report of the image's arch (for JIT, the PTX's own arch).
+        let barriers = kernel.resources_on(self.image.arch()).map(|r| r.barriers).unwrap_or(0);
+        let arch = match self.image {
+            Image::Cubin { .. } => self.info.arch(),
+            Image::Ptx { arch, .. } => format!("{} (JIT from {arch} PTX)", self.info.arch()),
+        };
+        Ok(LoadedKernel {
+            kernel,
+            func,
+            ctx: self.ctx.clone(),
+            info: self.info.clone(),
+            image: self.image,
+            arch,
+            embedded,
+            driver,
+            barriers,
+            max_dynamic: AtomicU32::new(max_dynamic),
+            carveout: Carveout::from_raw(carveout),
+        })
+    }
+}
+
+/// The driver's attributes of a loaded function (`cuFuncGetAttribute`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DriverAttributes {
+    /// `NUM_REGS`.
+    pub num_regs: u32,
+    /// `LOCAL_SIZE_BYTES` (the stack frame).
+    pub local_size_bytes: u32,
+    /// `SHARED_SIZE_BYTES` (static shared memory).
+    pub shared_size_bytes: u32,
+    /// `CONST_SIZE_BYTES`.
+    pub const_size_bytes: u32,
+    /// `MAX_THREADS_PER_BLOCK`.
+    pub max_threads_per_block: u32,
+    /// `PTX_VERSION` (90 = compute_90).
+    pub ptx_version: u32,
+    /// `BINARY_VERSION` (90 = sm_90).
+    pub binary_version: u32,
+}
+
+/// One disagreement between the embedded report and the driver.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Difference {
+    /// The driver attribute (`NUM_REGS`, ...).
+    pub attribute: &'static str,
+    /// What the build recorded (or our calculator derives from it).
+    pub embedded: u32,
+    /// What the driver reports.
+    pub driver: u32,
+}
+
+impl fmt::Display for Difference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: embedded {}, driver {}", self.attribute, self.embedded, self.driver)
+    }
+}
+
+/// A kernel loaded on a device: launches are checked against its contract and this device's
+/// limits before the driver sees them.
+pub struct LoadedKernel {
+    kernel: &'static Kernel,
+    func: CudaFunction,
+    ctx: Arc<CudaContext>,
+    info: Arc<DeviceInfo>,
+    image: Image,
+    arch: String,
+    embedded: Option<Resources>,
+    driver: DriverAttributes,
+    barriers: u32,
+    max_dynamic: AtomicU32,
+    carveout: Carveout,
+}
+
+impl fmt::Debug for LoadedKernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoadedKernel")
+            .field("name", &self.kernel.name)
+            .field("arch", &self.arch)
+            .field("image", &self.image)
+            .field("driver", &self.driver)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LoadedKernel {
+    /// The embedded kernel.
+    pub fn kernel(&self) -> &'static Kernel {
+        self.kernel
+    }
+
+    /// Its symbol.
+    pub fn name(&self) -> &'static str {
+        self.kernel.name
+    }
+
+    /// The image its module came from.
+    pub fn image(&self) -> Image {
+        self.image
+    }
+
+    /// `sm_90`, or `sm_90 (JIT from sm_80 PTX)`: how errors name the arch.
+    pub fn arch(&self) -> &str {
+        &self.arch
+    }
+
+    /// The device.
+    pub fn device(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// The cudarc function (launching it directly skips the check).
+    pub fn function(&self) -> &CudaFunction {
+        &self.func
+    }
+
+    /// What ptxas reported for the loaded cubin; `None` for a JIT-compiled PTX.
+    pub fn embedded(&self) -> Option<&Resources> {
+        self.embedded.as_ref()
+    }
+
+    /// The driver's attributes, read at load time.
+    pub fn driver_attributes(&self) -> &DriverAttributes {
+        &self.driver
+    }
+
+    /// What the check works from: the driver's attributes, the current dynamic shared-memory
+    /// limit and carveout, the barrier count of the build.
+    pub fn function_info(&self) -> FunctionInfo {
+        FunctionInfo {
+            registers: self.driver.num_regs,
+            shared_static: self.driver.shared_size_bytes,
+            local_bytes: self.driver.local_size_bytes,
+            barriers: self.barriers,
+            max_threads_per_block: self.driver.max_threads_per_block,
+            max_dynamic_shared: self.max_dynamic.load(Ordering::Relaxed),
+            carveout: self.carveout,
+        }
+    }
+
+    /// Checks `cfg` without launching or changing anything.
+    ///
+    /// # Errors
+    /// The [`super::LaunchError`] naming the kernel, the arch and the arithmetic.
+    pub fn check(&self, cfg: &LaunchConfig) -> Result<Approval, Error> {
+        let contract = self.kernel.contract;
+        Ok(check_launch(self.kernel.name, &self.arch, &self.info, contract.as_ref(), &self.function_info(), cfg)?)
+    }
+
+    /// Checks `cfg` and prepares the function for it: raises
+    /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` when the launch needs more dynamic shared
+    /// memory than currently allowed (within the opt-in limit).
+    ///
+    /// # Errors
+    /// As [`LoadedKernel::check`], or the driver refusing the attribute.
+    pub fn prepare(&self, cfg: &LaunchConfig) -> Result<Approval, Error> {
+        let approval = self.check(cfg)?;
+        if let Some(bytes) = approval.raise_max_dynamic_shared {
+            self.set_max_dynamic_shared(bytes)?;
+        }
+        Ok(approval)
+    }
+
+    /// Sets `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` (the opt-in) to `bytes`.
+    ///
+    /// # Errors
+    /// The driver refusing the value (above `sharedMemPerBlockOptin − static`).
+    pub fn set_max_dynamic_shared(&self, bytes: u32) -> Result<(), Error> {
+        guarded(
+            &format!("raising the dynamic shared-memory limit of `{}` to {bytes} bytes", self.kernel.name),
+            || {
+                self.ctx.bind_to_thread()?;
+                self.func.set_attribute(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
+            },
+        )?;
+        self.max_dynamic.store(bytes, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// A launch builder for this kernel on `stream`; push the arguments, then [`LoadedKernel::launch`].
+    pub fn builder<'a>(&'a self, stream: &'a CudaStream) -> LaunchArgs<'a> {
+        stream.launch_builder(&self.func)
+    }
+
+    /// Checks `cfg`, prepares the function ([`LoadedKernel::prepare`]) and launches.
+    ///
+    /// # Safety
+    /// As [`LaunchArgs::launch`]: the arguments pushed on `args` must match the kernel's
+    /// parameters, and it must not access memory out of bounds. `args` must come from
+    /// [`LoadedKernel::builder`] of this kernel.
+    ///
+    /// # Errors
+    /// A launch the check refuses (nothing reaches the driver), or the driver's error.
+    pub unsafe fn launch(&self, args: &mut LaunchArgs<'_>, cfg: LaunchConfig) -> Result<Approval, Error> {
+        let approval = self.prepare(&cfg)?;
+        let what = format!("launching `{}` on {}", self.kernel.name, self.arch);
+        // SAFETY: the caller's contract.
+        guarded(&what, || unsafe { args.launch(cfg) })?;
+        Ok(approval)
+    }
+
+    /// Resident blocks per SM at `block_size` threads and `dynamic_smem` bytes, by our calculator
+    /// with this device's limits and the function's current attributes: what
+    /// `cuOccupancyMaxActiveBlocksPerMultiprocessor` answers (like it, it does not reject a block
+    /// above the kernel's limit; [`LoadedKernel::check`] does).
+    ///
+    /// # Errors
+    /// Invalid input (a block size of 0).
+    pub fn occupancy(&self, block_size: u32, dynamic_smem: u32) -> Result<Occupancy, Error> {
+        let f = self.function_info();
+        occupancy::occupancy(&self.info.limits, &f.attrs(f.max_dynamic_shared), block_size, dynamic_smem, f.carveout)
+            .map_err(|e| {
+                Error::Launch(super::LaunchError {
+                    kernel: self.kernel.name.into(),
+                    arch: self.arch.clone(),
+                    problem: super::Problem::Occupancy,
+                    message: e.to_string(),
+                })
+            })
+    }
+
+    /// The grid of one full wave: resident blocks per SM of this launch × the device's SMs (the
+    /// seed's `@persistent` sizing).
+    ///
+    /// # Errors
+    /// A block size or shared-memory size that cannot launch (the check's error).
+    pub fn full_wave_grid(&self, block_size: u32, dynamic_smem: u32) -> Result<u32, Error> {
+        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (block_size, 1, 1), shared_mem_bytes: dynamic_smem };
+        let a = self.check(&cfg)?;
+        Ok(a.occupancy.active_blocks * self.info.sms)
+    }
+
+    /// Compares the embedded report with the driver: `NUM_REGS` = registers, `LOCAL_SIZE_BYTES` =
+    /// stack frame, `SHARED_SIZE_BYTES` = static shared memory, `BINARY_VERSION` = the cubin's
+    /// arch, and `MAX_THREADS_PER_BLOCK` = our [`occupancy::max_threads_per_block`] from the
+    /// registers and the contract. For a JIT-compiled PTX nothing was reported for this arch, so
+    /// only `MAX_THREADS_PER_BLOCK` is compared (from the driver's register count). Empty when
+    /// everything agrees.
+    pub fn cross_check(&self) -> Vec<Difference> {
+        let d = &self.driver;
+        let maxntid = self.kernel.contract.and_then(|c| c.threads);
+        let mut out = Vec::new();
+        let mut cmp = |attribute, embedded: u32, driver: u32| {
+            if embedded != driver {
+                out.push(Difference { attribute, embedded, driver });
+            }
+        };
+        match (&self.embedded, self.image) {
+            (Some(r), Image::Cubin { arch }) => {
+                cmp("NUM_REGS", r.registers, d.num_regs);
+                cmp("LOCAL_SIZE_BYTES", r.stack_frame, d.local_size_bytes);
+                cmp("SHARED_SIZE_BYTES", r.shared_static, d.shared_size_bytes);
+                let expected = occupancy::max_threads_per_block(&self.info.limits, r.registers, maxntid);
+                cmp("MAX_THREADS_PER_BLOCK", expected, d.max_threads_per_block);
+                if let Ok(a) = arch.parse::<crate::Arch>() {
+                    cmp("BINARY_VERSION", a.major * 10 + a.minor, d.binary_version);
+                }
+            }
+            _ => {
+                let expected = occupancy::max_threads_per_block(&self.info.limits, d.num_regs, maxntid);
+                cmp("MAX_THREADS_PER_BLOCK", expected, d.max_threads_per_block);
+            }
+        }
+        out
+    }
+}

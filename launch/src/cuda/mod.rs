@@ -1,0 +1,42 @@
+//! Loading the embedded kernels through [cudarc] and launching them with the contract checked
+//! (feature `cudarc`).
+//!
+//! ```ignore
+//! use launch::cuda::{cudarc::driver::{LaunchConfig, PushKernelArg}, Device};
+//!
+//! let dev = Device::new(0)?;                  // Err (never a panic) without a driver or GPU
+//! let k = dev.load(&POLY_EVAL)?;              // the sm_90 cubin on an H200, else the PTX (JIT)
+//! let stream = dev.context().default_stream();
+//! let (x, mut y) = (stream.clone_htod(&host)?, stream.alloc_zeros::<f32>(n)?);
+//! let cfg = LaunchConfig { grid_dim: (n.div_ceil(256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+//! let mut args = k.builder(&stream);
+//! args.arg(&x).arg(&mut y).arg(&(n as i32));
+//! unsafe { k.launch(&mut args, cfg) }?;      // a 512-thread block is refused here, with the arithmetic
+//! ```
+//!
+//! * **Loading** ([`Device::load`]): the cubin of the device's exact compute capability (`a`/`f`
+//!   builds only on their own chip), else the PTX, which the driver JIT-compiles; a PTX the
+//!   driver cannot take is an error naming the embedded arches and the PTX ISA version. cudarc is
+//!   loaded dynamically and only after [`driver_present`] says `libcuda` loads, so a missing
+//!   driver is [`Error::NoDriver`]. NVRTC is never loaded: cubins and PTX both go to the driver.
+//! * **Launching** ([`LoadedKernel::launch`], [`LoadedKernel::check`]): the block against the
+//!   device, the contract (`@launch` exactly, `__launch_bounds__` at most) and the driver's
+//!   `MAX_THREADS_PER_BLOCK`; dynamic shared memory against the opt-in limit (raising the
+//!   function's limit when needed); resident blocks by the occupancy calculator; the grid. A
+//!   refusal is a [`LaunchError`] with the arithmetic `cargo launch check` prints.
+//! * **Helpers**: [`LoadedKernel::full_wave_grid`], [`LoadedKernel::occupancy`],
+//!   [`LoadedKernel::cross_check`], [`Device::load_module`] (timed, uncached loads).
+
+pub use cudarc;
+
+mod check;
+mod device;
+mod error;
+mod image;
+mod kernel;
+
+pub use check::{check_launch, Approval, DeviceInfo, FunctionInfo, LaunchError, Problem};
+pub use device::{driver_library_names, driver_present, Device};
+pub use error::{driver_error, Error};
+pub use image::{max_ptx_isa, ptx_isa_version, ptx_runs_on, select_image, Image, NoImage, Prefer};
+pub use kernel::{Difference, DriverAttributes, LoadedKernel, LoadedModule};
