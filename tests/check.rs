@@ -180,3 +180,31 @@ fn github_actions_get_annotations() {
     assert!(stdout.contains("::error file=kernels/poly.cu,line=9,title=cargo launch check%3A launch::poly_eval on sm_90: cannot launch at 512 threads"), "{stdout}");
     assert!(stdout.contains("::warning file=kernels/poly.cu,line=21,"), "{stdout}");
 }
+
+#[test]
+fn a_register_cap_that_forces_spills_is_a_warning() {
+    let dir = trap("arch = [\"sm_90\"]");
+    std::fs::write(
+        dir.path().join("kernels/capped.cu"),
+        "#include \"poly.cuh\"\n\n// @launch(256, 1, 32)\nextern \"C\" __global__ void poly_capped(const float* x, float* y, int n) {\n    poly_eval_body(x, y, n);\n}\n",
+    )
+    .unwrap();
+    let (code, stdout, _) = check(dir.path(), &["--format", "json"]);
+    assert_eq!(code, 0, "warnings only: {stdout}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let f: Vec<&Value> = doc["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "max-regs").collect();
+    assert_eq!(f.len(), 1, "{stdout}");
+    assert_eq!(f[0]["severity"], "warning");
+    assert_eq!(f[0]["file"], "kernels/capped.cu");
+    assert_eq!(f[0]["line"], 4);
+    assert!(
+        f[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("poly_capped on sm_90: the cap of 32 registers per thread forces "),
+        "{}",
+        f[0]["message"]
+    );
+    let (code, _, _) = check(dir.path(), &["--deny", "warnings"]);
+    assert_eq!(code, 1);
+}
