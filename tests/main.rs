@@ -20,3 +20,7 @@ mod occupancy_cmd;
 
 /// Our calculator against the driver of a real H200 (recorded results in fixtures/h200/).
 mod h200_driver;
+
+/// The kernel cache (each invalidation rule, damaged entries, a killed build, two builds at once,
+/// checkout-independent outputs) and jobserver parallelism (`-j1` is serial).
+mod cache;

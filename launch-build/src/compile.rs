@@ -5,6 +5,7 @@
 //! parallel; nothing here depends on the order they run in.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use launch::Arch;
 
@@ -49,6 +50,25 @@ pub struct JobOutput {
     pub report: PtxasLog,
     /// NVRTC warnings (its log on success), verbatim.
     pub nvrtc_log: String,
+    /// What ptxas printed on stderr, verbatim: `report` is parsed from it (the cache stores this
+    /// text, not the parsed form).
+    pub ptxas_log: String,
+}
+
+/// How long the two compilers took for one job.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct JobTiming {
+    /// The `nvrtcCompileProgram` call (and reading back the PTX).
+    pub nvrtc: Duration,
+    /// The ptxas process, start to exit.
+    pub ptxas: Duration,
+}
+
+/// An include folder passed to NVRTC, with the form used in cache keys.
+#[derive(Clone, Debug)]
+struct IncludeDir {
+    path: PathBuf,
+    portable: String,
 }
 
 /// The loaded toolchain plus the options every job shares.
@@ -57,7 +77,9 @@ pub struct Compiler {
     pub toolchain: Toolchain,
     nvrtc: Nvrtc,
     supported: Vec<i32>,
-    options: Vec<String>,
+    root: PathBuf,
+    include_dirs: Vec<IncludeDir>,
+    defines: Vec<String>,
     work_dir: PathBuf,
     debug: bool,
 }
@@ -71,21 +93,25 @@ impl Compiler {
         if toolchain.nvrtc_version.is_empty() {
             toolchain.nvrtc_version = format!("{major}.{minor}");
         }
-        let mut options = Vec::new();
+        let root = config.root().to_path_buf();
+        let mut include_dirs = Vec::new();
         for dir in std::iter::once(&config.kernel_dir).chain(&config.include_dirs) {
-            options.push(format!("--include-path={}", config.root().join(dir).display()));
+            let path = root.join(dir);
+            include_dirs.push(IncludeDir { portable: portable_path(&path, &root, &toolchain.root), path });
         }
         if let Some(inc) = &toolchain.include {
-            options.push(format!("--include-path={}", inc.display()));
+            include_dirs.push(IncludeDir { portable: portable_path(inc, &root, &toolchain.root), path: inc.clone() });
         }
-        for (name, value) in &config.defines {
-            options.push(match value {
+        let defines = config
+            .defines
+            .iter()
+            .map(|(name, value)| match value {
                 Some(v) => format!("--define-macro={name}={v}"),
                 None => format!("--define-macro={name}"),
-            });
-        }
+            })
+            .collect();
         let supported = nvrtc.supported_archs();
-        Ok(Compiler { toolchain, nvrtc, supported, options, work_dir, debug })
+        Ok(Compiler { toolchain, nvrtc, supported, root, include_dirs, defines, work_dir, debug })
     }
 
     /// Fails unless the toolchain can target every arch (`a`/`f` variants count as their base).
@@ -103,24 +129,73 @@ impl Compiler {
         Ok(())
     }
 
-    /// Runs one job: NVRTC to PTX, ptxas to cubin, then parses ptxas's report.
-    pub fn run(&self, job: &Job) -> Result<JobOutput, Error> {
-        let file = &job.source.file;
+    /// The crate root the options are relative to.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The folder ptxas reads and writes in.
+    pub fn work_dir(&self) -> &Path {
+        &self.work_dir
+    }
+
+    /// NVRTC's own `(major, minor)`.
+    pub fn nvrtc_api_version(&self) -> (i32, i32) {
+        self.nvrtc.version()
+    }
+
+    /// The folders NVRTC searches for `job`'s includes, in NVRTC's order: the file's own folder,
+    /// the kernel folder, the `include` folders, the toolkit headers.
+    pub fn include_search(&self, job: &Job) -> Vec<PathBuf> {
+        job.source
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .into_iter()
+            .chain(self.include_dirs.iter().map(|d| d.path.clone()))
+            .collect()
+    }
+
+    /// The NVRTC options of `job`. With `portable`, paths under the crate root are written
+    /// `$CRATE/...` and paths under the toolchain root `$TOOLCHAIN/...`: that form goes into cache
+    /// keys, so a key does not depend on where the crate is checked out. Both forms come from this
+    /// one function, so the key cannot miss an option the compiler sees.
+    pub fn options(&self, job: &Job, portable: bool) -> Vec<String> {
         let mut options = vec![format!("--gpu-architecture={}", job.arch.virtual_name())];
         // Quoted includes resolve against the including file's folder first, as in a C compiler.
         if let Some(dir) = job.source.path.parent() {
-            options.push(format!("--include-path={}", dir.display()));
+            let shown =
+                if portable { portable_path(dir, &self.root, &self.toolchain.root) } else { dir.display().to_string() };
+            options.push(format!("--include-path={shown}"));
         }
-        options.extend(self.options.iter().cloned());
+        for d in &self.include_dirs {
+            let shown = if portable { d.portable.clone() } else { d.path.display().to_string() };
+            options.push(format!("--include-path={shown}"));
+        }
+        options.extend(self.defines.iter().cloned());
+        options
+    }
+
+    /// Runs one job: NVRTC to PTX, ptxas to cubin, then parses ptxas's report.
+    pub fn run(&self, job: &Job) -> Result<JobOutput, Error> {
+        self.run_timed(job).map(|(out, _)| out)
+    }
+
+    /// [`Compiler::run`], also returning how long each compiler took.
+    pub fn run_timed(&self, job: &Job) -> Result<(JobOutput, JobTiming), Error> {
+        let file = &job.source.file;
+        let options = self.options(job, false);
         if self.debug {
             println!("cargo:warning=launch-build: NVRTC {} {}", file, options.join(" "));
         }
+        let started = Instant::now();
         let (ptx, nvrtc_log) = self.nvrtc.compile_ptx(job.text, file, &options).map_err(|f| Error::Compile {
             compiler: format!("NVRTC {}", self.toolchain.nvrtc_version),
             file: file.clone(),
             arch: job.arch.to_string(),
             log: f.log,
         })?;
+        let nvrtc_time = started.elapsed();
 
         // `.maxnreg` cannot be written next to `__launch_bounds__` in CUDA C++ (NVRTC refuses it).
         let ptx = contract::apply_to_ptx(&ptx, job.annotations);
@@ -139,7 +214,9 @@ impl Compiler {
         if self.debug {
             println!("cargo:warning=launch-build: {tool}");
         }
+        let started = Instant::now();
         let (status, out) = tool.run_unchecked()?;
+        let ptxas_time = started.elapsed();
         let log = out.stderr;
         let compile_error = |log: String| Error::Compile {
             compiler: format!("ptxas {}", self.toolchain.ptxas_version),
@@ -151,19 +228,43 @@ impl Compiler {
         if !status.success() {
             return Err(compile_error(log));
         }
-        let report = ptxas_log::parse(&log).map_err(|e| Error::Report {
-            file: file.clone(),
-            arch: job.arch.to_string(),
-            reason: e.to_string(),
-        })?;
+        let report = parse_report(job, &log)?;
         if report.diagnostics.iter().any(|d| matches!(d.severity, Severity::Error | Severity::Fatal)) {
             return Err(compile_error(log));
         }
         let cubin = std::fs::read(&cubin_path).map_err(Error::io("read ptxas output", &cubin_path))?;
         let _ = std::fs::remove_file(&ptx_path);
         let _ = std::fs::remove_file(&cubin_path);
-        Ok(JobOutput { ptx, cubin, report, nvrtc_log })
+        Ok((
+            JobOutput { ptx, cubin, report, nvrtc_log, ptxas_log: log },
+            JobTiming { nvrtc: nvrtc_time, ptxas: ptxas_time },
+        ))
     }
+}
+
+/// Parses the `ptxas -v` report of `job` (also used for reports read back from the cache).
+pub fn parse_report(job: &Job, log: &str) -> Result<PtxasLog, Error> {
+    ptxas_log::parse(log).map_err(|e| Error::Report {
+        file: job.source.file.clone(),
+        arch: job.arch.to_string(),
+        reason: e.to_string(),
+    })
+}
+
+/// `path` with the crate root replaced by `$CRATE` and the toolchain root by `$TOOLCHAIN`
+/// (`/`-separated), else as it is.
+pub fn portable_path(path: &Path, root: &Path, toolchain_root: &Path) -> String {
+    for (base, name) in [(root, "$CRATE"), (toolchain_root, "$TOOLCHAIN")] {
+        if let Ok(rel) = path.strip_prefix(base) {
+            let mut s = name.to_string();
+            for c in rel.components() {
+                s.push('/');
+                s.push_str(&c.as_os_str().to_string_lossy());
+            }
+            return s;
+        }
+    }
+    path.display().to_string()
 }
 
 /// A file-name-safe form of a relative path: `kernels/sub/a.cu` → `kernels.sub.a.cu`.

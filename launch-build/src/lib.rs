@@ -27,18 +27,21 @@
 //!
 //! # What triggers a rebuild
 //! Cargo.toml, the kernel folder, every kernel file and every header it includes from the crate,
-//! and the variables listed in [`env::DOCUMENTED`].
+//! and the variables listed in [`env::DOCUMENTED`]. A rerun compiles only the (file, arch) jobs
+//! whose content-addressed key changed ([`cache`]), in parallel through cargo's jobserver ([`jobs`]).
 #![deny(missing_docs)]
 // The one-line build.rs is the example users copy, `fn main` included.
 #![allow(clippy::needless_doctest_main)]
 
 pub mod assemble;
+pub mod cache;
 pub mod compile;
 pub mod config;
 pub mod contract;
 pub mod embed;
 pub mod env;
 pub mod error;
+pub mod jobs;
 pub mod manifest;
 pub mod nvrtc;
 pub mod out;
@@ -125,12 +128,19 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
     compiler.check_arches(&config.arches)?;
 
     // Every job runs before anything is written, so a failure leaves the previous outputs intact.
+    // Jobs come from the cache or compile side by side (one per jobserver token); outputs come
+    // back in job order.
+    let jobs: Vec<Job> = sources
+        .iter()
+        .zip(&prepared)
+        .flat_map(|(source, (text, annotations))| {
+            config.arches.iter().map(move |&arch| Job { source, text, annotations, arch })
+        })
+        .collect();
+    let mut outputs = jobs::run_all(env, &compiler, launch_dir, &jobs)?.into_iter();
     let mut files = Vec::new();
-    for (source, (text, annotations)) in sources.iter().zip(&prepared) {
-        let mut outputs = Vec::new();
-        for &arch in &config.arches {
-            outputs.push((arch, compiler.run(&Job { source, text, annotations, arch })?));
-        }
+    for (source, (_, annotations)) in sources.iter().zip(&prepared) {
+        let outputs = config.arches.iter().map(|&arch| (arch, outputs.next().expect("one output per job"))).collect();
         files.push(FileOutputs { source, annotations, outputs });
     }
     let info = ToolchainInfo {

@@ -16,6 +16,8 @@ const SCRUBBED: &[&str] = &[
     "LAUNCH_NO_SYSTEM_TOOLCHAIN",
     "LAUNCH_NO_AUTO_SETUP",
     "LAUNCH_BUILD_DEBUG",
+    "LAUNCH_NO_CACHE",
+    "LAUNCH_ARCH",
     "CUDA_HOME",
     "CUDA_PATH",
     "DOCS_RS",
@@ -58,7 +60,20 @@ pub fn fixture(name: &str) -> tempfile::TempDir {
     copy_dir(&root().join("fixtures/crates").join(name), dir.path());
     let manifest = dir.path().join("Cargo.toml");
     let text = std::fs::read_to_string(&manifest).expect("fixture has Cargo.toml");
-    std::fs::write(&manifest, text.replace("{{ROOT}}", &root().display().to_string())).expect("write Cargo.toml");
+    // Cargo leaves a path package's folder out of its build-script hash, so two copies of one
+    // fixture with the same package name would share an OUT_DIR in the shared target dir and, in
+    // tests running at once, overwrite each other's outputs. Each copy gets its own name.
+    static COPIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let text = text.replace("{{ROOT}}", &root().display().to_string());
+    let text = match text.find("name = \"") {
+        Some(at) => {
+            let end = at + "name = \"".len() + text[at + "name = \"".len()..].find('"').expect("quoted name");
+            format!("{}-{}-{n}{}", &text[..end], std::process::id(), &text[end..])
+        }
+        None => text,
+    };
+    std::fs::write(&manifest, text).expect("write Cargo.toml");
     dir
 }
 

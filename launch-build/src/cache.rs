@@ -1,0 +1,590 @@
+//! The content-addressed cache of compiled kernels: one entry per kernel file × arch, holding
+//! everything a [`JobOutput`](crate::compile::JobOutput) is rebuilt from without compiling (the
+//! PTX, the cubin, ptxas's raw `-v` log and NVRTC's log).
+//!
+//! # Key
+//! SHA-256 over, each field named and length-prefixed: [`FORMAT`], launch-build's version, the
+//! file's name as NVRTC sees it, its text after the `@launch` contracts were applied, the path
+//! (relative to the crate or toolchain root) and content digest of every header it includes
+//! transitively, the NVRTC options (include folders as `$CRATE/...`, defines), the arch, the
+//! `@launch` annotations, NVRTC's and ptxas's versions and the identity (path, size, modification
+//! time) of the NVRTC library and the ptxas executable. Content, never file times, decides for
+//! sources and headers: touching a file changes no key. Nothing absolute about the checkout goes
+//! in, so two checkouts of a crate, or two crates with the same kernel, share entries.
+//!
+//! # Entries
+//! `<cache>/<first two hex digits>/<key hex>`, one file:
+//!
+//! ```text
+//! "LAUNCHKC"  format: u32 LE  key: 32 bytes
+//! 4 × (length: u64 LE, bytes)      PTX, cubin, ptxas log, NVRTC log
+//! SHA-256 of everything above: 32 bytes
+//! ```
+//!
+//! An entry is written to a unique temporary name in its folder and renamed into place, so a reader
+//! sees a whole entry or none; two builds writing the same key at once write the same bytes, and
+//! whichever rename lands last wins. An entry cut short (a killed build, a full disk) or damaged
+//! fails the checksum and is compiled again, never loaded. No lock is taken anywhere.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs;
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use sha2::{Digest, Sha256};
+
+use crate::contract::Annotation;
+
+/// Version of the key and entry layout. Bump it whenever either changes, or whenever something
+/// new can change a compiler's output.
+pub const FORMAT: u32 = 1;
+
+const MAGIC: &[u8; 8] = b"LAUNCHKC";
+
+/// Temporary files older than this in an entry folder are leftovers of a killed build.
+const STALE_TEMP: Duration = Duration::from_secs(3600);
+
+/// A cache key: SHA-256 of a job's inputs.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Key(pub [u8; 32]);
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Key({self})")
+    }
+}
+
+/// Identity of a tool binary: where it is, its size and modification time. A reinstalled or
+/// patched tool changes at least one of them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileId {
+    /// Path as found by discovery.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, nanoseconds since the Unix epoch (0 when unknown).
+    pub mtime_ns: u128,
+}
+
+impl FileId {
+    /// Reads the identity of `path` (follows symbolic links).
+    pub fn of(path: &Path) -> FileId {
+        let meta = fs::metadata(path).ok();
+        FileId {
+            path: path.display().to_string(),
+            size: meta.as_ref().map_or(0, |m| m.len()),
+            mtime_ns: meta
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos()),
+        }
+    }
+}
+
+/// Everything about the toolchain that goes into a key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolchainId {
+    /// NVRTC's version (`12.9.86`).
+    pub nvrtc_version: String,
+    /// NVRTC's own `nvrtcVersion()` (`12.9`).
+    pub nvrtc_api: (i32, i32),
+    /// ptxas's version (`12.9.86`).
+    pub ptxas_version: String,
+    /// The NVRTC library.
+    pub nvrtc: FileId,
+    /// The ptxas executable.
+    pub ptxas: FileId,
+}
+
+/// One job's inputs, as hashed into its key.
+#[derive(Clone, Debug)]
+pub struct KeyInputs<'a> {
+    /// The file's name as NVRTC sees it (relative to the crate, `/`-separated).
+    pub file: &'a str,
+    /// The source after the `@launch` contracts were applied.
+    pub text: &'a str,
+    /// Every header it includes, transitively: portable path and SHA-256 of the content, sorted.
+    pub headers: &'a [(String, [u8; 32])],
+    /// NVRTC options in their portable form.
+    pub options: &'a [String],
+    /// The target arch (`sm_90a`).
+    pub arch: &'a str,
+    /// The file's `@launch` annotations.
+    pub annotations: &'a [Annotation],
+    /// The toolchain.
+    pub toolchain: &'a ToolchainId,
+}
+
+/// Feeds named, length-prefixed fields to SHA-256, so no two different inputs hash the same bytes.
+struct KeyHasher(Sha256);
+
+impl KeyHasher {
+    fn field(&mut self, name: &str, value: &[u8]) {
+        self.0.update((name.len() as u64).to_le_bytes());
+        self.0.update(name.as_bytes());
+        self.0.update((value.len() as u64).to_le_bytes());
+        self.0.update(value);
+    }
+
+    fn file_id(&mut self, name: &str, id: &FileId) {
+        self.field(&format!("{name}.path"), id.path.as_bytes());
+        self.field(&format!("{name}.size"), &id.size.to_le_bytes());
+        self.field(&format!("{name}.mtime"), &id.mtime_ns.to_le_bytes());
+    }
+}
+
+/// The key of one job.
+pub fn key(k: &KeyInputs) -> Key {
+    let mut h = KeyHasher(Sha256::new());
+    h.field("format", &FORMAT.to_le_bytes());
+    h.field("launch-build", env!("CARGO_PKG_VERSION").as_bytes());
+    h.field("file", k.file.as_bytes());
+    h.field("text", k.text.as_bytes());
+    h.field("headers", &(k.headers.len() as u64).to_le_bytes());
+    for (path, digest) in k.headers {
+        h.field("header.path", path.as_bytes());
+        h.field("header.sha256", digest);
+    }
+    h.field("options", &(k.options.len() as u64).to_le_bytes());
+    for o in k.options {
+        h.field("option", o.as_bytes());
+    }
+    h.field("arch", k.arch.as_bytes());
+    h.field("annotations", &(k.annotations.len() as u64).to_le_bytes());
+    for a in k.annotations {
+        let text = format!("{}|{}|{:?}|{:?}|{}", a.kernel, a.threads, a.min_blocks, a.max_regs, a.line);
+        h.field("annotation", text.as_bytes());
+    }
+    let t = k.toolchain;
+    h.field("nvrtc.version", t.nvrtc_version.as_bytes());
+    h.field("nvrtc.api", format!("{}.{}", t.nvrtc_api.0, t.nvrtc_api.1).as_bytes());
+    h.field("ptxas.version", t.ptxas_version.as_bytes());
+    h.file_id("nvrtc", &t.nvrtc);
+    h.file_id("ptxas", &t.ptxas);
+    Key(h.0.finalize().into())
+}
+
+/// SHA-256 of each header's content, each file read once per build.
+#[derive(Debug, Default)]
+pub struct HeaderDigests(BTreeMap<PathBuf, [u8; 32]>);
+
+impl HeaderDigests {
+    /// The digest of `path`'s content; a file that cannot be read hashes as its error text (so a
+    /// header that appears later still changes the key).
+    pub fn digest(&mut self, path: &Path) -> [u8; 32] {
+        *self.0.entry(path.to_path_buf()).or_insert_with(|| match fs::read(path) {
+            Ok(bytes) => Sha256::digest(&bytes).into(),
+            Err(e) => Sha256::digest(format!("unreadable: {}", e.kind()).as_bytes()).into(),
+        })
+    }
+}
+
+/// What an entry holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The PTX (contracts applied), as ptxas read it.
+    pub ptx: String,
+    /// The cubin.
+    pub cubin: Vec<u8>,
+    /// ptxas's stderr (the `-v` report), with the work folder written as a placeholder.
+    pub ptxas_log: String,
+    /// NVRTC's log, with the crate root written as a placeholder.
+    pub nvrtc_log: String,
+}
+
+/// The result of a lookup.
+#[derive(Debug)]
+pub enum Lookup {
+    /// A whole, verified entry.
+    Hit(Entry),
+    /// No entry.
+    Miss,
+    /// An entry exists but is damaged or cut short: it is compiled again and replaced.
+    Corrupt(String),
+}
+
+/// Serialises an entry for `key`.
+pub fn encode(key: &Key, e: &Entry) -> Vec<u8> {
+    let sections: [&[u8]; 4] = [e.ptx.as_bytes(), &e.cubin, e.ptxas_log.as_bytes(), e.nvrtc_log.as_bytes()];
+    let mut out = Vec::with_capacity(8 + 4 + 32 + sections.iter().map(|s| s.len() + 8).sum::<usize>() + 32);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&FORMAT.to_le_bytes());
+    out.extend_from_slice(&key.0);
+    for s in sections {
+        out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+        out.extend_from_slice(s);
+    }
+    let digest: [u8; 32] = Sha256::digest(&out).into();
+    out.extend_from_slice(&digest);
+    out
+}
+
+/// Reads an entry back, checking the checksum, the format and that it belongs to `key`.
+pub fn decode(key: &Key, bytes: &[u8]) -> Result<Entry, String> {
+    let header = MAGIC.len() + 4 + 32;
+    if bytes.len() < header + 4 * 8 + 32 {
+        return Err(format!("{} bytes: cut short", bytes.len()));
+    }
+    let (body, digest) = bytes.split_at(bytes.len() - 32);
+    if Sha256::digest(body).as_slice() != digest {
+        return Err("checksum mismatch: cut short or damaged".into());
+    }
+    if &body[..8] != MAGIC {
+        return Err("not a launch-build cache entry".into());
+    }
+    let format = u32::from_le_bytes(body[8..12].try_into().expect("4 bytes"));
+    if format != FORMAT {
+        return Err(format!("format {format}, expected {FORMAT}"));
+    }
+    if body[12..44] != key.0 {
+        return Err("entry of another key".into());
+    }
+    let mut rest = &body[header..];
+    let mut section = || -> Result<Vec<u8>, String> {
+        if rest.len() < 8 {
+            return Err("cut short".into());
+        }
+        let (len, tail) = rest.split_at(8);
+        let len = u64::from_le_bytes(len.try_into().expect("8 bytes"));
+        let len = usize::try_from(len).ok().filter(|&l| l <= tail.len()).ok_or("section overruns the entry")?;
+        let (s, tail) = tail.split_at(len);
+        rest = tail;
+        Ok(s.to_vec())
+    };
+    let text = |b: Vec<u8>| String::from_utf8(b).map_err(|_| "text section is not UTF-8".to_string());
+    let ptx = text(section()?)?;
+    let cubin = section()?;
+    let ptxas_log = text(section()?)?;
+    let nvrtc_log = text(section()?)?;
+    if !rest.is_empty() {
+        return Err("trailing bytes".into());
+    }
+    Ok(Entry { ptx, cubin, ptxas_log, nvrtc_log })
+}
+
+/// A cache folder.
+#[derive(Clone, Debug)]
+pub struct Cache {
+    dir: PathBuf,
+}
+
+impl Cache {
+    /// The cache in `dir` (created on first store).
+    pub fn new(dir: PathBuf) -> Cache {
+        Cache { dir }
+    }
+
+    /// Its folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where the entry of `key` lives.
+    pub fn entry_path(&self, key: &Key) -> PathBuf {
+        let hex = key.to_string();
+        self.dir.join(&hex[..2]).join(hex)
+    }
+
+    /// Looks `key` up. An unreadable entry is a miss (it is rebuilt and replaced).
+    pub fn load(&self, key: &Key) -> Lookup {
+        let path = self.entry_path(key);
+        match fs::read(&path) {
+            Ok(bytes) => match decode(key, &bytes) {
+                Ok(e) => Lookup::Hit(e),
+                Err(reason) => Lookup::Corrupt(format!("{}: {reason}", path.display())),
+            },
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Lookup::Miss,
+            Err(e) => Lookup::Corrupt(format!("{}: {e}", path.display())),
+        }
+    }
+
+    /// Stores `entry` under `key`: a unique temporary file in the entry's folder, renamed into
+    /// place. Another build storing the same key at the same time is harmless (same bytes; the
+    /// last rename wins; a lost race counts as success).
+    pub fn store(&self, key: &Key, entry: &Entry) -> io::Result<()> {
+        let path = self.entry_path(key);
+        let dir = path.parent().expect("entries live in a folder");
+        fs::create_dir_all(dir)?;
+        sweep_stale_temps(dir);
+        let bytes = encode(key, entry);
+        let (tmp, mut file) = create_temp(dir, &key.to_string())?;
+        let written = file.write_all(&bytes).and_then(|()| file.flush());
+        drop(file);
+        if let Err(e) = written {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+        match fs::rename(&tmp, &path) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let _ = fs::remove_file(&tmp);
+                // Another build put the same entry in place first (platforms where rename does
+                // not replace): that counts as success.
+                if e.kind() == io::ErrorKind::AlreadyExists || matches!(self.load(key), Lookup::Hit(_)) {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
+            }
+        }
+    }
+}
+
+/// A new file `.<name>.<pid>.<n>.tmp` in `dir`, created exclusively (never one another build owns).
+fn create_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, fs::File)> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    loop {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
+        match fs::OpenOptions::new().write(true).create_new(true).open(&tmp) {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Removes temporary files that a killed build left in `dir` (older than an hour, so never one
+/// a running build is still writing).
+fn sweep_stale_temps(dir: &Path) {
+    let Ok(rd) = fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with('.') && name.ends_with(".tmp")) {
+            continue;
+        }
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_TEMP);
+        if old {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Replaces each `(text, placeholder)` pair's text by its placeholder, in order (put the longer,
+/// more specific path first).
+pub fn to_placeholders(text: &str, pairs: &[(String, &str)]) -> String {
+    let mut s = text.to_string();
+    for (from, to) in pairs {
+        if !from.is_empty() {
+            s = s.replace(from.as_str(), to);
+        }
+    }
+    s
+}
+
+/// The reverse of [`to_placeholders`].
+pub fn from_placeholders(text: &str, pairs: &[(String, &str)]) -> String {
+    let mut s = text.to_string();
+    for (to, from) in pairs {
+        s = s.replace(from, to);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toolchain() -> ToolchainId {
+        ToolchainId {
+            nvrtc_version: "12.9.86".into(),
+            nvrtc_api: (12, 9),
+            ptxas_version: "12.9.86".into(),
+            nvrtc: FileId { path: "/t/libnvrtc.so.12".into(), size: 100, mtime_ns: 5 },
+            ptxas: FileId { path: "/t/ptxas".into(), size: 50, mtime_ns: 6 },
+        }
+    }
+
+    fn annotation() -> Annotation {
+        Annotation { kernel: "k".into(), threads: 128, min_blocks: Some(2), max_regs: None, line: 3 }
+    }
+
+    struct Inputs {
+        file: String,
+        text: String,
+        headers: Vec<(String, [u8; 32])>,
+        options: Vec<String>,
+        arch: String,
+        annotations: Vec<Annotation>,
+        toolchain: ToolchainId,
+    }
+
+    impl Inputs {
+        fn base() -> Inputs {
+            Inputs {
+                file: "kernels/a.cu".into(),
+                text: "__global__ void k() {}".into(),
+                headers: vec![("$CRATE/include/h.cuh".into(), [1; 32])],
+                options: vec!["--gpu-architecture=compute_90".into(), "--define-macro=N=4".into()],
+                arch: "sm_90".into(),
+                annotations: vec![annotation()],
+                toolchain: toolchain(),
+            }
+        }
+
+        fn key(&self) -> Key {
+            key(&KeyInputs {
+                file: &self.file,
+                text: &self.text,
+                headers: &self.headers,
+                options: &self.options,
+                arch: &self.arch,
+                annotations: &self.annotations,
+                toolchain: &self.toolchain,
+            })
+        }
+    }
+
+    #[test]
+    fn same_inputs_give_the_same_key() {
+        assert_eq!(Inputs::base().key(), Inputs::base().key());
+        assert_eq!(Inputs::base().key().to_string().len(), 64);
+    }
+
+    /// What is changed, and how.
+    type Change = (&'static str, fn(&mut Inputs));
+
+    #[test]
+    fn every_input_changes_the_key() {
+        let base = Inputs::base().key();
+        let changes: &[Change] = &[
+            ("file name", |i| i.file = "kernels/b.cu".into()),
+            ("source", |i| i.text.push(' ')),
+            ("header content", |i| i.headers[0].1[0] = 2),
+            ("header path", |i| i.headers[0].0 = "$CRATE/include/g.cuh".into()),
+            ("header added", |i| i.headers.push(("$CRATE/x.cuh".into(), [0; 32]))),
+            ("define", |i| i.options[1] = "--define-macro=N=8".into()),
+            ("option added", |i| i.options.push("--include-path=$CRATE/inc".into())),
+            ("arch", |i| i.arch = "sm_90a".into()),
+            ("annotation threads", |i| i.annotations[0].threads = 256),
+            ("annotation max_regs", |i| i.annotations[0].max_regs = Some(40)),
+            ("annotation removed", |i| i.annotations.clear()),
+            ("nvrtc version", |i| i.toolchain.nvrtc_version = "12.9.41".into()),
+            ("nvrtc api", |i| i.toolchain.nvrtc_api = (12, 8)),
+            ("ptxas version", |i| i.toolchain.ptxas_version = "12.8.93".into()),
+            ("ptxas size", |i| i.toolchain.ptxas.size += 1),
+            ("ptxas mtime", |i| i.toolchain.ptxas.mtime_ns += 1),
+            ("nvrtc path", |i| i.toolchain.nvrtc.path = "/u/libnvrtc.so.12".into()),
+        ];
+        let mut seen = std::collections::BTreeSet::from([base]);
+        for (what, change) in changes {
+            let mut i = Inputs::base();
+            change(&mut i);
+            assert!(seen.insert(i.key()), "changing the {what} must change the key");
+        }
+    }
+
+    #[test]
+    fn fields_do_not_run_into_each_other() {
+        let mut a = Inputs::base();
+        a.file = "kernels/a.cu".into();
+        a.text = "xy".into();
+        let mut b = Inputs::base();
+        b.file = "kernels/a.cux".into();
+        b.text = "y".into();
+        assert_ne!(a.key(), b.key());
+    }
+
+    fn entry() -> Entry {
+        Entry {
+            ptx: ".version 8.8\n".into(),
+            cubin: vec![0x7f, b'E', b'L', b'F', 0, 1, 2],
+            ptxas_log: "ptxas info    : Used 8 registers\n".into(),
+            nvrtc_log: String::new(),
+        }
+    }
+
+    #[test]
+    fn entries_round_trip_and_reject_every_truncation_and_flip() {
+        let key = Inputs::base().key();
+        let bytes = encode(&key, &entry());
+        assert_eq!(decode(&key, &bytes).unwrap(), entry());
+        for len in 0..bytes.len() {
+            assert!(decode(&key, &bytes[..len]).is_err(), "truncated to {len} bytes must not load");
+        }
+        for i in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[i] ^= 0x40;
+            assert!(decode(&key, &b).is_err(), "a flipped byte at {i} must not load");
+        }
+        let other = Key([9; 32]);
+        assert!(decode(&other, &bytes).unwrap_err().contains("another key"));
+    }
+
+    #[test]
+    fn store_then_load_and_a_damaged_entry_is_corrupt_then_replaced() {
+        let d = tempfile::tempdir().unwrap();
+        let cache = Cache::new(d.path().join("kernels"));
+        let key = Inputs::base().key();
+        assert!(matches!(cache.load(&key), Lookup::Miss));
+        cache.store(&key, &entry()).unwrap();
+        match cache.load(&key) {
+            Lookup::Hit(e) => assert_eq!(e, entry()),
+            other => panic!("{other:?}"),
+        }
+        let path = cache.entry_path(&key);
+        let len = fs::metadata(&path).unwrap().len();
+        fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(len / 2).unwrap();
+        assert!(matches!(cache.load(&key), Lookup::Corrupt(_)));
+        cache.store(&key, &entry()).unwrap();
+        assert!(matches!(cache.load(&key), Lookup::Hit(_)));
+        // Only the entry itself is left: no temporary files.
+        let names: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[test]
+    fn concurrent_stores_and_loads_never_see_half_an_entry() {
+        let d = tempfile::tempdir().unwrap();
+        let cache = Cache::new(d.path().to_path_buf());
+        let key = Inputs::base().key();
+        let mut big = entry();
+        big.cubin = (0..400_000u32).map(|i| i as u8).collect();
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..20 {
+                        cache.store(&key, &big).unwrap();
+                    }
+                });
+                s.spawn(|| {
+                    for _ in 0..50 {
+                        match cache.load(&key) {
+                            Lookup::Hit(e) => assert_eq!(e, big),
+                            Lookup::Miss => {}
+                            Lookup::Corrupt(r) => panic!("a reader saw a partial entry: {r}"),
+                        }
+                    }
+                });
+            }
+        });
+        assert!(matches!(cache.load(&key), Lookup::Hit(_)));
+    }
+
+    #[test]
+    fn placeholders_round_trip() {
+        let pairs = [("/tmp/x/target/out/work".to_string(), "${W}"), ("/tmp/x".to_string(), "${R}")];
+        let text = "ptxas /tmp/x/target/out/work/k.ptx, line 3; warning\n/tmp/x/include/h.cuh(2): warning";
+        let portable = to_placeholders(text, &pairs);
+        assert_eq!(portable, "ptxas ${W}/k.ptx, line 3; warning\n${R}/include/h.cuh(2): warning");
+        assert_eq!(from_placeholders(&portable, &pairs), text);
+    }
+}
