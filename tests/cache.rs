@@ -277,7 +277,7 @@ fn each_change_recompiles_exactly_the_jobs_it_affects() {
     assert_eq!(fs::read_to_string(again.launch_dir().join("build-stats.json")).unwrap(), stats_text);
 
     // Touching every input reruns the script, which compiles nothing and rewrites nothing.
-    let cubin = cold.launch_dir().join("cubin/kernels.a.cu.sm_80.cubin");
+    let cubin = cold.launch_dir().join("cubin/kernels+a.cu.sm_80.cubin");
     let cubin_mtime = fs::metadata(&cubin).unwrap().modified().unwrap();
     for f in ["kernels/a.cu", "kernels/b.cu", "kernels/c.cu", "include/common.cuh", "include/only_b.cuh"] {
         touch(&d.join(f));

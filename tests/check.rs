@@ -208,3 +208,14 @@ fn a_register_cap_that_forces_spills_is_a_warning() {
     let (code, _, _) = check(dir.path(), &["--deny", "warnings"]);
     assert_eq!(code, 1);
 }
+
+#[test]
+fn settings_for_a_kernel_that_does_not_exist_are_a_warning() {
+    let dir = trap("arch = [\"sm_90\"]\n[package.metadata.launch.kernel.poly_evl]\nmax-spill-bytes = 0");
+    let (code, stdout, _) = check(dir.path(), &[]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(
+        stdout.contains("warning[config]: Cargo.toml: [package.metadata.launch.kernel.poly_evl] names no kernel; its settings are unused. Kernels: poly_eval, poly_eval_lb256"),
+        "{stdout}"
+    );
+}

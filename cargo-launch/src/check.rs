@@ -33,7 +33,7 @@ pub enum Severity {
 pub struct Finding {
     /// Error, warning or note.
     pub severity: Severity,
-    /// `launch`, `spills`, `regression`, `arch`, `contract`, `unbounded`, `max-regs`, `new`, `baseline`.
+    /// `launch`, `spills`, `regression`, `arch`, `contract`, `unbounded`, `max-regs`, `new`, `config`.
     pub kind: &'static str,
     /// Package.
     pub package: String,
@@ -97,17 +97,29 @@ pub fn run(args: &CheckArgs) -> Result<(), Exit> {
     }
 
     let packages = cargo::build(&args.packages, &extra_env)?;
+    if args.baseline.is_some() && packages.len() > 1 {
+        // One file cannot hold several packages' baselines (their kernels could share names).
+        return Err(Exit::new(
+            exit::USAGE,
+            anyhow::anyhow!(
+                "--baseline names one file but {} packages are checked; leave it out (each package then uses the \
+                 launch-baseline.txt next to its Cargo.toml) or select one package with -p",
+                packages.len()
+            ),
+        ));
+    }
     let records = report::records(&packages, &[])?;
     for p in &packages {
         let recs: Vec<&Record> = records.iter().filter(|r| r.package == p.package).collect();
         for r in &recs {
             findings.extend(record_findings(p, r));
         }
+        findings.extend(unknown_kernel_settings(p));
         let path = baseline_path(args, p);
         let current = current_baseline(&recs);
         if args.bless {
             let text = baseline::render(&current);
-            std::fs::write(&path, text).with_context(|| format!("failed to write `{}`", path.display()))?;
+            launch_build::out::write_if_changed(&path, text.as_bytes()).map_err(anyhow::Error::new)?;
             eprintln!("wrote {} records to {}", current.len(), path.display());
         } else if path.is_file() {
             let text =
@@ -129,6 +141,25 @@ fn supported_arches() -> Result<Vec<u32>, Exit> {
     let tc = launch_build::toolchain::discover(&Env::cli()).map_err(|e| Exit::new(exit::NO_TOOLCHAIN, e))?;
     let nvrtc = launch_build::nvrtc::Nvrtc::load(&tc.nvrtc).map_err(|e| Exit::new(exit::NO_TOOLCHAIN, e))?;
     Ok(nvrtc.supported_archs().into_iter().map(|c| c as u32).collect())
+}
+
+/// `[package.metadata.launch.kernel.<name>]` tables whose name matches no kernel (a typo would
+/// otherwise silently drop a spill budget or a dynamic shared-memory size).
+fn unknown_kernel_settings(p: &PackageKernels) -> Vec<Finding> {
+    report::unknown_kernel_settings(&p.config, &p.manifest)
+        .into_iter()
+        .map(|message| Finding {
+            severity: Severity::Warning,
+            kind: "config",
+            package: p.package.clone(),
+            kernel: None,
+            arch: None,
+            file: Some("Cargo.toml".into()),
+            line: 0,
+            message,
+            path: Some(p.config.manifest_path.clone()),
+        })
+        .collect()
 }
 
 fn baseline_path(args: &CheckArgs, p: &PackageKernels) -> PathBuf {

@@ -10,22 +10,23 @@ use launch::Arch;
 
 use crate::{check, exit, occupancy_cmd, report, setup, Exit};
 
-const AFTER_HELP: &str = "\
+const EXIT_CODES: &str = "\
 Exit codes:
   0  success
   1  `check` found errors (or warnings with --deny warnings); a kernel did not compile,
      cargo failed, or an unexpected error
-  2  bad command line or bad [package.metadata.launch]
+  2  bad command line, bad [package.metadata.launch], or an unreadable baseline
   3  no CUDA toolchain found and none could be installed
-
-Environment:
-  LAUNCH_TOOLCHAIN             explicit toolchain root (pip --target folder or CUDA toolkit)
-  LAUNCH_CACHE_DIR             cache root (default $XDG_CACHE_HOME/cargo-launch or ~/.cache/cargo-launch)
-  LAUNCH_NO_SYSTEM_TOOLCHAIN   1: use only LAUNCH_TOOLCHAIN and the cache
-  LAUNCH_NO_AUTO_SETUP         1: never install the toolchain automatically
-  LAUNCH_PYTHON                Python interpreter for site-packages and setup (default python3)
-  CARGO_NET_OFFLINE            true: never download
 ";
+
+/// Exit codes, then every environment variable from the one table that documents them.
+fn after_help() -> String {
+    let mut s = format!("{EXIT_CODES}\nEnvironment:\n");
+    for (name, what) in launch_build::env::DOCUMENTED {
+        s.push_str(&format!("  {name:<28} {what}\n"));
+    }
+    s
+}
 
 #[derive(Parser, Debug)]
 #[command(name = "cargo", bin_name = "cargo", disable_help_subcommand = true)]
@@ -40,7 +41,7 @@ enum CargoCli {
 /// cargo (reusing cargo's cache) and prints, for every kernel and arch, its launch contract, the
 /// `ptxas -v` lines and the occupancy at the block size it is launched with.
 #[derive(Args, Debug)]
-#[command(version, after_help = AFTER_HELP)]
+#[command(version, after_help = after_help())]
 pub struct Launch {
     #[command(subcommand)]
     command: Command,
@@ -66,8 +67,8 @@ pub struct PackageArgs {
     /// Path to Cargo.toml.
     #[arg(long, value_name = "PATH")]
     pub manifest_path: Option<PathBuf>,
-    /// Package(s) to report on (repeatable).
-    #[arg(short, long = "package", value_name = "SPEC")]
+    /// Package(s) to report on, by name (repeatable).
+    #[arg(short, long = "package", value_name = "NAME")]
     pub packages: Vec<String>,
     /// Every package of the workspace.
     #[arg(long)]

@@ -126,6 +126,11 @@ pub struct Toolchain<'a> {
 pub fn run(args: &ReportArgs) -> Result<(), Exit> {
     ensure_toolchain(args.no_setup)?;
     let packages = cargo::build(&args.packages, &[])?;
+    for p in &packages {
+        for w in unknown_kernel_settings(&p.config, &p.manifest) {
+            eprintln!("warning: {}: {w}", p.config.manifest_path.display());
+        }
+    }
     let records = records(&packages, &args.arch)?;
     let mut out = std::io::stdout().lock();
     match args.format {
@@ -150,8 +155,7 @@ pub fn ensure_toolchain(no_setup: bool) -> Result<(), Exit> {
     match launch_build::toolchain::discover(&env) {
         Ok(_) => Ok(()),
         Err(e @ launch_build::Error::ToolchainNotFound { .. }) => {
-            let offline =
-                env.get("CARGO_NET_OFFLINE").is_some_and(|v| v.to_string_lossy().trim().eq_ignore_ascii_case("true"));
+            let offline = env.offline();
             if no_setup || env.flag("LAUNCH_NO_AUTO_SETUP") || offline {
                 return Err(Exit::new(exit::NO_TOOLCHAIN, e));
             }
@@ -201,6 +205,22 @@ pub fn kernel_config<'c>(
     k: &KernelEntry,
 ) -> Option<&'c launch_build::config::KernelConfig> {
     config.kernel.get(&k.name).or_else(|| config.kernel.get(&k.display_name))
+}
+
+/// One message per `[package.metadata.launch.kernel.<name>]` that names no kernel of the crate.
+pub fn unknown_kernel_settings(config: &launch_build::Config, manifest: &launch_build::Manifest) -> Vec<String> {
+    config
+        .kernel
+        .keys()
+        .filter(|name| !manifest.kernels.iter().any(|k| &k.name == *name || &k.display_name == *name))
+        .map(|name| {
+            let names: Vec<&str> = manifest.kernels.iter().map(|k| k.display_name.as_str()).collect();
+            format!(
+                "[package.metadata.launch.kernel.{name}] names no kernel; its settings are unused. Kernels: {}",
+                names.join(", ")
+            )
+        })
+        .collect()
 }
 
 /// The host launch of `k` from the crate's metadata.

@@ -46,7 +46,7 @@ fn install(env: &Env, force: bool) -> anyhow::Result<Toolchain> {
             return Ok(t);
         }
     }
-    if env.get("CARGO_NET_OFFLINE").is_some_and(|v| v.to_string_lossy().trim().eq_ignore_ascii_case("true")) {
+    if env.offline() {
         bail!("the toolchain is not installed in {} and CARGO_NET_OFFLINE=true forbids downloading it", dir.display());
     }
     fs::create_dir_all(&parent).with_context(|| format!("failed to create `{}`", parent.display()))?;

@@ -59,8 +59,8 @@ pub fn manifest(config: &Config, toolchain: ToolchainInfo, files: &[FileOutputs]
         let mut found: BTreeMap<String, (Option<ptx::EntryDirectives>, Vec<KernelArch>)> = BTreeMap::new();
         for (arch, out) in &f.outputs {
             for d in ptx::entries(&out.ptx) {
-                let base = demangle(&d.name);
-                if let Some(a) = f.annotations.iter().find(|a| a.kernel == d.name || a.kernel == base_name(&base)) {
+                let base = source_name(&d.name);
+                if let Some(a) = f.annotations.iter().find(|a| a.kernel == d.name || a.kernel == base) {
                     // Read the contract back: it must be in the PTX ptxas assembled.
                     let reached = d.maxntid == Some([a.threads, 1, 1])
                         && d.minnctapersm == a.min_blocks
@@ -125,7 +125,7 @@ pub fn manifest(config: &Config, toolchain: ToolchainInfo, files: &[FileOutputs]
     for k in &kernels {
         if let Some(prev) = seen.insert(&k.rust_name, k) {
             clashes.push(format!(
-                "{}:{}: kernel `{}` would be generated as `{}`, like `{}` at {}:{}; rename one (or make it extern \"C\")",
+                "{}:{}: kernel `{}` would be generated as `{}`, like `{}` at {}:{}; rename one of them",
                 k.file, k.line, k.display_name, k.rust_name, prev.display_name, prev.file, prev.line
             ));
         }
@@ -154,6 +154,11 @@ pub fn demangle(name: &str) -> String {
         .ok()
         .and_then(|s| s.demangle(&cpp_demangle::DemangleOptions::default()).ok())
         .unwrap_or_else(|| name.to_string())
+}
+
+/// The identifier a kernel has in its source, from its symbol: `_Z7mangledPf` → `mangled`.
+pub fn source_name(symbol: &str) -> String {
+    base_name(&demangle(symbol)).to_string()
 }
 
 /// The function's own identifier in a demangled signature: `void ns::tmpl<8>(int*)` → `tmpl`.

@@ -267,9 +267,30 @@ pub fn portable_path(path: &Path, root: &Path, toolchain_root: &Path) -> String 
     path.display().to_string()
 }
 
-/// A file-name-safe form of a relative path: `kernels/sub/a.cu` → `kernels.sub.a.cu`.
+/// A file-name-safe, one-to-one form of a relative path: `kernels/sub/a.cu` → `kernels+sub+a.cu`.
+/// `/` becomes `+`; any other character outside `[A-Za-z0-9._-]` becomes `_` and then a short
+/// hash of the path is appended, so two files never share an output name
+/// (`kernels/a.b.cu` and `kernels/a/b.cu` stay apart).
 pub fn sanitize(rel: &str) -> String {
-    rel.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.' { c } else { '.' }).collect()
+    use sha2::{Digest, Sha256};
+    let mut lossy = false;
+    let mut out: String = rel
+        .chars()
+        .map(|c| match c {
+            c if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') => c,
+            '/' => '+',
+            _ => {
+                lossy = true;
+                '_'
+            }
+        })
+        .collect();
+    if lossy {
+        let digest = Sha256::digest(rel.as_bytes());
+        out.push('-');
+        out.extend(digest[..4].iter().map(|b| format!("{b:02x}")));
+    }
+    out
 }
 
 /// Every `.cu` file under the kernel folder, recursively, sorted (never directory order).
@@ -281,7 +302,8 @@ pub fn kernel_files(root: &Path, kernel_dir: &Path) -> Result<Vec<SourceFile>, E
         for e in rd {
             let e = e.map_err(Error::io("list", &dir))?;
             let p = e.path();
-            if p.is_dir() {
+            // file_type does not follow symbolic links: a link cycle under kernels/ cannot loop.
+            if e.file_type().map_err(Error::io("list", &dir))?.is_dir() {
                 stack.push(p);
             } else if p.extension().is_some_and(|x| x == "cu") {
                 files.push(p);
@@ -318,6 +340,14 @@ mod tests {
 
     #[test]
     fn sanitize_keeps_names_readable() {
-        assert_eq!(sanitize("kernels/sub dir/a.cu"), "kernels.sub.dir.a.cu");
+        assert_eq!(sanitize("kernels/sub/a.cu"), "kernels+sub+a.cu");
+        assert_ne!(sanitize("kernels/a.b.cu"), sanitize("kernels/a/b.cu"));
+        let spaced = sanitize("kernels/sub dir/a.cu");
+        assert!(
+            spaced.starts_with("kernels+sub_dir+a.cu-") && spaced.len() == "kernels+sub_dir+a.cu-".len() + 8,
+            "{spaced}"
+        );
+        assert_ne!(spaced, sanitize("kernels/sub_dir/a.cu"));
+        assert_ne!(sanitize("kernels/a+b.cu"), sanitize("kernels/a/b.cu"));
     }
 }

@@ -119,10 +119,7 @@ impl Config {
         };
         let doc: CargoToml = toml::from_str(text).map_err(|e| {
             let msg = e.message().trim().to_string();
-            let msg = if msg.starts_with("unknown field")
-                && KERNEL_KEYS.iter().any(|k| msg.contains(&format!("`{k}`")))
-                && msg.contains("`dynamic-smem`")
-            {
+            let msg = if msg.starts_with("unknown field") && msg.contains("`dynamic-smem`") {
                 format!("{msg} (the keys of a [package.metadata.launch.kernel.<name>] table)")
             } else if msg.starts_with("unknown field") {
                 format!("{msg} (the keys [package.metadata.launch] accepts: {})", KEYS.join(", "))

@@ -163,29 +163,42 @@ fn parse_args(raw: &Raw) -> Result<Vec<(i64, usize)>, usize> {
 
 /// The kernel whose declaration follows `from` with nothing between but whitespace, comments
 /// (blanked in `code`) and declaration prefixes such as `extern "C"` or `template <int N>`: any
-/// statement end, block, preprocessor line or initialiser in between means the annotation is
-/// attached to no kernel.
+/// statement end, block or preprocessor line in between means the annotation is attached to no
+/// kernel. (`=` and parentheses may appear: `template <int N = 4>`, `__launch_bounds__(...)`.)
 fn following_kernel<'k>(code: &str, from: usize, kernels: &'k [KernelDef]) -> Option<&'k KernelDef> {
     let k = kernels.iter().filter(|k| k.start >= from).min_by_key(|k| k.start)?;
     let between = &code[from..k.start];
-    (!between.contains([';', '{', '}', '(', ')', '=', '#'])).then_some(k)
+    (!between.contains([';', '{', '}', '#'])).then_some(k)
 }
 
 /// `__launch_bounds__`/`__maxnreg__` already on the kernel that disagree with the annotation.
 fn conflicting_bounds(code: &str, k: &KernelDef, values: &[(i64, usize)]) -> Option<String> {
-    let decl = &code[k.start..];
-    let decl = &decl[..decl.find('(').map_or(decl.len(), |_| decl.len().min(400))];
+    // Only this kernel's declaration: from `__global__` to the `{` of its body.
+    let decl = &code[k.start..k.body];
     let args_of = |attr: &str| -> Option<Vec<String>> {
         let at = decl.find(attr)? + attr.len();
-        let body = &decl[at..];
-        let body = body.trim_start().strip_prefix('(')?;
+        let body = decl[at..].trim_start().strip_prefix('(')?;
         let end = body.find(')')?;
         Some(body[..end].split(',').map(|s| s.trim().to_string()).collect())
     };
     let want: Vec<String> = values.iter().map(|v| v.0.to_string()).collect();
+    if let Some(mr) = args_of("__maxnreg__") {
+        // NVRTC refuses __launch_bounds__ together with __maxnreg__, and @launch is applied as
+        // __launch_bounds__: the register cap must move into the annotation.
+        return Some(format!(
+            "kernel `{}` also has __maxnreg__({}); NVRTC cannot combine it with the __launch_bounds__ that @launch({}) \
+             becomes: remove __maxnreg__ and give the cap as @launch's third argument",
+            k.name,
+            mr.join(", "),
+            want.join(", ")
+        ));
+    }
     if let Some(lb) = args_of("__launch_bounds__") {
-        let want_lb: Vec<String> = want.iter().take(2).cloned().collect();
-        if lb != want_lb {
+        // Compare values, not text; a third __launch_bounds__ argument (max blocks per cluster)
+        // is not part of the contract. The PTX must end up with exactly @launch's directives.
+        let parsed: Vec<Option<i64>> = lb.iter().take(2).map(|a| a.parse().ok()).collect();
+        let declared: Vec<Option<i64>> = values.iter().take(2).map(|v| Some(v.0)).collect();
+        if parsed != declared {
             return Some(format!(
                 "kernel `{}` also has __launch_bounds__({}), which disagrees with @launch({}); declare the contract once",
                 k.name,
@@ -194,23 +207,20 @@ fn conflicting_bounds(code: &str, k: &KernelDef, values: &[(i64, usize)]) -> Opt
             ));
         }
     }
-    if let Some(mr) = args_of("__maxnreg__") {
-        if want.get(2) != mr.first() {
-            return Some(format!(
-                "kernel `{}` also has __maxnreg__({}), which disagrees with @launch({}); declare the contract once",
-                k.name,
-                mr.join(", "),
-                want.join(", ")
-            ));
-        }
-    }
     None
 }
 
 fn diagnostic(file: &str, src: &str, at: usize, text: &str, start: usize, reason: &str) -> String {
+    let at = at.min(src.len());
     let line = source::line_of(src, at);
-    let line_start = src[..at.min(src.len())].rfind('\n').map_or(0, |n| n + 1);
-    let col = src[line_start..at.min(src.len())].chars().count() + 1;
+    let line_start = src[..at].rfind('\n').map_or(0, |n| n + 1);
+    let col = src[line_start..at].chars().count() + 1;
+    if source::line_of(src, start) != line {
+        // The bad argument is on a later line of a /* */ comment: show that line.
+        let text = src[line_start..].lines().next().unwrap_or("");
+        let caret = " ".repeat(col - 1);
+        return format!("{file}:{line}:{col}: error: {reason}\n    {text}\n    {caret}^");
+    }
     let ann_col = src[line_start..start.min(src.len())].chars().count();
     let caret = " ".repeat(col.saturating_sub(1).saturating_sub(ann_col));
     format!("{file}:{line}:{col}: error: {reason}\n    {text}\n    {caret}^")
@@ -273,17 +283,14 @@ pub fn apply_to_ptx(ptx: &str, annotations: &[Annotation]) -> String {
     let mut pending: Option<u32> = None;
     for line in ptx.split_inclusive('\n') {
         let t = line.trim();
-        if let Some(name) = t
-            .split(".entry")
-            .nth(1)
-            .map(|r| r.trim_start().split(|c: char| c == '(' || c.is_whitespace()).next().unwrap_or(""))
-        {
-            if t.contains(".entry") {
-                pending = caps.iter().find(|c| c.0 == name).map(|c| c.1);
-            }
+        if let Some(symbol) = crate::ptx::entry_name(t) {
+            // Annotations name the kernel as written; a kernel that is not extern "C" has a
+            // mangled symbol in the PTX.
+            let name = crate::assemble::source_name(symbol);
+            pending = caps.iter().find(|c| c.0 == symbol || c.0 == name).map(|c| c.1);
         }
         if t.starts_with(".maxnreg") {
-            pending = None; // already there: the kernel also says __maxnreg__ (checked to agree)
+            pending = None; // never two .maxnreg directives on one entry
         }
         if t.starts_with('{') {
             if let Some(r) = pending.take() {
@@ -362,6 +369,52 @@ mod tests {
         let e = error("// @launch(256, 2, 64)\n__global__ void __maxnreg__(32) k() {}\n");
         assert!(e.contains("also has __maxnreg__(32)"), "{e}");
         assert!(check("// @launch(256, 2)\n__global__ void __launch_bounds__(256, 2) k() {}\n").is_ok());
+    }
+
+    #[test]
+    fn only_the_annotated_kernels_own_declaration_is_compared() {
+        // A later kernel's bounds are not this kernel's (was: a 400-byte window).
+        assert!(check("// @launch(256)\n__global__ void a(float* x) { x[0]=1; }\n__global__ void __launch_bounds__(128) b(float* x) {}\n").is_ok());
+        // A multi-byte character near the declaration cannot split a slice (`é` at byte 399 after
+        // `__global__` split the old 400-byte window).
+        let src = format!("// @launch(256)\n__global__ void a(float* x) {{ /*{}é*/ }}\n", "x".repeat(367));
+        assert!(check(&src).is_ok());
+    }
+
+    #[test]
+    fn maxnreg_next_to_launch_is_refused_with_the_fix() {
+        let e = error("// @launch(256, 1, 64)\nextern \"C\" __global__ void __maxnreg__(64) k() {}\n");
+        assert!(e.contains("also has __maxnreg__(64); NVRTC cannot combine it"), "{e}");
+        assert!(e.contains("give the cap as @launch's third argument"), "{e}");
+    }
+
+    #[test]
+    fn declaration_prefixes_with_defaults_and_attributes_are_allowed() {
+        let a = check("// @launch(256)\ntemplate <int N = 4>\n__global__ void t(float* x) {}\n").unwrap();
+        assert_eq!(a[0].kernel, "t");
+        // A three-argument __launch_bounds__ (max blocks per cluster) agrees on its first two values.
+        assert!(check("// @launch(256, 2)\n__global__ void __launch_bounds__(256, 2, 1) k() {}\n").is_ok());
+        let e = error("// @launch(256, 1, 64)\n__global__ void __launch_bounds__(256) k() {}\n");
+        assert!(e.contains("disagrees with @launch(256, 1, 64)"), "{e}");
+    }
+
+    #[test]
+    fn a_mangled_kernel_gets_its_maxnreg() {
+        let src = "// @launch(256, 1, 64)\n__global__ void mangled(float* x) { x[0] = 1; }\n";
+        let sc = source::scan(src);
+        let ks = source::kernels(src, &sc);
+        let ann = annotations("k.cu", src, &sc, &ks).unwrap();
+        let ptx = ".visible .entry _Z7mangledPf(\n\t.param .u64 _Z7mangledPf_param_0\n)\n.maxntid 256, 1, 1\n.minnctapersm 1\n{\n}\n";
+        assert!(apply_to_ptx(ptx, &ann).contains(".minnctapersm 1\n.maxnreg 64\n{"));
+    }
+
+    #[test]
+    fn a_bad_argument_on_a_later_comment_line_is_shown_on_its_line() {
+        let e = error("/* @launch(256,\n            0) */\n__global__ void k() {}\n");
+        assert_eq!(
+            e,
+            "k.cu:2:13: error: min_blocks = 0: it must be positive\n                0) */\n                ^"
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::ffi::OsString;
 
-/// Variables this crate reads, with what they do. Printed by `cargo launch --help` and the README.
+/// Every variable cargo-launch reads, with what it does; `cargo launch --help` prints this table.
 pub const DOCUMENTED: &[(&str, &str)] = &[
     ("LAUNCH_TOOLCHAIN", "explicit toolchain root: a pip --target folder holding nvidia/cuda_nvrtc and nvidia/cuda_nvcc, or a CUDA toolkit root; skips discovery"),
     ("LAUNCH_CACHE_DIR", "cargo-launch's cache (default $XDG_CACHE_HOME/cargo-launch, else ~/.cache/cargo-launch); `cargo launch setup` installs the toolchain under toolchain/ there"),
@@ -20,6 +20,8 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     ("CUDA_HOME / CUDA_PATH", "CUDA toolkit root, searched after the pip wheels"),
     ("VIRTUAL_ENV", "an active Python virtual environment, searched for the pip wheels"),
     ("DOCS_RS", "set by docs.rs: kernels are not compiled; the generated module has every kernel with no cubins"),
+    ("LAUNCH_NO_AUTO_SETUP", "set to 1: `cargo launch report`/`check` never install the toolchain by themselves"),
+    ("CARGO_NET_OFFLINE", "true: `cargo launch` never downloads (the build script never does)"),
 ];
 
 /// Reads environment variables, announcing them to cargo when running inside a build script.
@@ -59,6 +61,11 @@ impl Env {
         self.get(name)
             .map(|v| !matches!(v.to_string_lossy().to_ascii_lowercase().as_str(), "0" | "false" | "no" | "off"))
             .unwrap_or(false)
+    }
+
+    /// `CARGO_NET_OFFLINE=true`: nothing may be downloaded.
+    pub fn offline(&self) -> bool {
+        self.get("CARGO_NET_OFFLINE").is_some_and(|v| v.to_string_lossy().trim().eq_ignore_ascii_case("true"))
     }
 
     /// A variable cargo sets for the build script (`OUT_DIR`, `CARGO_MANIFEST_DIR`, …) or `PATH`:

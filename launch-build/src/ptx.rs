@@ -69,7 +69,7 @@ pub fn entries(ptx: &str) -> Vec<EntryDirectives> {
 }
 
 /// `.visible .entry name(` → `name`.
-fn entry_name(line: &str) -> Option<&str> {
+pub fn entry_name(line: &str) -> Option<&str> {
     let mut words = line.split_whitespace();
     let mut w = words.next()?;
     while matches!(w, ".visible" | ".weak" | ".extern") {

@@ -72,14 +72,17 @@ pub fn scan(src: &str) -> Scanned {
                 while j < b.len() && b[j] != q && b[j] != b'\n' {
                     j += if b[j] == b'\\' { 2 } else { 1 };
                 }
-                let end = (j + 1).min(b.len());
-                blank(&mut code, i + 1, end.saturating_sub(1).max(i + 1));
-                i = end;
+                // Blank the literal's contents up to its closing quote, or up to the newline or end
+                // of file that cut it short.
+                let j = j.min(b.len());
+                blank(&mut code, i + 1, j);
+                i = if j < b.len() && b[j] == q { j + 1 } else { j };
             }
             _ => i += 1,
         }
     }
-    // Only ASCII bytes were replaced by ASCII spaces, inside runs delimited by ASCII characters.
+    // Whole comments and literal contents (each delimited by ASCII characters) were replaced by
+    // spaces, so no multi-byte character was cut; the lossy path only guards against a bug here.
     let code = String::from_utf8(code).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     Scanned { code, comments }
 }
@@ -281,6 +284,14 @@ extern "C" __global__ void __maxnreg__(32) capped(int n)
         std::fs::write(inc.join("b.cuh"), "#include \"a.cuh\"\n").unwrap();
         let deps = dependencies(&d.path().join("k.cu"), std::slice::from_ref(&inc));
         assert_eq!(deps.into_iter().collect::<Vec<_>>(), [d.path().join("a.cuh"), inc.join("b.cuh")]);
+    }
+
+    #[test]
+    fn unterminated_literals_are_blanked_to_the_end() {
+        let src = "int a; const char* s = \"é\\\"é";
+        let sc = scan(src);
+        assert_eq!(sc.code.len(), src.len());
+        assert!(!sc.code.contains('é'), "{:?}", sc.code);
     }
 
     #[test]
