@@ -1,6 +1,9 @@
 use std::process::Command;
 
-use crate::support::{cargo_launch, fixture, root, run, toolchain_root};
+use predicates::prelude::*;
+use predicates::str::contains;
+
+use crate::support::{cargo_launch, fixture, launch_cmd, root, run, toolchain_root};
 
 /// Replaces the `[package.metadata.launch]` body of a fixture copy.
 fn with_metadata(meta: &str) -> tempfile::TempDir {
@@ -81,19 +84,19 @@ fn a_compile_error_shows_nvrtcs_message_with_file_and_line() {
 fn a_missing_toolchain_says_where_it_looked_and_how_to_fix_it() {
     let empty = tempfile::tempdir().unwrap();
     let dir = fixture("bad_config");
-    let (code, _, stderr) = run(cargo_launch()
+    launch_cmd()
         .args(["launch", "report", "--no-setup", "--manifest-path"])
         .arg(dir.path().join("Cargo.toml"))
         .env("LAUNCH_CACHE_DIR", empty.path())
-        .env("LAUNCH_NO_SYSTEM_TOOLCHAIN", "1"));
-    assert_eq!(code, 3, "{stderr}");
-    assert!(stderr.contains("no CUDA toolchain (NVRTC + ptxas) found. Searched, in order:"), "{stderr}");
-    assert!(
-        stderr.contains(&format!("cargo-launch cache: {}", empty.path().join("toolchain/cuda-12.9.86").display())),
-        "{stderr}"
-    );
-    assert!(stderr.contains("skipped (LAUNCH_NO_SYSTEM_TOOLCHAIN is set)"), "{stderr}");
-    assert!(stderr.contains("fix: run `cargo launch setup`"), "{stderr}");
+        .env("LAUNCH_NO_SYSTEM_TOOLCHAIN", "1")
+        .assert()
+        .code(3)
+        .stderr(
+            contains("no CUDA toolchain (NVRTC + ptxas) found. Searched, in order:")
+                .and(contains(format!("cargo-launch cache: {}", empty.path().join("toolchain/cuda-12.9.86").display())))
+                .and(contains("skipped (LAUNCH_NO_SYSTEM_TOOLCHAIN is set)"))
+                .and(contains("fix: run `cargo launch setup`")),
+        );
 
     // The build script alone (plain `cargo build`) gives the same message.
     let mut cmd = Command::new(env!("CARGO"));
@@ -108,20 +111,17 @@ fn a_missing_toolchain_says_where_it_looked_and_how_to_fix_it() {
 
 #[test]
 fn bad_command_lines_exit_2_and_help_teaches() {
-    let (code, _, stderr) = run(cargo_launch().args(["launch", "report", "--arch", "sm_91"]));
-    assert_eq!(code, 2);
-    assert!(stderr.contains("`sm_91` is not a GPU architecture; valid choices: sm_50"), "{stderr}");
-    let (code, _, stderr) = run(cargo_launch().args(["launch", "report", "--format", "xml"]));
-    assert_eq!(code, 2, "{stderr}");
-    let (code, _, stderr) = run(cargo_launch().args(["launch", "frobnicate"]));
-    assert_eq!(code, 2, "{stderr}");
-    let (code, stdout, _) = run(cargo_launch().args(["launch", "--help"]));
-    assert_eq!(code, 0);
-    for s in ["report", "setup", "Exit codes:", "LAUNCH_TOOLCHAIN"] {
-        assert!(stdout.contains(s), "--help lacks {s}:\n{stdout}");
-    }
+    launch_cmd()
+        .args(["launch", "report", "--arch", "sm_91"])
+        .assert()
+        .code(2)
+        .stderr(contains("`sm_91` is not a GPU architecture; valid choices: sm_50"));
+    launch_cmd().args(["launch", "report", "--format", "xml"]).assert().code(2).stderr(contains("xml"));
+    launch_cmd().args(["launch", "frobnicate"]).assert().code(2).stderr(contains("frobnicate"));
+    launch_cmd().args(["launch", "--help"]).assert().success().stdout(
+        contains("report").and(contains("setup")).and(contains("Exit codes:")).and(contains("LAUNCH_TOOLCHAIN")),
+    );
     // Run directly, without `cargo`, the subcommand name may be left out.
-    let (code, stdout, _) = run(cargo_launch().args(["report", "--help"]));
-    assert_eq!(code, 0);
-    assert!(stdout.contains("--manifest-path"), "{stdout}");
+    launch_cmd().args(["report", "--help"]).assert().success().stdout(contains("--manifest-path"));
+    launch_cmd().args(["check", "--help"]).assert().success().stdout(contains("--bless").and(contains("--deny")));
 }

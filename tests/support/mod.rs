@@ -38,6 +38,11 @@ pub fn cargo_launch() -> Command {
     cmd
 }
 
+/// [`cargo_launch`] as an `assert_cmd` command, for `.assert().code(..).stderr(..)` checks.
+pub fn launch_cmd() -> assert_cmd::Command {
+    assert_cmd::Command::from_std(cargo_launch())
+}
+
 /// Installs the pinned toolchain (once per test process; `cargo launch setup` is idempotent and
 /// locked across processes) and returns its root.
 pub fn toolchain_root() -> PathBuf {
