@@ -17,6 +17,8 @@ pub struct FileOutputs<'a> {
     pub source: &'a SourceFile,
     /// Its `@launch` annotations.
     pub annotations: &'a [crate::contract::Annotation],
+    /// Its `__global__` definitions, as scanned before compiling (for `file:line`).
+    pub definitions: &'a [source::KernelDef],
     /// One output per configured arch.
     pub outputs: Vec<(Arch, JobOutput)>,
 }
@@ -51,9 +53,8 @@ pub fn manifest(config: &Config, toolchain: ToolchainInfo, files: &[FileOutputs]
                 .collect(),
         });
 
-        let text = std::fs::read_to_string(&f.source.path).map_err(Error::io("read", &f.source.path))?;
-        let scanned = source::scan(&text);
-        let defs = source::kernels(&text, &scanned);
+        // The definitions scanned before compiling: the same text the compiler saw.
+        let defs = f.definitions;
 
         // Kernel name → (directives from the lowest arch's PTX, per-arch results).
         let mut found: BTreeMap<String, (Option<ptx::EntryDirectives>, Vec<KernelArch>)> = BTreeMap::new();

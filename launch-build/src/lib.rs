@@ -115,7 +115,7 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
         let scanned = source::scan(&text);
         let kernels = source::kernels(&text, &scanned);
         match contract::annotations(&s.file, &text, &scanned, &kernels) {
-            Ok(ann) => prepared.push((contract::apply_to_source(&text, &kernels, &ann, &scanned), ann)),
+            Ok(ann) => prepared.push((contract::apply_to_source(&text, &kernels, &ann, &scanned), ann, kernels)),
             Err(e) => errors.extend(e),
         }
     }
@@ -133,15 +133,15 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
     let jobs: Vec<Job> = sources
         .iter()
         .zip(&prepared)
-        .flat_map(|(source, (text, annotations))| {
+        .flat_map(|(source, (text, annotations, _))| {
             config.arches.iter().map(move |&arch| Job { source, text, annotations, arch })
         })
         .collect();
     let mut outputs = jobs::run_all(env, &compiler, launch_dir, &jobs)?.into_iter();
     let mut files = Vec::new();
-    for (source, (_, annotations)) in sources.iter().zip(&prepared) {
+    for (source, (_, annotations, definitions)) in sources.iter().zip(&prepared) {
         let outputs = config.arches.iter().map(|&arch| (arch, outputs.next().expect("one output per job"))).collect();
-        files.push(FileOutputs { source, annotations, outputs });
+        files.push(FileOutputs { source, annotations, definitions, outputs });
     }
     let info = ToolchainInfo {
         nvrtc: compiler.toolchain.nvrtc_version.clone(),
