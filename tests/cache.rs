@@ -16,24 +16,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 
-use crate::support::{fixture, root, run, toolchain_root};
-
-/// Variables that would change what the build does; removed from every child.
-const SCRUBBED: &[&str] = &[
-    "LAUNCH_TOOLCHAIN",
-    "LAUNCH_CACHE_DIR",
-    "LAUNCH_NO_SYSTEM_TOOLCHAIN",
-    "LAUNCH_BUILD_DEBUG",
-    "LAUNCH_NO_CACHE",
-    "LAUNCH_ARCH",
-    "CUDA_HOME",
-    "CUDA_PATH",
-    "DOCS_RS",
-    "RUSTFLAGS",
-    "CARGO_MAKEFLAGS",
-    "MAKEFLAGS",
-    "MFLAGS",
-];
+use crate::support::{fixture, root, run, toolchain_root, SCRUBBED};
 
 /// A copy of the fixture named `fixture-cache-<tag>`: copies with one name share an `OUT_DIR` in
 /// the shared target folder (cargo leaves a path package's folder out of its hash), so tests

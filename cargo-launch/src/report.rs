@@ -342,31 +342,3 @@ fn contract_json(c: Contract) -> ContractJson {
 // The arithmetic lives in the runtime crate, so the checked launch (`launch::cuda`) says exactly
 // what `cargo launch check` says.
 pub use launch::explain::{group, launch_failure};
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_articles_trap_is_explained_with_its_arithmetic() {
-        let dev = DeviceLimits::for_arch("sm_90".parse().unwrap()).unwrap();
-        let max = occupancy::max_threads_per_block(dev, 167, None);
-        assert_eq!(max, 384);
-        let occ = occupancy::occupancy(dev, &FunctionAttrs::new(167, 0, 0), 512, 0, Carveout::Default).unwrap();
-        assert_eq!(occ.active_blocks, 0);
-        let r = launch::Resources { registers: 167, ..Default::default() };
-        let msg = launch_failure(dev, &r, 0, 512, max, &occ);
-        assert_eq!(
-            msg,
-            "167 registers × 512 threads needs 86,016 registers per block (5,376 per warp × 16 warps), the SM allows 65,536; the largest block that launches is 384"
-        );
-    }
-
-    #[test]
-    fn thousands_are_grouped() {
-        assert_eq!(group(0), "0");
-        assert_eq!(group(999), "999");
-        assert_eq!(group(65536), "65,536");
-        assert_eq!(group(1234567), "1,234,567");
-    }
-}

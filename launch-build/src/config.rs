@@ -231,23 +231,24 @@ impl Config {
             defines.push((name, v));
         }
 
-        let host_threads = match raw.threads {
-            Some(t) => {
-                let span = t.span();
-                let v = t.into_inner();
-                if !(1..=1024).contains(&v) {
-                    return Err(err(
-                        Some(span),
-                        "threads",
-                        format!(
-                            "{v} is not a block size; it must be between 1 and 1024 (the largest CTA any GPU allows)"
-                        ),
-                    ));
+        let block_size = |v: Option<Spanned<i64>>, key: &str| -> Result<Option<u32>, Error> {
+            match v {
+                None => Ok(None),
+                Some(t) => {
+                    let span = t.span();
+                    let v = t.into_inner();
+                    if !(1..=1024).contains(&v) {
+                        return Err(err(
+                            Some(span),
+                            key,
+                            format!("{v} is not a block size; it must be between 1 and 1024 (the largest CTA any GPU allows)"),
+                        ));
+                    }
+                    Ok(Some(v as u32))
                 }
-                v as u32
             }
-            None => DEFAULT_HOST_THREADS,
         };
+        let host_threads = block_size(raw.threads, "threads")?.unwrap_or(DEFAULT_HOST_THREADS);
 
         let bytes = |v: Option<Spanned<i64>>, key: &str| -> Result<Option<u32>, Error> {
             match v {
@@ -265,21 +266,7 @@ impl Config {
         let mut kernel = BTreeMap::new();
         for (name, k) in raw.kernel.unwrap_or_default() {
             let key = |f: &str| format!("kernel.{name}.{f}");
-            let threads = match k.threads {
-                None => None,
-                Some(t) => {
-                    let span = t.span();
-                    let v = t.into_inner();
-                    if !(1..=1024).contains(&v) {
-                        return Err(err(
-                            Some(span),
-                            &key("threads"),
-                            format!("{v} is not a block size; it must be between 1 and 1024"),
-                        ));
-                    }
-                    Some(v as u32)
-                }
-            };
+            let threads = block_size(k.threads, &key("threads"))?;
             kernel.insert(
                 name.clone(),
                 KernelConfig {

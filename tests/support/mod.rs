@@ -10,7 +10,7 @@ pub fn root() -> PathBuf {
 }
 
 /// Variables that would change what the binary under test does; removed from every child.
-const SCRUBBED: &[&str] = &[
+pub const SCRUBBED: &[&str] = &[
     "LAUNCH_TOOLCHAIN",
     "LAUNCH_CACHE_DIR",
     "LAUNCH_NO_SYSTEM_TOOLCHAIN",
@@ -24,6 +24,10 @@ const SCRUBBED: &[&str] = &[
     "GITHUB_ACTIONS",
     "CARGO_TERM_COLOR",
     "RUSTFLAGS",
+    // A build script run by hand must not join the test harness's own jobserver.
+    "CARGO_MAKEFLAGS",
+    "MAKEFLAGS",
+    "MFLAGS",
 ];
 
 /// `cargo-launch` with a clean environment. Fixture builds share one target dir, so their
