@@ -386,6 +386,29 @@ fn a_damaged_cache_entry_is_compiled_again_never_loaded() {
 }
 
 #[test]
+fn a_folder_in_an_entrys_place_is_replaced_once_not_compiled_on_every_build() {
+    let tc = toolchain_root();
+    let dir = crate_copy("folder");
+    let cache = tempfile::tempdir().unwrap();
+    build(cargo_build(dir.path(), cache.path(), &tc));
+    let e = entries(cache.path());
+    assert_eq!(e.len(), 6);
+    fs::remove_file(&e[0]).unwrap();
+    fs::create_dir_all(e[0].join("planted")).unwrap();
+    fs::write(e[0].join("planted/file"), "x").unwrap();
+
+    touch(&dir.path().join("kernels/a.cu"));
+    let replaced = build(cargo_build(dir.path(), cache.path(), &tc));
+    assert_eq!((replaced.count("corrupt"), replaced.count("compiled")), (1, 1), "{}", replaced.stats);
+    assert!(fs::symlink_metadata(&e[0]).unwrap().is_file(), "the folder was not replaced by an entry");
+
+    // Before the fix the folder stayed, and this build compiled that job again.
+    touch(&dir.path().join("kernels/a.cu"));
+    let again = build(cargo_build(dir.path(), cache.path(), &tc));
+    assert_eq!((again.count("corrupt"), again.count("compiled"), again.count("cached")), (0, 0, 6), "{}", again.stats);
+}
+
+#[test]
 fn a_build_killed_mid_compile_is_followed_by_a_good_build() {
     toolchain_root();
     let dir = crate_copy("killed");

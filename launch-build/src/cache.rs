@@ -25,11 +25,15 @@
 //! sees a whole entry or none; two builds writing the same key at once write the same bytes, and
 //! whichever rename lands last wins. An entry cut short (a killed build, a full disk) or damaged
 //! fails the checksum and is compiled again, never loaded. No lock is taken anywhere.
+//!
+//! Only a regular file is read as an entry, never more than [`MAX_ENTRY`] bytes, and links are
+//! never followed: a symbolic link (to `/dev/zero`, say), a FIFO, a device or a folder in an
+//! entry's place is damaged like a bad checksum, and the next store replaces it.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::fs;
-use std::io::{self, Write as _};
+use std::io::{self, Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
@@ -43,6 +47,10 @@ use crate::contract::Annotation;
 pub const FORMAT: u32 = 1;
 
 const MAGIC: &[u8; 8] = b"LAUNCHKC";
+
+/// The largest entry that is read (PTX and cubins of one file and arch are megabytes at most);
+/// anything larger is damaged, never loaded into memory.
+pub const MAX_ENTRY: u64 = 1 << 30;
 
 /// Temporary files older than this in an entry folder are leftovers of a killed build.
 const STALE_TEMP: Duration = Duration::from_secs(3600);
@@ -297,16 +305,17 @@ impl Cache {
         self.dir.join(&hex[..2]).join(hex)
     }
 
-    /// Looks `key` up. An unreadable entry is a miss (it is rebuilt and replaced).
+    /// Looks `key` up. An entry that cannot be read, or is not a regular file of at most
+    /// [`MAX_ENTRY`] bytes, is [`Lookup::Corrupt`] (it is rebuilt and replaced).
     pub fn load(&self, key: &Key) -> Lookup {
         let path = self.entry_path(key);
-        match fs::read(&path) {
-            Ok(bytes) => match decode(key, &bytes) {
+        match read_entry(&path) {
+            Ok(Some(bytes)) => match decode(key, &bytes) {
                 Ok(e) => Lookup::Hit(e),
                 Err(reason) => Lookup::Corrupt(format!("{}: {reason}", path.display())),
             },
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Lookup::Miss,
-            Err(e) => Lookup::Corrupt(format!("{}: {e}", path.display())),
+            Ok(None) => Lookup::Miss,
+            Err(reason) => Lookup::Corrupt(format!("{}: {reason}", path.display())),
         }
     }
 
@@ -318,6 +327,16 @@ impl Cache {
         let dir = path.parent().expect("entries live in a folder");
         fs::create_dir_all(dir)?;
         sweep_stale_temps(dir);
+        // A rename cannot replace a folder: a folder in the entry's place goes first, or every
+        // build would compile this job again. (Links, FIFOs and devices are replaced by the
+        // rename itself, never written through.)
+        if fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+            match fs::remove_dir_all(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
         let bytes = encode(key, entry);
         let (tmp, mut file) = create_temp(dir, &key.to_string())?;
         let written = file.write_all(&bytes).and_then(|()| file.flush());
@@ -340,6 +359,84 @@ impl Cache {
             }
         }
     }
+}
+
+/// The bytes of the entry file at `path`: `Ok(None)` when there is none, `Err(reason)` when
+/// something other than a regular file of at most [`MAX_ENTRY`] bytes is there. Never follows a
+/// link, never blocks on a FIFO, never allocates more than the file holds.
+fn read_entry(path: &Path) -> Result<Option<Vec<u8>>, String> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    regular(&meta)?;
+    let mut file = open_no_follow(path).map_err(|e| match e.raw_os_error() {
+        #[cfg(unix)]
+        Some(libc::ELOOP) => "a symbolic link, not a cache entry".to_string(),
+        _ => e.to_string(),
+    })?;
+    // Checked again on what was opened: the path may have been replaced in between.
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    regular(&meta)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    // `take` bounds the read even if the file grows while it is read.
+    (&mut file).take(MAX_ENTRY + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_ENTRY {
+        return Err(format!("more than {MAX_ENTRY} bytes, larger than any entry"));
+    }
+    Ok(Some(bytes))
+}
+
+/// Fails unless `meta` is a regular file of at most [`MAX_ENTRY`] bytes.
+fn regular(meta: &fs::Metadata) -> Result<(), String> {
+    let t = meta.file_type();
+    if t.is_file() {
+        if meta.len() > MAX_ENTRY {
+            return Err(format!("{} bytes, larger than any entry (at most {MAX_ENTRY})", meta.len()));
+        }
+        return Ok(());
+    }
+    let what = if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_dir() {
+        "a folder"
+    } else {
+        kind_of_special(&t)
+    };
+    Err(format!("{what}, not a cache entry"))
+}
+
+#[cfg(unix)]
+fn kind_of_special(t: &fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    }
+}
+
+#[cfg(not(unix))]
+fn kind_of_special(_: &fs::FileType) -> &'static str {
+    "not a regular file"
+}
+
+/// Opens for reading without following a final symbolic link and without blocking (a FIFO would
+/// wait for a writer).
+fn open_no_follow(path: &Path) -> io::Result<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    options.open(path)
 }
 
 /// A new file `.<name>.<pid>.<n>.tmp` in `dir`, created exclusively (never one another build owns).
@@ -577,6 +674,98 @@ mod tests {
             }
         });
         assert!(matches!(cache.load(&key), Lookup::Hit(_)));
+    }
+
+    /// A cache with one good entry stored, and that entry's key and path.
+    fn stored() -> (tempfile::TempDir, Cache, Key, PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let cache = Cache::new(d.path().join("kernels"));
+        let key = Inputs::base().key();
+        cache.store(&key, &entry()).unwrap();
+        let path = cache.entry_path(&key);
+        (d, cache, key, path)
+    }
+
+    /// `load` says Corrupt with `reason` in its message, `store` replaces what was there with a
+    /// regular file, and the next `load` hits.
+    fn corrupt_then_replaced(cache: &Cache, key: &Key, reason: &str) {
+        match cache.load(key) {
+            Lookup::Corrupt(r) => assert!(r.contains(reason), "expected `{reason}` in: {r}"),
+            other => panic!("expected Corrupt, got {other:?}"),
+        }
+        cache.store(key, &entry()).unwrap();
+        assert!(fs::symlink_metadata(cache.entry_path(key)).unwrap().file_type().is_file());
+        assert!(matches!(cache.load(key), Lookup::Hit(_)));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_to_dev_zero_is_damaged_never_read() {
+        let (_d, cache, key, path) = stored();
+        fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        // Before the fix this read /dev/zero until memory ran out.
+        corrupt_then_replaced(&cache, &key, "a symbolic link");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_to_a_good_entry_elsewhere_is_not_followed() {
+        let (d, cache, key, path) = stored();
+        let outside = d.path().join("outside");
+        fs::rename(&path, &outside).unwrap();
+        std::os::unix::fs::symlink(&outside, &path).unwrap();
+        corrupt_then_replaced(&cache, &key, "a symbolic link");
+        assert!(outside.is_file(), "the link's target is left alone");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_damaged_and_does_not_block() {
+        let (_d, cache, key, path) = stored();
+        fs::remove_file(&path).unwrap();
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        // Before the fix this open blocked for ever (no writer): run it where a hang is seen.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (c2, k2) = (cache.clone(), key);
+        std::thread::spawn(move || {
+            let _ = tx.send(matches!(c2.load(&k2), Lookup::Corrupt(ref r) if r.contains("a FIFO")));
+        });
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(true), "a FIFO entry blocked or was not damaged");
+        corrupt_then_replaced(&cache, &key, "a FIFO");
+    }
+
+    #[test]
+    fn a_folder_is_damaged_and_replaced() {
+        let (_d, cache, key, path) = stored();
+        fs::remove_file(&path).unwrap();
+        fs::create_dir_all(path.join("inside")).unwrap();
+        fs::write(path.join("inside/file"), b"x").unwrap();
+        // Before the fix `store` could not rename over the folder: compiled on every build.
+        corrupt_then_replaced(&cache, &key, "a folder");
+    }
+
+    #[test]
+    fn an_oversized_file_is_damaged_without_being_read() {
+        let (_d, cache, key, path) = stored();
+        // Sparse: takes no disk space, and must take no memory either.
+        fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(MAX_ENTRY + 1).unwrap();
+        corrupt_then_replaced(&cache, &key, "larger than any entry");
+    }
+
+    #[test]
+    fn an_oversized_length_field_is_damaged() {
+        let key = Inputs::base().key();
+        let mut bytes = encode(&key, &entry());
+        // The PTX section's length says u64::MAX; the checksum is recomputed so only the length
+        // is wrong.
+        bytes.truncate(bytes.len() - 32);
+        bytes[44..52].copy_from_slice(&u64::MAX.to_le_bytes());
+        let digest: [u8; 32] = Sha256::digest(&bytes).into();
+        bytes.extend_from_slice(&digest);
+        assert_eq!(decode(&key, &bytes).unwrap_err(), "section overruns the entry");
     }
 
     #[test]
