@@ -24,3 +24,7 @@ mod h200_driver;
 /// The kernel cache (each invalidation rule, damaged entries, a killed build, two builds at once,
 /// checkout-independent outputs) and jobserver parallelism (`-j1` is serial).
 mod cache;
+
+/// Misbehaving tools and failed builds: a hanging ptxas is stopped at `LAUNCH_COMPILE_TIMEOUT`, a
+/// ptxas that writes nothing is named, inline-asm errors point at the kernel, no stray statistics.
+mod tools;

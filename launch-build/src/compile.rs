@@ -11,11 +11,13 @@ use launch::Arch;
 
 use crate::config::Config;
 use crate::contract::{self, Annotation};
+use crate::env::Env;
 use crate::error::Error;
 use crate::nvrtc::Nvrtc;
-use crate::process::Tool;
+use crate::process::{self, quote, Tool};
 use crate::ptxas_log::{self, PtxasLog, Severity};
 use crate::toolchain::Toolchain;
+use crate::{assemble, source};
 
 /// A kernel source file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,6 +73,28 @@ struct IncludeDir {
     portable: String,
 }
 
+/// What the environment says about how to compile.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    /// `LAUNCH_BUILD_DEBUG`: print every compiler command as a cargo warning.
+    pub debug: bool,
+    /// `LAUNCH_COMPILE_TIMEOUT`: the longest one NVRTC compile or one ptxas run may take.
+    pub timeout: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings { debug: false, timeout: process::DEFAULT_TIMEOUT }
+    }
+}
+
+impl Settings {
+    /// Reads `LAUNCH_BUILD_DEBUG` and `LAUNCH_COMPILE_TIMEOUT`.
+    pub fn from_env(env: &Env) -> Result<Settings, Error> {
+        Ok(Settings { debug: env.flag("LAUNCH_BUILD_DEBUG"), timeout: env.compile_timeout()? })
+    }
+}
+
 /// The loaded toolchain plus the options every job shares.
 pub struct Compiler {
     /// The toolchain.
@@ -82,12 +106,18 @@ pub struct Compiler {
     defines: Vec<String>,
     work_dir: PathBuf,
     debug: bool,
+    timeout: Duration,
 }
 
 impl Compiler {
     /// Loads NVRTC and prepares the shared options. `work_dir` (under `OUT_DIR`) holds ptxas's
     /// input and output files.
-    pub fn new(mut toolchain: Toolchain, config: &Config, work_dir: PathBuf, debug: bool) -> Result<Compiler, Error> {
+    pub fn new(
+        mut toolchain: Toolchain,
+        config: &Config,
+        work_dir: PathBuf,
+        settings: Settings,
+    ) -> Result<Compiler, Error> {
         let nvrtc = Nvrtc::load(&toolchain.nvrtc)?;
         let (major, minor) = nvrtc.version();
         if toolchain.nvrtc_version.is_empty() {
@@ -111,7 +141,8 @@ impl Compiler {
             })
             .collect();
         let supported = nvrtc.supported_archs();
-        Ok(Compiler { toolchain, nvrtc, supported, root, include_dirs, defines, work_dir, debug })
+        let Settings { debug, timeout } = settings;
+        Ok(Compiler { toolchain, nvrtc, supported, root, include_dirs, defines, work_dir, debug, timeout })
     }
 
     /// Fails unless the toolchain can target every arch (`a`/`f` variants count as their base).
@@ -184,15 +215,27 @@ impl Compiler {
     /// [`Compiler::run`], also returning how long each compiler took.
     pub fn run_timed(&self, job: &Job) -> Result<(JobOutput, JobTiming), Error> {
         let file = &job.source.file;
+        let arch = job.arch.to_string();
         let options = self.options(job, false);
+        let nvrtc_line = nvrtc_command_line(file, &options);
         if self.debug {
-            println!("cargo:warning=launch-build: NVRTC {} {}", file, options.join(" "));
+            println!("cargo:warning=launch-build: {nvrtc_line}");
         }
+        let nvrtc_name = format!("NVRTC {}", self.toolchain.nvrtc_version);
         let started = Instant::now();
-        let (ptx, nvrtc_log) = self.nvrtc.compile_ptx(job.text, file, &options).map_err(|f| Error::Compile {
-            compiler: format!("NVRTC {}", self.toolchain.nvrtc_version),
+        let compiled = self.nvrtc.compile_ptx_within(job.text, file, &options, self.timeout).ok_or_else(|| {
+            Error::ToolTimedOut {
+                tool: nvrtc_name.clone(),
+                command: format!("`{nvrtc_line}`"),
+                file: Some(file.clone()),
+                arch: Some(arch.clone()),
+                timeout: self.timeout,
+            }
+        })?;
+        let (ptx, nvrtc_log) = compiled.map_err(|f| Error::Compile {
+            compiler: nvrtc_name.clone(),
             file: file.clone(),
-            arch: job.arch.to_string(),
+            arch: arch.clone(),
             log: f.log,
         })?;
         let nvrtc_time = started.elapsed();
@@ -210,19 +253,30 @@ impl Compiler {
             .arg("-v")
             .arg(&ptx_path)
             .arg("-o")
-            .arg(&cubin_path);
+            .arg(&cubin_path)
+            .timeout(self.timeout);
         if self.debug {
             println!("cargo:warning=launch-build: {tool}");
         }
+        let ptxas_name = format!("ptxas {}", self.toolchain.ptxas_version);
         let started = Instant::now();
-        let (status, out) = tool.run_unchecked()?;
+        let (status, out) = tool.run_unchecked().map_err(|e| match e {
+            Error::ToolTimedOut { command, timeout, .. } => Error::ToolTimedOut {
+                tool: ptxas_name.clone(),
+                command,
+                file: Some(file.clone()),
+                arch: Some(arch.clone()),
+                timeout,
+            },
+            other => other,
+        })?;
         let ptxas_time = started.elapsed();
         let log = out.stderr;
         let compile_error = |log: String| Error::Compile {
-            compiler: format!("ptxas {}", self.toolchain.ptxas_version),
+            compiler: ptxas_name.clone(),
             file: file.clone(),
-            arch: job.arch.to_string(),
-            log,
+            arch: arch.clone(),
+            log: with_ptx_notes(job, &ptx, &log),
         };
         // Success is decided by the exit status, not by the text (reference/ptxas-output.md §1).
         if !status.success() {
@@ -232,7 +286,19 @@ impl Compiler {
         if report.diagnostics.iter().any(|d| matches!(d.severity, Severity::Error | Severity::Fatal)) {
             return Err(compile_error(log));
         }
-        let cubin = std::fs::read(&cubin_path).map_err(Error::io("read ptxas output", &cubin_path))?;
+        let cubin = match std::fs::read(&cubin_path) {
+            Ok(cubin) => cubin,
+            // A ptxas that exits 0 without writing its output is broken: show what it said.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::Compile {
+                    compiler: ptxas_name.clone(),
+                    file: file.clone(),
+                    arch: arch.clone(),
+                    log: no_output_log(&tool, &cubin_path, &log),
+                })
+            }
+            Err(e) => return Err(Error::io("read ptxas output", &cubin_path)(e)),
+        };
         let _ = std::fs::remove_file(&ptx_path);
         let _ = std::fs::remove_file(&cubin_path);
         Ok((
@@ -240,6 +306,157 @@ impl Compiler {
             JobTiming { nvrtc: nvrtc_time, ptxas: ptxas_time },
         ))
     }
+}
+
+/// The NVRTC compile as `LAUNCH_BUILD_DEBUG` and messages show it: file and options, each quoted
+/// like a command line's arguments.
+pub fn nvrtc_command_line(file: &str, options: &[String]) -> String {
+    let mut line = format!("NVRTC {}", quote(file));
+    for o in options {
+        line.push(' ');
+        line.push_str(&quote(o));
+    }
+    line
+}
+
+/// The message of a ptxas that exited 0 but wrote no cubin.
+fn no_output_log(tool: &Tool, cubin: &Path, log: &str) -> String {
+    let said =
+        if log.trim().is_empty() { "it printed nothing".to_string() } else { format!("its log:\n{}", log.trim_end()) };
+    format!("ptxas exited successfully but produced no output: `{}` was not written by {tool}; {said}", cubin.display())
+}
+
+/// `log` followed by one note per PTX line that ptxas complains about: which kernel (or device
+/// function) that line belongs to, and where it comes from in the source: the `.loc` before it
+/// when the PTX has line info, else the kernel's definition. ptxas's own locations point into a
+/// generated file under `OUT_DIR` that the user never wrote.
+pub fn with_ptx_notes(job: &Job, ptx: &str, log: &str) -> String {
+    let notes = ptx_notes(job, ptx, log);
+    if notes.is_empty() {
+        return log.to_string();
+    }
+    let mut out = log.trim_end().to_string();
+    for n in notes {
+        out.push('\n');
+        out.push_str(&n);
+    }
+    out.push('\n');
+    out
+}
+
+fn ptx_notes(job: &Job, ptx: &str, log: &str) -> Vec<String> {
+    let lines: Vec<&str> = ptx.lines().collect();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut notes = Vec::new();
+    let mut defs = None;
+    for l in log.lines() {
+        let Some(n) = located_ptx_line(l) else { continue };
+        if n == 0 || n > lines.len() || !seen.insert(n) {
+            continue;
+        }
+        let text = lines[n - 1].trim();
+        let mut function = None;
+        let mut loc = None;
+        let mut inline_asm = false;
+        let mut asm_decided = false;
+        for prev in lines[..n - 1].iter().rev().map(|l| l.trim()) {
+            if !asm_decided && prev.starts_with("// end inline asm") {
+                asm_decided = true;
+            } else if !asm_decided && prev.starts_with("// begin inline asm") {
+                (inline_asm, asm_decided) = (true, true);
+            }
+            if loc.is_none() && prev.starts_with(".loc") {
+                loc = loc_of(prev, ptx);
+            }
+            if let Some(f) = function_header(prev) {
+                function = Some(f);
+                break;
+            }
+        }
+        let what = if inline_asm { "an `asm` statement" } else { "the code" };
+        let shown = if text.chars().count() > 80 {
+            format!("{}…", text.chars().take(80).collect::<String>())
+        } else {
+            text.to_string()
+        };
+        let Some((kind, symbol)) = function else {
+            notes.push(format!("{}: note: PTX line {n} (`{shown}`) is outside every kernel", job.source.file));
+            continue;
+        };
+        let display = assemble::demangle(symbol);
+        let base = assemble::source_name(symbol);
+        let defs = defs.get_or_insert_with(|| {
+            let scanned = source::scan(job.text);
+            source::kernels(job.text, &scanned)
+        });
+        let def = (kind == "kernel").then(|| defs.iter().find(|d| d.name == base || d.name == symbol)).flatten();
+        let (at, whence) = match (loc, def) {
+            (Some(loc), _) => (loc, format!("comes from {what} here, in {kind} `{display}`")),
+            (None, Some(d)) => (
+                format!("{}:{}:{}", job.source.file, d.line, d.col),
+                format!("comes from {what} in {kind} `{display}`, defined here"),
+            ),
+            (None, None) => (job.source.file.clone(), format!("comes from {what} in {kind} `{display}`")),
+        };
+        notes.push(format!("{at}: note: PTX line {n} (`{shown}`) {whence}"));
+    }
+    notes
+}
+
+/// `ptxas /…/work/k.ptx, line 16; error   : …` → `16`.
+fn located_ptx_line(line: &str) -> Option<usize> {
+    let rest = line.strip_prefix("ptxas ")?;
+    let (path, rest) = rest.split_once(", line ")?;
+    if !path.ends_with(".ptx") {
+        return None;
+    }
+    rest.split_once(';')?.0.trim().parse().ok()
+}
+
+/// `.visible .entry name(` → `("kernel", "name")`; `.func (.param .b32 r) name(` → `("device function", "name")`.
+fn function_header(line: &str) -> Option<(&'static str, &str)> {
+    let mut rest = line;
+    loop {
+        let t = rest.trim_start();
+        match [".visible", ".weak", ".extern"].iter().find_map(|p| t.strip_prefix(p)) {
+            Some(r) if r.starts_with(char::is_whitespace) => rest = r,
+            _ => {
+                rest = t;
+                break;
+            }
+        }
+    }
+    let (kind, after) = if let Some(r) = rest.strip_prefix(".entry") {
+        ("kernel", r)
+    } else if let Some(r) = rest.strip_prefix(".func") {
+        ("device function", r)
+    } else {
+        return None;
+    };
+    if !after.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let mut after = after.trim_start();
+    // A device function's return parameters come before its name.
+    if after.starts_with('(') {
+        after = after[after.find(')')? + 1..].trim_start();
+    }
+    let end = after.find(|c: char| c == '(' || c == ';' || c.is_whitespace()).unwrap_or(after.len());
+    (end > 0).then(|| (kind, &after[..end]))
+}
+
+/// `.loc 1 17 5` → `kernels/a.cu:17:5`, the file named by the module's `.file 1 "…"`.
+fn loc_of(line: &str, ptx: &str) -> Option<String> {
+    let mut f = line.split_whitespace().skip(1);
+    let (file, row, col) = (f.next()?, f.next()?, f.next().unwrap_or("0"));
+    let row: u32 = row.trim_end_matches(',').parse().ok()?;
+    let col: u32 = col.trim_end_matches(',').parse().unwrap_or(0);
+    let name = ptx.lines().find_map(|l| {
+        let mut w = l.trim().splitn(3, char::is_whitespace);
+        (w.next()? == ".file" && w.next()? == file).then(|| w.next()).flatten()
+    })?;
+    let name = name.trim().split('"').nth(1)?;
+    Some(if col > 0 { format!("{name}:{row}:{col}") } else { format!("{name}:{row}") })
 }
 
 /// Parses the `ptxas -v` report of `job` (also used for reports read back from the cache).
@@ -336,6 +553,81 @@ mod tests {
         let files: Vec<String> =
             kernel_files(d.path(), Path::new("kernels")).unwrap().into_iter().map(|s| s.file).collect();
         assert_eq!(files, ["kernels/a.cu", "kernels/b.cu", "kernels/sub/c.cu"]);
+    }
+
+    fn job_of<'a>(source: &'a SourceFile, text: &'a str) -> Job<'a> {
+        Job { source, text, annotations: &[], arch: "sm_90".parse().unwrap() }
+    }
+
+    const ASM_PTX: &str = "\
+.version 8.8
+.target sm_90
+.address_size 64
+
+.visible .entry good()
+{
+\tret;
+}
+
+.visible .entry bad_asm(
+\t.param .u64 bad_asm_param_0
+)
+{
+\t.reg .b32 %r<3>;
+\t// begin inline asm
+\tbogus.instr %r1;
+\t// end inline asm
+\tret;
+}
+";
+
+    #[test]
+    fn a_ptxas_error_in_inline_asm_names_the_kernel_and_its_source_line() {
+        let source = SourceFile { file: "kernels/k.cu".into(), path: PathBuf::from("/c/kernels/k.cu") };
+        let text = "extern \"C\" __global__ void good() {}\n\nextern \"C\" __global__ void bad_asm(int* p) {\n    asm(\"bogus.instr %0;\" : \"=r\"(p[0]));\n}\n";
+        let log = "ptxas /o/launch/work/kernels+k.cu.sm_90.ptx, line 16; error   : Unknown modifier '.instr'\n\
+                   ptxas /o/launch/work/kernels+k.cu.sm_90.ptx, line 16; error   : Not a name of any known instruction: 'bogus'\n\
+                   ptxas fatal   : Ptx assembly aborted due to errors\n";
+        let out = with_ptx_notes(&job_of(&source, text), ASM_PTX, log);
+        assert!(out.starts_with(log.trim_end()), "ptxas's own messages come first:\n{out}");
+        let notes: Vec<&str> = out.lines().filter(|l| l.contains("note:")).collect();
+        assert_eq!(
+            notes,
+            ["kernels/k.cu:3:28: note: PTX line 16 (`bogus.instr %r1;`) comes from an `asm` statement in kernel `bad_asm`, defined here"],
+            "one note per PTX line:\n{out}"
+        );
+    }
+
+    #[test]
+    fn a_ptxas_error_is_mapped_through_the_ptx_line_info_when_there_is_some() {
+        let source = SourceFile { file: "kernels/k.cu".into(), path: PathBuf::from("/c/kernels/k.cu") };
+        let ptx = ".version 8.8\n.target sm_90\n.file 1 \"kernels/k.cu\"\n\
+                   .func  (.param .b32 func_retval0) _Z6helperi(\n.param .b32 p\n)\n{\n\
+                   .loc 1 7 12\nadd.s32 %r1, %r2, %r3;\n.loc 1 8 3\nbad.op %r1;\n}\n";
+        let log = "ptxas /o/work/x.ptx, line 11; error   : Not a name of any known instruction: 'bad'\n";
+        let out = with_ptx_notes(&job_of(&source, ""), ptx, log);
+        assert!(
+            out.contains("kernels/k.cu:8:3: note: PTX line 11 (`bad.op %r1;`) comes from the code here, in device function `helper(int)`"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_log_without_ptx_locations_is_left_as_it_is() {
+        let source = SourceFile { file: "kernels/k.cu".into(), path: PathBuf::from("/c/kernels/k.cu") };
+        let log = "ptxas fatal   : Unresolved extern function 'f'\n";
+        assert_eq!(with_ptx_notes(&job_of(&source, ""), ASM_PTX, log), log);
+        let beyond = "ptxas /o/k.ptx, line 999; error   : x\n";
+        assert_eq!(with_ptx_notes(&job_of(&source, ""), ASM_PTX, beyond), beyond);
+    }
+
+    #[test]
+    fn the_debug_command_line_quotes_options_with_spaces() {
+        let options = ["--gpu-architecture=compute_90".to_string(), "--include-path=/my crate/include".to_string()];
+        assert_eq!(
+            nvrtc_command_line("kernels/my kernel.cu", &options),
+            "NVRTC \"kernels/my kernel.cu\" --gpu-architecture=compute_90 \"--include-path=/my crate/include\""
+        );
     }
 
     #[test]

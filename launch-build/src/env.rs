@@ -7,6 +7,10 @@
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::ffi::OsString;
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::process::DEFAULT_TIMEOUT;
 
 /// Every variable cargo-launch reads, with what it does; `cargo launch --help` prints this table.
 pub const DOCUMENTED: &[(&str, &str)] = &[
@@ -17,6 +21,7 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     ("LAUNCH_ARCH", "comma-separated arches that replace the metadata's list (set by `cargo launch check --arch`)"),
     ("LAUNCH_NO_CACHE", "set to 1: neither read nor write the per-kernel compile cache under the cache dir's kernels/"),
     ("LAUNCH_BUILD_DEBUG", "set to 1: the build script prints every command it runs as a cargo warning"),
+    ("LAUNCH_COMPILE_TIMEOUT", "seconds one compiler run (NVRTC or ptxas, per file and arch) may take before it is stopped and the build fails (default 1800)"),
     ("CUDA_HOME / CUDA_PATH", "CUDA toolkit root, searched after the pip wheels"),
     ("VIRTUAL_ENV", "an active Python virtual environment, searched for the pip wheels"),
     ("DOCS_RS", "set by docs.rs: kernels are not compiled; the generated module has every kernel with no cubins"),
@@ -68,10 +73,52 @@ impl Env {
         self.get("CARGO_NET_OFFLINE").is_some_and(|v| v.to_string_lossy().trim().eq_ignore_ascii_case("true"))
     }
 
+    /// `LAUNCH_COMPILE_TIMEOUT`: how long one compiler run may take (whole seconds, at least 1;
+    /// default [`DEFAULT_TIMEOUT`]). Anything else is a configuration error naming the variable.
+    pub fn compile_timeout(&self) -> Result<Duration, Error> {
+        let Some(value) = self.get("LAUNCH_COMPILE_TIMEOUT") else { return Ok(DEFAULT_TIMEOUT) };
+        timeout_from(&value.to_string_lossy())
+    }
+
     /// A variable cargo sets for the build script (`OUT_DIR`, `CARGO_MANIFEST_DIR`, …) or `PATH`:
     /// reading it must not print a rerun line (cargo ignores those for its own variables).
     pub fn untracked(&self, name: &str) -> Option<OsString> {
         #[allow(clippy::disallowed_methods)]
         std::env::var_os(name).filter(|v| !v.is_empty())
+    }
+}
+
+/// `LAUNCH_COMPILE_TIMEOUT`'s value as a limit: whole seconds, at least 1.
+fn timeout_from(text: &str) -> Result<Duration, Error> {
+    match text.trim().parse::<u64>() {
+        Ok(secs) if secs >= 1 => Ok(Duration::from_secs(secs)),
+        _ => Err(Error::Config {
+            location: "environment".into(),
+            key: "LAUNCH_COMPILE_TIMEOUT".into(),
+            message: format!(
+                "`{text}` is not a time limit: expected a whole number of seconds, at least 1 (the default is {})",
+                DEFAULT_TIMEOUT.as_secs()
+            ),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_compile_timeout_is_whole_seconds_of_at_least_one() {
+        assert_eq!(timeout_from("2").unwrap(), Duration::from_secs(2));
+        assert_eq!(timeout_from(" 1800 ").unwrap(), DEFAULT_TIMEOUT);
+        for bad in ["0", "-1", "1.5", "ten", "99999999999999999999999"] {
+            let message = timeout_from(bad).unwrap_err().to_string();
+            assert!(message.contains("`LAUNCH_COMPILE_TIMEOUT`") && message.contains(&format!("`{bad}`")), "{message}");
+        }
+    }
+
+    #[test]
+    fn the_compile_timeout_is_documented() {
+        assert!(DOCUMENTED.iter().any(|(name, what)| *name == "LAUNCH_COMPILE_TIMEOUT" && what.contains("1800")));
     }
 }

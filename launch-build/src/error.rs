@@ -4,6 +4,7 @@
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// One place the toolchain discovery looked, and why it was not used.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,6 +66,19 @@ pub enum Error {
         status: String,
         /// What it printed on stderr.
         stderr: String,
+    },
+    /// A program (or NVRTC's compile) ran longer than its time limit and was killed.
+    ToolTimedOut {
+        /// The tool: `ptxas 12.9.86`, `NVRTC 12.9.86`, or the program's file name.
+        tool: String,
+        /// The command, in backticks (or the NVRTC call).
+        command: String,
+        /// The kernel file being compiled, relative to the crate, when there is one.
+        file: Option<String>,
+        /// The arch being compiled, when there is one.
+        arch: Option<String>,
+        /// The limit it ran out of (`LAUNCH_COMPILE_TIMEOUT`).
+        timeout: Duration,
     },
     /// The NVRTC shared library could not be loaded or lacks a symbol.
     NvrtcLoad {
@@ -148,6 +162,21 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
+            Error::ToolTimedOut { tool, command, file, arch, timeout } => {
+                write!(f, "{tool} ")?;
+                match (file, arch) {
+                    (Some(file), Some(arch)) => write!(f, "compiling {file} for {arch} ")?,
+                    (Some(file), None) => write!(f, "compiling {file} ")?,
+                    _ => {}
+                }
+                write!(
+                    f,
+                    "did not finish within {} and was killed: {command}\n\
+                     fix: if it is not stuck, allow it longer with LAUNCH_COMPILE_TIMEOUT=<seconds> (the default is {})",
+                    seconds(*timeout),
+                    seconds(crate::process::DEFAULT_TIMEOUT)
+                )
+            }
             Error::NvrtcLoad { path, reason } => write!(f, "cannot load NVRTC from {}: {reason}", path.display()),
             Error::Compile { compiler, file, arch, log } => {
                 write!(f, "{compiler} failed to compile {file} for {arch}:\n{}", log.trim_end())
@@ -166,6 +195,15 @@ impl fmt::Display for Error {
             }
             Error::Io { path, action, source } => write!(f, "failed to {action} `{}`: {source}", path.display()),
         }
+    }
+}
+
+/// `2 s`, `0.5 s`.
+fn seconds(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} s", d.as_secs_f64())
     }
 }
 

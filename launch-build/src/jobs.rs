@@ -19,7 +19,8 @@
 //! under `OUT_DIR` (the caller writes only when every job succeeded).
 //!
 //! # Statistics
-//! `OUT_DIR/launch/build-stats.json` says how many jobs compiled and how many came from the
+//! `OUT_DIR/launch/build-stats.json` (written only when the whole build succeeded, by
+//! [`write_stats`]) says how many jobs compiled and how many came from the
 //! cache, which ones compiled and how long each compiler took, the most jobs that ran at once and
 //! the build script's peak resident memory. `LAUNCH_BUILD_DEBUG=1` also prints a summary.
 
@@ -325,9 +326,15 @@ pub fn keys(compiler: &Compiler, jobs: &[Job]) -> Vec<cache::Key> {
         .collect()
 }
 
-/// Runs every job through the cache, compiles the misses in parallel, stores what compiled, and
-/// writes `launch_dir/build-stats.json`. Returns one output per job, in job order.
-pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) -> Result<Vec<JobOutput>, Error> {
+/// Runs every job through the cache, compiles the misses in parallel and stores what compiled.
+/// Returns one output per job, in job order, and the statistics, which the caller writes with
+/// [`write_stats`] only once the whole build succeeded (a failed build writes nothing).
+pub fn run_all(
+    env: &Env,
+    compiler: &Compiler,
+    launch_dir: &Path,
+    jobs: &[Job],
+) -> Result<(Vec<JobOutput>, BuildStats), Error> {
     let started = Instant::now();
     let debug = env.flag("LAUNCH_BUILD_DEBUG");
     let cache = if env.flag("LAUNCH_NO_CACHE") {
@@ -341,6 +348,7 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
 
     let mut outputs: Vec<Option<JobOutput>> = (0..jobs.len()).map(|_| None).collect();
     let mut corrupt = 0;
+    let mut first_damage = None;
     if let Some(cache) = &cache {
         for (i, (job, key)) in jobs.iter().zip(&keys).enumerate() {
             match cache.load(key) {
@@ -348,6 +356,7 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
                     Ok(out) => outputs[i] = Some(out),
                     Err(reason) => {
                         corrupt += 1;
+                        first_damage.get_or_insert_with(|| reason.to_string());
                         note(
                             debug,
                             &format!("cache entry of {} {} unusable, compiling: {reason}", job.source.file, job.arch),
@@ -357,12 +366,24 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
                 Lookup::Miss => {}
                 Lookup::Corrupt(reason) => {
                     corrupt += 1;
+                    first_damage.get_or_insert_with(|| reason.clone());
                     note(
                         debug,
                         &format!("damaged cache entry of {} {}, compiling: {reason}", job.source.file, job.arch),
                     );
                 }
             }
+        }
+    }
+
+    // Damage is worth one warning a build: something else wrote into the cache (or a disk
+    // failed); each entry is compiled again and replaced.
+    if let Some(first) = &first_damage {
+        if env.is_build_script() {
+            let entries = if corrupt == 1 { "entry" } else { "entries" };
+            println!(
+                "cargo:warning=launch-build: {corrupt} damaged kernel cache {entries} compiled again and replaced (first: {first})"
+            );
         }
     }
 
@@ -429,9 +450,14 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
             stats.cache_dir.as_ref().map(|d| format!(" at {}", d.display())).unwrap_or_else(|| " (off)".into())
         );
     }
-    let json = serde_json::to_string_pretty(&stats).expect("the statistics serialise");
-    out::write_if_changed(&launch_dir.join("build-stats.json"), json.as_bytes())?;
-    Ok(outputs.into_iter().map(|o| o.expect("every job has an output")).collect())
+    let outputs = outputs.into_iter().map(|o| o.expect("every job has an output")).collect();
+    Ok((outputs, stats))
+}
+
+/// Writes `launch_dir/build-stats.json` (after the build succeeded).
+pub fn write_stats(launch_dir: &Path, stats: &BuildStats) -> Result<(), Error> {
+    let json = serde_json::to_string_pretty(stats).expect("the statistics serialise");
+    out::write_if_changed(&launch_dir.join("build-stats.json"), json.as_bytes()).map(drop)
 }
 
 fn note(debug: bool, message: &str) {

@@ -124,7 +124,7 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
     }
 
     let toolchain = toolchain::discover(env)?;
-    let compiler = Compiler::new(toolchain, config, launch_dir.join("work"), env.flag("LAUNCH_BUILD_DEBUG"))?;
+    let compiler = Compiler::new(toolchain, config, launch_dir.join("work"), compile::Settings::from_env(env)?)?;
     compiler.check_arches(&config.arches)?;
 
     // Every job runs before anything is written, so a failure leaves the previous outputs intact.
@@ -137,7 +137,8 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
             config.arches.iter().map(move |&arch| Job { source, text, annotations, arch })
         })
         .collect();
-    let mut outputs = jobs::run_all(env, &compiler, launch_dir, &jobs)?.into_iter();
+    let (outputs, stats) = jobs::run_all(env, &compiler, launch_dir, &jobs)?;
+    let mut outputs = outputs.into_iter();
     let mut files = Vec::new();
     for (source, (_, annotations, definitions)) in sources.iter().zip(&prepared) {
         let outputs = config.arches.iter().map(|&arch| (arch, outputs.next().expect("one output per job"))).collect();
@@ -150,6 +151,7 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
     };
     let manifest = assemble::manifest(config, info, &files)?;
     embed::write(launch_dir, &manifest, &files)?;
+    jobs::write_stats(launch_dir, &stats)?;
     if env.is_build_script() {
         for w in &manifest.warnings {
             println!("cargo:warning={w}");

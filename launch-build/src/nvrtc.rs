@@ -1,17 +1,33 @@
 //! NVRTC, loaded at run time from the toolchain's own library (`libloading`, absolute path), so
 //! the build needs no CUDA library on the loader path and never picks up a second NVRTC.
+//!
+//! NVRTC runs in this process, so it cannot be killed like ptxas: [`Nvrtc::compile_ptx_within`]
+//! runs the compile on its own thread and stops waiting at the time limit. The thread is then
+//! abandoned (it holds its own reference to the library, which stays loaded); the build script
+//! exits with the error soon after, which ends it.
 
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::path::Path;
 use std::ptr;
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
 
 use crate::error::Error;
 
 type Program = *mut std::ffi::c_void;
 type NvrtcResult = c_int;
 
+/// NVRTC's front end recurses deeply on heavy templates: its thread gets more than the default
+/// 2 MiB of stack (address space only; pages are used as touched).
+const COMPILE_STACK: usize = 64 << 20;
+
 /// A loaded NVRTC. Distinct programs may be compiled from several threads at once.
 pub struct Nvrtc {
+    api: Arc<Api>,
+}
+
+/// The library and its entry points, shared with compile threads that may outlive a wait.
+struct Api {
     // Keeps the library mapped while the function pointers below are in use.
     _lib: libloading::Library,
     version: unsafe extern "C" fn(*mut c_int, *mut c_int) -> NvrtcResult,
@@ -54,23 +70,93 @@ impl Nvrtc {
             };
         }
         Ok(Nvrtc {
-            version: sym!(b"nvrtcVersion"),
-            num_supported_archs: sym!(b"nvrtcGetNumSupportedArchs"),
-            supported_archs: sym!(b"nvrtcGetSupportedArchs"),
-            create: sym!(b"nvrtcCreateProgram"),
-            compile: sym!(b"nvrtcCompileProgram"),
-            log_size: sym!(b"nvrtcGetProgramLogSize"),
-            log: sym!(b"nvrtcGetProgramLog"),
-            ptx_size: sym!(b"nvrtcGetPTXSize"),
-            ptx: sym!(b"nvrtcGetPTX"),
-            destroy: sym!(b"nvrtcDestroyProgram"),
-            error_string: sym!(b"nvrtcGetErrorString"),
-            _lib: lib,
+            api: Arc::new(Api {
+                version: sym!(b"nvrtcVersion"),
+                num_supported_archs: sym!(b"nvrtcGetNumSupportedArchs"),
+                supported_archs: sym!(b"nvrtcGetSupportedArchs"),
+                create: sym!(b"nvrtcCreateProgram"),
+                compile: sym!(b"nvrtcCompileProgram"),
+                log_size: sym!(b"nvrtcGetProgramLogSize"),
+                log: sym!(b"nvrtcGetProgramLog"),
+                ptx_size: sym!(b"nvrtcGetPTXSize"),
+                ptx: sym!(b"nvrtcGetPTX"),
+                destroy: sym!(b"nvrtcDestroyProgram"),
+                error_string: sym!(b"nvrtcGetErrorString"),
+                _lib: lib,
+            }),
         })
     }
 
     /// `(major, minor)`, e.g. `(12, 9)`.
     pub fn version(&self) -> (i32, i32) {
+        self.api.version()
+    }
+
+    /// Compute capabilities NVRTC lists as supported (`[50, 52, ..., 121]`); `a`/`f` variants are
+    /// accepted but not listed.
+    pub fn supported_archs(&self) -> Vec<i32> {
+        self.api.supported_archs()
+    }
+
+    /// Compiles `source` (named `name` in messages) to PTX. On failure the log holds NVRTC's messages.
+    pub fn compile_ptx(
+        &self,
+        source: &str,
+        name: &str,
+        options: &[String],
+    ) -> Result<(String, String), CompileFailure> {
+        self.api.compile_ptx(source, name, options)
+    }
+
+    /// [`Nvrtc::compile_ptx`] bounded by `timeout`: `None` when NVRTC had not finished by then
+    /// (the compile is left running on its thread; see the module documentation).
+    pub fn compile_ptx_within(
+        &self,
+        source: &str,
+        name: &str,
+        options: &[String],
+        timeout: Duration,
+    ) -> Option<Result<(String, String), CompileFailure>> {
+        let api = Arc::clone(&self.api);
+        let (source, name, options) = (source.to_string(), name.to_string(), options.to_vec());
+        within(timeout, move || api.compile_ptx(&source, &name, &options))
+    }
+}
+
+/// Runs `f` on a new thread and waits at most `timeout` for its result; `None` when it is not
+/// done by then (the thread is left to finish on its own). If no thread can be started, `f`
+/// runs here, unbounded.
+pub fn within<T: Send + 'static, F: FnOnce() -> T + Send + 'static>(timeout: Duration, f: F) -> Option<T> {
+    let (tx, rx) = mpsc::sync_channel(1);
+    // Shared so that `f` is still here to run if the thread cannot be started.
+    let slot = Arc::new(Mutex::new(Some(f)));
+    let theirs = Arc::clone(&slot);
+    let spawned = std::thread::Builder::new().name("nvrtc".into()).stack_size(COMPILE_STACK).spawn(move || {
+        let f = theirs.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(f) = f {
+            let _ = tx.send(f());
+        }
+    });
+    match spawned {
+        Ok(handle) => match rx.recv_timeout(timeout) {
+            Ok(v) => Some(v),
+            Err(mpsc::RecvTimeoutError::Timeout) => None,
+            // `f` panicked: carry its panic over to this thread.
+            Err(mpsc::RecvTimeoutError::Disconnected) => match handle.join() {
+                Err(payload) => std::panic::resume_unwind(payload),
+                Ok(()) => unreachable!("the thread sends before it ends"),
+            },
+        },
+        Err(_) => {
+            let f = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+            f.map(|f| f())
+        }
+    }
+}
+
+impl Api {
+    /// `(major, minor)`, e.g. `(12, 9)`.
+    fn version(&self) -> (i32, i32) {
         let (mut major, mut minor) = (0, 0);
         // SAFETY: two valid out-pointers.
         unsafe { (self.version)(&mut major, &mut minor) };
@@ -79,7 +165,7 @@ impl Nvrtc {
 
     /// Compute capabilities NVRTC lists as supported (`[50, 52, ..., 121]`); `a`/`f` variants are
     /// accepted but not listed.
-    pub fn supported_archs(&self) -> Vec<i32> {
+    fn supported_archs(&self) -> Vec<i32> {
         let mut n: c_int = 0;
         // SAFETY: valid out-pointer; the array is sized from the count NVRTC returns.
         unsafe {
@@ -104,12 +190,7 @@ impl Nvrtc {
     }
 
     /// Compiles `source` (named `name` in messages) to PTX. On failure the log holds NVRTC's messages.
-    pub fn compile_ptx(
-        &self,
-        source: &str,
-        name: &str,
-        options: &[String],
-    ) -> Result<(String, String), CompileFailure> {
+    fn compile_ptx(&self, source: &str, name: &str, options: &[String]) -> Result<(String, String), CompileFailure> {
         let fail = |log: String| CompileFailure { log };
         let src = CString::new(source).map_err(|_| fail(format!("{name}: the source contains a NUL byte")))?;
         let cname = CString::new(name).map_err(|_| fail(format!("{name}: the name contains a NUL byte")))?;
@@ -166,5 +247,38 @@ impl Nvrtc {
             buf.truncate(end);
             Ok(String::from_utf8_lossy(&buf).into_owned())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    #[test]
+    fn within_returns_what_finishes_in_time() {
+        assert_eq!(within(Duration::from_secs(10), || 6 * 7), Some(42));
+    }
+
+    #[test]
+    fn within_stops_waiting_at_the_limit() {
+        let started = Instant::now();
+        let r = within(Duration::from_millis(300), || std::thread::sleep(Duration::from_secs(30)));
+        assert_eq!(r, None);
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn within_gives_a_deep_compile_a_large_stack() {
+        fn depth(n: u32) -> u32 {
+            let pad = std::hint::black_box([0u8; 1024]);
+            if n == 0 {
+                u32::from(pad[0])
+            } else {
+                depth(n - 1) + u32::from(pad[1])
+            }
+        }
+        // 16 MiB of frames: more than a default 2 MiB thread stack holds.
+        assert_eq!(within(Duration::from_secs(30), || depth(16 * 1024)), Some(0));
     }
 }
