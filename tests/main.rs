@@ -24,3 +24,6 @@ mod h200_driver;
 /// The kernel cache (each invalidation rule, damaged entries, a killed build, two builds at once,
 /// checkout-independent outputs) and jobserver parallelism (`-j1` is serial).
 mod cache;
+
+/// The README's CI recipe, read out of README.md and run against the binary.
+mod ci_recipe;
