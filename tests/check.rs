@@ -1,8 +1,10 @@
 use std::path::Path;
 
+use predicates::str::contains;
+
 use serde_json::Value;
 
-use crate::support::{cargo_launch, fixture, root, run, toolchain_root};
+use crate::support::{cargo_launch, fixture, launch_cmd, root, run, toolchain_root};
 
 /// The `trap` fixture with the template's five poly_eval kernels and `meta` as its metadata.
 fn trap(meta: &str) -> tempfile::TempDir {
@@ -25,19 +27,19 @@ fn check(dir: &Path, extra: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn the_template_passes_for_sm_90_and_sm_100() {
-    let (code, stdout, stderr) =
-        check(&root().join("template"), &["--arch", "sm_90,sm_100", "--baseline", "/nonexistent/none.txt"]);
+    // The template commits no launch-baseline.txt: the summary says that nothing was compared.
+    let (code, stdout, stderr) = check(&root().join("template"), &["--arch", "sm_90,sm_100"]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    assert!(stdout.contains("checked 5 kernels × 2 arches (sm_90, sm_100): 0 errors, 8 warnings"), "{stdout}");
+    assert!(
+        stdout.contains("checked 5 kernels × 2 arches (sm_90, sm_100): 0 errors, 8 warnings; no baseline compared ("),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("warning[unbounded]: kernels/poly.cu:9: poly_eval on sm_90: no launch contract"),
         "{stdout}"
     );
     // --deny warnings turns the 8 warnings into a failure.
-    let (code, _, _) = check(
-        &root().join("template"),
-        &["--arch", "sm_90", "--deny", "warnings", "--baseline", "/nonexistent/none.txt"],
-    );
+    let (code, _, _) = check(&root().join("template"), &["--arch", "sm_90", "--deny", "warnings"]);
     assert_eq!(code, 1);
 }
 
@@ -135,10 +137,12 @@ fn bless_then_tighten_then_the_check_fails_with_the_delta() {
             "poly_eval sm_90 registers=167 spill_bytes=0 stack=0 shared=0 occupancy=12.5",
             "poly_eval sm_90 registers=160 spill_bytes=0 stack=0 shared=0 occupancy=25.0",
         )
+        // A record removed by hand: the header's count is edited too (else the file is damaged).
+        .replace("records=5", "records=4")
         .lines()
         .filter(|l| !l.starts_with("poly_eval_lb256 "))
-        .collect::<Vec<_>>()
-        .join("\n");
+        .map(|l| format!("{l}\n"))
+        .collect::<String>();
     std::fs::write(&baseline, tighter).unwrap();
     let (code, stdout, _) = check(dir.path(), &[]);
     assert_eq!(code, 1, "{stdout}");
@@ -216,6 +220,134 @@ fn settings_for_a_kernel_that_does_not_exist_are_a_warning() {
     assert_eq!(code, 0, "{stdout}");
     assert!(
         stdout.contains("warning[config]: Cargo.toml: [package.metadata.launch.kernel.poly_evl] names no kernel; its settings are unused. Kernels: poly_eval, poly_eval_lb256"),
+        "{stdout}"
+    );
+}
+
+/// `check --manifest-path <dir>/Cargo.toml <extra>` as an assert_cmd command.
+fn check_cmd(dir: &Path, extra: &[&str]) -> assert_cmd::Command {
+    let mut cmd = launch_cmd();
+    cmd.args(["launch", "check", "--manifest-path"]).arg(dir.join("Cargo.toml")).args(extra);
+    cmd
+}
+
+#[test]
+fn an_explicit_baseline_that_cannot_be_read_is_a_usage_error_before_building() {
+    // No toolchain is needed: the baseline is read before anything is built.
+    let dir = trap("arch = [\"sm_90\"]");
+    let missing = dir.path().join("nope.txt");
+    check_cmd(dir.path(), &["--baseline", missing.to_str().unwrap()]).assert().code(2).stderr(contains(format!(
+        "error: cannot read the baseline `{}` given with --baseline: No such file or directory",
+        missing.display()
+    )));
+    check_cmd(dir.path(), &["--baseline", dir.path().join("kernels").to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(contains("given with --baseline: Is a directory"));
+    // A device would be read forever, a FIFO would block.
+    check_cmd(dir.path(), &["--baseline", "/dev/zero"])
+        .assert()
+        .code(2)
+        .stderr(contains("cannot read the baseline `/dev/zero` given with --baseline: not a regular file"));
+    let latin1 = dir.path().join("latin1.txt");
+    std::fs::write(&latin1, b"# cargo-launch baseline v2 records=1\nk\xe9rnel sm_90 registers=1\n").unwrap();
+    check_cmd(dir.path(), &["--baseline", latin1.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(contains(format!("{}:2:2: not UTF-8 (byte 0xe9 at offset 38)", latin1.display())));
+}
+
+#[test]
+fn a_damaged_baseline_is_an_error_at_its_line_not_a_list_of_new_kernels() {
+    let dir = trap("arch = [\"sm_90\"]");
+    let (code, _, stderr) = check(dir.path(), &["--bless"]);
+    assert_eq!(code, 0, "{stderr}");
+    let baseline = dir.path().join("launch-baseline.txt");
+    let text = std::fs::read_to_string(&baseline).unwrap();
+    assert!(text.starts_with("# cargo-launch baseline v2 records=5\n"), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    let at = |line: usize| format!("{}:{line}: ", baseline.display());
+    let cases: Vec<(String, String)> = vec![
+        // The last record lost (a file cut short at a line boundary).
+        (lines[..lines.len() - 1].join("\n") + "\n", at(1) + "the header says records=5 but the file holds 4 records"),
+        // Cut inside the last line.
+        (text[..text.len() - 3].to_string(), at(7) + "the last line has no newline: the file was cut short"),
+        (String::new(), at(1) + "the baseline is empty"),
+        (
+            format!("{text}{}\n", lines[3]),
+            at(8)
+                + &format!("`{}` appears twice (first at line 4)", {
+                    let w: Vec<&str> = lines[3].split_whitespace().take(2).collect();
+                    w.join(" ")
+                }),
+        ),
+        (lines[2..].join("\n") + "\n", at(1) + "no `# cargo-launch baseline v2 records=N` header"),
+    ];
+    for (damaged, expected) in cases {
+        std::fs::write(&baseline, &damaged).unwrap();
+        let (code, stdout, stderr) = check(dir.path(), &[]);
+        assert_eq!(code, 2, "{damaged:?}\n{stdout}\n{stderr}");
+        assert!(stderr.contains(&expected), "{damaged:?}: expected `{expected}` in\n{stderr}");
+        assert!(stderr.contains("re-bless with `cargo launch check --bless`"), "{stderr}");
+        assert!(!stdout.contains("note[new]"), "{stdout}");
+    }
+    // A version-1 baseline (what --bless wrote before the header) is compared, with a warning.
+    let v1 = format!("{}\n{}", cargo_launch::baseline::V1_HEADER, lines[2..].join("\n"));
+    std::fs::write(&baseline, v1).unwrap();
+    let (code, stdout, _) = check(dir.path(), &[]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("warning[baseline]: "), "{stdout}");
+    assert!(stdout.contains("baseline format v1 has no record count"), "{stdout}");
+    assert!(stdout.contains("compared against "), "{stdout}");
+}
+
+#[test]
+fn the_summary_says_which_baseline_was_compared_or_that_none_was() {
+    let dir = trap("arch = [\"sm_90\"]");
+    toolchain_root();
+    let (code, stdout, _) = check(dir.path(), &[]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("0 errors, 4 warnings; no baseline compared ("), "{stdout}");
+    assert!(stdout.contains("launch-baseline.txt not found; `cargo launch check --bless` writes it)"), "{stdout}");
+    let (_, stdout, _) = check(dir.path(), &["--format", "json"]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["baselines"][0]["state"], "absent", "{stdout}");
+    assert_eq!(doc["baselines"][0]["records"], 0);
+
+    let (code, stdout, _) = check(dir.path(), &["--bless"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("launch-baseline.txt written (5 records)"), "{stdout}");
+    let (_, stdout, _) = check(dir.path(), &[]);
+    assert!(stdout.contains("0 errors, 4 warnings; compared against "), "{stdout}");
+    assert!(stdout.contains("launch-baseline.txt (5 records)"), "{stdout}");
+    let (_, stdout, _) = check(dir.path(), &["--format", "json"]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["baselines"][0]["state"], "compared", "{stdout}");
+    assert_eq!(doc["baselines"][0]["records"], 5);
+    assert_eq!(doc["baselines"][0]["path"], dir.path().join("launch-baseline.txt").display().to_string());
+}
+
+#[test]
+fn nothing_to_check_says_why() {
+    // An empty kernel folder: a warning (so `--deny warnings` fails) and the reason in the summary.
+    let dir = trap("arch = [\"sm_90\"]");
+    for f in ["poly.cu", "poly.cuh"] {
+        std::fs::remove_file(dir.path().join("kernels").join(f)).unwrap();
+    }
+    let (code, stdout, _) = check(dir.path(), &[]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("warning[empty]: nothing to check in package `fixture-trap-"), "{stdout}");
+    assert!(stdout.contains("no .cu file in kernels/"), "{stdout}");
+    assert!(stdout.contains("nothing to check: no kernels found in kernels/: 0 errors, 1 warning"), "{stdout}");
+    assert!(!stdout.contains("0 kernels × 0 arches"), "{stdout}");
+    check_cmd(dir.path(), &["--deny", "warnings"]).assert().code(1);
+
+    // Every requested arch is one the toolchain cannot target.
+    let dir = trap("arch = [\"sm_90\"]");
+    let (code, stdout, _) = check(dir.path(), &["--arch", "sm_110"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("nothing to check: the toolchain can target none of the requested arches: 1 error, 0 warnings"),
         "{stdout}"
     );
 }

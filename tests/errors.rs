@@ -125,3 +125,132 @@ fn bad_command_lines_exit_2_and_help_teaches() {
     launch_cmd().args(["report", "--help"]).assert().success().stdout(contains("--manifest-path"));
     launch_cmd().args(["check", "--help"]).assert().success().stdout(contains("--bless").and(contains("--deny")));
 }
+
+/// `LAUNCH_TOOLCHAIN` pointing at an empty or a missing folder: exit 3 naming the variable, and
+/// nothing installed (before, `report` downloaded the 321 MB of wheels and then failed with 1).
+#[test]
+fn a_toolchain_override_that_points_nowhere_exits_3_and_installs_nothing() {
+    let dir = fixture("bad_config");
+    let empty_toolchain = tempfile::tempdir().unwrap();
+    let missing_toolchain = empty_toolchain.path().join("missing");
+    for toolchain in [empty_toolchain.path(), missing_toolchain.as_path()] {
+        for command in ["report", "check"] {
+            let cache = tempfile::tempdir().unwrap();
+            launch_cmd()
+                .args(["launch", command, "--manifest-path"])
+                .arg(dir.path().join("Cargo.toml"))
+                .env("LAUNCH_TOOLCHAIN", toolchain)
+                .env("LAUNCH_CACHE_DIR", cache.path())
+                // Were an install attempted after all, it fails at once instead of downloading.
+                .env("LAUNCH_PYTHON", "/nonexistent/python3")
+                .assert()
+                .code(3)
+                .stderr(
+                    contains(format!("error: no CUDA toolchain in LAUNCH_TOOLCHAIN={}: ", toolchain.display()))
+                        .and(contains("while it is set nothing else is searched and nothing is installed"))
+                        .and(contains("installing").not()),
+                );
+            let left: Vec<_> = std::fs::read_dir(cache.path()).unwrap().collect();
+            assert!(left.is_empty(), "{command}: the cache dir must stay empty: {left:?}");
+        }
+    }
+}
+
+/// A ptxas that is not executable: exit 3, and the reason printed once (it was printed twice: the
+/// tool error's own text and then its source).
+#[cfg(unix)]
+#[test]
+fn a_ptxas_that_cannot_start_is_named_once_with_its_reason() {
+    let toolchain = tempfile::tempdir().unwrap();
+    let lib = toolchain.path().join("nvidia/cuda_nvrtc/lib");
+    let bin = toolchain.path().join("nvidia/cuda_nvcc/bin");
+    std::fs::create_dir_all(&lib).unwrap();
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(lib.join("libnvrtc.so.12"), b"").unwrap();
+    std::fs::write(bin.join("ptxas"), b"#!/bin/sh\necho never runs\n").unwrap(); // mode 644
+    let dir = fixture("bad_config");
+    let out = launch_cmd()
+        .args(["launch", "report", "--manifest-path"])
+        .arg(dir.path().join("Cargo.toml"))
+        .env("LAUNCH_TOOLCHAIN", toolchain.path())
+        .assert()
+        .code(3)
+        .stderr(contains(format!("could not start `{}/ptxas --version`: Permission denied", bin.display())))
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("Permission denied").count(), 1, "{stderr}");
+}
+
+/// Every exit code of the README's table, one case per path (the toolchain, configuration and
+/// baseline cases have their own tests above and in check.rs).
+#[test]
+fn exit_codes_are_the_documented_ones() {
+    let manifest = |d: &tempfile::TempDir| d.path().join("Cargo.toml");
+
+    // 2: a crate that builds with launch-build but has no [package.metadata.launch] (was 1: the
+    // build script's failure surfaced as a failed `cargo check`).
+    let no_table = fixture("bad_config");
+    let text = std::fs::read_to_string(manifest(&no_table)).unwrap();
+    std::fs::write(manifest(&no_table), text.replace("[package.metadata.launch]\narch = [\"sm_90\"]\n", "")).unwrap();
+    for command in ["report", "check"] {
+        launch_cmd().args(["launch", command, "--manifest-path"]).arg(manifest(&no_table)).assert().code(2).stderr(
+            contains("`package.metadata.launch`: missing table; add to Cargo.toml:").and(contains("failed").not()),
+        );
+    }
+
+    // 2: a --manifest-path that is not there, a package that is not in the workspace.
+    launch_cmd().args(["launch", "check", "--manifest-path", "/nonexistent/Cargo.toml"]).assert().code(2);
+    let dir = fixture("bad_config");
+    launch_cmd()
+        .args(["launch", "report", "-p", "nope", "--manifest-path"])
+        .arg(manifest(&dir))
+        .assert()
+        .code(2)
+        .stderr(contains("package `nope` is not in this workspace"));
+
+    // 2: a selection in which no package builds kernels with launch-build.
+    toolchain_root();
+    let plain = fixture("bad_config");
+    std::fs::write(plain.path().join("build.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(plain.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    launch_cmd()
+        .args(["launch", "report", "--manifest-path"])
+        .arg(manifest(&plain))
+        .assert()
+        .code(2)
+        .stderr(contains("no selected package builds kernels with launch-build"));
+
+    // 2: the calculator's bad values.
+    launch_cmd().args(["launch", "occupancy", "--arch", "sm_90", "--threads", "0"]).assert().code(2);
+
+    // 1: a kernel that does not compile, under `check` as under `report`.
+    let broken = fixture("broken_kernel");
+    launch_cmd()
+        .args(["launch", "check", "--manifest-path"])
+        .arg(manifest(&broken))
+        .assert()
+        .code(1)
+        .stderr(contains("kernels/broken.cu(2): error: identifier \"undefined_name\" is undefined"));
+
+    // 3: no toolchain and none may be installed, for check and setup too.
+    let empty = tempfile::tempdir().unwrap();
+    launch_cmd()
+        .args(["launch", "check", "--no-setup", "--manifest-path"])
+        .arg(manifest(&dir))
+        .env("LAUNCH_CACHE_DIR", empty.path())
+        .env("LAUNCH_NO_SYSTEM_TOOLCHAIN", "1")
+        .assert()
+        .code(3)
+        .stderr(contains("no CUDA toolchain (NVRTC + ptxas) found"));
+    launch_cmd()
+        .args(["launch", "setup"])
+        .env("LAUNCH_CACHE_DIR", empty.path())
+        .env("CARGO_NET_OFFLINE", "true")
+        .assert()
+        .code(3)
+        .stderr(contains("CARGO_NET_OFFLINE=true forbids downloading it"));
+
+    // 0: the same crate once it is right.
+    launch_cmd().args(["launch", "check", "--manifest-path"]).arg(manifest(&dir)).assert().code(0);
+}

@@ -28,3 +28,6 @@ mod cache;
 /// Misbehaving tools and failed builds: a hanging ptxas is stopped at `LAUNCH_COMPILE_TIMEOUT`, a
 /// ptxas that writes nothing is named, inline-asm errors point at the kernel, no stray statistics.
 mod tools;
+
+/// The README's CI recipe, read out of README.md and run against the binary.
+mod ci_recipe;

@@ -136,8 +136,14 @@ fn selected_packages(sel: &PackageArgs) -> Result<Vec<(PackageId, PathBuf)>, Exi
         return Err(Exit::new(exit::USAGE, anyhow::anyhow!("no package selected")));
     }
     // Check [package.metadata.launch] before building, so a configuration error is a usage error
-    // (exit 2) with the build script's exact message rather than a failed build.
-    for p in members.iter().filter(|p| ids.contains(&p.id) && p.metadata.get("launch").is_some()) {
+    // (exit 2) with the build script's exact message rather than a failed build. A package that
+    // builds with launch-build but has no table at all is one too.
+    let uses_launch_build = |p: &cargo_metadata::Package| {
+        p.dependencies.iter().any(|d| d.name == "launch-build" && d.kind == cargo_metadata::DependencyKind::Build)
+    };
+    for p in
+        members.iter().filter(|p| ids.contains(&p.id) && (p.metadata.get("launch").is_some() || uses_launch_build(p)))
+    {
         launch_build::Config::load(p.manifest_path.as_std_path()).map_err(|e| Exit::new(exit::USAGE, e))?;
     }
     Ok(members

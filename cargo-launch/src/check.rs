@@ -60,11 +60,33 @@ struct CheckJson<'a> {
     arches: Vec<String>,
     errors: usize,
     warnings: usize,
+    /// Per package: which baseline was compared, written or not found.
+    baselines: &'a [BaselineUse],
     findings: &'a [Finding],
+}
+
+/// What `check` did with one package's baseline.
+#[derive(Clone, Debug, Serialize)]
+pub struct BaselineUse {
+    /// Package.
+    pub package: String,
+    /// The baseline file.
+    pub path: PathBuf,
+    /// `compared`, `written` (`--bless`) or `absent` (the default file does not exist: no
+    /// regression was checked).
+    pub state: &'static str,
+    /// Records read or written (0 when absent).
+    pub records: usize,
 }
 
 /// Runs `cargo launch check`.
 pub fn run(args: &CheckArgs) -> Result<(), Exit> {
+    // A baseline named on the command line must be readable and well-formed before anything is
+    // built: a typo in its path would otherwise turn the regression gate off without a word.
+    let explicit = match (&args.baseline, args.bless) {
+        (Some(path), false) => Some(read_baseline(path, true)?.expect("an explicit baseline is read or an error")),
+        _ => None,
+    };
     report::ensure_toolchain(args.no_setup)?;
     let mut findings = Vec::new();
 
@@ -91,7 +113,7 @@ pub fn run(args: &CheckArgs) -> Result<(), Exit> {
             });
         }
         if ok.is_empty() {
-            return finish(args, &[], &[], findings, Vec::new());
+            return finish(args, &[], &[], findings, Vec::new(), &[]);
         }
         extra_env.push(("LAUNCH_ARCH", ok.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",")));
     }
@@ -109,23 +131,44 @@ pub fn run(args: &CheckArgs) -> Result<(), Exit> {
         ));
     }
     let records = report::records(&packages, &[])?;
+    let mut baselines = Vec::new();
     for p in &packages {
         let recs: Vec<&Record> = records.iter().filter(|r| r.package == p.package).collect();
         for r in &recs {
             findings.extend(record_findings(p, r));
         }
         findings.extend(unknown_kernel_settings(p));
+        if p.manifest.kernels.is_empty() {
+            findings.push(no_kernels(p));
+        }
         let path = baseline_path(args, p);
         let current = current_baseline(&recs);
+        let mut used = |state, records| {
+            baselines.push(BaselineUse { package: p.package.clone(), path: path.clone(), state, records })
+        };
         if args.bless {
             let text = baseline::render(&current);
-            launch_build::out::write_if_changed(&path, text.as_bytes()).map_err(anyhow::Error::new)?;
+            launch_build::out::write_if_changed(&path, text.as_bytes()).map_err(|e| {
+                let code = if args.baseline.is_some() { exit::USAGE } else { exit::FAILURE };
+                Exit::new(code, anyhow::Error::new(e).context("cannot write the baseline"))
+            })?;
             eprintln!("wrote {} records to {}", current.len(), path.display());
-        } else if path.is_file() {
-            let text =
-                std::fs::read_to_string(&path).with_context(|| format!("failed to read `{}`", path.display()))?;
-            let old = baseline::parse(&path, &text).map_err(|e| Exit::new(exit::USAGE, e))?;
-            findings.extend(compare(p, &recs, &old, &current));
+            used("written", current.len());
+            continue;
+        }
+        let old = match &explicit {
+            Some(parsed) => Some(parsed.clone()),
+            None => read_baseline(&path, false)?,
+        };
+        match old {
+            Some(old) => {
+                if old.version < baseline::VERSION {
+                    findings.push(old_format(p, &path, old.version));
+                }
+                findings.extend(compare(p, &recs, &old.records, &current));
+                used("compared", old.records.len());
+            }
+            None => used("absent", 0),
         }
     }
     let arches: Vec<String> = {
@@ -134,7 +177,79 @@ pub fn run(args: &CheckArgs) -> Result<(), Exit> {
         a.dedup();
         a
     };
-    finish(args, &packages, &records, findings, arches)
+    finish(args, &packages, &records, findings, arches, &baselines)
+}
+
+/// Reads and parses a baseline. A missing default file is `None` (nothing to compare); a missing
+/// explicit one, an unreadable one (a folder, no permission), a non-UTF-8 or damaged one is a
+/// usage error naming the path and the reason.
+fn read_baseline(path: &Path, explicit: bool) -> Result<Option<baseline::Parsed>, Exit> {
+    use std::io::Read;
+    let given = if explicit { " given with --baseline" } else { "" };
+    let unreadable = |why: String| {
+        Exit::new(exit::USAGE, anyhow::anyhow!("cannot read the baseline `{}`{given}: {why}", path.display()))
+    };
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => return Ok(None),
+        Err(e) => return Err(unreadable(e.to_string())),
+    };
+    // A FIFO would block and a device (`/dev/zero`) never end; a folder gets the system's reason.
+    if !meta.is_file() && !meta.is_dir() {
+        return Err(unreadable("not a regular file".into()));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_BASELINE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| unreadable(e.to_string()))?;
+    if bytes.len() as u64 > MAX_BASELINE_BYTES {
+        return Err(unreadable(format!("larger than {} MiB, far more than any baseline", MAX_BASELINE_BYTES >> 20)));
+    }
+    baseline::decode(path, &bytes).map(Some).map_err(|e| Exit::new(exit::USAGE, e))
+}
+
+/// About 800,000 records: far above any crate's kernels × arches.
+const MAX_BASELINE_BYTES: u64 = 64 << 20;
+
+/// A package whose kernel folder holds no kernel: the gate would pass having checked nothing.
+fn no_kernels(p: &PackageKernels) -> Finding {
+    let dir = p.config.kernel_dir.display().to_string();
+    let files = p.manifest.modules.len();
+    let why = if files == 0 {
+        format!("no .cu file in {dir}/")
+    } else {
+        format!("no kernel in the {files} .cu file{} of {dir}/", if files == 1 { "" } else { "s" })
+    };
+    Finding {
+        severity: Severity::Warning,
+        kind: "empty",
+        package: p.package.clone(),
+        kernel: None,
+        arch: None,
+        file: None,
+        line: 0,
+        message: format!("nothing to check in package `{}`: {why}", p.package),
+        path: Some(p.config.root().join(&p.config.kernel_dir)),
+    }
+}
+
+/// A version-1 baseline: compared, but a cut-short file cannot be told from removed kernels.
+fn old_format(p: &PackageKernels, path: &Path, version: u32) -> Finding {
+    Finding {
+        severity: Severity::Warning,
+        kind: "baseline",
+        package: p.package.clone(),
+        kernel: None,
+        arch: None,
+        file: Some(path.display().to_string()),
+        line: 1,
+        message: format!(
+            "baseline format v{version} has no record count, so a truncated file cannot be detected; \
+             re-bless with `cargo launch check --bless` to write format v{}",
+            baseline::VERSION
+        ),
+        path: Some(path.to_path_buf()),
+    }
 }
 
 fn supported_arches() -> Result<Vec<u32>, Exit> {
@@ -303,6 +418,7 @@ fn finish(
     records: &[Record],
     mut findings: Vec<Finding>,
     arches: Vec<String>,
+    baselines: &[BaselineUse],
 ) -> Result<(), Exit> {
     findings.sort_by(|a, b| {
         (a.severity, &a.package, &a.file, a.line, &a.arch).cmp(&(b.severity, &b.package, &b.file, b.line, &b.arch))
@@ -323,6 +439,7 @@ fn finish(
                 arches: arches.clone(),
                 errors,
                 warnings,
+                baselines,
                 findings: &findings,
             };
             serde_json::to_writer_pretty(&mut out, &doc).context("writing JSON")?;
@@ -342,16 +459,24 @@ fn finish(
                 };
                 writeln!(out, "{sev}[{}]: {loc}{}", f.kind, f.message).context("writing the report")?;
             }
-            let _ = records;
-            writeln!(
-                out,
-                "checked {kernels} kernels × {} arches ({}): {errors} error{}, {warnings} warning{}",
-                arches.len(),
-                arches.join(", "),
+            let counts = format!(
+                "{errors} error{}, {warnings} warning{}",
                 if errors == 1 { "" } else { "s" },
                 if warnings == 1 { "" } else { "s" }
-            )
-            .context("writing the report")?;
+            );
+            let checked = if records.is_empty() {
+                let why = if packages.is_empty() {
+                    "the toolchain can target none of the requested arches".to_string()
+                } else {
+                    let dirs: Vec<String> =
+                        packages.iter().map(|p| format!("{}/", p.config.kernel_dir.display())).collect();
+                    format!("no kernels found in {}", dirs.join(", "))
+                };
+                format!("nothing to check: {why}")
+            } else {
+                format!("checked {kernels} kernels × {} arches ({})", arches.len(), arches.join(", "))
+            };
+            writeln!(out, "{checked}: {counts}{}", baseline_summary(baselines)).context("writing the report")?;
         }
     }
     #[allow(clippy::disallowed_methods)] // a CI switch, not a build input
@@ -363,6 +488,27 @@ fn finish(
         return Err(Exit::silent(exit::CHECK_FAILED));
     }
     Ok(())
+}
+
+/// `; baseline ...` for the summary line: what was compared, written, or that nothing was.
+fn baseline_summary(baselines: &[BaselineUse]) -> String {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let parts: Vec<String> = baselines
+        .iter()
+        .map(|b| {
+            let path = relative(&b.path, &cwd);
+            match b.state {
+                "compared" => format!("compared against {path} ({} records)", b.records),
+                "written" => format!("baseline {path} written ({} records)", b.records),
+                _ => format!("no baseline compared ({path} not found; `cargo launch check --bless` writes it)"),
+            }
+        })
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", parts.join("; "))
+    }
 }
 
 /// `::error file=...,line=...,title=...::message` lines that GitHub Actions turns into annotations.

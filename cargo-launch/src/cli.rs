@@ -15,8 +15,9 @@ Exit codes:
   0  success
   1  `check` found errors (or warnings with --deny warnings); a kernel did not compile,
      cargo failed, or an unexpected error
-  2  bad command line, bad [package.metadata.launch], or an unreadable baseline
-  3  no CUDA toolchain found and none could be installed
+  2  bad command line, bad or missing [package.metadata.launch], no launch-build package
+     selected, or a baseline that is unreadable or damaged
+  3  no CUDA toolchain found and none could be installed (or LAUNCH_TOOLCHAIN points to none)
 ";
 
 /// Exit codes, then every environment variable from the one table that documents them.
@@ -116,7 +117,8 @@ pub struct CheckArgs {
     /// instead of comparing against it.
     #[arg(long)]
     pub bless: bool,
-    /// Baseline file (default: launch-baseline.txt next to each package's Cargo.toml).
+    /// Baseline file, which must exist unless --bless (default: launch-baseline.txt next to each
+    /// package's Cargo.toml; when that is absent, the summary says no baseline was compared).
     #[arg(long, value_name = "PATH")]
     pub baseline: Option<PathBuf>,
     /// `--deny warnings`: warnings fail the check too.

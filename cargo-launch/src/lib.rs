@@ -23,9 +23,11 @@ pub mod exit {
     pub const OK: u8 = 0;
     /// The build failed (a kernel did not compile, cargo failed) or an unexpected error.
     pub const FAILURE: u8 = 1;
-    /// Bad command line or bad `[package.metadata.launch]`.
+    /// Bad command line, bad or missing `[package.metadata.launch]`, no launch-build package
+    /// selected, or a baseline that cannot be read or is damaged.
     pub const USAGE: u8 = 2;
-    /// No CUDA toolchain was found and none could be installed.
+    /// No CUDA toolchain was found and none could be installed, or `LAUNCH_TOOLCHAIN` points to
+    /// none (nothing is installed then).
     pub const NO_TOOLCHAIN: u8 = 3;
     /// `cargo launch check` found errors (or warnings under `--deny warnings`).
     pub const CHECK_FAILED: u8 = 1;
@@ -71,8 +73,41 @@ pub fn main_impl() -> ExitCode {
             if broken_pipe {
                 return ExitCode::from(exit::OK);
             }
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", message(&error));
             ExitCode::from(code)
         }
+    }
+}
+
+/// The error and its causes, joined by `: ` as `{:#}` does, leaving out a cause whose text the
+/// message already holds (errors that print their own source, such as a tool that could not
+/// start, would otherwise say "Permission denied" twice).
+pub fn message(error: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_already_in_the_message_is_printed_once() {
+        let io = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let e = launch_build::Error::ToolStart { command: "`ptxas --version`".into(), source: io };
+        let text = message(&anyhow::Error::new(e));
+        assert_eq!(text.matches("permission denied").count(), 1, "{text}");
+        let e = anyhow::Error::new(std::io::Error::other("disk full")).context("cannot write `x`");
+        assert_eq!(message(&e), "cannot write `x`: disk full");
     }
 }

@@ -149,11 +149,31 @@ pub fn run(args: &ReportArgs) -> Result<(), Exit> {
     Ok(())
 }
 
-/// Installs the pinned toolchain first when none is found, unless told not to.
+/// Installs the pinned toolchain first when none is found, unless told not to. An explicit
+/// `LAUNCH_TOOLCHAIN` is never second-guessed: when it holds no working toolchain that is the
+/// error (exit 3), with nothing downloaded, since the build would use it and not the install.
 pub fn ensure_toolchain(no_setup: bool) -> Result<(), Exit> {
     let env = Env::cli();
     match launch_build::toolchain::discover(&env) {
         Ok(_) => Ok(()),
+        Err(e) if env.get("LAUNCH_TOOLCHAIN").is_some() => {
+            let why = match &e {
+                launch_build::Error::ToolchainNotFound { searched } => {
+                    searched.iter().map(|s| s.outcome.as_str()).collect::<Vec<_>>().join("; ")
+                }
+                other => other.to_string(),
+            };
+            let root = env.get("LAUNCH_TOOLCHAIN").unwrap_or_default();
+            Err(Exit::new(
+                exit::NO_TOOLCHAIN,
+                anyhow::anyhow!(
+                    "no CUDA toolchain in LAUNCH_TOOLCHAIN={}: {why}\nfix: point LAUNCH_TOOLCHAIN at a folder holding \
+                     nvidia/cuda_nvrtc and nvidia/cuda_nvcc (a pip --target folder) or at a CUDA toolkit, or unset it; \
+                     while it is set nothing else is searched and nothing is installed",
+                    std::path::Path::new(&root).display()
+                ),
+            ))
+        }
         Err(e @ launch_build::Error::ToolchainNotFound { .. }) => {
             let offline = env.offline();
             if no_setup || env.flag("LAUNCH_NO_AUTO_SETUP") || offline {

@@ -73,7 +73,7 @@ pub fn discover(env: &Env) -> Result<Toolchain, Error> {
     if let Some(root) = env.get("LAUNCH_TOOLCHAIN") {
         let root = PathBuf::from(root);
         return match probe(&root, Origin::Override) {
-            Ok(t) => finish(t),
+            Ok(t) => finish_or_searched(t, "LAUNCH_TOOLCHAIN", searched),
             Err(outcome) => {
                 searched.push(Searched { source: "LAUNCH_TOOLCHAIN".into(), path: Some(root), outcome });
                 Err(Error::ToolchainNotFound { searched })
@@ -119,7 +119,7 @@ pub fn discover(env: &Env) -> Result<Toolchain, Error> {
 
     for (source, dir, origin) in candidates {
         match probe(&dir, origin) {
-            Ok(t) => return finish(t),
+            Ok(t) => return finish_or_searched(t, &source, searched),
             Err(outcome) => searched.push(Searched { source, path: Some(dir), outcome }),
         }
     }
@@ -129,7 +129,7 @@ pub fn discover(env: &Env) -> Result<Toolchain, Error> {
 /// The toolchain in exactly this root (wheel or toolkit layout), versions filled in.
 pub fn at(root: &Path, origin: Origin) -> Result<Toolchain, Error> {
     match probe(root, origin) {
-        Ok(t) => finish(t),
+        Ok(t) => finish_or_searched(t, "toolchain root", Vec::new()),
         Err(outcome) => Err(Error::ToolchainNotFound {
             searched: vec![Searched { source: "toolchain root".into(), path: Some(root.to_path_buf()), outcome }],
         }),
@@ -190,6 +190,17 @@ fn probe(root: &Path, origin: Origin) -> Result<Toolchain, String> {
         }
     }
     Err(format!("no {}", missing.join(", no ")))
+}
+
+/// [`finish`], where a ptxas that cannot be run (not executable, wrong CPU) ends the search as a
+/// place searched that names where it came from. The tool's error text already holds the OS
+/// reason, and `ToolchainNotFound` has no source, so a `{:#}` chain prints the reason once.
+fn finish_or_searched(t: Toolchain, source: &str, mut searched: Vec<Searched>) -> Result<Toolchain, Error> {
+    let root = t.root.clone();
+    finish(t).map_err(|e| {
+        searched.push(Searched { source: source.into(), path: Some(root), outcome: e.to_string() });
+        Error::ToolchainNotFound { searched }
+    })
 }
 
 /// Fills in the versions: ptxas from `--version`, NVRTC from the wheel's dist-info or the
@@ -301,5 +312,34 @@ mod tests {
         assert!(e.contains("nvidia/cuda_nvrtc/lib/libnvrtc.so.12"), "{e}");
         assert!(e.contains("bin/ptxas"), "{e}");
         assert_eq!(probe(&dir.path().join("nope"), Origin::Cache).unwrap_err(), "does not exist");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_ptxas_that_cannot_start_names_its_source_and_the_reason_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = dir.path().join("nvidia/cuda_nvrtc/lib");
+        let bin = dir.path().join("nvidia/cuda_nvcc/bin");
+        std::fs::create_dir_all(&lib).unwrap();
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(lib.join("libnvrtc.so.12"), b"").unwrap();
+        std::fs::write(bin.join("ptxas"), b"#!/bin/sh\n").unwrap(); // not executable
+        let t = probe(dir.path(), Origin::Override).unwrap();
+        let e = finish_or_searched(t, "LAUNCH_TOOLCHAIN", Vec::new()).unwrap_err();
+        assert!(matches!(e, Error::ToolchainNotFound { .. }), "{e:?}");
+        let text = format!("{:#}", anyhow_like(&e));
+        assert!(text.contains(&format!("- LAUNCH_TOOLCHAIN: {}: could not start `", dir.path().display())), "{text}");
+        assert_eq!(text.matches("Permission denied").count(), 1, "{text}");
+    }
+
+    /// The message and every source below it, as `{:#}` of anyhow prints them.
+    fn anyhow_like(e: &dyn std::error::Error) -> String {
+        let mut s = e.to_string();
+        let mut cur = e.source();
+        while let Some(c) = cur {
+            s.push_str(&format!(": {c}"));
+            cur = c.source();
+        }
+        s
     }
 }
