@@ -206,7 +206,7 @@ fn finish_or_searched(t: Toolchain, source: &str, mut searched: Vec<Searched>) -
 /// Fills in the versions: ptxas from `--version`, NVRTC from the wheel's dist-info or the
 /// library's file name (and NVRTC itself, once loaded, in `compile`).
 fn finish(mut t: Toolchain) -> Result<Toolchain, Error> {
-    let out = Tool::new(&t.ptxas).arg("--version").run()?;
+    let out = Tool::new(&t.ptxas).arg("--version").timeout(crate::process::PROBE_TIMEOUT).run()?;
     t.ptxas_version = parse_ptxas_version(&out.stdout)
         .or_else(|| parse_ptxas_version(&out.stderr))
         .unwrap_or_else(|| "unknown".into());
@@ -260,7 +260,7 @@ fn site_packages(env: &Env, searched: &mut Vec<Searched>) -> Vec<PathBuf> {
     }
     let python = python(env);
     let script = "import site, sys\nfor p in site.getsitepackages() + [site.getusersitepackages()]: print(p)";
-    match Tool::new(&python).args(["-c", script]).run() {
+    match Tool::new(&python).args(["-c", script]).timeout(crate::process::PROBE_TIMEOUT).run() {
         Ok(out) => dirs.extend(out.stdout.lines().filter(|l| !l.trim().is_empty()).map(PathBuf::from)),
         Err(e) => searched.push(Searched {
             source: "Python site-packages".into(),
