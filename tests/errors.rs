@@ -23,13 +23,17 @@ fn every_config_error_names_the_key_the_value_and_the_choices() {
     let cases: &[(&str, &[&str])] = &[
         (
             "archs = [\"sm_90\"]",
-            &["Cargo.toml:8:1", "unknown field `archs`", "arch, kernels, include, defines, threads"],
+            &[
+                "Cargo.toml:8:1",
+                "unknown key `archs` (did you mean `arch`?)",
+                "arch, kernels, include, defines, threads",
+            ],
         ),
         (
             "arch = [\"sm_9O\"]",
             &[
                 "Cargo.toml:8:9",
-                "`package.metadata.launch.arch`",
+                "`package.metadata.launch.arch[0]`",
                 "`sm_9O` is not a GPU architecture",
                 "did you mean `sm_90`",
                 "valid choices: sm_50",
@@ -38,12 +42,15 @@ fn every_config_error_names_the_key_the_value_and_the_choices() {
         ("arch = [\"sm_91\"]", &["`sm_91` is not a GPU architecture", "sm_121f"]),
         ("arch = [\"90\"]", &["`90` is not a GPU architecture (did you mean `sm_90`?)"]),
         ("arch = []", &["`package.metadata.launch.arch`", "the list is empty", "valid choices"]),
-        ("arch = \"sm_90\"", &["invalid type: string \"sm_90\", expected a sequence"]),
-        ("arch = [90]", &["invalid type: integer `90`, expected a string"]),
+        ("arch = \"sm_90\"", &["\"sm_90\" is a string; expected a list of arch names such as [\"sm_90\"]"]),
+        (
+            "arch = [90]",
+            &["`package.metadata.launch.arch[0]`: 90 is an integer; expected an arch name such as \"sm_90\""],
+        ),
         ("arch = [\"sm_90\"]\nthreads = 4096", &["`package.metadata.launch.threads`", "4096 is not a block size"]),
         (
             "arch = [\"sm_90\"]\nkernels = \"src/cuda\"",
-            &["`package.metadata.launch.kernels`", "`src/cuda` is not a folder"],
+            &["`package.metadata.launch.kernels`", "`src/cuda` does not exist"],
         ),
     ];
     for (meta, expected) in cases {

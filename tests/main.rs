@@ -12,6 +12,9 @@ mod check;
 /// Bad configuration, broken kernels and a missing toolchain give the documented errors.
 mod errors;
 
+/// Every configuration error names its key path, `Cargo.toml:LINE:COL`, the value and what is expected.
+mod config_errors;
+
 /// Our occupancy calculator against NVIDIA's own `cuda_occupancy.h`, compiled with the C compiler.
 mod occupancy_oracle;
 

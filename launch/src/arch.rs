@@ -49,11 +49,23 @@ pub struct ArchParseError {
 
 impl fmt::Display for ArchParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}` is not a GPU architecture", self.input)?;
-        if let Some(s) = self.suggestion {
-            write!(f, " (did you mean `{s}`?)")?;
+        // Escaped and cut short: the input may come from an environment variable.
+        let shown: String = self.input.escape_debug().take(40).collect();
+        if self.input.trim().is_empty() {
+            write!(f, "an empty name is not a GPU architecture")?;
+        } else {
+            write!(f, "`{shown}` is not a GPU architecture")?;
         }
-        write!(f, "; valid choices: {}", KNOWN_ARCHES.join(", "))
+        match self.suggestion {
+            Some(s) if self.input.trim().to_ascii_lowercase().starts_with("compute_") => write!(
+                f,
+                " (did you mean `{s}`? `compute_*` names a virtual architecture; a cubin needs a real `sm_*` one)"
+            )?,
+            Some(s) => write!(f, " (did you mean `{s}`?)")?,
+            None => {}
+        }
+        const FORM: &str = "names are `sm_` and a compute capability, with an `a` or `f` suffix where the arch has one";
+        write!(f, "; valid choices: {} ({FORM})", KNOWN_ARCHES.join(", "))
     }
 }
 
@@ -124,14 +136,10 @@ impl FromStr for Arch {
 
 /// A likely intended name for a misspelt arch: `90` → `sm_90`, `sm_9O` → `sm_90`, `SM_90` → `sm_90`.
 fn suggest(s: &str) -> Option<&'static str> {
-    let norm: String = s
-        .trim()
-        .to_ascii_lowercase()
-        .replace('o', "0")
-        .trim_start_matches("compute_")
-        .trim_start_matches("sm_")
-        .trim_start_matches("sm")
-        .to_string();
+    // Prefixes go before `o` → `0`, which would turn `compute_` into `c0mpute_`.
+    let lower = s.trim().to_ascii_lowercase();
+    let norm =
+        lower.trim_start_matches("compute_").trim_start_matches("sm_").trim_start_matches("sm").replace('o', "0");
     let want = format!("sm_{norm}");
     KNOWN_ARCHES.iter().copied().find(|k| *k == want)
 }
@@ -184,6 +192,33 @@ mod tests {
         assert_eq!(e.suggestion, None);
         assert!("compute_90".parse::<Arch>().is_err());
         assert!("sm_90f".parse::<Arch>().is_err());
+    }
+
+    /// The message names the input (escaped), what a name looks like, and every choice.
+    #[test]
+    fn error_text_explains_the_form() {
+        let e = "compute_90".parse::<Arch>().unwrap_err();
+        assert_eq!(e.suggestion, Some("sm_90"));
+        let m = e.to_string();
+        assert!(m.starts_with("`compute_90` is not a GPU architecture (did you mean `sm_90`? `compute_*` names a virtual architecture; a cubin needs a real `sm_*` one); valid choices: sm_50, "), "{m}");
+        assert!(
+            m.ends_with(
+                "sm_121f (names are `sm_` and a compute capability, with an `a` or `f` suffix where the arch has one)"
+            ),
+            "{m}"
+        );
+        assert!(""
+            .parse::<Arch>()
+            .unwrap_err()
+            .to_string()
+            .starts_with("an empty name is not a GPU architecture; valid choices: sm_50,"));
+        assert!("sm_90\n"
+            .parse::<Arch>()
+            .unwrap_err()
+            .to_string()
+            .starts_with("`sm_90\\n` is not a GPU architecture (did you mean `sm_90`?)"));
+        let long = "x".repeat(100);
+        assert!(long.parse::<Arch>().unwrap_err().to_string().starts_with(&format!("`{}` is not", "x".repeat(40))));
     }
 
     #[test]
