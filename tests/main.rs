@@ -24,3 +24,6 @@ mod h200_driver;
 /// The kernel cache (each invalidation rule, damaged entries, a killed build, two builds at once,
 /// checkout-independent outputs) and jobserver parallelism (`-j1` is serial).
 mod cache;
+
+/// Property and fuzz targets for every parser, within a time budget (see fuzz/mod.rs).
+mod fuzz;
