@@ -34,3 +34,6 @@ mod tools;
 
 /// The README's CI recipe, read out of README.md and run against the binary.
 mod ci_recipe;
+
+/// Property and fuzz targets for every parser, within a time budget (see fuzz/mod.rs).
+mod fuzz;

@@ -1,0 +1,128 @@
+//! The baseline of `cargo launch check` (`cargo_launch::baseline::{render, parse}`): a rendered
+//! baseline parses back to the same records; one with a record missing, duplicated or cut short
+//! is refused (never read as fewer or other records); whatever parses renders back to itself.
+
+use std::path::Path;
+
+use cargo_launch::baseline::{self, Baseline, Entry};
+
+use super::{ensure, mutate, random_bytes, run, text, Input, Rng};
+
+fn generate(rng: &mut Rng) -> Baseline {
+    let mut b = Baseline::new();
+    for _ in 0..rng.range(1, 12) {
+        let kernel = match rng.below(3) {
+            0 => rng.ident(),
+            1 => format!("_Z{}{}Pf", rng.range(1, 9), rng.ident()),
+            _ => format!("{}<{}>", rng.ident(), rng.range(0, 512)),
+        };
+        let arch = rng.pick(launch::KNOWN_ARCHES).to_string();
+        let n = |rng: &mut Rng| rng.number() as u32;
+        let e = Entry {
+            registers: n(rng),
+            spill_bytes: n(rng),
+            stack: n(rng),
+            shared: n(rng),
+            // Occupancy is written with one decimal, a percentage.
+            occupancy: rng.range(0, 1000) as f64 / 10.0,
+        };
+        b.insert((kernel, arch), e);
+    }
+    b
+}
+
+/// What a damaged rendering must give.
+#[derive(Debug)]
+enum Expect {
+    /// These records exactly.
+    Same(Baseline),
+    /// An error, or exactly these records (a cut that happens to leave the text whole).
+    RefusedOr(Baseline),
+    /// An error.
+    Refused,
+    /// Anything, as long as it round-trips.
+    Any,
+}
+
+const EXTRA: &[&[u8]] = &[b" registers=", b" occupancy=", b"=", b"NaN", b"inf", b"-5", b"1e3", b"# ", b"sm_90 "];
+
+#[test]
+fn baseline() {
+    let path = Path::new("launch-baseline.txt");
+    run(
+        "baseline",
+        |rng| {
+            let b = generate(rng);
+            let text_ = baseline::render(&b);
+            let lines: Vec<&str> = text_.split_inclusive('\n').collect();
+            // Record lines are the ones naming a record's kernel: the others are the header.
+            let records: Vec<usize> = (0..lines.len())
+                .filter(|&i| b.keys().any(|(k, a)| lines[i].starts_with(&format!("{k} {a} "))))
+                .collect();
+            match rng.below(10) {
+                0..=2 => Input::new(text_.clone(), Expect::Same(b)),
+                3 => {
+                    let drop = rng.pick(&records);
+                    let s: String = lines.iter().enumerate().filter(|&(i, _)| i != drop).map(|(_, l)| *l).collect();
+                    Input::new(s, Expect::Refused)
+                }
+                4 => {
+                    let dup = rng.pick(&records);
+                    let mut v = lines.clone();
+                    v.insert(dup, lines[dup]);
+                    Input::new(v.concat(), Expect::Refused)
+                }
+                5 => {
+                    // Cut anywhere before the last newline.
+                    let at = rng.below(text_.len() - 1);
+                    let cut = (0..=at).rev().find(|&i| text_.is_char_boundary(i)).unwrap_or(0);
+                    Input::new(text_[..cut].to_string(), Expect::RefusedOr(b))
+                }
+                6 => Input::new(rng.pick(&["", "\n", "   \n\n"]), Expect::Refused),
+                7 | 8 => Input::new(text(&mutate(rng, text_.as_bytes(), EXTRA)), Expect::Any),
+                _ => Input::new(text(&random_bytes(rng)), Expect::Any),
+            }
+        },
+        move |input| {
+            let t = input.str();
+            let parsed = baseline::parse(path, t).map(|p| p.records);
+            if let Ok(b) = &parsed {
+                for (k, e) in b {
+                    ensure(e.occupancy.is_finite() && (0.0..=100.0).contains(&e.occupancy), || {
+                        format!("{k:?}: occupancy {} accepted; a regression against it can never be seen", e.occupancy)
+                    })?;
+                }
+                // What was read renders and reads back to itself (at the printed precision).
+                let again = baseline::parse(path, &baseline::render(b))
+                    .map(|p| p.records)
+                    .map_err(|e| format!("a rendering is refused: {e:#}"))?;
+                let tenths = |b: &Baseline| -> Vec<_> {
+                    b.iter()
+                        .map(|(k, e)| {
+                            (
+                                k.clone(),
+                                e.registers,
+                                e.spill_bytes,
+                                e.stack,
+                                e.shared,
+                                (e.occupancy * 10.0).round() as i64,
+                            )
+                        })
+                        .collect()
+                };
+                ensure(tenths(&again) == tenths(b), || format!("read {b:?}, rendered and read again {again:?}"))?;
+            }
+            match (&input.expect, &parsed) {
+                (Expect::Same(want), Ok(b)) | (Expect::RefusedOr(want), Ok(b)) => {
+                    ensure(b == want, || format!("read {} records instead of {}: {b:?}", b.len(), want.len()))
+                }
+                (Expect::Same(_), Err(e)) => Err(format!("a rendered baseline is refused: {e:#}")),
+                (Expect::Refused, Ok(b)) => Err(format!("a damaged baseline is read as {} records: {b:?}", b.len())),
+                (Expect::Refused | Expect::RefusedOr(_), Err(e)) => {
+                    ensure(e.to_string().contains("launch-baseline.txt"), || format!("the error names no file: {e:#}"))
+                }
+                (Expect::Any, _) => Ok(()),
+            }
+        },
+    );
+}

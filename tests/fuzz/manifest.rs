@@ -1,0 +1,136 @@
+//! The manifest reader (`launch_build::Manifest::from_json`): generated manifests round-trip
+//! through JSON; damaged JSON is refused or read as something that round-trips itself; another
+//! schema is refused.
+
+use launch::{Contract, ContractSource, Resources, KNOWN_ARCHES};
+use launch_build::manifest::{CubinEntry, KernelArch, KernelEntry, Manifest, ModuleEntry, ToolchainInfo, SCHEMA};
+
+use super::{ensure, mutate, random_bytes, run, text, Input, Rng};
+
+fn string(rng: &mut Rng) -> String {
+    let pieces =
+        ["k", "_Z4tsumIdLi256EEvPT_PKS0_", "kernels/a.cu", "é€\u{1F600}", "\"", "\\", "\n", "\u{0}", "\u{7f}", " "];
+    (0..rng.below(5)).map(|_| rng.pick(&pieces)).collect()
+}
+
+fn u32v(rng: &mut Rng) -> u32 {
+    rng.number() as u32
+}
+
+fn arch(rng: &mut Rng) -> launch::Arch {
+    rng.pick(KNOWN_ARCHES).parse().expect("known arch")
+}
+
+fn manifest(rng: &mut Rng) -> Manifest {
+    let resources = |rng: &mut Rng| Resources {
+        registers: u32v(rng),
+        barriers: u32v(rng),
+        stack_frame: u32v(rng),
+        spill_stores: u32v(rng),
+        spill_loads: u32v(rng),
+        cumulative_stack: u32v(rng),
+        shared_static: u32v(rng),
+        cmem0: rng.one_in(2).then(|| u32v(rng)),
+    };
+    let opt = |rng: &mut Rng| rng.one_in(2).then(|| u32v(rng));
+    Manifest {
+        schema: SCHEMA,
+        package: string(rng),
+        toolchain: ToolchainInfo { nvrtc: string(rng), ptxas: string(rng), description: string(rng) },
+        arches: (0..rng.below(4)).map(|_| arch(rng)).collect(),
+        host_threads: u32v(rng),
+        modules: (0..rng.below(3))
+            .map(|_| ModuleEntry {
+                file: string(rng),
+                ptx: string(rng),
+                ptx_arch: arch(rng),
+                ptx_version: string(rng),
+                cubins: (0..rng.below(3)).map(|_| CubinEntry { arch: arch(rng), path: string(rng) }).collect(),
+            })
+            .collect(),
+        kernels: (0..rng.below(4))
+            .map(|_| KernelEntry {
+                name: string(rng),
+                display_name: string(rng),
+                rust_name: string(rng),
+                file: string(rng),
+                line: u32v(rng),
+                col: u32v(rng),
+                contract: rng.one_in(2).then(|| Contract {
+                    source: rng.pick(&[ContractSource::Annotation, ContractSource::LaunchBounds]),
+                    threads: opt(rng),
+                    min_blocks: opt(rng),
+                    max_regs: opt(rng),
+                    exact: rng.one_in(2),
+                }),
+                arches: (0..rng.below(3))
+                    .map(|_| KernelArch {
+                        arch: arch(rng),
+                        resources: resources(rng),
+                        ptxas_lines: (0..rng.below(3)).map(|_| string(rng)).collect(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        warnings: (0..rng.below(3)).map(|_| string(rng)).collect(),
+    }
+}
+
+const EXTRA: &[&[u8]] = &[
+    b"\"schema\": 2,",
+    b"\"arch\": \"sm_91\"",
+    b"null",
+    b"[",
+    b"]",
+    b"{\"a\":",
+    b"\\u0000",
+    b"\\ud800",
+    b"1e400",
+    b"-0.0",
+];
+
+#[test]
+fn manifest_json() {
+    run(
+        "manifest",
+        |rng| {
+            let m = manifest(rng);
+            let json = if rng.one_in(2) { serde_json::to_string_pretty(&m) } else { serde_json::to_string(&m) };
+            let json = json.expect("a manifest serialises");
+            match rng.below(8) {
+                0..=2 => Input::new(json, Some(m)),
+                3 => {
+                    // Another schema: refused (checked by the general property below).
+                    let other = json.replacen(&format!("\"schema\":{SCHEMA}"), "\"schema\":2", 1).replacen(
+                        &format!("\"schema\": {SCHEMA}"),
+                        "\"schema\": 2",
+                        1,
+                    );
+                    Input::new(other, None)
+                }
+                4 => Input::new(
+                    format!("{}{}", "[".repeat(rng.range(1, 100_000) as usize), "]".repeat(rng.below(3))),
+                    None,
+                ),
+                5 | 6 => Input::new(text(&mutate(rng, json.as_bytes(), EXTRA)), None),
+                _ => Input::new(text(&random_bytes(rng)), None),
+            }
+        },
+        |input| {
+            let json = input.str();
+            let read = Manifest::from_json(json);
+            if let Some(m) = &input.expect {
+                return match read {
+                    Ok(back) => ensure(back == *m, || format!("read back as {back:?}")),
+                    Err(e) => Err(format!("a written manifest is refused: {e}")),
+                };
+            }
+            if let Ok(m) = read {
+                ensure(m.schema == SCHEMA, || format!("schema {} accepted", m.schema))?;
+                let again = Manifest::from_json(&serde_json::to_string(&m).map_err(|e| e.to_string())?);
+                ensure(again.as_ref() == Ok(&m), || format!("what was read does not round-trip: {again:?}"))?;
+            }
+            Ok(())
+        },
+    );
+}
