@@ -50,7 +50,13 @@ pub struct ArchParseError {
 impl fmt::Display for ArchParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Escaped and cut short: the input may come from an environment variable.
-        let shown: String = self.input.escape_debug().take(40).collect();
+        // Only control characters are escaped, so a name with quotes is shown as it was typed.
+        let shown: String = self
+            .input
+            .chars()
+            .flat_map(|c| if c.is_control() { c.escape_debug().collect::<Vec<_>>() } else { vec![c] })
+            .take(40)
+            .collect();
         if self.input.trim().is_empty() {
             write!(f, "an empty name is not a GPU architecture")?;
         } else {
