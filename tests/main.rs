@@ -24,3 +24,7 @@ mod h200_driver;
 /// The kernel cache (each invalidation rule, damaged entries, a killed build, two builds at once,
 /// checkout-independent outputs) and jobserver parallelism (`-j1` is serial).
 mod cache;
+
+/// Issue 11 hardening of contracts and sources: bounds written anywhere or through macros, compiler
+/// messages without inserted code, non-UTF-8 sources, warnings for folders and files without kernels.
+mod contracts_hardening;
