@@ -546,6 +546,8 @@ pub struct Applied {
     pub text: String,
     /// (offset in the original source, inserted length), in increasing offset.
     edits: Vec<(usize, usize)>,
+    /// `shifts[i]`: the bytes inserted by `edits[..i]`.
+    shifts: Vec<usize>,
     /// Each annotated kernel's declaration lines and its annotation.
     declarations: Vec<(std::ops::RangeInclusive<u32>, Annotation)>,
 }
@@ -565,7 +567,8 @@ pub fn prepare(
 
 /// The source with each annotated kernel's `__launch_bounds__` inserted at the start of its
 /// declaration (see [`declaration_start`]), on the same line so every line number stays what the
-/// user wrote, and seeds/004's `ctx` constants at the start of its body.
+/// user wrote, and seeds/004's `ctx` constants at the start of its body. (A file whose
+/// annotations have errors, see [`annotations`], is returned as it is.)
 pub fn apply_to_source(src: &str, kernels: &[KernelDef], annotations: &[Annotation], scanned: &Scanned) -> String {
     let Ok(attached) = attach("", src, scanned, kernels) else { return src.to_string() };
     let wanted: HashMap<(&str, u32), &Annotation> =
@@ -615,7 +618,13 @@ fn apply(src: &str, scanned: &Scanned, attached: &[Attached]) -> Applied {
         from = *at;
     }
     text.push_str(&src[from..]);
-    Applied { text, edits: edits.iter().map(|(at, s)| (*at, s.len())).collect(), declarations }
+    let shifts = std::iter::once(0)
+        .chain(edits.iter().scan(0, |sum, e| {
+            *sum += e.1.len();
+            Some(*sum)
+        }))
+        .collect();
+    Applied { text, edits: edits.iter().map(|(at, s)| (*at, s.len())).collect(), shifts, declarations }
 }
 
 impl Applied {
@@ -624,7 +633,7 @@ impl Applied {
     /// and a `__maxnreg__` that the source scan could not see (a macro) next to an annotation
     /// explained at the annotation's `file:line:col`.
     pub fn restore_log(&self, file: &str, src: &str, log: &str) -> String {
-        if self.edits.is_empty() {
+        if self.edits.is_empty() || log.is_empty() {
             return log.to_string();
         }
         let lines = crate::source::LineIndex::new(src);
@@ -653,8 +662,10 @@ impl Applied {
             let Some(echo) = log_lines.get(i).and_then(|e| e.strip_prefix("  ")) else { continue };
             let start = lines.start_of_line(n);
             let end = src[start..].find('\n').map_or(src.len(), |e| start + e);
-            let edits: Vec<(usize, usize)> =
-                self.edits.iter().filter(|e| (start..=end).contains(&e.0)).copied().collect();
+            // The edits are in increasing offset: this line's are found by binary search.
+            let first = self.edits.partition_point(|e| e.0 < start);
+            let last = self.edits.partition_point(|e| e.0 <= end);
+            let edits = &self.edits[first..last];
             if edits.is_empty() || lines.line(start) != n {
                 continue;
             }
@@ -664,7 +675,7 @@ impl Applied {
                 .map(|c| c.len() - c.trim_start().len())
                 .and_then(|c| c.checked_sub(2));
             if let Some((text, caret_at)) =
-                restore_echo(&src[start..end], start, &edits, &self.text_of(start, end), echo, caret)
+                restore_echo(&src[start..end], start, edits, &self.text_of(start, end), echo, caret)
             {
                 *out.last_mut().expect("pushed above") = l.to_string();
                 out.push(format!("  {text}"));
@@ -687,7 +698,8 @@ impl Applied {
     fn text_of(&self, start: usize, end: usize) -> String {
         // Offsets in the compiled text move by every insertion before them.
         let shift = |at: usize, inclusive: bool| -> usize {
-            self.edits.iter().take_while(|e| e.0 < at || (inclusive && e.0 == at)).map(|e| e.1).sum()
+            let n = self.edits.partition_point(|e| e.0 < at || (inclusive && e.0 == at));
+            self.shifts[n]
         };
         let (s, e) = (start + shift(start, false), end + shift(end, true));
         self.text.get(s..e).unwrap_or("").to_string()
