@@ -1,7 +1,7 @@
 //! From compiler outputs to the manifest: which kernels exist, where they are defined, their
 //! contracts (read back from the PTX) and their per-arch resources (from ptxas).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use launch::{Arch, ContractSource};
 
@@ -56,20 +56,42 @@ pub fn manifest(config: &Config, toolchain: ToolchainInfo, files: &[FileOutputs]
         // The definitions scanned before compiling: the same text the compiler saw.
         let defs = f.definitions;
 
+        // By name, so that a module of many kernels is not searched once per kernel.
+        let annotation_of: HashMap<&str, &crate::contract::Annotation> =
+            f.annotations.iter().map(|a| (a.kernel.as_str(), a)).collect();
+        let mut def_of: HashMap<&str, &source::KernelDef> = HashMap::new();
+        for d in defs {
+            def_of.entry(d.name.as_str()).or_insert(d);
+        }
+        // Annotations already found disagreeing with the PTX (reported once, not per arch).
+        let mut disagreeing = BTreeSet::new();
+
         // Kernel name → (directives from the lowest arch's PTX, per-arch results).
         let mut found: BTreeMap<String, (Option<ptx::EntryDirectives>, Vec<KernelArch>)> = BTreeMap::new();
         for (arch, out) in &f.outputs {
             for d in ptx::entries(&out.ptx) {
                 let base = source_name(&d.name);
-                if let Some(a) = f.annotations.iter().find(|a| a.kernel == d.name || a.kernel == base) {
-                    // Read the contract back: it must be in the PTX ptxas assembled.
+                let annotation = annotation_of.get(d.name.as_str()).or_else(|| annotation_of.get(base.as_str()));
+                if let Some(a) = annotation {
+                    // Read the contract back: it must be in the PTX ptxas assembled. The source
+                    // scan refuses the bounds it can see; one it cannot (a macro that expands to
+                    // `__launch_bounds__`) comes after the one @launch inserts and wins, and is
+                    // caught here.
                     let reached = d.maxntid == Some([a.threads, 1, 1])
+                        && d.reqntid.is_none()
                         && d.minnctapersm == a.min_blocks
                         && (a.max_regs.is_none() || d.maxnreg == a.max_regs);
-                    if !reached {
+                    if !reached && disagreeing.insert((a.line, a.col)) {
                         unreached.push(format!(
-                            "{}:{}: @launch of `{}` did not reach the PTX for {arch} (found .maxntid {:?}, .minnctapersm {:?}, .maxnreg {:?})",
-                            f.source.file, a.line, a.kernel, d.maxntid, d.minnctapersm, d.maxnreg
+                            "{}:{}:{}: error: {} of kernel `{}` disagrees with the bounds the kernel was compiled with: \
+                             its PTX for {arch} has {}. A __launch_bounds__ or __maxnreg__ that the source does not \
+                             show (written through a macro?) overrides it; declare the contract once",
+                            f.source.file,
+                            a.line,
+                            a.col,
+                            a.written(),
+                            a.kernel,
+                            directives(&d)
                         ));
                     }
                 }
@@ -95,9 +117,9 @@ pub fn manifest(config: &Config, toolchain: ToolchainInfo, files: &[FileOutputs]
         for (name, (directives, arches)) in found {
             let display_name = demangle(&name);
             let base = base_name(&display_name);
-            let def = defs.iter().find(|d| d.name == name || d.name == base);
+            let def = def_of.get(name.as_str()).or_else(|| def_of.get(base));
             // The contract as it reached the PTX; declared by @launch or by CUDA's own bounds.
-            let annotated = f.annotations.iter().any(|a| a.kernel == name || a.kernel == base);
+            let annotated = annotation_of.contains_key(name.as_str()) || annotation_of.contains_key(base);
             let source = if annotated { ContractSource::Annotation } else { ContractSource::LaunchBounds };
             let contract = directives.and_then(|d| d.contract(source)).map(|mut c| {
                 // @launch means exactly `threads` threads per CTA (seeds/004).
@@ -147,6 +169,25 @@ pub fn manifest(config: &Config, toolchain: ToolchainInfo, files: &[FileOutputs]
         kernels,
         warnings,
     })
+}
+
+/// `.maxntid 256, 1, 1, .minnctapersm 4`, or `no launch bounds`.
+fn directives(d: &ptx::EntryDirectives) -> String {
+    let dims = |name: &str, v: Option<[u32; 3]>| v.map(|[x, y, z]| format!("{name} {x}, {y}, {z}"));
+    let parts: Vec<String> = [
+        dims(".maxntid", d.maxntid),
+        dims(".reqntid", d.reqntid),
+        d.minnctapersm.map(|b| format!(".minnctapersm {b}")),
+        d.maxnreg.map(|r| format!(".maxnreg {r}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if parts.is_empty() {
+        "no launch bounds".into()
+    } else {
+        parts.join(", ")
+    }
 }
 
 /// `_Z4tmplILi8EEvPi` → `void tmpl<8>(int*)`; unmangled names are returned as they are.

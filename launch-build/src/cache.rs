@@ -511,7 +511,7 @@ mod tests {
     }
 
     fn annotation() -> Annotation {
-        Annotation { kernel: "k".into(), threads: 128, min_blocks: Some(2), max_regs: None, line: 3 }
+        Annotation { kernel: "k".into(), threads: 128, min_blocks: Some(2), max_regs: None, line: 3, col: 4 }
     }
 
     struct Inputs {

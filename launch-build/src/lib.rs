@@ -110,12 +110,32 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
     // Contracts are checked before anything is compiled; every error of every file at once.
     let mut prepared = Vec::new();
     let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    if sources.is_empty() {
+        warnings.push(format!(
+            "{}: no .cu file in the kernel folder: no kernel was built",
+            config.kernel_dir.display().to_string().replace('\\', "/")
+        ));
+    }
     for s in &sources {
-        let text = std::fs::read_to_string(&s.path).map_err(Error::io("read", &s.path))?;
+        let bytes = std::fs::read(&s.path).map_err(Error::io("read", &s.path))?;
+        let text = match source::decode(&s.file, bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
         let scanned = source::scan(&text);
         let kernels = source::kernels(&text, &scanned);
-        match contract::annotations(&s.file, &text, &scanned, &kernels) {
-            Ok(ann) => prepared.push((contract::apply_to_source(&text, &kernels, &ann, &scanned), ann, kernels)),
+        if kernels.is_empty() {
+            warnings.push(format!(
+                "{}: no kernel (__global__ function definition) in this file: it is compiled, but nothing in it can be launched",
+                s.file
+            ));
+        }
+        match contract::prepare(&s.file, &text, &scanned, &kernels) {
+            Ok((ann, applied)) => prepared.push(Prepared { original: text, applied, annotations: ann, kernels }),
             Err(e) => errors.extend(e),
         }
     }
@@ -133,23 +153,49 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
     let jobs: Vec<Job> = sources
         .iter()
         .zip(&prepared)
-        .flat_map(|(source, (text, annotations, _))| {
-            config.arches.iter().map(move |&arch| Job { source, text, annotations, arch })
+        .flat_map(|(source, p)| {
+            config.arches.iter().map(move |&arch| Job {
+                source,
+                text: &p.applied.text,
+                annotations: &p.annotations,
+                arch,
+            })
         })
         .collect();
-    let (outputs, stats) = jobs::run_all(env, &compiler, launch_dir, &jobs)?;
+    // NVRTC's messages show the text it compiled: show the user's instead (see Applied::restore_log).
+    let restore = |file: &str, log: &str| match sources.iter().position(|s| s.file == file) {
+        Some(i) => prepared[i].applied.restore_log(file, &prepared[i].original, log),
+        None => log.to_string(),
+    };
+    let (outputs, stats) = jobs::run_all(env, &compiler, launch_dir, &jobs).map_err(|e| match e {
+        Error::Compile { compiler, file, arch, log } if compiler.starts_with("NVRTC") => {
+            let log = restore(&file, &log);
+            Error::Compile { compiler, file, arch, log }
+        }
+        e => e,
+    })?;
     let mut outputs = outputs.into_iter();
     let mut files = Vec::new();
-    for (source, (_, annotations, definitions)) in sources.iter().zip(&prepared) {
-        let outputs = config.arches.iter().map(|&arch| (arch, outputs.next().expect("one output per job"))).collect();
-        files.push(FileOutputs { source, annotations, definitions, outputs });
+    for (source, p) in sources.iter().zip(&prepared) {
+        let outputs = config
+            .arches
+            .iter()
+            .map(|&arch| {
+                let mut out = outputs.next().expect("one output per job");
+                out.nvrtc_log = restore(&source.file, &out.nvrtc_log);
+                (arch, out)
+            })
+            .collect();
+        files.push(FileOutputs { source, annotations: &p.annotations, definitions: &p.kernels, outputs });
     }
     let info = ToolchainInfo {
         nvrtc: compiler.toolchain.nvrtc_version.clone(),
         ptxas: compiler.toolchain.ptxas_version.clone(),
         description: compiler.toolchain.describe(),
     };
-    let manifest = assemble::manifest(config, info, &files)?;
+    let mut manifest = assemble::manifest(config, info, &files)?;
+    // Quiet successes speak: in `cargo:warning`s below and in `cargo launch report`.
+    manifest.warnings.splice(0..0, warnings);
     embed::write(launch_dir, &manifest, &files)?;
     jobs::write_stats(launch_dir, &stats)?;
     if env.is_build_script() {
@@ -158,6 +204,16 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
         }
     }
     Ok(manifest)
+}
+
+/// One kernel file, read, checked and with its annotations applied.
+struct Prepared {
+    /// The text as the user wrote it.
+    original: String,
+    /// The text as compiled.
+    applied: contract::Applied,
+    annotations: Vec<contract::Annotation>,
+    kernels: Vec<source::KernelDef>,
 }
 
 /// `rerun-if-changed` for every input that exists: the kernel folder, each kernel file, each
@@ -196,7 +252,8 @@ fn docs_stub(config: &Config, sources: &[SourceFile], launch_dir: &Path) -> Resu
         warnings: Vec::new(),
     };
     for s in sources {
-        let text = std::fs::read_to_string(&s.path).map_err(Error::io("read", &s.path))?;
+        let bytes = std::fs::read(&s.path).map_err(Error::io("read", &s.path))?;
+        let text = source::decode(&s.file, bytes).map_err(|e| Error::Kernels(vec![e]))?;
         let ptx = assemble::ptx_path(&s.file, arch);
         out::write_if_changed(&launch_dir.join(&ptx), b"")?;
         manifest.modules.push(ModuleEntry {

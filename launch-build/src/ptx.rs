@@ -21,7 +21,10 @@ pub struct EntryDirectives {
 impl EntryDirectives {
     /// The contract these directives express, or `None` for an unbounded kernel.
     pub fn contract(&self, source: ContractSource) -> Option<Contract> {
-        let product = |d: [u32; 3]| d.iter().map(|&v| v.max(1)).product::<u32>();
+        // Checked: the fields are public and parsed from text, and `4, 4294967295` overflowed
+        // (a panic through the public API). No CTA holds more than u32::MAX threads, so an
+        // overflowing product saturates: "more threads than any launch can have".
+        let product = |d: [u32; 3]| d.iter().try_fold(1u32, |p, &v| p.checked_mul(v.max(1))).unwrap_or(u32::MAX);
         let threads = self.reqntid.or(self.maxntid).map(product);
         if threads.is_none() && self.maxnreg.is_none() {
             return None;
@@ -83,6 +86,8 @@ pub fn entry_name(line: &str) -> Option<&str> {
     (end > 0).then(|| &rest[..end])
 }
 
+/// `x[, y[, z]]`; `None` when malformed, or when `x × y × z` does not fit in a `u32` (ptxas
+/// refuses such a block; reading it as a bound would be wrong).
 fn dims(args: &str) -> Option<[u32; 3]> {
     let mut d = [1u32; 3];
     let mut n = 0;
@@ -93,6 +98,7 @@ fn dims(args: &str) -> Option<[u32; 3]> {
         d[i] = part.trim().parse().ok()?;
         n += 1;
     }
+    d.iter().try_fold(1u32, |p, &v| p.checked_mul(v))?;
     (n > 0).then_some(d)
 }
 
@@ -159,5 +165,19 @@ mod tests {
         assert_eq!((c.threads, c.max_regs), (None, Some(32)));
         let c = e[3].contract(ContractSource::LaunchBounds).unwrap();
         assert_eq!((c.threads, c.exact), (Some(32), true));
+    }
+
+    #[test]
+    fn overflowing_dimensions_neither_panic_nor_read_as_bounds() {
+        // Was "attempt to multiply with overflow" from the public API.
+        let e = entries(".visible .entry )\n.maxntid 4,4294967295");
+        assert_eq!(e[0].maxntid, None, "a block of 2^34 threads is no bound");
+        assert_eq!(e[0].contract(ContractSource::LaunchBounds), None);
+        let e = entries(".entry k(\n.reqntid 65536, 65536, 2\n.maxnreg 99999999999\n{");
+        assert_eq!((e[0].reqntid, e[0].maxnreg), (None, None));
+        // Directives built by hand (the fields are public) saturate instead.
+        let d = EntryDirectives { maxntid: Some([4, u32::MAX, 2]), ..Default::default() };
+        assert_eq!(d.contract(ContractSource::LaunchBounds).unwrap().threads, Some(u32::MAX));
+        assert_eq!(entries(".entry k(\n.maxntid 1024, 1, 1\n{")[0].maxntid, Some([1024, 1, 1]));
     }
 }

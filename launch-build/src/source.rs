@@ -38,32 +38,91 @@ pub struct Scanned {
     pub code: String,
     /// Every comment, in order.
     pub comments: Vec<Comment>,
+    /// Where each line starts, for offset → line:col lookups.
+    pub lines: LineIndex,
+}
+
+/// The byte offset at which each line starts. Built once per file, it turns every offset →
+/// line:col lookup into a binary search, so scanning stays linear in the file's size however many
+/// comments, kernels and annotations it holds (counting newlines from the start of the file for
+/// each comment made a 5 MB file take over 15 minutes).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    /// Indexes the lines of `src`.
+    pub fn new(src: &str) -> LineIndex {
+        let mut starts = vec![0];
+        // `match_indices` finds each newline with a vectorised search, even in a debug build.
+        starts.extend(src.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { starts }
+    }
+
+    /// 1-based line of a byte offset (offsets past the end belong to the last line).
+    pub fn line(&self, offset: usize) -> u32 {
+        // partition_point counts the line starts at or before `offset`: at least 1 (offset 0).
+        u32::try_from(self.starts.partition_point(|&s| s <= offset)).unwrap_or(u32::MAX)
+    }
+
+    /// Byte offset of the start of the line holding `offset`.
+    pub fn line_start(&self, offset: usize) -> usize {
+        self.starts[self.starts.partition_point(|&s| s <= offset).saturating_sub(1)]
+    }
+
+    /// Byte offset of the start of 1-based `line` (the end of the text's last line start if
+    /// there is no such line).
+    pub fn start_of_line(&self, line: u32) -> usize {
+        let i = (line.max(1) - 1) as usize;
+        self.starts.get(i).or(self.starts.last()).copied().unwrap_or(0)
+    }
+
+    /// 1-based column (in characters) of a byte offset of `src`, the text this index was built from.
+    pub fn col(&self, src: &str, offset: usize) -> u32 {
+        let offset = floor_char_boundary(src, offset);
+        let start = self.line_start(offset).min(offset);
+        u32::try_from(src[start..offset].chars().count()).map_or(u32::MAX, |c| c.saturating_add(1))
+    }
+}
+
+/// The largest char boundary of `s` at or below `at`.
+fn floor_char_boundary(s: &str, at: usize) -> usize {
+    let mut at = at.min(s.len());
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 /// Blanks comments, string and character literals.
 pub fn scan(src: &str) -> Scanned {
+    let lines = LineIndex::new(src);
     let b = src.as_bytes();
     let mut code = b.to_vec();
     let mut comments = Vec::new();
     let mut i = 0;
+    // Spaces over `from..to`, newlines kept (filled a line at a time: a byte loop is slow in
+    // the unoptimised builds that run build scripts' tests).
     let blank = |code: &mut Vec<u8>, from: usize, to: usize| {
-        for c in &mut code[from..to] {
-            if *c != b'\n' {
-                *c = b' ';
-            }
+        let mut at = from;
+        for (n, _) in src[from..to].match_indices('\n') {
+            code[at..from + n].fill(b' ');
+            at = from + n + 1;
         }
+        code[at..to].fill(b' ');
     };
     while i < b.len() {
         match b[i] {
             b'/' if b.get(i + 1) == Some(&b'/') => {
                 let end = src[i..].find('\n').map_or(b.len(), |n| i + n);
-                comments.push(Comment { line: line_of(src, i), offset: i, text: src[i..end].to_string() });
+                comments.push(Comment { line: lines.line(i), offset: i, text: src[i..end].to_string() });
                 blank(&mut code, i, end);
                 i = end;
             }
             b'/' if b.get(i + 1) == Some(&b'*') => {
                 let end = src[i + 2..].find("*/").map_or(b.len(), |n| i + 2 + n + 2);
-                comments.push(Comment { line: line_of(src, i), offset: i, text: src[i..end].to_string() });
+                comments.push(Comment { line: lines.line(i), offset: i, text: src[i..end].to_string() });
                 blank(&mut code, i, end);
                 i = end;
             }
@@ -84,17 +143,31 @@ pub fn scan(src: &str) -> Scanned {
     // Whole comments and literal contents (each delimited by ASCII characters) were replaced by
     // spaces, so no multi-byte character was cut; the lossy path only guards against a bug here.
     let code = String::from_utf8(code).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-    Scanned { code, comments }
+    Scanned { code, comments, lines }
 }
 
-/// 1-based line of a byte offset.
+/// 1-based line of a byte offset. Counts from the start of the text: for one-off lookups; use
+/// [`Scanned::lines`] for many.
 pub fn line_of(src: &str, offset: usize) -> u32 {
-    src.as_bytes()[..offset.min(src.len())].iter().filter(|&&c| c == b'\n').count() as u32 + 1
+    let n = src.as_bytes()[..offset.min(src.len())].iter().filter(|&&c| c == b'\n').count();
+    u32::try_from(n).map_or(u32::MAX, |n| n.saturating_add(1))
 }
 
-fn col_of(src: &str, offset: usize) -> u32 {
-    let start = src[..offset].rfind('\n').map_or(0, |n| n + 1);
-    src[start..offset].chars().count() as u32 + 1
+/// A kernel source's text; for bytes that are not UTF-8, the compiler-style error
+/// `file:line:col: error: not valid UTF-8 (byte 0xNN at offset N)` pointing at the first of them.
+pub fn decode(file: &str, bytes: Vec<u8>) -> Result<String, String> {
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        // Valid up to `at` by definition; the lossy form only guards against a bug here.
+        let good = String::from_utf8_lossy(&bytes[..at]);
+        let line = good.bytes().filter(|&c| c == b'\n').count() + 1;
+        let col = good[good.rfind('\n').map_or(0, |n| n + 1)..].chars().count() + 1;
+        format!(
+            "{file}:{line}:{col}: error: not valid UTF-8 (byte 0x{:02x} at offset {at}): kernel sources must be UTF-8 text",
+            bytes[at]
+        )
+    })
 }
 
 /// Attribute-like words that may sit between `__global__` and the kernel's name, with a
@@ -102,10 +175,16 @@ fn col_of(src: &str, offset: usize) -> u32 {
 const ATTRIBUTES: &[&str] =
     &["__launch_bounds__", "__maxnreg__", "__attribute__", "__declspec", "__cluster_dims__", "alignas", "__align__"];
 
-/// Every `__global__` function *definition* (declarations end in `;` and are skipped).
+/// Every `__global__` function *definition* (declarations end in `;` and are skipped), in file
+/// order. Linear in the file's size: each stretch of code is walked once, and parentheses are
+/// matched once for the whole file.
 pub fn kernels(src: &str, scanned: &Scanned) -> Vec<KernelDef> {
     let code = &scanned.code;
     let mut out = Vec::new();
+    if !code.contains("__global__") {
+        return out;
+    }
+    let parens = Parens::new();
     let mut search = 0;
     while let Some(pos) = code[search..].find("__global__") {
         let at = search + pos;
@@ -113,9 +192,19 @@ pub fn kernels(src: &str, scanned: &Scanned) -> Vec<KernelDef> {
         if !is_word_at(code, at, "__global__") {
             continue;
         }
-        if let Some(def) = kernel_after(src, code, search) {
-            out.push(KernelDef { start: at, ..def });
+        let (def, resume) = kernel_after(code, &parens, search);
+        if let Some((name, body)) = def {
+            out.push(KernelDef {
+                name: code[name.clone()].to_string(),
+                line: scanned.lines.line(name.start),
+                col: scanned.lines.col(src, name.start),
+                start: at,
+                body,
+            });
         }
+        // Resume where that walk stopped: a `__global__` it passed over would find the same
+        // declaration again (and walking the same text again is what makes a scan quadratic).
+        search = search.max(resume);
     }
     out
 }
@@ -132,8 +221,10 @@ fn is_ident(c: u8) -> bool {
     c == b'_' || c.is_ascii_alphanumeric()
 }
 
-/// From just after `__global__`: the first identifier followed by `(` that is not an attribute.
-fn kernel_after(src: &str, code: &str, mut i: usize) -> Option<KernelDef> {
+/// From just after `__global__`: the first identifier followed by `(` that is not an attribute,
+/// when a body follows its parameters (the name's range and the body's `{`), and the offset where
+/// the walk stopped.
+fn kernel_after(code: &str, parens: &Parens, mut i: usize) -> (Option<(std::ops::Range<usize>, usize)>, usize) {
     let b = code.as_bytes();
     let mut last_ident: Option<(usize, usize)> = None;
     while i < b.len() {
@@ -148,10 +239,9 @@ fn kernel_after(src: &str, code: &str, mut i: usize) -> Option<KernelDef> {
         }
         match c {
             b'(' => {
-                let (s, e) = last_ident?;
-                let word = &code[s..e];
-                let close = matching_paren(b, i)?;
-                if ATTRIBUTES.contains(&word) {
+                let Some((s, e)) = last_ident else { return (None, i + 1) };
+                let Some(close) = parens.close(b, i) else { return (None, i + 1) };
+                if ATTRIBUTES.contains(&&code[s..e]) {
                     last_ident = None;
                     i = close + 1;
                     continue;
@@ -159,39 +249,65 @@ fn kernel_after(src: &str, code: &str, mut i: usize) -> Option<KernelDef> {
                 // A definition has a body: the next non-space character after the parameters is `{`.
                 let after = &code[close + 1..];
                 let body = close + 1 + (after.len() - after.trim_start().len());
-                if code.as_bytes().get(body) != Some(&b'{') {
-                    return None;
+                if b.get(body) != Some(&b'{') {
+                    return (None, close + 1);
                 }
-                return Some(KernelDef {
-                    name: word.to_string(),
-                    line: line_of(src, s),
-                    col: col_of(src, s),
-                    start: s,
-                    body,
-                });
+                return (Some((s..e, body)), body + 1);
             }
-            b';' | b'{' | b'}' => return None,
+            b';' | b'{' | b'}' => return (None, i + 1),
             _ => i += 1,
         }
     }
-    None
+    (None, i)
 }
 
-fn matching_paren(b: &[u8], open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for (k, &c) in b.iter().enumerate().skip(open) {
-        match c {
-            b'(' => depth += 1,
-            b')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(k);
-                }
-            }
-            _ => {}
-        }
+/// (open, close) pairs of parentheses.
+type Pairs = Vec<(usize, usize)>;
+
+/// Parenthesis matching that walks each stretch of text at most once. A walk from a `(` that
+/// closes costs the length of the list, and the callers resume after it. A walk that reaches the
+/// end of the text unclosed (`__global__ void k(` in a broken file) would be repeated for every
+/// later kernel: that walk records every pair it passes, by a stack, and later lookups are
+/// binary searches in that record.
+struct Parens {
+    /// From the first unclosed `(`: (open, close) in increasing `open`, `usize::MAX` if unclosed.
+    table: std::cell::RefCell<Option<(usize, Pairs)>>,
+}
+
+impl Parens {
+    fn new() -> Parens {
+        Parens { table: std::cell::RefCell::new(None) }
     }
-    None
+
+    /// The `)` matching the `(` at `open` of `b`.
+    fn close(&self, b: &[u8], open: usize) -> Option<usize> {
+        if let Some((from, pairs)) = self.table.borrow().as_ref() {
+            if open >= *from {
+                let i = pairs.binary_search_by_key(&open, |p| p.0).ok()?;
+                return Some(pairs[i].1).filter(|&c| c != usize::MAX);
+            }
+        }
+        let mut pairs = Vec::new();
+        let mut stack = Vec::new();
+        for (k, &c) in b.iter().enumerate().skip(open) {
+            match c {
+                b'(' => {
+                    stack.push(pairs.len());
+                    pairs.push((k, usize::MAX));
+                }
+                b')' => {
+                    let Some(p) = stack.pop() else { continue };
+                    if stack.is_empty() {
+                        return Some(k); // `open`'s own `)`
+                    }
+                    pairs[p].1 = k;
+                }
+                _ => {}
+            }
+        }
+        *self.table.borrow_mut() = Some((open, pairs));
+        None
+    }
 }
 
 /// `#include "x"` / `#include <x>` targets of one file, with whether they were quoted.
@@ -292,6 +408,42 @@ extern "C" __global__ void __maxnreg__(32) capped(int n)
         let sc = scan(src);
         assert_eq!(sc.code.len(), src.len());
         assert!(!sc.code.contains('é'), "{:?}", sc.code);
+    }
+
+    #[test]
+    fn lines_and_columns_come_from_the_index() {
+        let src = "ab\né\n\nxyz";
+        let ix = LineIndex::new(src);
+        let at = |o: usize| (ix.line(o), ix.col(src, o));
+        assert_eq!(
+            [at(0), at(2), at(3), at(5), at(6), at(7), at(9), at(99)],
+            [(1, 1), (1, 3), (2, 1), (2, 2), (3, 1), (4, 1), (4, 3), (4, 4)]
+        );
+        assert_eq!(ix.col(src, 4), 1, "inside a multi-byte character: its column");
+        assert_eq!((ix.start_of_line(2), ix.start_of_line(4), ix.start_of_line(9)), (3, 7, 7));
+        for o in 0..src.len() {
+            assert_eq!(ix.line(o), line_of(src, o));
+        }
+    }
+
+    #[test]
+    fn non_utf8_sources_are_located() {
+        let e = decode("kernels/k.cu", b"int a;\n// caf\xe9\n".to_vec()).unwrap_err();
+        assert_eq!(
+            e,
+            "kernels/k.cu:2:7: error: not valid UTF-8 (byte 0xe9 at offset 13): kernel sources must be UTF-8 text"
+        );
+        let e = decode("k.cu", b"\xff".to_vec()).unwrap_err();
+        assert!(e.starts_with("k.cu:1:1: error: not valid UTF-8 (byte 0xff at offset 0)"), "{e}");
+        assert_eq!(decode("k.cu", "é\n".into()).unwrap(), "é\n");
+    }
+
+    #[test]
+    fn a_global_is_found_once_and_unbalanced_parentheses_stop_nothing() {
+        let src = "__global__ __global__ void k() {}\n__global__ void open(\n__global__ void b(int x) {}\n";
+        let sc = scan(src);
+        let names: Vec<(String, u32)> = kernels(src, &sc).into_iter().map(|k| (k.name, k.line)).collect();
+        assert_eq!(names, [("k".to_string(), 1), ("b".to_string(), 3)]);
     }
 
     #[test]
