@@ -39,6 +39,8 @@ fn generate(rng: &mut Rng) -> (String, Vec<EntryDirectives>) {
         a
     };
     let list = |d: &[u32]| d.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+    // A block whose thread count does not fit in 32 bits is no block: the reader refuses it.
+    let fits = |d: &[u32]| d.iter().try_fold(1u32, |p, &v| p.checked_mul(v)).is_some();
     for i in 0..rng.range(1, 5) {
         let name = format!("k{i}_{}", rng.ident());
         let linkage = rng.pick(&[".visible .entry", ".entry", ".weak .entry", ".visible\t.entry"]);
@@ -47,12 +49,12 @@ fn generate(rng: &mut Rng) -> (String, Vec<EntryDirectives>) {
         if rng.one_in(2) {
             let d = dims(rng);
             s += &format!(".maxntid {}\n", list(&d));
-            e.maxntid = Some(full(&d));
+            e.maxntid = fits(&d).then(|| full(&d));
         }
         if rng.one_in(3) {
             let d = dims(rng);
             s += &format!(".reqntid {}\n", list(&d));
-            e.reqntid = Some(full(&d));
+            e.reqntid = fits(&d).then(|| full(&d));
         }
         if rng.one_in(2) {
             let n = rng.number() as u32;
@@ -80,7 +82,8 @@ fn check_contract(e: &EntryDirectives) -> Result<(), String> {
     };
     if let Some(t) = c.threads {
         let product: u128 = dims.map_or(0, |d| d.iter().map(|&v| u128::from(v.max(1))).product());
-        ensure(u128::from(t) == product, || {
+        // Fields filled in by hand may overflow; the product then saturates, never wraps.
+        ensure(u128::from(t) == product.min(u128::from(u32::MAX)), || {
             format!("{e:?}: threads {t}, but the product of the dimensions is {product}")
         })?;
     }

@@ -285,7 +285,7 @@ enum Launch {
 
 const BAD_THREADS: &[&str] =
     &["0", "-32", "33", "1025", "2048", "4294967296", "4294967328", "99999999999999999999", "N", "2.5e2", "0x100"];
-const BAD_MIN_BLOCKS: &[&str] = &["0", "-1", "4294967296", "4294967298", "99999999999999999999", "x"];
+const BAD_MIN_BLOCKS: &[&str] = &["0", "33", "65535", "-1", "4294967296", "4294967298", "99999999999999999999", "x"];
 const BAD_MAX_REGS: &[&str] = &["8", "256", "4294967312", "99999999999999999999", "-16"];
 
 /// Valid numbers, at the edges now and then.
@@ -294,7 +294,7 @@ fn valid_values(rng: &mut Rng) -> Vec<u32> {
     let threads = if rng.one_in(4) { rng.pick(&[32, 1024]) } else { 32 * rng.range(1, 32) as u32 };
     let mut v = vec![threads];
     if n >= 2 {
-        v.push(if rng.one_in(4) { rng.pick(&[1, 32, u16::MAX as u32]) } else { rng.range(1, 8) as u32 });
+        v.push(if rng.one_in(4) { rng.pick(&[1, contract::MAX_MIN_BLOCKS as u32]) } else { rng.range(1, 8) as u32 });
     }
     if n >= 3 {
         v.push(if rng.one_in(4) { rng.pick(&[16, 255]) } else { rng.range(16, 255) as u32 });
@@ -430,7 +430,7 @@ fn launch() {
                     let (_, cols) = annotation(rng, &mut b, &args);
                     let (line, col) = cols[which];
                     expect = Some(Launch::BadArgument { line, col, arg: args[which].clone() });
-                } else if i == special && mode <= 11 {
+                } else if i == special && mode <= 11 && args.len() >= 2 {
                     // The same numbers spread over the lines of a block comment.
                     b.push("/*\n * ");
                     let (line, _) = b.here();
