@@ -133,9 +133,13 @@ fn consistent(log: &str, parsed: &Result<PtxasLog, ptxas_log::ParseError>) -> Re
     for d in &p.diagnostics {
         ensure(is_line(&d.raw), || format!("diagnostic {:?} is not a line of the log", d.raw))?;
         if let Some(n) = d.line {
-            ensure(d.raw.contains(&format!("line {n}")), || {
-                format!("diagnostic at line {n}, but it says {:?}", d.raw)
-            })?;
+            // The number as ptxas wrote it, compared by value (`line 03` is line 3).
+            let said = d.raw.split("line ").skip(1).filter_map(|t| {
+                let digits: String = t.chars().take_while(char::is_ascii_digit).collect();
+                digits.parse::<u64>().ok()
+            });
+            let mut said = said;
+            ensure(said.any(|v| v == u64::from(n)), || format!("diagnostic at line {n}, but it says {:?}", d.raw))?;
         }
     }
     Ok(())
