@@ -5,16 +5,7 @@
 
 use std::process::Command;
 
-use crate::support::{cargo_launch, fixture, root, run};
-
-/// A copy of `fixtures/crates/bad_config` whose `[package.metadata.launch]` body (line 8 on) is `meta`.
-fn with_metadata(meta: &str) -> tempfile::TempDir {
-    let dir = fixture("bad_config");
-    let manifest = dir.path().join("Cargo.toml");
-    let text = std::fs::read_to_string(&manifest).unwrap();
-    std::fs::write(&manifest, text.replace("arch = [\"sm_90\"]", meta)).unwrap();
-    dir
-}
+use crate::support::{cargo_launch, fixture, root, run, with_metadata};
 
 /// `cargo launch report` on `dir`: (exit code, stderr).
 fn report(dir: &tempfile::TempDir) -> (i32, String) {

@@ -3,16 +3,7 @@ use std::process::Command;
 use predicates::prelude::*;
 use predicates::str::contains;
 
-use crate::support::{cargo_launch, fixture, launch_cmd, root, run, toolchain_root};
-
-/// Replaces the `[package.metadata.launch]` body of a fixture copy.
-fn with_metadata(meta: &str) -> tempfile::TempDir {
-    let dir = fixture("bad_config");
-    let manifest = dir.path().join("Cargo.toml");
-    let text = std::fs::read_to_string(&manifest).unwrap();
-    std::fs::write(&manifest, text.replace("arch = [\"sm_90\"]", meta)).unwrap();
-    dir
-}
+use crate::support::{cargo_launch, fixture, launch_cmd, root, run, toolchain_root, with_metadata};
 
 fn report(dir: &tempfile::TempDir) -> (i32, String, String) {
     run(cargo_launch().args(["launch", "report", "--manifest-path"]).arg(dir.path().join("Cargo.toml")))

@@ -108,3 +108,12 @@ pub fn run(cmd: &mut Command) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// A copy of `fixtures/crates/bad_config` whose `[package.metadata.launch]` body (line 8 on) is `meta`.
+pub fn with_metadata(meta: &str) -> tempfile::TempDir {
+    let dir = fixture("bad_config");
+    let manifest = dir.path().join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, text.replace("arch = [\"sm_90\"]", meta)).unwrap();
+    dir
+}
