@@ -41,3 +41,7 @@ mod fuzz;
 /// Issue 11 hardening of contracts and sources: bounds written anywhere or through macros, compiler
 /// messages without inserted code, non-UTF-8 sources, warnings for folders and files without kernels.
 mod contracts_hardening;
+
+/// Issue 10 naming: one kernel name in several files, macro-generated kernels at their invocation,
+/// kernels that only some arches' builds have.
+mod real_kernels_naming;

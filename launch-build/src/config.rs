@@ -937,3 +937,24 @@ mod tests {
         }
     }
 }
+
+// i1 owns: per-file settings (`[package.metadata.launch.file."<glob>"]`). This stub restricts
+// nothing; i1's implementation replaces it.
+/// Settings of one kernel file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileSettings {
+    /// Compiler flags.
+    pub flags: Vec<String>,
+    /// Preprocessor definitions.
+    pub defines: Vec<(String, Option<String>)>,
+    /// The arches the file is compiled for, when it restricts the crate's.
+    pub arch: Option<Vec<Arch>>,
+}
+
+impl Config {
+    /// Settings of `file` (relative to the kernel folder). i1 owns.
+    pub fn file_settings(&self, file: &str) -> FileSettings {
+        let _ = file;
+        FileSettings::default()
+    }
+}

@@ -2,16 +2,18 @@
 //!
 //! ```text
 //! launch/
-//!   kernels.rs        generated module: one `launch::Kernel` static per kernel, plus KERNELS
+//!   kernels.rs        generated module: `kernels::<file>::NAME` statics (one module per .cu
+//!                     file), NAME re-exported where unique in the crate, plus KERNELS
 //!   manifest.json     what `cargo launch` reads (see manifest.rs)
 //!   cubin/<file>.<arch>.cubin
-//!   ptx/<file>.<arch>.ptx   fallback PTX, lowest arch only
+//!   ptx/<file>.<arch>.ptx   fallback PTX: the lowest arch, plus a higher one for each kernel
+//!                           (`#if __CUDA_ARCH__ >= 900`) that the lowest lacks
 //! ```
 //!
 //! Files are written only when their content changes, each through a temporary file and a rename;
 //! the manifest is written last. Outputs of kernels that no longer exist are removed.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -19,13 +21,15 @@ use launch::{Contract, ContractSource};
 
 use crate::assemble::FileOutputs;
 use crate::error::Error;
-use crate::manifest::Manifest;
+use crate::manifest::{Manifest, Origin};
 use crate::out::{remove_stale, write_if_changed};
 
 /// Writes every output. `launch_dir` is `OUT_DIR/launch`.
 pub fn write(launch_dir: &Path, manifest: &Manifest, files: &[FileOutputs]) -> Result<(), Error> {
     let mut keep: BTreeSet<PathBuf> = BTreeSet::new();
-    for (m, f) in manifest.modules.iter().zip(files) {
+    // Files compiled for no arch have no module entry.
+    let compiled = files.iter().filter(|f| !f.outputs.is_empty());
+    for (m, f) in manifest.modules.iter().zip(compiled) {
         for (c, (_, out)) in m.cubins.iter().zip(&f.outputs) {
             let p = launch_dir.join(&c.path);
             write_if_changed(&p, &out.cubin)?;
@@ -36,6 +40,13 @@ pub fn write(launch_dir: &Path, manifest: &Manifest, files: &[FileOutputs]) -> R
             write_if_changed(&p, lowest.ptx.as_bytes())?;
             keep.insert(p);
         }
+        for e in &m.extra_ptx {
+            if let Some((_, out)) = f.outputs.iter().find(|(a, _)| *a == e.arch) {
+                let p = launch_dir.join(&e.path);
+                write_if_changed(&p, out.ptx.as_bytes())?;
+                keep.insert(p);
+            }
+        }
     }
     remove_stale(&launch_dir.join("cubin"), &keep)?;
     remove_stale(&launch_dir.join("ptx"), &keep)?;
@@ -45,7 +56,23 @@ pub fn write(launch_dir: &Path, manifest: &Manifest, files: &[FileOutputs]) -> R
     Ok(())
 }
 
-/// The generated Rust module.
+/// One node of the generated module tree: the kernels of a file and/or the modules below it.
+#[derive(Default)]
+struct Node<'a> {
+    /// The file whose kernels live here, with its module index.
+    file: Option<(&'a str, usize)>,
+    /// Indexes into `Manifest::kernels`.
+    kernels: Vec<usize>,
+    children: BTreeMap<&'a str, Node<'a>>,
+}
+
+/// The generated Rust module:
+///
+/// ```ignore
+/// pub mod kernels { pub mod fill { pub static FILL_F16: launch::Kernel = ...; } pub mod sub { ... } }
+/// pub use self::kernels::fill::FILL_F16;   // where no other file has a FILL_F16
+/// pub static KERNELS: &[&launch::Kernel] = &[&kernels::fill::FILL_F16, ...];
+/// ```
 pub fn generate(m: &Manifest) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -55,7 +82,10 @@ pub fn generate(m: &Manifest) -> String {
         m.package
     );
     let _ = writeln!(s, "// NVRTC {}, ptxas {}.\n", m.toolchain.nvrtc, m.toolchain.ptxas);
+    let mut root = Node::default();
+    let mut module_of: HashMap<&str, usize> = HashMap::new();
     for (i, module) in m.modules.iter().enumerate() {
+        module_of.insert(&module.file, i);
         let _ = writeln!(s, "#[allow(dead_code)]\nstatic __LAUNCH_MODULE_{i}: ::launch::Module = ::launch::Module {{");
         let _ = writeln!(s, "    file: {:?},\n    cubins: &[", module.file);
         for c in &module.cubins {
@@ -66,46 +96,121 @@ pub fn generate(m: &Manifest) -> String {
             );
         }
         let _ = writeln!(s, "    ],\n    ptx_arch: \"{}\",", module.ptx_arch);
-        let _ = writeln!(s, "    ptx: include_str!(concat!(env!(\"OUT_DIR\"), \"/launch/{}\")),\n}};\n", module.ptx);
+        let _ = writeln!(s, "    ptx: include_str!(concat!(env!(\"OUT_DIR\"), \"/launch/{}\")),", module.ptx);
+        let _ = writeln!(s, "    extra_ptx: &[");
+        for e in &module.extra_ptx {
+            let _ = writeln!(
+                s,
+                "        ::launch::PtxText {{ arch: \"{}\", text: include_str!(concat!(env!(\"OUT_DIR\"), \"/launch/{}\")) }},",
+                e.arch, e.path
+            );
+        }
+        let _ = writeln!(s, "    ],\n}};\n");
+        let mut node = &mut root;
+        for seg in module_segments(module) {
+            node = node.children.entry(seg).or_default();
+        }
+        node.file = Some((&module.file, i));
     }
-    for k in &m.kernels {
-        let mi = m.modules.iter().position(|x| x.file == k.file).unwrap_or(0);
+    for (ki, k) in m.kernels.iter().enumerate() {
+        let Some(&mi) = module_of.get(k.file.as_str()) else { continue };
+        let mut node = &mut root;
+        for seg in module_segments(&m.modules[mi]) {
+            node = node.children.entry(seg).or_default();
+        }
+        node.kernels.push(ki);
+    }
+    for (name, node) in &root.children {
         let _ = writeln!(
             s,
-            "/// `{}` ({}:{}): {}.",
+            "/// The kernels of each `.cu` file, one module per file and folder (`{}::sub::fill` for\n\
+             /// `sub/fill.cu` in the kernel folder).\n#[allow(dead_code, unused_imports)]",
+            name
+        );
+        emit(&mut s, m, name, node, 1);
+    }
+    for k in m.kernels.iter().filter(|k| k.rust_flat && module_of.contains_key(k.file.as_str())) {
+        let _ = writeln!(s, "#[allow(unused_imports)]\npub use self::{};", k.rust_path);
+    }
+    let _ = writeln!(s, "/// Every kernel of this crate, in source order.\n#[allow(dead_code)]\npub static KERNELS: &[&::launch::Kernel] = &[");
+    for k in m.kernels.iter().filter(|k| module_of.contains_key(k.file.as_str())) {
+        let _ = writeln!(s, "    &{},", k.rust_path);
+    }
+    let _ = writeln!(s, "];");
+    s
+}
+
+/// `kernels::sub::fill` → `kernels`, `sub`, `fill` (a manifest without module paths, from an
+/// older launch-build, gets one module per file under `kernels`).
+fn module_segments(module: &crate::manifest::ModuleEntry) -> Vec<&str> {
+    if module.rust_module.is_empty() {
+        vec![crate::assemble::ROOT_MODULE]
+    } else {
+        module.rust_module.split("::").collect()
+    }
+}
+
+fn emit(s: &mut String, m: &Manifest, name: &str, node: &Node, depth: usize) {
+    let indent = "    ".repeat(depth - 1);
+    let up = "super::".repeat(depth);
+    let _ = writeln!(s, "{indent}pub mod {name} {{");
+    let inner = "    ".repeat(depth);
+    if let Some((file, _)) = node.file {
+        let _ = writeln!(s, "{inner}//! The kernels of `{file}`.");
+    } else if depth > 1 {
+        let _ = writeln!(s, "{inner}//! The kernels of the folder `{name}`.");
+    }
+    for &ki in &node.kernels {
+        let k = &m.kernels[ki];
+        let Some((_, mi)) = node.file else { continue };
+        let _ = writeln!(
+            s,
+            "{inner}/// `{}` ({}:{}{}): {}.",
             k.display_name.replace('`', "'"),
             k.file,
             k.line,
+            match &k.origin {
+                Origin::Definition => String::new(),
+                Origin::Macro { name } => format!(", generated by macro `{name}`"),
+                Origin::Header { file, line } => format!(", the `#include` of {file}, which defines it at line {line}"),
+                Origin::NotFound => ", not found in the file or its headers: line 1 stands for the file".to_string(),
+            },
             describe(k.contract)
         );
         for a in &k.arches {
             let r = &a.resources;
             let _ = writeln!(
                 s,
-                "/// {}: {} registers, {} bytes spill stores, {} bytes spill loads, {} bytes stack frame.",
+                "{inner}/// {}: {} registers, {} bytes spill stores, {} bytes spill loads, {} bytes stack frame.",
                 a.arch, r.registers, r.spill_stores, r.spill_loads, r.stack_frame
             );
         }
-        let _ = writeln!(s, "#[allow(dead_code)]\npub static {}: ::launch::Kernel = ::launch::Kernel {{", k.rust_name);
-        let _ = writeln!(s, "    name: {:?},\n    line: {},\n    module: &__LAUNCH_MODULE_{mi},", k.name, k.line);
-        let _ = writeln!(s, "    contract: {},", contract_expr(k.contract));
-        let _ = writeln!(s, "    host_threads: {},\n    resources: &[", m.host_threads);
+        for x in &k.missing {
+            let _ = writeln!(s, "{inner}/// Not compiled for {}: {}.", x.arch, x.reason);
+        }
+        let _ = writeln!(s, "{inner}pub static {}: ::launch::Kernel = ::launch::Kernel {{", k.rust_name);
+        let demangled = k.qualified.strip_prefix(&format!("{}::", k.file)).unwrap_or(&k.display_name);
+        let _ = writeln!(
+            s,
+            "{inner}    name: {:?},\n{inner}    demangled: {:?},\n{inner}    line: {},\n{inner}    module: &{up}__LAUNCH_MODULE_{mi},",
+            k.name, demangled, k.line
+        );
+        let _ = writeln!(s, "{inner}    contract: {},", contract_expr(k.contract));
+        let _ = writeln!(s, "{inner}    host_threads: {},\n{inner}    resources: &[", m.host_threads);
         for a in &k.arches {
             let r = &a.resources;
             let _ = writeln!(
                 s,
-                "        ::launch::ArchResources {{ arch: \"{}\", resources: ::launch::Resources {{ registers: {}, barriers: {}, stack_frame: {}, spill_stores: {}, spill_loads: {}, cumulative_stack: {}, shared_static: {}, cmem0: {:?} }} }},",
+                "{inner}        ::launch::ArchResources {{ arch: \"{}\", resources: ::launch::Resources {{ registers: {}, barriers: {}, stack_frame: {}, spill_stores: {}, spill_loads: {}, cumulative_stack: {}, shared_static: {}, cmem0: {:?} }} }},",
                 a.arch, r.registers, r.barriers, r.stack_frame, r.spill_stores, r.spill_loads, r.cumulative_stack, r.shared_static, r.cmem0
             );
         }
-        let _ = writeln!(s, "    ],\n}};\n");
+        let _ = writeln!(s, "{inner}    ],\n{inner}}};");
     }
-    let _ = writeln!(s, "/// Every kernel of this crate, in source order.\n#[allow(dead_code)]\npub static KERNELS: &[&::launch::Kernel] = &[");
-    for k in &m.kernels {
-        let _ = writeln!(s, "    &{},", k.rust_name);
+    for (child, n) in &node.children {
+        emit(s, m, child, n, depth + 1);
     }
-    let _ = writeln!(s, "];");
-    s
+    let _ = writeln!(s, "{indent}}}");
 }
 
 fn describe(c: Option<Contract>) -> String {

@@ -42,6 +42,7 @@ pub mod embed;
 pub mod env;
 pub mod error;
 pub mod jobs;
+pub mod locate;
 pub mod manifest;
 pub mod nvrtc;
 pub mod out;
@@ -60,6 +61,7 @@ pub use manifest::Manifest;
 use assemble::FileOutputs;
 use compile::{Compiler, Job, SourceFile};
 use env::Env;
+use launch::Arch;
 use manifest::{ModuleEntry, ToolchainInfo};
 
 /// Compiles the crate's kernels; on failure prints the error and exits the build script with
@@ -150,16 +152,17 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
     // Every job runs before anything is written, so a failure leaves the previous outputs intact.
     // Jobs come from the cache or compile side by side (one per jobserver token); outputs come
     // back in job order.
+    // Each file is compiled for the crate's arches its own `arch` setting keeps.
+    let settings: Vec<Option<Vec<Arch>>> =
+        sources.iter().map(|s| config.file_settings(&kernel_rel(config, &s.file)).arch).collect();
+    let file_arches: Vec<Vec<Arch>> =
+        settings.iter().map(|setting| file_arches(&config.arches, setting.as_deref())).collect();
     let jobs: Vec<Job> = sources
         .iter()
         .zip(&prepared)
-        .flat_map(|(source, p)| {
-            config.arches.iter().map(move |&arch| Job {
-                source,
-                text: &p.applied.text,
-                annotations: &p.annotations,
-                arch,
-            })
+        .zip(&file_arches)
+        .flat_map(|((source, p), arches)| {
+            arches.iter().map(move |&arch| Job { source, text: &p.applied.text, annotations: &p.annotations, arch })
         })
         .collect();
     // NVRTC's messages show the text it compiled: show the user's instead (see Applied::restore_log).
@@ -176,9 +179,8 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
     })?;
     let mut outputs = outputs.into_iter();
     let mut files = Vec::new();
-    for (source, p) in sources.iter().zip(&prepared) {
-        let outputs = config
-            .arches
+    for (((source, p), arches), setting) in sources.iter().zip(&prepared).zip(&file_arches).zip(settings) {
+        let outputs = arches
             .iter()
             .map(|&arch| {
                 let mut out = outputs.next().expect("one output per job");
@@ -186,7 +188,14 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
                 (arch, out)
             })
             .collect();
-        files.push(FileOutputs { source, annotations: &p.annotations, definitions: &p.kernels, outputs });
+        files.push(FileOutputs {
+            source,
+            text: &p.original,
+            annotations: &p.annotations,
+            definitions: &p.kernels,
+            arch_setting: setting,
+            outputs,
+        });
     }
     let info = ToolchainInfo {
         nvrtc: compiler.toolchain.nvrtc_version.clone(),
@@ -204,6 +213,21 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
         }
     }
     Ok(manifest)
+}
+
+/// The arches a file is compiled for: the crate's (lowest first), kept to those its `arch` setting
+/// lists when it has one. Arches of the setting that the crate does not build are not added (a
+/// `cargo launch check --arch` run builds only the arches it names).
+pub fn file_arches(crate_arches: &[Arch], setting: Option<&[Arch]>) -> Vec<Arch> {
+    crate_arches.iter().copied().filter(|a| setting.is_none_or(|s| s.contains(a))).collect()
+}
+
+/// A file's path relative to the kernel folder (`kernels/sub/a.cu` → `sub/a.cu`), the form
+/// per-file settings match.
+fn kernel_rel(config: &Config, file: &str) -> String {
+    let dir = config.kernel_dir.display().to_string().replace('\\', "/");
+    let dir = dir.trim_end_matches('/');
+    file.strip_prefix(dir).and_then(|r| r.strip_prefix('/')).unwrap_or(file).to_string()
 }
 
 /// One kernel file, read, checked and with its annotations applied.
@@ -251,7 +275,9 @@ fn docs_stub(config: &Config, sources: &[SourceFile], launch_dir: &Path) -> Resu
         kernels: Vec::new(),
         warnings: Vec::new(),
     };
-    for s in sources {
+    let kernel_dir = config.kernel_dir.display().to_string().replace('\\', "/");
+    let modules = assemble::module_paths(&kernel_dir, &sources.iter().map(|s| s.file.as_str()).collect::<Vec<_>>());
+    for (s, module) in sources.iter().zip(modules) {
         let bytes = std::fs::read(&s.path).map_err(Error::io("read", &s.path))?;
         let text = source::decode(&s.file, bytes).map_err(|e| Error::Kernels(vec![e]))?;
         let ptx = assemble::ptx_path(&s.file, arch);
@@ -262,20 +288,34 @@ fn docs_stub(config: &Config, sources: &[SourceFile], launch_dir: &Path) -> Resu
             ptx_arch: arch,
             ptx_version: String::new(),
             cubins: Vec::new(),
+            extra_ptx: Vec::new(),
+            rust_module: module.clone(),
         });
+        let mut seen = std::collections::BTreeSet::new();
         for d in source::kernels(&text, &source::scan(&text)) {
+            // A scan can see one name twice (`#if` branches); the compiler keeps one.
+            if !seen.insert(d.name.clone()) {
+                continue;
+            }
+            let rust_name = assemble::rust_name(&d.name);
             manifest.kernels.push(manifest::KernelEntry {
-                rust_name: assemble::rust_name(&d.name),
+                rust_path: format!("{module}::{rust_name}"),
+                rust_name,
+                rust_flat: false,
+                qualified: format!("{}::{}", s.file, d.name),
                 display_name: d.name.clone(),
                 name: d.name,
                 file: s.file.clone(),
                 line: d.line,
                 col: d.col,
+                origin: manifest::Origin::Definition,
                 contract: None,
                 arches: Vec::new(),
+                missing: Vec::new(),
             });
         }
     }
+    assemble::finish_names(&mut manifest.kernels);
     out::write_if_changed(&launch_dir.join("kernels.rs"), embed::generate(&manifest).as_bytes())?;
     Ok(manifest)
 }

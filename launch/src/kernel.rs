@@ -69,17 +69,36 @@ pub struct Cubin {
     pub bytes: &'static [u8],
 }
 
+/// PTX embedded for one architecture.
+#[derive(Debug)]
+pub struct PtxText {
+    /// The architecture it was generated for (`sm_90` means `compute_90`).
+    pub arch: &'static str,
+    /// The PTX.
+    pub text: &'static str,
+}
+
 /// One kernel source file, compiled.
 #[derive(Debug)]
 pub struct Module {
     /// Path of the `.cu` file relative to the crate root, `/`-separated.
     pub file: &'static str,
-    /// One cubin per configured architecture.
+    /// One cubin per architecture the file is compiled for.
     pub cubins: &'static [Cubin],
-    /// Architecture of the fallback PTX (the lowest configured one).
+    /// Architecture of the fallback PTX (the lowest the file is compiled for).
     pub ptx_arch: &'static str,
-    /// PTX for the lowest configured architecture, for the driver to JIT on newer GPUs.
+    /// PTX for that architecture, for the driver to JIT on newer GPUs.
     pub ptx: &'static str,
+    /// PTX of higher architectures, embedded only for kernels that [`Module::ptx`] lacks (defined
+    /// under `#if __CUDA_ARCH__ >= 900`): for each, the lowest architecture whose PTX has it.
+    pub extra_ptx: &'static [PtxText],
+}
+
+impl Module {
+    /// The PTX texts, lowest architecture first: the fallback, then [`Module::extra_ptx`].
+    pub fn ptx_texts(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
+        std::iter::once((self.ptx_arch, self.ptx)).chain(self.extra_ptx.iter().map(|p| (p.arch, p.text)))
+    }
 }
 
 /// Resources of one kernel on one architecture.
@@ -96,7 +115,10 @@ pub struct ArchResources {
 pub struct Kernel {
     /// The symbol name (mangled for kernels that are not `extern "C"`).
     pub name: &'static str,
-    /// 1-based line of the definition in [`Module::file`] (0 when unknown).
+    /// The demangled name (`void tmpl<8>(int*)`); the symbol itself for `extern "C"` kernels.
+    pub demangled: &'static str,
+    /// 1-based line of the definition in [`Module::file`], or of the macro invocation that
+    /// generated it (1 when neither was found).
     pub line: u32,
     /// The module holding its code.
     pub module: &'static Module,
@@ -104,14 +126,42 @@ pub struct Kernel {
     pub contract: Option<Contract>,
     /// Block size the host uses for kernels without a contract (`threads` metadata key).
     pub host_threads: u32,
-    /// Per-arch resources, in the order of [`Module::cubins`].
+    /// Per-arch resources, lowest first: exactly the architectures whose build has the kernel.
     pub resources: &'static [ArchResources],
 }
 
 impl Kernel {
-    /// The cubin for exactly this arch name, if built.
+    /// The cubin for exactly this arch name, if built and holding this kernel.
     pub fn cubin(&self, arch: &str) -> Option<&'static Cubin> {
-        self.module.cubins.iter().find(|c| c.arch == arch)
+        self.module.cubins.iter().find(|c| c.arch == arch).filter(|_| self.exists_on(arch))
+    }
+
+    /// Whether the build for this arch name has the kernel (an `#if __CUDA_ARCH__` can leave it
+    /// out). A kernel without recorded resources (a docs.rs build) is taken to exist everywhere.
+    pub fn exists_on(&self, arch: &str) -> bool {
+        self.resources.is_empty() || self.resources.iter().any(|r| r.arch == arch)
+    }
+
+    /// `kernels/fill.cu::fill_f16`: the name that tells kernels of the same name in different
+    /// files apart.
+    pub fn qualified(&self) -> String {
+        format!("{}::{}", self.module.file, self.demangled)
+    }
+
+    /// Whether `name` names this kernel: its symbol, its demangled name, or either qualified by
+    /// its file (`kernels/fill.cu::fill_f16`) or by the file's trailing path components
+    /// (`fill.cu::fill_f16`).
+    pub fn is_named(&self, name: &str) -> bool {
+        let own = |n: &str| n == self.name || n == self.demangled;
+        // The file ends at the first `.cu::`: a demangled name may hold `::` itself.
+        match name.find(".cu::").map(|at| (&name[..at + 3], &name[at + 5..])) {
+            Some((path, n)) => {
+                own(n)
+                    && (self.module.file == path
+                        || self.module.file.strip_suffix(path).is_some_and(|rest| rest.ends_with('/')))
+            }
+            None => own(name),
+        }
     }
 
     /// Resources on this arch name, if built.
@@ -123,5 +173,90 @@ impl Kernel {
     /// host's default.
     pub fn block_size(&self) -> u32 {
         self.contract.and_then(|c| c.threads).unwrap_or(self.host_threads)
+    }
+}
+
+/// Why [`find`] found no single kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FindError {
+    /// No kernel has that name.
+    NotFound {
+        /// The name asked for.
+        name: String,
+    },
+    /// Several files have a kernel of that name.
+    Ambiguous {
+        /// The name asked for.
+        name: String,
+        /// Their qualified names (`kernels/a.cu::fill`).
+        candidates: Vec<String>,
+    },
+}
+
+impl std::fmt::Display for FindError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FindError::NotFound { name } => write!(f, "no kernel named `{name}`"),
+            FindError::Ambiguous { name, candidates } => write!(
+                f,
+                "`{name}` names {} kernels: {}; name one as `path/file.cu::name`",
+                candidates.len(),
+                candidates.join(", ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for FindError {}
+
+/// The kernel of `kernels` (usually the generated `KERNELS`) that `name` names: its plain name
+/// when no other file has a kernel of that name, else `path/file.cu::name` (see
+/// [`Kernel::is_named`]).
+///
+/// # Errors
+/// No kernel of that name, or several.
+pub fn find(kernels: &[&'static Kernel], name: &str) -> Result<&'static Kernel, FindError> {
+    let mut hits = kernels.iter().copied().filter(|k| k.is_named(name));
+    let Some(first) = hits.next() else { return Err(FindError::NotFound { name: name.to_string() }) };
+    let rest: Vec<&Kernel> = hits.collect();
+    if rest.is_empty() {
+        return Ok(first);
+    }
+    Err(FindError::Ambiguous {
+        name: name.to_string(),
+        candidates: std::iter::once(first).chain(rest).map(Kernel::qualified).collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static A: Module = Module { file: "kernels/a.cu", cubins: &[], ptx_arch: "sm_80", ptx: "", extra_ptx: &[] };
+    static B: Module = Module { file: "kernels/sub/b.cu", cubins: &[], ptx_arch: "sm_80", ptx: "", extra_ptx: &[] };
+    const fn kernel(name: &'static str, demangled: &'static str, module: &'static Module) -> Kernel {
+        Kernel { name, demangled, line: 1, module, contract: None, host_threads: 256, resources: &[] }
+    }
+    static FILL_A: Kernel = kernel("fill", "fill", &A);
+    static FILL_B: Kernel = kernel("fill", "fill", &B);
+    static TMPL: Kernel = kernel("_Z4tmplILi8EEvPi", "void tmpl<8>(int*)", &B);
+    static ALL: &[&Kernel] = &[&FILL_A, &FILL_B, &TMPL];
+
+    #[test]
+    fn a_kernel_is_found_by_plain_name_when_unique_else_by_file() {
+        assert!(std::ptr::eq(find(ALL, "_Z4tmplILi8EEvPi").unwrap(), &TMPL));
+        assert!(std::ptr::eq(find(ALL, "void tmpl<8>(int*)").unwrap(), &TMPL));
+        assert!(std::ptr::eq(find(ALL, "kernels/a.cu::fill").unwrap(), &FILL_A));
+        assert!(std::ptr::eq(find(ALL, "sub/b.cu::fill").unwrap(), &FILL_B));
+        assert!(std::ptr::eq(find(ALL, "b.cu::fill").unwrap(), &FILL_B));
+        assert_eq!(
+            find(ALL, "fill").unwrap_err().to_string(),
+            "`fill` names 2 kernels: kernels/a.cu::fill, kernels/sub/b.cu::fill; name one as `path/file.cu::name`"
+        );
+        // A path must end at a `/`: `a.cu` is not `kernels/ba.cu`.
+        assert_eq!(find(ALL, "s/a.cu::fill").unwrap_err(), FindError::NotFound { name: "s/a.cu::fill".into() });
+        assert_eq!(find(ALL, "nope").unwrap_err(), FindError::NotFound { name: "nope".into() });
+        assert_eq!(FILL_B.qualified(), "kernels/sub/b.cu::fill");
+        assert!(std::ptr::eq(find(ALL, "kernels/sub/b.cu::void tmpl<8>(int*)").unwrap(), &TMPL));
     }
 }

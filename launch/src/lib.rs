@@ -5,7 +5,9 @@
 //!
 //! ```ignore
 //! launch::include_kernels!();
-//! // now: POLY_EVAL: launch::Kernel, KERNELS: &[&launch::Kernel]
+//! // now: kernels::poly::POLY_EVAL (one module per .cu file), POLY_EVAL (re-exported where
+//! // no other file has a kernel of that Rust name), KERNELS: &[&launch::Kernel]
+//! let k = launch::find(KERNELS, "kernels/poly.cu::poly_eval")?; // or "poly_eval" when unique
 //! ```
 //!
 //! This crate has no build-time dependencies, so a user's binary never links toml or
@@ -20,7 +22,7 @@ pub mod kernel;
 pub mod occupancy;
 
 pub use arch::{Arch, ArchParseError, Variant, KNOWN_ARCHES};
-pub use kernel::{ArchResources, Contract, ContractSource, Cubin, Kernel, Module, Resources};
+pub use kernel::{find, ArchResources, Contract, ContractSource, Cubin, FindError, Kernel, Module, PtxText, Resources};
 
 /// Includes the module `launch-build` generated in `OUT_DIR` (`$OUT_DIR/launch/kernels.rs`).
 #[macro_export]

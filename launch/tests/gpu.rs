@@ -426,6 +426,7 @@ fn a_ptx_the_driver_cannot_take_is_an_error_naming_what_is_embedded() {
         cubins: other,
         ptx_arch: real.ptx_arch,
         ptx: Box::leak(ptx.into_boxed_str()),
+        extra_ptx: &[],
     }));
     let e = dev.load_module(fake, Prefer::Auto).unwrap_err();
     say(&format!("PTX ISA 9.9: {e}"));
@@ -436,8 +437,13 @@ fn a_ptx_the_driver_cannot_take_is_an_error_naming_what_is_embedded() {
         assert!(text.contains(c.arch), "{text}");
     }
     // A PTX newer than the device never reaches the driver.
-    let newer: &'static Module =
-        Box::leak(Box::new(Module { file: "kernels/new.cu", cubins: &[], ptx_arch: "sm_121", ptx: real.ptx }));
+    let newer: &'static Module = Box::leak(Box::new(Module {
+        file: "kernels/new.cu",
+        cubins: &[],
+        ptx_arch: "sm_121",
+        ptx: real.ptx,
+        extra_ptx: &[],
+    }));
     let e = dev.load_module(newer, Prefer::Auto).unwrap_err();
     say(&format!("PTX for a newer arch: {e}"));
     assert!(matches!(e, Error::NoImage(_)), "{e:?}");

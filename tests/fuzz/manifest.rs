@@ -3,7 +3,9 @@
 //! schema is refused.
 
 use launch::{Contract, ContractSource, Resources, KNOWN_ARCHES};
-use launch_build::manifest::{CubinEntry, KernelArch, KernelEntry, Manifest, ModuleEntry, ToolchainInfo, SCHEMA};
+use launch_build::manifest::{
+    CubinEntry, KernelArch, KernelEntry, Manifest, MissingArch, ModuleEntry, Origin, PtxEntry, ToolchainInfo, SCHEMA,
+};
 
 use super::{ensure, mutate, random_bytes, run, text, Input, Rng};
 
@@ -46,16 +48,28 @@ fn manifest(rng: &mut Rng) -> Manifest {
                 ptx_arch: arch(rng),
                 ptx_version: string(rng),
                 cubins: (0..rng.below(3)).map(|_| CubinEntry { arch: arch(rng), path: string(rng) }).collect(),
+                extra_ptx: (0..rng.below(2))
+                    .map(|_| PtxEntry { arch: arch(rng), path: string(rng), version: string(rng) })
+                    .collect(),
+                rust_module: string(rng),
             })
             .collect(),
         kernels: (0..rng.below(4))
             .map(|_| KernelEntry {
                 name: string(rng),
                 display_name: string(rng),
+                qualified: string(rng),
                 rust_name: string(rng),
+                rust_path: string(rng),
+                rust_flat: rng.one_in(2),
                 file: string(rng),
                 line: u32v(rng),
                 col: u32v(rng),
+                origin: match rng.below(3) {
+                    0 => Origin::Definition,
+                    1 => Origin::Macro { name: string(rng) },
+                    _ => Origin::NotFound,
+                },
                 contract: rng.one_in(2).then(|| Contract {
                     source: rng.pick(&[ContractSource::Annotation, ContractSource::LaunchBounds]),
                     threads: opt(rng),
@@ -70,6 +84,7 @@ fn manifest(rng: &mut Rng) -> Manifest {
                         ptxas_lines: (0..rng.below(3)).map(|_| string(rng)).collect(),
                     })
                     .collect(),
+                missing: (0..rng.below(2)).map(|_| MissingArch { arch: arch(rng), reason: string(rng) }).collect(),
             })
             .collect(),
         warnings: (0..rng.below(3)).map(|_| string(rng)).collect(),

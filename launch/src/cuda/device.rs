@@ -11,7 +11,7 @@ use cudarc::nvrtc::Ptx;
 
 use super::check::DeviceInfo;
 use super::error::Error;
-use super::image::{select_image, Image, Prefer};
+use super::image::{ptx_text, select_image, select_image_for, Image, Prefer};
 use super::kernel::{LoadedKernel, LoadedModule};
 use crate::occupancy::DeviceLimits;
 use crate::{Kernel, Module};
@@ -48,7 +48,9 @@ pub(super) fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, DriverError>)
 pub struct Device {
     ctx: Arc<CudaContext>,
     info: Arc<DeviceInfo>,
-    modules: Mutex<HashMap<usize, Arc<LoadedModule>>>,
+    /// Loaded modules by (module address, image): a kernel gated to newer arches may need another
+    /// image of its module than its neighbours.
+    modules: Mutex<HashMap<(usize, Image), Arc<LoadedModule>>>,
 }
 
 impl std::fmt::Debug for Device {
@@ -115,23 +117,34 @@ impl Device {
     }
 
     /// Loads `kernel`: its module's cubin for this device's exact compute capability, else its
-    /// PTX through the driver's JIT. Modules are loaded once per device and shared by their
-    /// kernels.
+    /// PTX through the driver's JIT; for a kernel that only some arches' builds have (`#if
+    /// __CUDA_ARCH__ >= 900`), an image that has it. Modules are loaded once per device and image
+    /// and shared by their kernels.
     ///
     /// # Errors
     /// No image for this device, a PTX the driver cannot take (the error names the embedded
     /// arches and the PTX ISA version), or a driver failure.
     pub fn load(&self, kernel: &'static Kernel) -> Result<LoadedKernel, Error> {
-        let key = kernel.module as *const Module as usize;
+        let image = select_image_for(kernel, self.info.compute_capability, Prefer::Auto)?;
+        let key = (kernel.module as *const Module as usize, image);
         let cached = self.modules.lock().unwrap_or_else(|p| p.into_inner()).get(&key).cloned();
         let module = match cached {
             Some(m) => m,
             None => {
-                let m = Arc::new(self.load_module(kernel.module, Prefer::Auto)?);
+                let m = Arc::new(self.load_image(kernel.module, image)?);
                 self.modules.lock().unwrap_or_else(|p| p.into_inner()).entry(key).or_insert(m).clone()
             }
         };
         module.kernel(kernel)
+    }
+
+    /// Loads the kernel of `kernels` (usually the generated `KERNELS`) that `name` names: its
+    /// plain name when unique in the crate, else `path/file.cu::name` (see [`crate::find`]).
+    ///
+    /// # Errors
+    /// [`Error::Find`] when no kernel or several have that name; otherwise as [`Device::load`].
+    pub fn load_named(&self, kernels: &[&'static Kernel], name: &str) -> Result<LoadedKernel, Error> {
+        self.load(crate::find(kernels, name).map_err(Error::Find)?)
     }
 
     /// Loads a module from the image `prefer` selects, every time anew (no cache), and records
@@ -141,8 +154,11 @@ impl Device {
     /// # Errors
     /// As [`Device::load`].
     pub fn load_module(&self, module: &'static Module, prefer: Prefer) -> Result<LoadedModule, Error> {
-        let cc = self.info.compute_capability;
-        let image = select_image(module, cc, prefer)?;
+        let image = select_image(module, self.info.compute_capability, prefer)?;
+        self.load_image(module, image)
+    }
+
+    fn load_image(&self, module: &'static Module, image: Image) -> Result<LoadedModule, Error> {
         let what = format!("loading {} ({image})", module.file);
         let start = Instant::now();
         let loaded = match image {
@@ -152,7 +168,7 @@ impl Device {
             }
             Image::Ptx { arch, isa } => {
                 // cudarc hands PTX text to cuModuleLoadData through a C string.
-                let text = module.ptx.replace('\0', "");
+                let text = ptx_text(module, image).unwrap_or_default().replace('\0', "");
                 guarded(&what, || self.ctx.load_module(Ptx::from_src(text))).map_err(|e| match e {
                     Error::Driver { error, .. } => Error::PtxRejected {
                         file: module.file,

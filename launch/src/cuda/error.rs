@@ -58,6 +58,19 @@ pub enum Error {
         /// The module it was looked up in.
         found: &'static str,
     },
+    /// The loaded image's build does not have the kernel (an `#if __CUDA_ARCH__` left it out).
+    NotInImage {
+        /// The kernel.
+        kernel: &'static str,
+        /// The module's file.
+        file: &'static str,
+        /// The image's arch.
+        image: String,
+        /// The arches whose builds have the kernel.
+        exists_on: Vec<&'static str>,
+    },
+    /// No kernel, or several, of that name ([`crate::find`]).
+    Find(crate::FindError),
     /// The launch check refused the launch.
     Launch(LaunchError),
 }
@@ -114,6 +127,13 @@ impl fmt::Display for Error {
             Error::WrongModule { kernel, expected, found } => {
                 write!(f, "`{kernel}` is in {expected}, not in the loaded module {found}")
             }
+            Error::NotInImage { kernel, file, image, exists_on } => write!(
+                f,
+                "`{kernel}` is not in the {image} build of {file}: it exists only on {}; load it with \
+                 `Device::load`, which picks an image that has it",
+                exists_on.join(", ")
+            ),
+            Error::Find(e) => e.fmt(f),
             Error::Launch(e) => e.fmt(f),
         }
     }
@@ -124,6 +144,7 @@ impl std::error::Error for Error {
         match self {
             Error::Driver { error, .. } | Error::PtxRejected { error, .. } => Some(error),
             Error::Launch(e) => Some(e),
+            Error::Find(e) => Some(e),
             _ => None,
         }
     }

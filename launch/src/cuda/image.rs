@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::{Arch, Module, Variant};
+use crate::{Arch, Kernel, Module, Variant};
 
 /// What to load for a module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -74,11 +74,27 @@ pub struct NoImage {
     pub ptx_arch: &'static str,
     /// What was asked for.
     pub prefer: Prefer,
+    /// For a kernel's image: its name and the arches whose builds have it (an `#if
+    /// __CUDA_ARCH__` left it out of the others). `None` for a whole module.
+    /// (Boxed: errors stay small.)
+    pub kernel: Option<Box<(&'static str, Vec<&'static str>)>>,
 }
 
 impl fmt::Display for NoImage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let cubins = if self.cubins.is_empty() { "none".to_string() } else { self.cubins.join(", ") };
+        if let Some((name, arches)) = self.kernel.as_deref() {
+            let on = if arches.is_empty() { "no arch".to_string() } else { arches.join(", ") };
+            return write!(
+                f,
+                "{}: no image of kernel `{name}` runs on this {} device: the kernel exists only on {on} (the builds \
+                 for the other arches leave it out, e.g. under `#if __CUDA_ARCH__ >= ...`); cubins embedded for \
+                 {cubins}{}",
+                self.file,
+                self.device_arch,
+                if self.prefer == Prefer::Cubin { " (PTX not allowed by the caller)" } else { "" }
+            );
+        }
         write!(f, "{}: no image runs on this {} device: cubins embedded for {cubins}", self.file, self.device_arch)?;
         match (self.prefer, self.ptx_arch) {
             (Prefer::Cubin, _) => write!(f, " (PTX not allowed by the caller)"),
@@ -140,21 +156,46 @@ pub fn ptx_runs_on(arch: Arch, cc: (u32, u32)) -> bool {
 /// Chooses the image of `module` for a device of compute capability `cc`.
 ///
 /// A cubin runs only on its exact compute capability (`a`/`f` cubins only on their own chip);
-/// among several for it the `a` build wins over `f` over the base build. Otherwise the PTX, if
-/// its architecture is not newer than the device.
+/// among several for it the `a` build wins over `f` over the base build. Otherwise the fallback
+/// PTX, if its architecture is not newer than the device.
 pub fn select_image(module: &Module, cc: (u32, u32), prefer: Prefer) -> Result<Image, NoImage> {
+    choose(module, None, cc, prefer)
+}
+
+/// Chooses the image that runs `kernel` on a device of compute capability `cc`: as
+/// [`select_image`], among the images whose build has the kernel. A kernel that an `#if
+/// __CUDA_ARCH__ >= 900` leaves out of the sm_80 build gets the sm_90 cubin on an sm_90 device,
+/// the embedded compute_90 PTX on a newer one, and an error naming where it exists on an sm_80.
+pub fn select_image_for(kernel: &Kernel, cc: (u32, u32), prefer: Prefer) -> Result<Image, NoImage> {
+    choose(kernel.module, Some(kernel), cc, prefer)
+}
+
+/// The PTX text of an image chosen by [`select_image`] or [`select_image_for`].
+pub fn ptx_text(module: &Module, image: Image) -> Option<&'static str> {
+    match image {
+        Image::Ptx { arch, .. } => module.ptx_texts().find(|(a, t)| *a == arch && !t.is_empty()).map(|(_, t)| t),
+        Image::Cubin { .. } => None,
+    }
+}
+
+fn choose(module: &Module, kernel: Option<&Kernel>, cc: (u32, u32), prefer: Prefer) -> Result<Image, NoImage> {
+    let has = |arch: &str| kernel.is_none_or(|k| k.exists_on(arch));
     let cubin = module
         .cubins
         .iter()
+        .filter(|c| has(c.arch))
         .filter_map(|c| c.arch.parse::<Arch>().ok().map(|a| (a, c.arch)))
         .filter(|(a, _)| a.runs_natively_on(cc))
         .min_by_key(|(a, _)| variant_rank(a.variant))
         .map(|(_, name)| Image::Cubin { arch: name });
-    let ptx = (!module.ptx.is_empty())
-        .then_some(module.ptx_arch)
-        .and_then(|name| name.parse::<Arch>().ok().map(|a| (a, name)))
-        .filter(|(a, _)| ptx_runs_on(*a, cc))
-        .map(|(_, name)| Image::Ptx { arch: name, isa: ptx_isa_version(module.ptx) });
+    // The lowest PTX that runs here (and has the kernel): the fallback first, then the extras.
+    let ptx = module
+        .ptx_texts()
+        .filter(|(name, text)| !text.is_empty() && has(name))
+        .filter_map(|(name, text)| name.parse::<Arch>().ok().map(|a| (a, name, text)))
+        .filter(|(a, _, _)| ptx_runs_on(*a, cc))
+        .min_by_key(|(a, _, _)| a.compute_capability())
+        .map(|(_, name, text)| Image::Ptx { arch: name, isa: ptx_isa_version(text) });
     let chosen = match prefer {
         Prefer::Auto => cubin.or(ptx),
         Prefer::Cubin => cubin,
@@ -166,6 +207,9 @@ pub fn select_image(module: &Module, cc: (u32, u32), prefer: Prefer) -> Result<I
         cubins: module.cubins.iter().map(|c| c.arch).collect(),
         ptx_arch: if module.ptx.is_empty() { "" } else { module.ptx_arch },
         prefer,
+        kernel: kernel
+            .filter(|k| !k.resources.is_empty())
+            .map(|k| Box::new((k.name, k.resources.iter().map(|r| r.arch).collect()))),
     })
 }
 
@@ -180,8 +224,82 @@ mod tests {
         Cubin { arch: "sm_90a", bytes: b"90a" },
         Cubin { arch: "sm_100f", bytes: b"100f" },
     ];
-    static M: Module =
-        Module { file: "kernels/k.cu", cubins: CUBINS, ptx_arch: "sm_80", ptx: ".version 8.8\n.target sm_80\n" };
+    static M: Module = Module {
+        file: "kernels/k.cu",
+        cubins: CUBINS,
+        ptx_arch: "sm_80",
+        ptx: ".version 8.8\n.target sm_80\n",
+        extra_ptx: &[],
+    };
+
+    // kernels/gated.cu, arch = ["sm_80", "sm_90"]: `everywhere` on both, `fp8_only` under
+    // `#if __CUDA_ARCH__ >= 900`, `pre_hopper` under `#if __CUDA_ARCH__ < 900`.
+    static GATED_CUBINS: &[Cubin] = &[Cubin { arch: "sm_80", bytes: b"80" }, Cubin { arch: "sm_90", bytes: b"90" }];
+    static GATED: Module = Module {
+        file: "kernels/gated.cu",
+        cubins: GATED_CUBINS,
+        ptx_arch: "sm_80",
+        ptx: ".version 8.8\n.target sm_80\n",
+        extra_ptx: &[crate::PtxText { arch: "sm_90", text: ".version 8.8\n.target sm_90\n" }],
+    };
+    const fn on(arches: &'static [crate::ArchResources]) -> Kernel {
+        Kernel {
+            name: "k",
+            demangled: "k",
+            line: 1,
+            module: &GATED,
+            contract: None,
+            host_threads: 256,
+            resources: arches,
+        }
+    }
+    const R: crate::Resources = crate::Resources {
+        registers: 8,
+        barriers: 0,
+        stack_frame: 0,
+        spill_stores: 0,
+        spill_loads: 0,
+        cumulative_stack: 0,
+        shared_static: 0,
+        cmem0: None,
+    };
+    static EVERYWHERE: Kernel = on(&[
+        crate::ArchResources { arch: "sm_80", resources: R },
+        crate::ArchResources { arch: "sm_90", resources: R },
+    ]);
+    static FP8_ONLY: Kernel = on(&[crate::ArchResources { arch: "sm_90", resources: R }]);
+    static PRE_HOPPER: Kernel = on(&[crate::ArchResources { arch: "sm_80", resources: R }]);
+
+    #[test]
+    fn a_kernel_gated_to_newer_arches_gets_their_cubin_or_their_ptx() {
+        let ptx90 = Image::Ptx { arch: "sm_90", isa: Some((8, 8)) };
+        let ptx80 = Image::Ptx { arch: "sm_80", isa: Some((8, 8)) };
+        // Its own cubin on sm_90, the compute_90 PTX on anything newer (never the sm_80 PTX, which lacks it).
+        assert_eq!(select_image_for(&FP8_ONLY, (9, 0), Prefer::Auto), Ok(Image::Cubin { arch: "sm_90" }));
+        assert_eq!(select_image_for(&FP8_ONLY, (10, 0), Prefer::Auto), Ok(ptx90));
+        assert_eq!(select_image_for(&FP8_ONLY, (12, 0), Prefer::Ptx), Ok(ptx90));
+        assert_eq!(ptx_text(&GATED, ptx90), Some(".version 8.8\n.target sm_90\n"));
+        // Not on sm_80 at all: the error says where it exists.
+        let e = select_image_for(&FP8_ONLY, (8, 0), Prefer::Auto).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "kernels/gated.cu: no image of kernel `k` runs on this sm_80 device: the kernel exists only on sm_90 \
+             (the builds for the other arches leave it out, e.g. under `#if __CUDA_ARCH__ >= ...`); cubins embedded \
+             for sm_80, sm_90"
+        );
+        assert!(select_image_for(&FP8_ONLY, (8, 9), Prefer::Auto).is_err());
+        // A kernel on every arch keeps the lowest PTX; one left out of the sm_90 build JITs the
+        // sm_80 PTX on an sm_90 device rather than taking a cubin without it.
+        assert_eq!(select_image_for(&EVERYWHERE, (10, 0), Prefer::Auto), Ok(ptx80));
+        assert_eq!(select_image_for(&EVERYWHERE, (9, 0), Prefer::Auto), Ok(Image::Cubin { arch: "sm_90" }));
+        assert_eq!(select_image_for(&PRE_HOPPER, (9, 0), Prefer::Auto), Ok(ptx80));
+        assert_eq!(
+            select_image_for(&PRE_HOPPER, (9, 0), Prefer::Cubin).map_err(|e| e.to_string().contains("PTX not allowed")),
+            Err(true)
+        );
+        // The module as a whole: the fallback PTX, as before.
+        assert_eq!(select_image(&GATED, (10, 0), Prefer::Auto), Ok(ptx80));
+    }
 
     #[test]
     fn the_exact_compute_capability_wins_and_a_beats_base() {

@@ -74,6 +74,14 @@ impl LoadedModule {
                 found: self.source.file,
             });
         }
+        if !kernel.exists_on(self.image.arch()) {
+            return Err(Error::NotInImage {
+                kernel: kernel.name,
+                file: self.source.file,
+                image: self.image.to_string(),
+                exists_on: kernel.resources.iter().map(|r| r.arch).collect(),
+            });
+        }
         let func = guarded(&format!("looking up `{}` in {}", kernel.name, self.source.file), || {
             self.module.load_function(kernel.name)
         })?;

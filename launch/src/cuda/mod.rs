@@ -38,5 +38,7 @@ mod kernel;
 pub use check::{check_launch, Approval, DeviceInfo, FunctionInfo, LaunchError, Problem};
 pub use device::{driver_library_names, driver_present, Device};
 pub use error::{driver_error, Error};
-pub use image::{max_ptx_isa, ptx_isa_version, ptx_runs_on, select_image, Image, NoImage, Prefer};
+pub use image::{
+    max_ptx_isa, ptx_isa_version, ptx_runs_on, ptx_text, select_image, select_image_for, Image, NoImage, Prefer,
+};
 pub use kernel::{Difference, DriverAttributes, LoadedKernel, LoadedModule};
