@@ -41,6 +41,7 @@ pub mod contract;
 pub mod embed;
 pub mod env;
 pub mod error;
+pub mod flags;
 pub mod jobs;
 pub mod manifest;
 pub mod nvrtc;
@@ -98,7 +99,7 @@ pub fn try_build() -> Result<Manifest, Error> {
 /// The pipeline for an already loaded configuration, writing into `launch_dir`.
 pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manifest, Error> {
     let root = config.root().to_path_buf();
-    let sources = compile::kernel_files(&root, &config.kernel_dir)?;
+    let sources = compile::kernel_files(&root, &config.kernel_dir, &config.exclude)?;
     if env.is_build_script() {
         announce_inputs(config, &sources);
     }
@@ -127,6 +128,13 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
             }
         };
         let scanned = source::scan(&text);
+        if let Some(h) = source::host_code(&text, &scanned) {
+            errors.push(format!(
+                "{}:{}:{}: error: {} is host code, and NVRTC compiles device code only; leave this file out with `exclude = [\"{}\"]` in [package.metadata.launch]",
+                s.file, h.line, h.col, h.what, s.kernel_rel
+            ));
+            continue;
+        }
         let kernels = source::kernels(&text, &scanned);
         if kernels.is_empty() {
             warnings.push(format!(
