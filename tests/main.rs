@@ -41,3 +41,6 @@ mod fuzz;
 /// Issue 11 hardening of contracts and sources: bounds written anywhere or through macros, compiler
 /// messages without inserted code, non-UTF-8 sources, warnings for folders and files without kernels.
 mod contracts_hardening;
+
+/// Issue 10: nvcc-style flags, `exclude`, per-file settings and host files on a real-looking folder.
+mod real_kernels_config;
