@@ -120,6 +120,13 @@ fn host_files_not_excluded_are_located_errors() {
 fn the_debug_command_lines_list_each_include_folder_once() {
     toolchain_root();
     let dir = fixture("real_config");
+    // Patterns that match nothing (misspelt) are warned about, not silently ignored.
+    edit_manifest(&dir, "\"**/*_test.cu\"]", "\"**/*_test.cu\", \"legacyy\"]");
+    edit_manifest(
+        &dir,
+        "[dependencies]",
+        "[package.metadata.launch.file.\"tunned.cu\"]\ndefines = { X = 1 }\n\n[dependencies]",
+    );
     let (code, _, stderr) = run(cargo_launch()
         .args(["launch", "report", "--manifest-path"])
         .arg(dir.path().join("Cargo.toml"))
@@ -145,4 +152,11 @@ fn the_debug_command_lines_list_each_include_folder_once() {
     let tuned = nvrtc_line("kernels/tuned.cu");
     assert!(tuned.contains("--define-macro=TUNED_WIDTH=8") && tuned.contains("--define-macro=TUNED_EXTRA"), "{tuned}");
     assert!(stderr.lines().any(|l| l.contains("ptxas") && l.contains("--opt-level=3")), "{stderr}");
+    for warning in [
+        "exclude entry `legacyy` matches no .cu file under kernels/; it has no effect",
+        "[package.metadata.launch.file.\"tunned.cu\"] matches no kernel file under kernels/ (patterns are relative to it); its settings are unused",
+    ] {
+        assert!(stderr.contains(warning), "missing `{warning}` in:\n{stderr}");
+    }
+    assert!(!stderr.contains("`legacy` matches"), "{stderr}");
 }

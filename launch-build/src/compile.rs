@@ -562,6 +562,31 @@ pub fn kernel_files(root: &Path, kernel_dir: &Path, exclude: &[String]) -> Resul
         .collect())
 }
 
+/// Warnings for `exclude` entries and `[package.metadata.launch.file."<pattern>"]` tables that
+/// match no kernel file (`sources`: the files left after `exclude`): a misspelt pattern would
+/// otherwise be ignored without a word.
+pub fn unused_patterns(config: &Config, sources: &[SourceFile]) -> Result<Vec<String>, Error> {
+    let mut out = Vec::new();
+    let folder = config.kernel_dir.display().to_string().replace('\\', "/");
+    if !config.exclude.is_empty() {
+        let all = kernel_files(config.root(), &config.kernel_dir, &[])?;
+        for e in &config.exclude {
+            if !all.iter().any(|s| crate::config::path_matches(e, &s.kernel_rel)) {
+                out.push(format!("exclude entry `{e}` matches no .cu file under {folder}/; it has no effect"));
+            }
+        }
+    }
+    for f in &config.files {
+        if !sources.iter().any(|s| crate::config::path_matches(&f.pattern, &s.kernel_rel)) {
+            out.push(format!(
+                "[package.metadata.launch.file.\"{}\"] matches no kernel file under {folder}/ (patterns are relative to it); its settings are unused",
+                f.pattern
+            ));
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

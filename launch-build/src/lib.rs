@@ -111,7 +111,7 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
     // Contracts are checked before anything is compiled; every error of every file at once.
     let mut prepared = Vec::new();
     let mut errors = Vec::new();
-    let mut warnings = Vec::new();
+    let mut warnings = compile::unused_patterns(config, &sources)?;
     if sources.is_empty() {
         warnings.push(format!(
             "{}: no .cu file in the kernel folder: no kernel was built",
