@@ -20,7 +20,8 @@
 //!   not have: `-O0` to `-O3` and `--optimize` (nvcc's `-O` is the *host* compiler's level; device
 //!   code is optimised by default, `-G` turns that off, and ptxas's level is `-Xptxas -O<n>`),
 //!   `-g` (host debug information; device debug information is `-G`), `-m64`,
-//!   `--expt-extended-lambda` (lambdas written in device code need no flag),
+//!   `--expt-extended-lambda` (plain lambdas in device code need no flag; NVRTC has none and
+//!   refuses `__device__`-annotated lambdas whatever the flags),
 //!   `-Wno-deprecated-gpu-targets`, and `--resource-usage` (ptxas always reports here).
 //! * Refused, with the reason: options that would change what launch-build controls (the target
 //!   arch, the output kind and file, relocatable code that would need a device link), register
