@@ -45,3 +45,6 @@ mod contracts_hardening;
 /// Issue 10 naming: one kernel name in several files, macro-generated kernels at their invocation,
 /// kernels that only some arches' builds have.
 mod real_kernels_naming;
+
+/// Issue 10: nvcc-style flags, `exclude`, per-file settings and host files on a real-looking folder.
+mod real_kernels_config;

@@ -528,7 +528,8 @@ mod tests {
     }
 
     fn source(file: &str) -> SourceFile {
-        SourceFile { file: file.to_string(), path: std::path::PathBuf::from(file) }
+        let kernel_rel = file.strip_prefix("kernels/").unwrap_or(file).to_string();
+        SourceFile { file: file.to_string(), path: std::path::PathBuf::from(file), kernel_rel }
     }
 
     fn toolchain() -> ToolchainInfo {

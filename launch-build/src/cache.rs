@@ -127,6 +127,8 @@ pub struct KeyInputs<'a> {
     pub headers: &'a [(String, [u8; 32])],
     /// NVRTC options in their portable form.
     pub options: &'a [String],
+    /// The options added to ptxas's (`ptxas-flags`; i1 owns this field).
+    pub ptxas_options: &'a [String],
     /// The target arch (`sm_90a`).
     pub arch: &'a str,
     /// The file's `@launch` annotations.
@@ -168,6 +170,10 @@ pub fn key(k: &KeyInputs) -> Key {
     h.field("options", &(k.options.len() as u64).to_le_bytes());
     for o in k.options {
         h.field("option", o.as_bytes());
+    }
+    h.field("ptxas.options", &(k.ptxas_options.len() as u64).to_le_bytes());
+    for o in k.ptxas_options {
+        h.field("ptxas.option", o.as_bytes());
     }
     h.field("arch", k.arch.as_bytes());
     h.field("annotations", &(k.annotations.len() as u64).to_le_bytes());
@@ -519,6 +525,7 @@ mod tests {
         text: String,
         headers: Vec<(String, [u8; 32])>,
         options: Vec<String>,
+        ptxas_options: Vec<String>,
         arch: String,
         annotations: Vec<Annotation>,
         toolchain: ToolchainId,
@@ -531,6 +538,7 @@ mod tests {
                 text: "__global__ void k() {}".into(),
                 headers: vec![("$CRATE/include/h.cuh".into(), [1; 32])],
                 options: vec!["--gpu-architecture=compute_90".into(), "--define-macro=N=4".into()],
+                ptxas_options: Vec::new(),
                 arch: "sm_90".into(),
                 annotations: vec![annotation()],
                 toolchain: toolchain(),
@@ -543,6 +551,7 @@ mod tests {
                 text: &self.text,
                 headers: &self.headers,
                 options: &self.options,
+                ptxas_options: &self.ptxas_options,
                 arch: &self.arch,
                 annotations: &self.annotations,
                 toolchain: &self.toolchain,
@@ -570,6 +579,7 @@ mod tests {
             ("header added", |i| i.headers.push(("$CRATE/x.cuh".into(), [0; 32]))),
             ("define", |i| i.options[1] = "--define-macro=N=8".into()),
             ("option added", |i| i.options.push("--include-path=$CRATE/inc".into())),
+            ("ptxas option added", |i| i.ptxas_options.push("--opt-level=1".into())),
             ("arch", |i| i.arch = "sm_90a".into()),
             ("annotation threads", |i| i.annotations[0].threads = 256),
             ("annotation max_regs", |i| i.annotations[0].max_regs = Some(40)),

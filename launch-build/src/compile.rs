@@ -26,6 +26,9 @@ pub struct SourceFile {
     pub file: String,
     /// Absolute path.
     pub path: PathBuf,
+    /// Path relative to the kernel folder, `/`-separated (what `exclude` and
+    /// `[package.metadata.launch.file."<pattern>"]` patterns match).
+    pub kernel_rel: String,
 }
 
 /// One kernel file to compile for one arch.
@@ -103,7 +106,8 @@ pub struct Compiler {
     supported: Vec<i32>,
     root: PathBuf,
     include_dirs: Vec<IncludeDir>,
-    defines: Vec<String>,
+    /// For the per-file settings (flags, defines, ptxas options) of each job.
+    config: Config,
     work_dir: PathBuf,
     debug: bool,
     timeout: Duration,
@@ -132,17 +136,10 @@ impl Compiler {
         if let Some(inc) = &toolchain.include {
             include_dirs.push(IncludeDir { portable: portable_path(inc, &root, &toolchain.root), path: inc.clone() });
         }
-        let defines = config
-            .defines
-            .iter()
-            .map(|(name, value)| match value {
-                Some(v) => format!("--define-macro={name}={v}"),
-                None => format!("--define-macro={name}"),
-            })
-            .collect();
         let supported = nvrtc.supported_archs();
         let Settings { debug, timeout } = settings;
-        Ok(Compiler { toolchain, nvrtc, supported, root, include_dirs, defines, work_dir, debug, timeout })
+        let config = config.clone();
+        Ok(Compiler { toolchain, nvrtc, supported, root, include_dirs, config, work_dir, debug, timeout })
     }
 
     /// Fails unless the toolchain can target every arch (`a`/`f` variants count as their base).
@@ -176,35 +173,52 @@ impl Compiler {
     }
 
     /// The folders NVRTC searches for `job`'s includes, in NVRTC's order: the file's own folder,
-    /// the kernel folder, the `include` folders, the toolkit headers.
+    /// the kernel folder, the `include` folders, the toolkit headers; each once.
     pub fn include_search(&self, job: &Job) -> Vec<PathBuf> {
-        job.source
-            .path
-            .parent()
-            .map(Path::to_path_buf)
-            .into_iter()
-            .chain(self.include_dirs.iter().map(|d| d.path.clone()))
-            .collect()
+        self.includes(job).into_iter().map(|d| d.path).collect()
     }
 
-    /// The NVRTC options of `job`. With `portable`, paths under the crate root are written
+    /// [`Compiler::include_search`] with the portable forms. A top-level file's folder is the
+    /// kernel folder: it is searched once.
+    fn includes(&self, job: &Job) -> Vec<IncludeDir> {
+        // Quoted includes resolve against the including file's folder first, as in a C compiler.
+        let own = job.source.path.parent().map(|dir| IncludeDir {
+            portable: portable_path(dir, &self.root, &self.toolchain.root),
+            path: dir.to_path_buf(),
+        });
+        let mut out: Vec<IncludeDir> = Vec::new();
+        for d in own.into_iter().chain(self.include_dirs.iter().cloned()) {
+            if !out.iter().any(|o| o.path == d.path) {
+                out.push(d);
+            }
+        }
+        out
+    }
+
+    /// The NVRTC options of `job`: arch, include folders, the file's defines (crate-wide, then
+    /// its file tables'), then its flags. With `portable`, paths under the crate root are written
     /// `$CRATE/...` and paths under the toolchain root `$TOOLCHAIN/...`: that form goes into cache
     /// keys, so a key does not depend on where the crate is checked out. Both forms come from this
     /// one function, so the key cannot miss an option the compiler sees.
     pub fn options(&self, job: &Job, portable: bool) -> Vec<String> {
         let mut options = vec![format!("--gpu-architecture={}", job.arch.virtual_name())];
-        // Quoted includes resolve against the including file's folder first, as in a C compiler.
-        if let Some(dir) = job.source.path.parent() {
-            let shown =
-                if portable { portable_path(dir, &self.root, &self.toolchain.root) } else { dir.display().to_string() };
+        for d in self.includes(job) {
+            let shown = if portable { d.portable } else { d.path.display().to_string() };
             options.push(format!("--include-path={shown}"));
         }
-        for d in &self.include_dirs {
-            let shown = if portable { d.portable.clone() } else { d.path.display().to_string() };
-            options.push(format!("--include-path={shown}"));
-        }
-        options.extend(self.defines.iter().cloned());
+        let settings = self.config.file_settings(&job.source.kernel_rel);
+        options.extend(settings.defines.iter().map(|(name, value)| match value {
+            Some(v) => format!("--define-macro={name}={v}"),
+            None => format!("--define-macro={name}"),
+        }));
+        options.extend(settings.flags);
         options
+    }
+
+    /// The options launch-build adds to ptxas's own for `job` (`ptxas-flags`, `-Xptxas`): they
+    /// belong in the job's cache key with [`Compiler::options`].
+    pub fn ptxas_options(&self, job: &Job) -> Vec<String> {
+        self.config.file_settings(&job.source.kernel_rel).ptxas_flags
     }
 
     /// Runs one job: NVRTC to PTX, ptxas to cubin, then parses ptxas's report.
@@ -251,6 +265,7 @@ impl Compiler {
         let tool = Tool::new(&self.toolchain.ptxas)
             .arg(format!("-arch={}", job.arch))
             .arg("-v")
+            .args(self.ptxas_options(job))
             .arg(&ptx_path)
             .arg("-o")
             .arg(&cubin_path)
@@ -510,15 +525,28 @@ pub fn sanitize(rel: &str) -> String {
     out
 }
 
-/// Every `.cu` file under the kernel folder, recursively, sorted (never directory order).
-pub fn kernel_files(root: &Path, kernel_dir: &Path) -> Result<Vec<SourceFile>, Error> {
+/// Every `.cu` file under the kernel folder, recursively, sorted (never directory order), less
+/// those `exclude` patterns match (a matched folder is not even listed).
+pub fn kernel_files(root: &Path, kernel_dir: &Path, exclude: &[String]) -> Result<Vec<SourceFile>, Error> {
+    let base = root.join(kernel_dir);
+    let slashed = |p: &Path, from: &Path| {
+        let rel = p.strip_prefix(from).unwrap_or(p);
+        rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+    };
+    let excluded = |p: &Path| {
+        let rel = slashed(p, &base);
+        exclude.iter().any(|e| crate::config::path_matches(e, &rel))
+    };
     let mut files = Vec::new();
-    let mut stack = vec![root.join(kernel_dir)];
+    let mut stack = vec![base.clone()];
     while let Some(dir) = stack.pop() {
         let rd = std::fs::read_dir(&dir).map_err(Error::io("list", &dir))?;
         for e in rd {
             let e = e.map_err(Error::io("list", &dir))?;
             let p = e.path();
+            if excluded(&p) {
+                continue;
+            }
             // file_type does not follow symbolic links: a link cycle under kernels/ cannot loop.
             if e.file_type().map_err(Error::io("list", &dir))?.is_dir() {
                 stack.push(p);
@@ -530,12 +558,33 @@ pub fn kernel_files(root: &Path, kernel_dir: &Path) -> Result<Vec<SourceFile>, E
     files.sort();
     Ok(files
         .into_iter()
-        .map(|path| {
-            let rel = path.strip_prefix(root).unwrap_or(&path);
-            let file = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
-            SourceFile { file, path }
-        })
+        .map(|path| SourceFile { file: slashed(&path, root), kernel_rel: slashed(&path, &base), path })
         .collect())
+}
+
+/// Warnings for `exclude` entries and `[package.metadata.launch.file."<pattern>"]` tables that
+/// match no kernel file (`sources`: the files left after `exclude`): a misspelt pattern would
+/// otherwise be ignored without a word.
+pub fn unused_patterns(config: &Config, sources: &[SourceFile]) -> Result<Vec<String>, Error> {
+    let mut out = Vec::new();
+    let folder = config.kernel_dir.display().to_string().replace('\\', "/");
+    if !config.exclude.is_empty() {
+        let all = kernel_files(config.root(), &config.kernel_dir, &[])?;
+        for e in &config.exclude {
+            if !all.iter().any(|s| crate::config::path_matches(e, &s.kernel_rel)) {
+                out.push(format!("exclude entry `{e}` matches no .cu file under {folder}/; it has no effect"));
+            }
+        }
+    }
+    for f in &config.files {
+        if !sources.iter().any(|s| crate::config::path_matches(&f.pattern, &s.kernel_rel)) {
+            out.push(format!(
+                "[package.metadata.launch.file.\"{}\"] matches no kernel file under {folder}/ (patterns are relative to it); its settings are unused",
+                f.pattern
+            ));
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -550,9 +599,46 @@ mod tests {
         for f in ["b.cu", "a.cu", "sub/c.cu", "h.cuh", "notes.txt"] {
             std::fs::write(k.join(f), "").unwrap();
         }
-        let files: Vec<String> =
-            kernel_files(d.path(), Path::new("kernels")).unwrap().into_iter().map(|s| s.file).collect();
-        assert_eq!(files, ["kernels/a.cu", "kernels/b.cu", "kernels/sub/c.cu"]);
+        let files: Vec<(String, String)> = kernel_files(d.path(), Path::new("kernels"), &[])
+            .unwrap()
+            .into_iter()
+            .map(|s| (s.file, s.kernel_rel))
+            .collect();
+        let expected = [("kernels/a.cu", "a.cu"), ("kernels/b.cu", "b.cu"), ("kernels/sub/c.cu", "sub/c.cu")];
+        assert_eq!(files, expected.map(|(a, b)| (a.to_string(), b.to_string())));
+    }
+
+    /// `exclude`: a file, a folder (everything under it), globs with `*`, `?` and `**`.
+    #[test]
+    fn excluded_files_and_folders_are_not_listed() {
+        let d = tempfile::tempdir().unwrap();
+        let k = d.path().join("kernels");
+        for f in [
+            "a.cu",
+            "host.cu",
+            "moe/x.cu",
+            "moe/deep/y.cu",
+            "mmq_gguf/z.cu",
+            "sub/keep.cu",
+            "sub/k_test.cu",
+            "sub/deeper/t_test.cu",
+            "v1.cu",
+            "v22.cu",
+        ] {
+            std::fs::create_dir_all(k.join(f).parent().unwrap()).unwrap();
+            std::fs::write(k.join(f), "").unwrap();
+        }
+        let list = |exclude: &[&str]| -> Vec<String> {
+            let exclude: Vec<String> = exclude.iter().map(|s| s.to_string()).collect();
+            kernel_files(d.path(), Path::new("kernels"), &exclude).unwrap().into_iter().map(|s| s.kernel_rel).collect()
+        };
+        assert_eq!(list(&["host.cu", "moe", "mm*_gguf", "**/*_test.cu", "v?.cu"]), ["a.cu", "sub/keep.cu", "v22.cu"]);
+        assert_eq!(list(&["sub/*"]).len(), 7, "`*` does not cross a folder, but a matched folder takes its files");
+        assert_eq!(
+            list(&["*.cu"]),
+            ["mmq_gguf/z.cu", "moe/deep/y.cu", "moe/x.cu", "sub/deeper/t_test.cu", "sub/k_test.cu", "sub/keep.cu"]
+        );
+        assert_eq!(list(&["nothing"]).len(), 10);
     }
 
     fn job_of<'a>(source: &'a SourceFile, text: &'a str) -> Job<'a> {
@@ -583,7 +669,11 @@ mod tests {
 
     #[test]
     fn a_ptxas_error_in_inline_asm_names_the_kernel_and_its_source_line() {
-        let source = SourceFile { file: "kernels/k.cu".into(), path: PathBuf::from("/c/kernels/k.cu") };
+        let source = SourceFile {
+            file: "kernels/k.cu".into(),
+            path: PathBuf::from("/c/kernels/k.cu"),
+            kernel_rel: "k.cu".into(),
+        };
         let text = "extern \"C\" __global__ void good() {}\n\nextern \"C\" __global__ void bad_asm(int* p) {\n    asm(\"bogus.instr %0;\" : \"=r\"(p[0]));\n}\n";
         let log = "ptxas /o/launch/work/kernels+k.cu.sm_90.ptx, line 16; error   : Unknown modifier '.instr'\n\
                    ptxas /o/launch/work/kernels+k.cu.sm_90.ptx, line 16; error   : Not a name of any known instruction: 'bogus'\n\
@@ -600,7 +690,11 @@ mod tests {
 
     #[test]
     fn a_ptxas_error_is_mapped_through_the_ptx_line_info_when_there_is_some() {
-        let source = SourceFile { file: "kernels/k.cu".into(), path: PathBuf::from("/c/kernels/k.cu") };
+        let source = SourceFile {
+            file: "kernels/k.cu".into(),
+            path: PathBuf::from("/c/kernels/k.cu"),
+            kernel_rel: "k.cu".into(),
+        };
         let ptx = ".version 8.8\n.target sm_90\n.file 1 \"kernels/k.cu\"\n\
                    .func  (.param .b32 func_retval0) _Z6helperi(\n.param .b32 p\n)\n{\n\
                    .loc 1 7 12\nadd.s32 %r1, %r2, %r3;\n.loc 1 8 3\nbad.op %r1;\n}\n";
@@ -614,7 +708,11 @@ mod tests {
 
     #[test]
     fn a_log_without_ptx_locations_is_left_as_it_is() {
-        let source = SourceFile { file: "kernels/k.cu".into(), path: PathBuf::from("/c/kernels/k.cu") };
+        let source = SourceFile {
+            file: "kernels/k.cu".into(),
+            path: PathBuf::from("/c/kernels/k.cu"),
+            kernel_rel: "k.cu".into(),
+        };
         let log = "ptxas fatal   : Unresolved extern function 'f'\n";
         assert_eq!(with_ptx_notes(&job_of(&source, ""), ASM_PTX, log), log);
         let beyond = "ptxas /o/k.ptx, line 999; error   : x\n";

@@ -312,12 +312,14 @@ pub fn keys(compiler: &Compiler, jobs: &[Job]) -> Vec<cache::Key> {
                 h
             });
             let options = compiler.options(job, true);
+            let ptxas_options = compiler.ptxas_options(job);
             let arch = job.arch.to_string();
             cache::key(&KeyInputs {
                 file: &job.source.file,
                 text: job.text,
                 headers,
                 options: &options,
+                ptxas_options: &ptxas_options,
                 arch: &arch,
                 annotations: job.annotations,
                 toolchain: &id,

@@ -41,6 +41,7 @@ pub mod contract;
 pub mod embed;
 pub mod env;
 pub mod error;
+pub mod flags;
 pub mod jobs;
 pub mod locate;
 pub mod manifest;
@@ -100,7 +101,7 @@ pub fn try_build() -> Result<Manifest, Error> {
 /// The pipeline for an already loaded configuration, writing into `launch_dir`.
 pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manifest, Error> {
     let root = config.root().to_path_buf();
-    let sources = compile::kernel_files(&root, &config.kernel_dir)?;
+    let sources = compile::kernel_files(&root, &config.kernel_dir, &config.exclude)?;
     if env.is_build_script() {
         announce_inputs(config, &sources);
     }
@@ -112,7 +113,7 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
     // Contracts are checked before anything is compiled; every error of every file at once.
     let mut prepared = Vec::new();
     let mut errors = Vec::new();
-    let mut warnings = Vec::new();
+    let mut warnings = compile::unused_patterns(config, &sources)?;
     if sources.is_empty() {
         warnings.push(format!(
             "{}: no .cu file in the kernel folder: no kernel was built",
@@ -129,6 +130,13 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
             }
         };
         let scanned = source::scan(&text);
+        if let Some(h) = source::host_code(&text, &scanned) {
+            errors.push(format!(
+                "{}:{}:{}: error: {} is host code, and NVRTC compiles device code only; leave this file out with `exclude = [\"{}\"]` in [package.metadata.launch]",
+                s.file, h.line, h.col, h.what, s.kernel_rel
+            ));
+            continue;
+        }
         let kernels = source::kernels(&text, &scanned);
         if kernels.is_empty() {
             warnings.push(format!(
@@ -153,8 +161,7 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
     // Jobs come from the cache or compile side by side (one per jobserver token); outputs come
     // back in job order.
     // Each file is compiled for the crate's arches its own `arch` setting keeps.
-    let settings: Vec<Option<Vec<Arch>>> =
-        sources.iter().map(|s| config.file_settings(&kernel_rel(config, &s.file)).arch).collect();
+    let settings: Vec<Option<Vec<Arch>>> = sources.iter().map(|s| config.file_settings(&s.kernel_rel).arch).collect();
     let file_arches: Vec<Vec<Arch>> =
         settings.iter().map(|setting| file_arches(&config.arches, setting.as_deref())).collect();
     let jobs: Vec<Job> = sources
@@ -220,14 +227,6 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
 /// `cargo launch check --arch` run builds only the arches it names).
 pub fn file_arches(crate_arches: &[Arch], setting: Option<&[Arch]>) -> Vec<Arch> {
     crate_arches.iter().copied().filter(|a| setting.is_none_or(|s| s.contains(a))).collect()
-}
-
-/// A file's path relative to the kernel folder (`kernels/sub/a.cu` → `sub/a.cu`), the form
-/// per-file settings match.
-fn kernel_rel(config: &Config, file: &str) -> String {
-    let dir = config.kernel_dir.display().to_string().replace('\\', "/");
-    let dir = dir.trim_end_matches('/');
-    file.strip_prefix(dir).and_then(|r| r.strip_prefix('/')).unwrap_or(file).to_string()
 }
 
 /// One kernel file, read, checked and with its annotations applied.

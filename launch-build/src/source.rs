@@ -310,6 +310,119 @@ impl Parens {
     }
 }
 
+/// Host code found in a kernel file: what shows it and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostCode {
+    /// What was found, in words (``kernel launch syntax `<<<...>>>` ``).
+    pub what: String,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column.
+    pub col: u32,
+}
+
+/// Host runtime and driver API functions (by prefix) whose call marks a file as host code: they
+/// allocate, copy, launch or synchronise from the CPU side.
+const HOST_API: &[&str] = &[
+    "cudaMalloc",
+    "cudaFree",
+    "cudaMemcpy",
+    "cudaMemset",
+    "cudaLaunch",
+    "cudaDeviceSynchronize",
+    "cudaDeviceReset",
+    "cudaSetDevice",
+    "cudaGetDeviceCount",
+    "cudaGetDeviceProperties",
+    "cudaStreamCreate",
+    "cudaStreamSynchronize",
+    "cudaStreamDestroy",
+    "cudaEventCreate",
+    "cudaEventRecord",
+    "cudaEventSynchronize",
+    "cudaEventElapsedTime",
+    "cudaEventDestroy",
+    "cudaHostAlloc",
+    "cudaHostRegister",
+    "cudaFuncSetAttribute",
+    "cudaOccupancy",
+    "cudaGraph",
+    "cuInit",
+    "cuCtxCreate",
+    "cuModuleLoad",
+    "cuLaunchKernel",
+    "cuMemAlloc",
+    "cuMemcpy",
+];
+
+/// The first sign of host code in a kernel file, on the scanned text (comments and literals do
+/// not count): kernel launch syntax `<<<`, a `main` function definition, or a call to a host
+/// runtime function such as `cudaMalloc`. NVRTC compiles device code only. Linear in the file's
+/// size: every stretch of code is walked once.
+pub fn host_code(src: &str, scanned: &Scanned) -> Option<HostCode> {
+    let code = &scanned.code;
+    let b = code.as_bytes();
+    let at = |offset: usize, what: String| {
+        Some(HostCode { what, line: scanned.lines.line(offset), col: scanned.lines.col(src, offset) })
+    };
+    // The last non-space byte before `i` is `.`, `>` (`->`) or `:` (`::`): a member or a
+    // qualified name, not the global function.
+    let member = |i: usize| matches!(code[..i].trim_end().as_bytes().last(), Some(b'.' | b'>' | b':'));
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'<' && b[i..].starts_with(b"<<<") {
+            return at(i, "kernel launch syntax `<<<...>>>`".into());
+        }
+        if !is_ident(c) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && is_ident(b[i]) {
+            i += 1;
+        }
+        let word = &code[start..i];
+        if c.is_ascii_digit() || member(start) {
+            continue;
+        }
+        let rest = &code[i..];
+        let paren = i + (rest.len() - rest.trim_start().len());
+        if b.get(paren) != Some(&b'(') {
+            continue;
+        }
+        if word == "main" {
+            // A definition: the parameter list, then `{`. The walk stops at the first `;`, `{`
+            // or `}` (none can be in a parameter list) and the scan resumes there.
+            let mut depth = 0usize;
+            let mut j = paren;
+            while j < b.len() {
+                match b[j] {
+                    b'(' => depth += 1,
+                    b')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    b';' | b'{' | b'}' => break,
+                    _ => {}
+                }
+                j += 1;
+            }
+            if b.get(j) == Some(&b')') && code[j + 1..].trim_start().starts_with('{') {
+                return at(start, "a `main` function".into());
+            }
+            i = j.max(i);
+            continue;
+        }
+        if HOST_API.iter().any(|p| word.starts_with(p)) {
+            return at(start, format!("a call to the host API function `{word}`"));
+        }
+    }
+    None
+}
+
 /// `#include "x"` / `#include <x>` targets of one file, with whether they were quoted.
 pub fn includes(src: &str) -> Vec<(String, bool)> {
     src.lines()
@@ -446,6 +559,47 @@ extern "C" __global__ void __maxnreg__(32) capped(int n)
         assert_eq!(names, [("k".to_string(), 1), ("b".to_string(), 3)]);
     }
 
+    fn host(src: &str) -> Option<(String, u32, u32)> {
+        host_code(src, &scan(src)).map(|h| (h.what, h.line, h.col))
+    }
+
+    /// Host code is found at its line and column; the same words in comments, strings, member
+    /// calls and declarations are not host code.
+    #[test]
+    fn host_code_is_located_and_comments_do_not_count() {
+        let launch = "__global__ void k(int* p) {}\n// k<<<1, 1>>>(p);\nvoid run(int* p) {\n    k<<<1, 32>>>(p);\n}\n";
+        assert_eq!(host(launch), Some(("kernel launch syntax `<<<...>>>`".into(), 4, 6)));
+        let main = "/* int main() { } */\nconst char* s = \"int main() {}\";\nint main(int argc, char** argv)\n{\n  return 0;\n}\n";
+        assert_eq!(host(main), Some(("a `main` function".into(), 3, 5)));
+        let api = "#include <cuda_runtime.h>\nvoid f(float** d) {\n  // cudaMalloc(d, 4);\n  cudaMalloc(d, 4 * sizeof(float));\n}\n";
+        assert_eq!(host(api), Some(("a call to the host API function `cudaMalloc`".into(), 4, 3)));
+        let sync = "void f() { cudaDeviceSynchronize (); }";
+        assert_eq!(host(sync), Some(("a call to the host API function `cudaDeviceSynchronize`".into(), 1, 12)));
+        for device_only in [
+            "__global__ void k(int* p) { p[0] = 1 << 3; }",
+            "// cudaMemcpy(a, b, n, kind);\n__global__ void k() {}",
+            "__device__ int main_value(int x) { return x; }",
+            "int main(int, char**);",
+            "__device__ void f(S s) { s.main(); s->cudaMalloc(0); ns::main(); }",
+            "cudaStream_t stream; cudaMemcpyKind kind;",
+            "template <typename T> using V = A<B<C<T>>>;",
+            "const char* s = \"k<<<1,1>>>()\";",
+        ] {
+            assert_eq!(host(device_only), None, "{device_only}");
+        }
+    }
+
+    /// One walk per stretch of text, however many unclosed `main(` there are.
+    #[test]
+    fn host_code_detection_is_linear() {
+        let src = "main(".repeat(200_000);
+        let started = std::time::Instant::now();
+        assert_eq!(host(&src), None);
+        let line = "__device__ float f(float x) { return x * 2.0f + g(x, y[3]); }\n".repeat(20_000);
+        assert_eq!(host(&line), None);
+        assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+    }
+
     #[test]
     fn garbage_does_not_panic() {
         for s in [
@@ -459,6 +613,7 @@ extern "C" __global__ void __maxnreg__(32) capped(int n)
         ] {
             let sc = scan(s);
             let _ = kernels(s, &sc);
+            let _ = host_code(s, &sc);
         }
     }
 }

@@ -1,0 +1,704 @@
+//! `flags` and `ptxas-flags` of `[package.metadata.launch]`: NVRTC's options and the common nvcc
+//! spellings of the same thing, mapped to one canonical NVRTC (or ptxas) spelling each.
+//!
+//! What is accepted, and why some options are refused:
+//!
+//! * NVRTC options that shape the code or its diagnostics (`--std=c++17`, `--use_fast_math`,
+//!   `--generate-line-info`, `--device-debug`, `--ftz=`, `--fmad=`, `-D`, `-U`, `--diag-suppress=`,
+//!   ...), in their NVRTC and nvcc spellings (`-std=c++17`, `-use_fast_math`, `-lineinfo`, `-G`).
+//! * `-I dir`, `-Idir`, `--include-path=dir`: an include folder, relative to Cargo.toml (treated
+//!   like an entry of `include`, so its headers trigger rebuilds and enter the cache key).
+//! * `-Xptxas X`, `--ptxas-options=X` (comma-separated, as nvcc splits them): `X` goes to ptxas,
+//!   which launch-build runs itself (NVRTC only passes them on when it makes a cubin, and here it
+//!   makes PTX).
+//! * `--expt-relaxed-constexpr` becomes `--device-as-default-execution-space` (`-default-device`):
+//!   NVRTC has no such flag because it allows no host functions at all ("host functions are not
+//!   allowed in JIT mode"); what nvcc users get from the flag, calling `constexpr` helpers
+//!   without `__device__` from kernels, NVRTC gives by compiling unannotated functions as device
+//!   functions. A function explicitly marked `__host__` still cannot be called.
+//! * Accepted and dropped, because they concern the host side of an nvcc build, which NVRTC does
+//!   not have: `-O0` to `-O3` and `--optimize` (nvcc's `-O` is the *host* compiler's level; device
+//!   code is optimised by default, `-G` turns that off, and ptxas's level is `-Xptxas -O<n>`),
+//!   `-g` (host debug information; device debug information is `-G`), `-m64`,
+//!   `--expt-extended-lambda` (plain lambdas in device code need no flag; NVRTC has none and
+//!   refuses `__device__`-annotated lambdas whatever the flags),
+//!   `-Wno-deprecated-gpu-targets`, and `--resource-usage` (ptxas always reports here).
+//! * Refused, with the reason: options that would change what launch-build controls (the target
+//!   arch, the output kind and file, relocatable code that would need a device link), register
+//!   and block limits (the launch contracts own them), options of nvcc's host compiler and linker,
+//!   `-include` (a pre-included header would not be tracked for rebuilds), and anything NVRTC or
+//!   ptxas lacks.
+
+/// Where one accepted flag goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mapped {
+    /// An NVRTC option in its canonical spelling (`--std=c++17`).
+    Nvrtc(String),
+    /// An include folder, as written (relative to Cargo.toml).
+    Include(String),
+    /// A ptxas option in its canonical spelling (`--opt-level=3`).
+    Ptxas(String),
+}
+
+/// A flag that cannot be used: the index of the list element at fault and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    /// Index of the element in the list.
+    pub index: usize,
+    /// What is wrong and what to do instead.
+    pub message: String,
+}
+
+/// What an option takes after `=` (or as the next element).
+#[derive(Clone, Copy, Debug)]
+enum Takes {
+    Nothing,
+    Bool,
+    Choice(&'static [&'static str]),
+    /// An integer in the range.
+    Int(i64, i64),
+    Anything,
+}
+
+/// What becomes of an option.
+#[derive(Clone, Copy, Debug)]
+enum Act {
+    /// Passed on in this spelling (`=value` appended when it takes one).
+    As(&'static str),
+    /// Accepted and left out: the reason is in the module documentation.
+    Drop,
+    /// Refused, for this reason.
+    Refuse(&'static str),
+    Define,
+    Undefine,
+    Include,
+    Xptxas,
+    /// `-rdc=false` is the default; `-rdc=true` needs a device link.
+    Rdc,
+    /// `-m64` is the only machine there is.
+    Machine,
+}
+
+struct Spec {
+    names: &'static [&'static str],
+    takes: Takes,
+    act: Act,
+}
+
+const fn spec(names: &'static [&'static str], takes: Takes, act: Act) -> Spec {
+    Spec { names, takes, act }
+}
+
+const BOOL: Takes = Takes::Bool;
+const NONE: Takes = Takes::Nothing;
+const ANY: Takes = Takes::Anything;
+
+const ARCH: &str = "launch-build sets the target architecture of every compile from `arch` (and a file's own `arch`)";
+const OUTPUT: &str =
+    "launch-build chooses what is produced: PTX for each arch from NVRTC, then a cubin from ptxas, both embedded in the crate";
+const LINK: &str = "relocatable device code needs a device link step, and launch-build links nothing: each file is compiled to one complete module";
+const HOST: &str =
+    "it is an option of nvcc's host compiler, linker or driver; NVRTC compiles device code only and there is no host compiler";
+const LIMITS: &str = "register and block limits belong to each kernel's launch contract: write `// @launch(threads, min_blocks, max_regs)` above the kernel (or use `__launch_bounds__`)";
+const BITS: &str = "GPU code is 64-bit only (`-m64`, the default)";
+const PRE_INCLUDE: &str = "a pre-included header is not tracked for rebuilds or in the kernel cache; write `#include` at the top of the file instead";
+
+/// NVRTC's options and the nvcc spellings launch-build maps, in NVRTC's canonical spelling.
+const NVRTC: &[Spec] = &[
+    spec(&["--std", "-std"], Takes::Choice(&["c++03", "c++11", "c++14", "c++17", "c++20"]), Act::As("--std")),
+    spec(
+        &["--device-as-default-execution-space", "-default-device", "--expt-relaxed-constexpr", "-expt-relaxed-constexpr"],
+        NONE,
+        Act::As("--device-as-default-execution-space"),
+    ),
+    spec(&["--use_fast_math", "-use_fast_math"], NONE, Act::As("--use_fast_math")),
+    spec(&["--generate-line-info", "-lineinfo"], NONE, Act::As("--generate-line-info")),
+    spec(&["--extra-device-vectorization", "-extra-device-vectorization"], NONE, Act::As("--extra-device-vectorization")),
+    spec(&["--device-debug", "-G"], NONE, Act::As("--device-debug")),
+    spec(&["--dopt", "-dopt"], Takes::Choice(&["on"]), Act::As("--dopt")),
+    spec(&["--define-macro", "-D"], ANY, Act::Define),
+    spec(&["--undefine-macro", "-U"], ANY, Act::Undefine),
+    spec(&["--include-path", "-I"], ANY, Act::Include),
+    spec(&["--ptxas-options", "-Xptxas"], ANY, Act::Xptxas),
+    spec(&["--ftz", "-ftz"], BOOL, Act::As("--ftz")),
+    spec(&["--prec-div", "-prec-div"], BOOL, Act::As("--prec-div")),
+    spec(&["--prec-sqrt", "-prec-sqrt"], BOOL, Act::As("--prec-sqrt")),
+    spec(&["--fmad", "-fmad"], BOOL, Act::As("--fmad")),
+    spec(&["--modify-stack-limit", "-modify-stack-limit"], BOOL, Act::As("--modify-stack-limit")),
+    spec(&["--device-stack-protector", "-device-stack-protector"], BOOL, Act::As("--device-stack-protector")),
+    spec(&["--builtin-move-forward", "-builtin-move-forward"], BOOL, Act::As("--builtin-move-forward")),
+    spec(&["--builtin-initializer-list", "-builtin-initializer-list"], BOOL, Act::As("--builtin-initializer-list")),
+    spec(&["--brief-diagnostics", "-brief-diag"], BOOL, Act::As("--brief-diagnostics")),
+    spec(&["--restrict", "-restrict"], NONE, Act::As("--restrict")),
+    spec(&["--device-w", "-dw"], NONE, Act::As("--device-w")),
+    spec(&["--disable-warnings", "-w"], NONE, Act::As("--disable-warnings")),
+    spec(&["--device-int128", "-device-int128"], NONE, Act::As("--device-int128")),
+    spec(&["--display-error-number", "-err-no"], NONE, Act::As("--display-error-number")),
+    spec(&["--no-display-error-number", "-no-err-no"], NONE, Act::As("--no-display-error-number")),
+    spec(&["--diag-error", "-diag-error"], ANY, Act::As("--diag-error")),
+    spec(&["--diag-suppress", "-diag-suppress"], ANY, Act::As("--diag-suppress")),
+    spec(&["--diag-warn", "-diag-warn"], ANY, Act::As("--diag-warn")),
+    spec(&["--jump-table-density", "-jtd"], Takes::Int(0, 101), Act::As("--jump-table-density")),
+    spec(&["--split-compile", "-split-compile"], Takes::Int(0, 256), Act::As("--split-compile")),
+    spec(&["--Ofast-compile", "-Ofc"], Takes::Choice(&["0", "min", "mid", "max"]), Act::As("--Ofast-compile")),
+    spec(&["--optimization-info", "-opt-info"], Takes::Choice(&["inline"]), Act::As("--optimization-info")),
+    spec(&["--no-source-include", "-no-source-include"], NONE, Act::As("--no-source-include")),
+    spec(&["--minimal", "-minimal"], NONE, Act::As("--minimal")),
+    spec(&["--relocatable-device-code", "-rdc"], BOOL, Act::Rdc),
+    // Host-side options of nvcc: accepted, nothing to do (see the module documentation).
+    spec(&["-O0", "-O1", "-O2", "-O3"], NONE, Act::Drop),
+    spec(&["--optimize", "-O"], Takes::Int(0, 3), Act::Drop),
+    spec(&["--debug", "-g"], NONE, Act::Drop),
+    spec(&["-m64"], NONE, Act::Drop),
+    spec(&["-m32"], NONE, Act::Refuse(BITS)),
+    spec(&["--machine", "-m"], ANY, Act::Machine),
+    spec(
+        &["--expt-extended-lambda", "-expt-extended-lambda", "--extended-lambda", "-extended-lambda"],
+        NONE,
+        Act::Drop,
+    ),
+    spec(&["-Wno-deprecated-gpu-targets", "--Wno-deprecated-gpu-targets"], NONE, Act::Drop),
+    spec(&["--resource-usage", "-res-usage"], NONE, Act::Drop),
+    // What launch-build controls.
+    spec(&["--gpu-architecture", "-arch"], ANY, Act::Refuse(ARCH)),
+    spec(&["--gpu-code", "-code"], ANY, Act::Refuse(ARCH)),
+    spec(&["--generate-code", "-gencode"], ANY, Act::Refuse(ARCH)),
+    spec(&["--output-file", "-o"], ANY, Act::Refuse(OUTPUT)),
+    spec(&["--output-directory", "-odir"], ANY, Act::Refuse(OUTPUT)),
+    spec(&["--compile", "-c"], NONE, Act::Refuse(OUTPUT)),
+    spec(&["--ptx", "-ptx"], NONE, Act::Refuse(OUTPUT)),
+    spec(&["--cubin", "-cubin"], NONE, Act::Refuse(OUTPUT)),
+    spec(&["--fatbin", "-fatbin"], NONE, Act::Refuse(OUTPUT)),
+    spec(&["--preprocess", "-E"], NONE, Act::Refuse(OUTPUT)),
+    spec(&["--optix-ir", "-optix-ir"], NONE, Act::Refuse(OUTPUT)),
+    spec(&["--fdevice-syntax-only", "-fdevice-syntax-only"], NONE, Act::Refuse(OUTPUT)),
+    spec(&["--dlink-time-opt", "-dlto"], NONE, Act::Refuse(OUTPUT)),
+    spec(&["--gen-opt-lto", "-gen-opt-lto"], NONE, Act::Refuse(OUTPUT)),
+    spec(&["--keep", "-keep"], NONE, Act::Refuse(OUTPUT)),
+    spec(&["--keep-dir", "-keep-dir"], ANY, Act::Refuse(OUTPUT)),
+    spec(&["--device-c", "-dc"], NONE, Act::Refuse(LINK)),
+    spec(&["--device-link", "-dlink"], NONE, Act::Refuse(LINK)),
+    spec(&["--extensible-whole-program", "-ewp"], NONE, Act::Refuse(LINK)),
+    spec(&["--lib", "-lib"], NONE, Act::Refuse(LINK)),
+    spec(&["--maxrregcount", "-maxrregcount"], ANY, Act::Refuse(LIMITS)),
+    spec(&["--pre-include", "-include"], ANY, Act::Refuse(PRE_INCLUDE)),
+    spec(&["--compiler-options", "-Xcompiler"], ANY, Act::Refuse(HOST)),
+    spec(&["--compiler-bindir", "-ccbin"], ANY, Act::Refuse(HOST)),
+    spec(&["--linker-options", "-Xlinker"], ANY, Act::Refuse(HOST)),
+    spec(&["--archive-options", "-Xarchive"], ANY, Act::Refuse(HOST)),
+    spec(&["--nvlink-options", "-Xnvlink"], ANY, Act::Refuse(HOST)),
+    spec(&["--library", "-l"], ANY, Act::Refuse(HOST)),
+    spec(&["--library-path", "-L"], ANY, Act::Refuse(HOST)),
+    spec(&["--shared", "-shared"], NONE, Act::Refuse(HOST)),
+    spec(&["--x", "-x"], ANY, Act::Refuse(HOST)),
+    spec(&["--allow-unsupported-compiler", "-allow-unsupported-compiler"], NONE, Act::Refuse(HOST)),
+    spec(&["--forward-unknown-to-host-compiler", "-forward-unknown-to-host-compiler"], NONE, Act::Refuse(HOST)),
+    spec(
+        &["--cudafe-options", "-Xcudafe"],
+        ANY,
+        Act::Refuse("NVRTC has no separate front-end step; its diagnostics options are `--diag-suppress=N`, `--diag-warn=N` and `--diag-error=N`"),
+    ),
+];
+
+const PTXAS_ARCH: &str = "launch-build runs ptxas for each arch in `arch` (and a file's own `arch`)";
+const PTXAS_OUTPUT: &str = "launch-build chooses ptxas's input and output files";
+const PTXAS_LINK: &str = "it makes a relocatable object that needs a device link step, and launch-build links nothing: each cubin is loaded as it is";
+
+/// ptxas's options (12.9), in ptxas's canonical spelling.
+const PTXAS: &[Spec] = &[
+    spec(&["-O0", "-O1", "-O2", "-O3"], NONE, Act::As("-O")),
+    spec(&["--opt-level", "-O"], Takes::Int(0, 3), Act::As("--opt-level")),
+    spec(&["--Ofast-compile", "-Ofc"], Takes::Choice(&["0", "min", "mid", "max"]), Act::As("--Ofast-compile")),
+    spec(&["--allow-expensive-optimizations", "-allow-expensive-optimizations"], BOOL, Act::As("--allow-expensive-optimizations")),
+    spec(&["--def-load-cache", "-dlcm"], ANY, Act::As("--def-load-cache")),
+    spec(&["--def-store-cache", "-dscm"], ANY, Act::As("--def-store-cache")),
+    spec(&["--force-load-cache", "-flcm"], ANY, Act::As("--force-load-cache")),
+    spec(&["--force-store-cache", "-fscm"], ANY, Act::As("--force-store-cache")),
+    spec(&["--device-debug", "-g"], NONE, Act::As("--device-debug")),
+    spec(&["--generate-line-info", "-lineinfo"], NONE, Act::As("--generate-line-info")),
+    spec(&["--disable-optimizer-constants", "-disable-optimizer-consts"], NONE, Act::As("--disable-optimizer-constants")),
+    spec(&["--dont-merge-basicblocks", "-no-bb-merge"], NONE, Act::As("--dont-merge-basicblocks")),
+    spec(&["--fmad", "-fmad"], BOOL, Act::As("--fmad")),
+    spec(&["--device-stack-protector", "-device-stack-protector"], BOOL, Act::As("--device-stack-protector")),
+    spec(&["--optimize-float-atomics", "-opt-fp-atomics"], NONE, Act::As("--optimize-float-atomics")),
+    spec(&["--preserve-relocs", "-preserve-relocs"], NONE, Act::As("--preserve-relocs")),
+    spec(&["--register-usage-level", "-regUsageLevel"], Takes::Int(0, 10), Act::As("--register-usage-level")),
+    spec(&["--return-at-end", "-ret-end"], NONE, Act::As("--return-at-end")),
+    spec(&["--sp-bounds-check", "-sp-bounds-check"], NONE, Act::As("--sp-bounds-check")),
+    spec(&["--split-compile", "-split-compile"], Takes::Int(0, 256), Act::As("--split-compile")),
+    spec(
+        &["--suppress-async-bulk-multicast-advisory-warning", "-suppress-async-bulk-multicast-advisory-warning"],
+        NONE,
+        Act::As("--suppress-async-bulk-multicast-advisory-warning"),
+    ),
+    spec(&["--suppress-debug-info", "-suppress-debug-info"], NONE, Act::As("--suppress-debug-info")),
+    spec(&["--suppress-double-demote-warning", "-suppress-double-demote-warning"], NONE, Act::As("--suppress-double-demote-warning")),
+    spec(&["--suppress-stack-size-warning", "-suppress-stack-size-warning"], NONE, Act::As("--suppress-stack-size-warning")),
+    spec(&["--warn-on-double-precision-use", "-warn-double-usage"], NONE, Act::As("--warn-on-double-precision-use")),
+    spec(&["--warn-on-local-memory-usage", "-warn-lmem-usage"], NONE, Act::As("--warn-on-local-memory-usage")),
+    spec(&["--warn-on-spills", "-warn-spills"], NONE, Act::As("--warn-on-spills")),
+    spec(&["--warning-as-error", "-Werror"], NONE, Act::As("--warning-as-error")),
+    spec(&["--disable-warnings", "-w"], NONE, Act::As("--disable-warnings")),
+    spec(&["--make-errors-visible-at-exit", "-make-errors-visible-at-exit"], NONE, Act::As("--make-errors-visible-at-exit")),
+    spec(&["--g-tensor-memory-access-check", "-g-tmem-access-check"], NONE, Act::As("--g-tensor-memory-access-check")),
+    // launch-build always passes `-v`: its report is what the resources are read from.
+    spec(&["--verbose", "-v"], NONE, Act::Drop),
+    spec(&["--gpu-name", "-arch"], ANY, Act::Refuse(PTXAS_ARCH)),
+    spec(&["--output-file", "-o"], ANY, Act::Refuse(PTXAS_OUTPUT)),
+    spec(&["--input-as-string", "-ias"], ANY, Act::Refuse(PTXAS_OUTPUT)),
+    spec(&["--options-file", "-optf"], ANY, Act::Refuse("an options file is not tracked for rebuilds or in the kernel cache; list the options in `ptxas-flags`")),
+    spec(&["--compile-only", "-c"], NONE, Act::Refuse(PTXAS_LINK)),
+    spec(&["--extensible-whole-program", "-ewp"], NONE, Act::Refuse(PTXAS_LINK)),
+    spec(&["--compile-as-tools-patch", "-astoolspatch"], NONE, Act::Refuse(PTXAS_LINK)),
+    spec(&["--maxrregcount", "-maxrregcount"], ANY, Act::Refuse(LIMITS)),
+    spec(&["--device-function-maxrregcount", "-func-maxrregcount"], ANY, Act::Refuse(LIMITS)),
+    spec(&["--maxntid", "-maxntid"], ANY, Act::Refuse(LIMITS)),
+    spec(&["--minnctapersm", "-minnctapersm"], ANY, Act::Refuse(LIMITS)),
+    spec(&["--override-directive-values", "-override-directive-values"], NONE, Act::Refuse(LIMITS)),
+    spec(&["--entry", "-e"], ANY, Act::Refuse("it would leave kernels out of the cubin, while every kernel of the file is listed and launchable; leave files out with `exclude`")),
+    spec(&["--machine", "-m"], ANY, Act::Machine),
+];
+
+/// Maps `flags` (one option per element; an option's value may be the next element) to NVRTC
+/// options, include folders and ptxas options, in order, without repeats.
+pub fn map_nvrtc(list: &[&str]) -> Result<Vec<Mapped>, Refused> {
+    Ok(map_nvrtc_located(list)?.into_iter().map(|(_, m)| m).collect())
+}
+
+/// [`map_nvrtc`], each result with the index of the element it came from.
+pub fn map_nvrtc_located(list: &[&str]) -> Result<Vec<(usize, Mapped)>, Refused> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < list.len() {
+        let index = i;
+        let (spec, name, value, next) = parse_one(list, i, NVRTC, "an NVRTC", "flags")?;
+        i = next;
+        let refuse = |message: String| Refused { index, message };
+        match spec.act {
+            Act::As(canonical) => out.push((index, Mapped::Nvrtc(with_value(canonical, value)))),
+            Act::Drop => {}
+            Act::Refuse(why) => return Err(refuse(format!("`{}` is not allowed: {why}", list[index].trim()))),
+            Act::Define => {
+                let v = value.unwrap_or_default();
+                let (macro_name, body) = v.split_once('=').map_or((v, None), |(n, b)| (n, Some(b)));
+                if !is_identifier(macro_name) {
+                    return Err(refuse(format!(
+                        "`{}`: `{macro_name}` is not a macro name; write `-DNAME` or `-DNAME=VALUE` (NAME: letters, digits and `_`, not starting with a digit)",
+                        list[index].trim()
+                    )));
+                }
+                if body.is_some_and(|b| b.contains(['\n', '\r', '\0'])) {
+                    return Err(refuse(format!(
+                        "`{name}`: the value has a line break or NUL; a macro value must be one line"
+                    )));
+                }
+                out.push((index, Mapped::Nvrtc(format!("--define-macro={v}"))));
+            }
+            Act::Undefine => {
+                let v = value.unwrap_or_default();
+                if !is_identifier(v) {
+                    return Err(refuse(format!("`{}`: `{v}` is not a macro name; write `-UNAME`", list[index].trim())));
+                }
+                out.push((index, Mapped::Nvrtc(format!("--undefine-macro={v}"))));
+            }
+            Act::Include => {
+                let v = value.unwrap_or_default();
+                if std::path::Path::new(v).is_absolute() {
+                    return Err(refuse(format!(
+                        "`{}`: `{v}` is absolute; use a path relative to Cargo.toml so the crate builds anywhere",
+                        list[index].trim()
+                    )));
+                }
+                out.push((index, Mapped::Include(v.to_string())));
+            }
+            Act::Xptxas => {
+                let pieces: Vec<&str> = value.unwrap_or_default().split(',').map(str::trim).collect();
+                let mapped = map_ptxas(&pieces).map_err(|r| {
+                    refuse(format!("`{}` passes `{}` to ptxas: {}", list[index].trim(), pieces[r.index], r.message))
+                })?;
+                out.extend(mapped.into_iter().map(|o| (index, Mapped::Ptxas(o))));
+            }
+            Act::Rdc => {
+                if value == Some("true") {
+                    return Err(refuse(format!("`{}` is not allowed: {LINK}", list[index].trim())));
+                }
+                out.push((index, Mapped::Nvrtc("--relocatable-device-code=false".into())));
+            }
+            Act::Machine => machine(value, &refuse)?,
+        }
+    }
+    Ok(dedup(out))
+}
+
+/// Maps `ptxas-flags` (and what `-Xptxas` passes on) to ptxas options, in order.
+pub fn map_ptxas(list: &[&str]) -> Result<Vec<String>, Refused> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < list.len() {
+        let index = i;
+        let (spec, name, value, next) = parse_one(list, i, PTXAS, "a ptxas", "ptxas-flags")?;
+        i = next;
+        let refuse = |message: String| Refused { index, message };
+        match spec.act {
+            // `-O3` → `--opt-level=3`: one spelling, so `-O3` and `--opt-level=3` are one option.
+            Act::As("-O") => out.push(format!("--opt-level={}", name.get(2..).unwrap_or_default())),
+            Act::As(canonical) => out.push(with_value(canonical, value)),
+            Act::Drop => {}
+            Act::Refuse(why) => return Err(refuse(format!("`{}` is not allowed: {why}", list[index].trim()))),
+            Act::Machine => machine(value, &refuse)?,
+            Act::Define | Act::Undefine | Act::Include | Act::Xptxas | Act::Rdc => {}
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    out.retain(|o| seen.insert(o.clone()));
+    Ok(out)
+}
+
+/// `-m64` is accepted (it is the only choice); anything else is refused.
+fn machine(value: Option<&str>, refuse: &dyn Fn(String) -> Refused) -> Result<(), Refused> {
+    match value {
+        Some("64") => Ok(()),
+        v => Err(refuse(format!(
+            "`{}` is not allowed: GPU code is 64-bit only (`-m64`, the default)",
+            v.map_or("-m".to_string(), |v| format!("-m {v}"))
+        ))),
+    }
+}
+
+fn with_value(canonical: &str, value: Option<&str>) -> String {
+    match value {
+        Some(v) => format!("{canonical}={v}"),
+        None => canonical.to_string(),
+    }
+}
+
+/// Reads the option at `list[i]`: its spec, its name as written, its value (inline after `=` or a
+/// space, glued as in `-DX`, or the next element) and the index of the element after it.
+fn parse_one<'a>(
+    list: &[&'a str],
+    i: usize,
+    table: &'static [Spec],
+    tool: &str,
+    key: &str,
+) -> Result<(&'static Spec, &'a str, Option<&'a str>, usize), Refused> {
+    let t = list[i].trim();
+    let refuse = |message: String| Refused { index: i, message };
+    if t.is_empty() {
+        return Err(refuse("an empty flag; remove it".into()));
+    }
+    if !t.starts_with('-') {
+        return Err(refuse(format!(
+            "`{t}` is not an option (options start with `-`); an option's value may follow it as the next element, as in [\"-D\", \"N=1\"]"
+        )));
+    }
+    let find = |name: &str| table.iter().find(|s| s.names.contains(&name));
+    // The whole element first (`-O3`, `-lineinfo`), then `name value` / `name=value`, then the
+    // glued short forms (`-DN=1`, `-Iinclude`, `-UN`).
+    let (spec, name, inline) = if let Some(s) = find(t) {
+        (s, t, None)
+    } else if let Some((s, n, v)) = [t.split_once(char::is_whitespace).map(|(n, v)| (n, v.trim())), t.split_once('=')]
+        .into_iter()
+        .flatten()
+        .find_map(|(n, v)| find(n).map(|s| (s, n, v)))
+    {
+        (s, n, Some(v))
+    } else if let Some(s) = ["-D", "-I", "-U"].iter().find(|p| t.starts_with(**p)).and_then(|p| find(p)) {
+        (s, &t[..2], Some(&t[2..]))
+    } else {
+        let hint = closest(t, table).map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default();
+        return Err(refuse(format!(
+            "`{t}` is not {tool} option launch-build knows{hint}; see the `{key}` row of the README's configuration table for what is accepted"
+        )));
+    };
+    let (value, next) = match (spec.takes, inline) {
+        (Takes::Nothing, None) => (None, i + 1),
+        (Takes::Nothing, Some(_)) => return Err(refuse(format!("`{name}` takes no value; write just `{name}`"))),
+        (_, Some(v)) => (Some(v), i + 1),
+        (_, None) => match list.get(i + 1) {
+            Some(v) => (Some(v.trim()), i + 2),
+            None if matches!(spec.act, Act::Refuse(_)) => (None, i + 1),
+            None => {
+                return Err(refuse(format!(
+                    "`{name}` needs a value ({}): write `{name}=VALUE` or put the value in the next element",
+                    expected(spec.takes)
+                )))
+            }
+        },
+    };
+    if let (Some(v), false) = (value, matches!(spec.act, Act::Refuse(_) | Act::Machine)) {
+        let ok = match spec.takes {
+            Takes::Bool => v == "true" || v == "false",
+            Takes::Choice(c) => c.contains(&v),
+            Takes::Int(lo, hi) => v.parse::<i64>().is_ok_and(|n| (lo..=hi).contains(&n)),
+            Takes::Anything => !v.is_empty(),
+            Takes::Nothing => true,
+        };
+        if !ok {
+            return Err(refuse(format!("`{name}`: `{v}` is not {}", expected(spec.takes))));
+        }
+    }
+    Ok((spec, name, value, next))
+}
+
+/// What an option's value must be, in words.
+fn expected(takes: Takes) -> String {
+    match takes {
+        Takes::Bool => "`true` or `false`".into(),
+        Takes::Choice(c) => {
+            let c: Vec<String> = c.iter().map(|c| format!("`{c}`")).collect();
+            format!("one of {}", c.join(", "))
+        }
+        Takes::Int(lo, hi) => format!("an integer from {lo} to {hi}"),
+        Takes::Anything | Takes::Nothing => "a non-empty value".into(),
+    }
+}
+
+/// The known spelling closest to an unknown option (`--use-fast-math` → `--use_fast_math`).
+fn closest(t: &str, table: &[Spec]) -> Option<&'static str> {
+    let name = t.split(['=', ' ']).next().unwrap_or(t);
+    let norm = |s: &str| s.trim_start_matches('-').to_ascii_lowercase().replace('_', "-");
+    let wanted = norm(name);
+    table
+        .iter()
+        .filter(|s| !matches!(s.act, Act::Refuse(_)))
+        .flat_map(|s| s.names.iter())
+        .map(|n| (edit_distance(&wanted, &norm(n)), *n))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, n)| n)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// Repeats removed, first kept (`-default-device` and `--expt-relaxed-constexpr` are one option).
+fn dedup(list: Vec<(usize, Mapped)>) -> Vec<(usize, Mapped)> {
+    let mut seen = std::collections::BTreeSet::new();
+    list.into_iter().filter(|(_, m)| seen.insert(format!("{m:?}"))).collect()
+}
+
+/// NVRTC options in order, a later value of a single-valued option replacing an earlier one
+/// (`--std=c++14` then a file's `--std=c++17`: c++17, at the later place), exact repeats removed.
+/// Defines, undefines, include folders and diagnostic lists accumulate.
+pub fn merge_nvrtc(options: impl IntoIterator<Item = String>) -> Vec<String> {
+    const ACCUMULATE: &[&str] =
+        &["--define-macro", "--undefine-macro", "--include-path", "--diag-error", "--diag-suppress", "--diag-warn"];
+    let mut out: Vec<String> = Vec::new();
+    for o in options {
+        let name = o.split_once('=').map_or(o.as_str(), |(n, _)| n);
+        if o.contains('=') && !ACCUMULATE.contains(&name) {
+            out.retain(|p| p.split_once('=').is_none_or(|(n, _)| n != name));
+        } else if out.contains(&o) {
+            continue;
+        }
+        out.push(o);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nvrtc(list: &[&str]) -> Vec<Mapped> {
+        map_nvrtc(list).unwrap_or_else(|r| panic!("{list:?} refused: {r:?}"))
+    }
+
+    fn refused(list: &[&str]) -> (usize, String) {
+        match map_nvrtc(list) {
+            Ok(m) => panic!("{list:?} accepted as {m:?}"),
+            Err(r) => (r.index, r.message),
+        }
+    }
+
+    fn n(s: &str) -> Mapped {
+        Mapped::Nvrtc(s.into())
+    }
+
+    /// Every spelling of the mapping table, in its NVRTC and nvcc forms, and what it becomes.
+    #[test]
+    fn nvcc_and_nvrtc_spellings_map_to_one_nvrtc_option() {
+        let cases: &[(&[&str], &[Mapped])] = &[
+            (&["-std=c++17"], &[n("--std=c++17")]),
+            (&["--std=c++17"], &[n("--std=c++17")]),
+            (&["-std", "c++20"], &[n("--std=c++20")]),
+            (&["--std c++14"], &[n("--std=c++14")]),
+            (&["--expt-relaxed-constexpr"], &[n("--device-as-default-execution-space")]),
+            (&["-expt-relaxed-constexpr"], &[n("--device-as-default-execution-space")]),
+            (&["-default-device", "--expt-relaxed-constexpr"], &[n("--device-as-default-execution-space")]),
+            (&["--use_fast_math"], &[n("--use_fast_math")]),
+            (&["-use_fast_math"], &[n("--use_fast_math")]),
+            (&["-lineinfo"], &[n("--generate-line-info")]),
+            (&["--generate-line-info"], &[n("--generate-line-info")]),
+            (&["--extra-device-vectorization"], &[n("--extra-device-vectorization")]),
+            (&["-G"], &[n("--device-debug")]),
+            (&["--device-debug"], &[n("--device-debug")]),
+            (&["-D", "X"], &[n("--define-macro=X")]),
+            (&["-DX=1"], &[n("--define-macro=X=1")]),
+            (&["-D X=a b"], &[n("--define-macro=X=a b")]),
+            (&["--define-macro=X"], &[n("--define-macro=X")]),
+            (&["-UX"], &[n("--undefine-macro=X")]),
+            (&["-I", "inc"], &[Mapped::Include("inc".into())]),
+            (&["-Iinc"], &[Mapped::Include("inc".into())]),
+            (&["--include-path=third/inc"], &[Mapped::Include("third/inc".into())]),
+            (&["-Xptxas", "-O3"], &[Mapped::Ptxas("--opt-level=3".into())]),
+            (
+                &["-Xptxas=-O2,-warn-spills"],
+                &[Mapped::Ptxas("--opt-level=2".into()), Mapped::Ptxas("--warn-on-spills".into())],
+            ),
+            (&["--ptxas-options=-v"], &[]),
+            (
+                &["--ftz=true", "-prec-div=false", "--prec-sqrt", "false", "-fmad=false"],
+                &[n("--ftz=true"), n("--prec-div=false"), n("--prec-sqrt=false"), n("--fmad=false")],
+            ),
+            (
+                &["--restrict", "-dw", "-w", "--device-int128"],
+                &[n("--restrict"), n("--device-w"), n("--disable-warnings"), n("--device-int128")],
+            ),
+            (&["-rdc=false"], &[n("--relocatable-device-code=false")]),
+            (&["-diag-suppress", "177,550"], &[n("--diag-suppress=177,550")]),
+            (&["-dopt", "on"], &[n("--dopt=on")]),
+            // Host-side nvcc options: accepted, nothing passed on.
+            (
+                &[
+                    "-O0",
+                    "-O3",
+                    "--optimize=2",
+                    "-O",
+                    "1",
+                    "-g",
+                    "-m64",
+                    "--expt-extended-lambda",
+                    "-Wno-deprecated-gpu-targets",
+                    "-res-usage",
+                ],
+                &[],
+            ),
+        ];
+        for (list, expected) in cases {
+            assert_eq!(nvrtc(list), *expected, "for {list:?}");
+        }
+    }
+
+    /// Options that would change what launch-build controls, or that NVRTC lacks, are refused
+    /// with the reason, naming the element at fault.
+    #[test]
+    fn refusals_say_why() {
+        let cases: &[(&[&str], usize, &str)] = &[
+            (&["-arch=sm_80"], 0, "`-arch=sm_80` is not allowed: launch-build sets the target architecture"),
+            (
+                &["-std=c++17", "--gpu-architecture", "compute_80"],
+                1,
+                "`--gpu-architecture` is not allowed: launch-build sets the target",
+            ),
+            (&["-gencode", "arch=compute_80,code=sm_80"], 0, "`-gencode` is not allowed"),
+            (&["-code=sm_80"], 0, "sets the target architecture"),
+            (&["--ptx"], 0, "launch-build chooses what is produced"),
+            (&["-o", "x.ptx"], 0, "launch-build chooses what is produced"),
+            (&["-c"], 0, "launch-build chooses what is produced"),
+            (&["--cubin"], 0, "chooses what is produced"),
+            (&["--fatbin"], 0, "chooses what is produced"),
+            (&["-rdc=true"], 0, "relocatable device code needs a device link step, and launch-build links nothing"),
+            (&["-dc"], 0, "links nothing"),
+            (&["-Xcompiler", "-Wall"], 0, "option of nvcc's host compiler"),
+            (&["-ccbin", "gcc"], 0, "host compiler"),
+            (&["-include", "common.cuh"], 0, "write `#include` at the top of the file"),
+            (
+                &["-maxrregcount=32"],
+                0,
+                "belong to each kernel's launch contract: write `// @launch(threads, min_blocks, max_regs)`",
+            ),
+            (&["-m32"], 0, "GPU code is 64-bit only"),
+            (
+                &["-Xptxas", "-maxrregcount=32"],
+                0,
+                "`-Xptxas` passes `-maxrregcount=32` to ptxas: `-maxrregcount=32` is not allowed",
+            ),
+            (&["-Xptxas=-O3,-arch=sm_80"], 0, "passes `-arch=sm_80` to ptxas"),
+            (
+                &["--use-fast-math"],
+                0,
+                "`--use-fast-math` is not an NVRTC option launch-build knows (did you mean `--use_fast_math`?)",
+            ),
+            (&["--Werror"], 0, "is not an NVRTC option launch-build knows"),
+            (&["-lineinfo=true"], 0, "`-lineinfo` takes no value"),
+            (&["-std=c++23"], 0, "`-std`: `c++23` is not one of `c++03`, `c++11`, `c++14`, `c++17`, `c++20`"),
+            (&["--ftz=yes"], 0, "`--ftz`: `yes` is not `true` or `false`"),
+            (&["-D"], 0, "`-D` needs a value"),
+            (&["-D1X"], 0, "`1X` is not a macro name"),
+            (&["-I/usr/include"], 0, "is absolute"),
+            (&["-std=c++17", "c++17"], 1, "`c++17` is not an option"),
+            (&[""], 0, "an empty flag"),
+        ];
+        for (list, index, part) in cases {
+            let (i, m) = refused(list);
+            assert_eq!(i, *index, "{list:?}: {m}");
+            assert!(m.contains(part), "{list:?}: expected `{part}` in:\n{m}");
+        }
+    }
+
+    #[test]
+    fn ptxas_flags_are_checked_and_canonical() {
+        assert_eq!(
+            map_ptxas(&["-O3", "--allow-expensive-optimizations=true", "-warn-spills", "--opt-level", "3", "-v"])
+                .unwrap(),
+            ["--opt-level=3", "--allow-expensive-optimizations=true", "--warn-on-spills"]
+        );
+        for (bad, part) in [
+            ("-arch=sm_90", "launch-build runs ptxas for each arch"),
+            ("-o", "chooses ptxas's input and output"),
+            ("--compile-only", "relocatable object"),
+            ("--maxrregcount=64", "launch contract"),
+            ("-e", "leave kernels out"),
+            ("-O7", "not a ptxas option"),
+            ("--opt-level=7", "`7` is not an integer from 0 to 3"),
+        ] {
+            let r = map_ptxas(&[bad]).unwrap_err();
+            assert!(r.message.contains(part), "{bad}: {}", r.message);
+        }
+    }
+
+    #[test]
+    fn later_values_replace_earlier_ones_and_lists_accumulate() {
+        let merged = merge_nvrtc(
+            [
+                "--std=c++14",
+                "--define-macro=A",
+                "--use_fast_math",
+                "--std=c++17",
+                "--define-macro=B",
+                "--use_fast_math",
+            ]
+            .map(String::from),
+        );
+        assert_eq!(merged, ["--define-macro=A", "--use_fast_math", "--std=c++17", "--define-macro=B"]);
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        for list in
+            [&["-"][..], &["="], &["-D="], &["-I"], &["--std="], &["-Xptxas", ""], &["-Xptxas=,"], &["é"], &["-é=é"]]
+        {
+            let _ = map_nvrtc(list);
+            let _ = map_ptxas(list);
+        }
+    }
+}
