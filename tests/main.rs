@@ -41,3 +41,7 @@ mod fuzz;
 /// Issue 11 hardening of contracts and sources: bounds written anywhere or through macros, compiler
 /// messages without inserted code, non-UTF-8 sources, warnings for folders and files without kernels.
 mod contracts_hardening;
+
+/// Issue 10's CLI for hundreds of kernels and first use: the compact report, filters, grouped
+/// `check` findings, `--arch` builds that leave the normal build alone, `init` and `new`.
+mod cli_scale;
