@@ -48,3 +48,7 @@ mod real_kernels_naming;
 
 /// Issue 10: nvcc-style flags, `exclude`, per-file settings and host files on a real-looking folder.
 mod real_kernels_config;
+
+/// Issue 10's CLI for hundreds of kernels and first use: the compact report, filters, grouped
+/// `check` findings, `--arch` builds that leave the normal build alone, `init` and `new`.
+mod cli_scale;

@@ -115,12 +115,7 @@ fn arch_filter_and_several_files_headers_defines_and_mangled_names() {
     assert_eq!(records[2]["file"], "kernels/sub/capped.cu");
     assert_eq!(records[2]["contract"]["max_regs"], 40);
     assert!(records[2]["contract"]["threads"].is_null());
-
-    let (code, _, stderr) = run(cargo_launch()
-        .args(["launch", "report", "--arch", "sm_100", "--manifest-path"])
-        .arg(dir.path().join("Cargo.toml")));
-    assert_eq!(code, 2, "an arch the crate is not built for is a usage error");
-    assert!(stderr.contains("not built for sm_100; it lists: sm_80, sm_90"), "{stderr}");
+    // Arches the crate does not list are compiled too (cli_scale::unlisted_arches_...).
 }
 
 #[test]

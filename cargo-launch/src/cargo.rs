@@ -4,11 +4,12 @@
 
 use std::collections::BTreeSet;
 use std::io::BufReader;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::Context;
 use cargo_metadata::{Message, MetadataCommand, PackageId};
+use launch::Arch;
 use launch_build::Manifest;
 
 use crate::cli::PackageArgs;
@@ -33,16 +34,31 @@ pub fn cargo_program() -> PathBuf {
     std::env::var_os("CARGO").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("cargo"))
 }
 
-/// Builds the selected packages (`cargo check`) with `extra_env` set, and returns their manifests.
-pub fn build(sel: &PackageArgs, extra_env: &[(&str, String)]) -> Result<Vec<PackageKernels>, Exit> {
+/// Builds the selected packages (`cargo check`) and returns their manifests. With `arches`
+/// given, every package is built for exactly those arches when some package does not list them
+/// all; the caller filters the records to `arches` either way.
+///
+/// Arches a crate does not list are compiled through `LAUNCH_ARCH` into a target folder of their
+/// own, `<target>/launch-arch/<arches>`: building them into the normal one would rerun the build
+/// script there, so the next `cargo build` would rerun it again and, until then, embed the wrong
+/// arches.
+pub fn build(sel: &PackageArgs, arches: &[Arch]) -> Result<Vec<PackageKernels>, Exit> {
     let selected = selected_packages(sel)?;
-    let manifests: std::collections::BTreeMap<PackageId, PathBuf> = selected.iter().cloned().collect();
+    let manifests: std::collections::BTreeMap<PackageId, PathBuf> =
+        selected.packages.iter().map(|(id, path, _)| (id.clone(), path.clone())).collect();
 
     let mut cmd = Command::new(cargo_program());
     cmd.arg("check").arg("--message-format=json-render-diagnostics");
     push_selection(&mut cmd, sel);
-    for (k, v) in extra_env {
-        cmd.env(k, v);
+    let arches = sorted(arches);
+    let unlisted = !arches.is_empty()
+        && selected
+            .packages
+            .iter()
+            .any(|(_, _, c)| c.as_ref().is_some_and(|c| arches.iter().any(|a| !c.arches.contains(a))));
+    if unlisted {
+        cmd.arg("--target-dir").arg(arch_target_dir(&selected.target_dir, &arches));
+        cmd.env("LAUNCH_ARCH", arches.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(","));
     }
     // cargo's progress and any build error go straight to the user's terminal.
     cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).stdin(Stdio::null());
@@ -82,6 +98,21 @@ pub fn build(sel: &PackageArgs, extra_env: &[(&str, String)]) -> Result<Vec<Pack
     Ok(found)
 }
 
+/// `arches` sorted by number (sm_90 before sm_100), each once.
+pub fn sorted(arches: &[Arch]) -> Vec<Arch> {
+    let mut a = arches.to_vec();
+    a.sort();
+    a.dedup();
+    a
+}
+
+/// The target folder for a build for `arches` (sorted): `<target>/launch-arch/sm_80-sm_100`. One
+/// folder per list, so alternating between two lists rebuilds neither.
+pub fn arch_target_dir(target: &Path, arches: &[Arch]) -> PathBuf {
+    let name: Vec<String> = arches.iter().map(|a| a.to_string()).collect();
+    target.join("launch-arch").join(name.join("-"))
+}
+
 fn push_selection(cmd: &mut Command, sel: &PackageArgs) {
     if let Some(p) = &sel.manifest_path {
         cmd.arg("--manifest-path").arg(p);
@@ -96,7 +127,15 @@ fn push_selection(cmd: &mut Command, sel: &PackageArgs) {
 
 /// The package ids the user asked about: `-p` names, `--workspace`, or the package of the
 /// manifest (the workspace's default members when it is a virtual manifest).
-fn selected_packages(sel: &PackageArgs) -> Result<Vec<(PackageId, PathBuf)>, Exit> {
+/// The selected packages and the workspace's target folder.
+struct Selected {
+    /// Id, Cargo.toml and, for a package that builds kernels, its `[package.metadata.launch]`.
+    packages: Vec<(PackageId, PathBuf, Option<launch_build::Config>)>,
+    /// `cargo metadata`'s `target_directory` (honours `CARGO_TARGET_DIR` and `.cargo/config.toml`).
+    target_dir: PathBuf,
+}
+
+fn selected_packages(sel: &PackageArgs) -> Result<Selected, Exit> {
     let mut mc = MetadataCommand::new();
     mc.cargo_path(cargo_program()).no_deps();
     if let Some(p) = &sel.manifest_path {
@@ -141,14 +180,14 @@ fn selected_packages(sel: &PackageArgs) -> Result<Vec<(PackageId, PathBuf)>, Exi
     let uses_launch_build = |p: &cargo_metadata::Package| {
         p.dependencies.iter().any(|d| d.name == "launch-build" && d.kind == cargo_metadata::DependencyKind::Build)
     };
-    for p in
-        members.iter().filter(|p| ids.contains(&p.id) && (p.metadata.get("launch").is_some() || uses_launch_build(p)))
-    {
-        launch_build::Config::load(p.manifest_path.as_std_path()).map_err(|e| Exit::new(exit::USAGE, e))?;
+    let mut packages = Vec::new();
+    for p in members.iter().filter(|p| ids.contains(&p.id)) {
+        let config = if p.metadata.get("launch").is_some() || uses_launch_build(p) {
+            Some(launch_build::Config::load(p.manifest_path.as_std_path()).map_err(|e| Exit::new(exit::USAGE, e))?)
+        } else {
+            None
+        };
+        packages.push((p.id.clone(), p.manifest_path.clone().into_std_path_buf(), config));
     }
-    Ok(members
-        .iter()
-        .filter(|p| ids.contains(&p.id))
-        .map(|p| (p.id.clone(), p.manifest_path.clone().into_std_path_buf()))
-        .collect())
+    Ok(Selected { packages, target_dir: meta.target_directory.clone().into_std_path_buf() })
 }

@@ -91,11 +91,12 @@ pub fn run(args: &CheckArgs) -> Result<(), Exit> {
     let mut findings = Vec::new();
 
     // Arches the toolchain cannot target are findings, not a failed build; the rest is checked.
-    let mut extra_env = Vec::new();
+    let mut arches = Vec::new();
     if !args.arch.is_empty() {
         let supported = supported_arches()?;
-        let (ok, bad): (Vec<Arch>, Vec<Arch>) =
-            args.arch.iter().partition(|a| supported.is_empty() || supported.contains(&(a.major * 10 + a.minor)));
+        let (ok, bad): (Vec<Arch>, Vec<Arch>) = cargo::sorted(&args.arch)
+            .into_iter()
+            .partition(|a| supported.is_empty() || supported.contains(&(a.major * 10 + a.minor)));
         for a in bad {
             findings.push(Finding {
                 severity: Severity::Error,
@@ -115,10 +116,10 @@ pub fn run(args: &CheckArgs) -> Result<(), Exit> {
         if ok.is_empty() {
             return finish(args, &[], &[], findings, Vec::new(), &[]);
         }
-        extra_env.push(("LAUNCH_ARCH", ok.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",")));
+        arches = ok;
     }
 
-    let packages = cargo::build(&args.packages, &extra_env)?;
+    let packages = cargo::build(&args.packages, &arches)?;
     if args.baseline.is_some() && packages.len() > 1 {
         // One file cannot hold several packages' baselines (their kernels could share names).
         return Err(Exit::new(
@@ -130,7 +131,7 @@ pub fn run(args: &CheckArgs) -> Result<(), Exit> {
             ),
         ));
     }
-    let records = report::records(&packages, &[])?;
+    let records = report::records(&packages, &arches)?;
     let mut baselines = Vec::new();
     for p in &packages {
         let recs: Vec<&Record> = records.iter().filter(|r| r.package == p.package).collect();
@@ -252,7 +253,8 @@ fn old_format(p: &PackageKernels, path: &Path, version: u32) -> Finding {
     }
 }
 
-fn supported_arches() -> Result<Vec<u32>, Exit> {
+/// The compute capabilities (`90` for sm_90) the toolchain's NVRTC can target.
+pub fn supported_arches() -> Result<Vec<u32>, Exit> {
     let tc = launch_build::toolchain::discover(&Env::cli()).map_err(|e| Exit::new(exit::NO_TOOLCHAIN, e))?;
     let nvrtc = launch_build::nvrtc::Nvrtc::load(&tc.nvrtc).map_err(|e| Exit::new(exit::NO_TOOLCHAIN, e))?;
     Ok(nvrtc.supported_archs().into_iter().map(|c| c as u32).collect())
@@ -337,8 +339,7 @@ fn record_findings(p: &PackageKernels, r: &Record) -> Vec<Finding> {
     }
     let res = &r.ptxas.resources;
     let spills = res.spill_stores + res.spill_loads;
-    let kernel_budget =
-        p.config.kernel.get(&r.name).or_else(|| p.config.kernel.get(&r.display_name)).and_then(|k| k.max_spill_bytes);
+    let kernel_budget = p.config.kernel_settings(&r.name, &r.qualified).max_spill_bytes;
     let spill_text =
         format!("{} bytes spill stores + {} bytes spill loads = {spills} bytes", res.spill_stores, res.spill_loads);
     match kernel_budget.or(p.config.max_spill_bytes) {
@@ -420,8 +421,10 @@ fn finish(
     arches: Vec<String>,
     baselines: &[BaselineUse],
 ) -> Result<(), Exit> {
+    // Arches by number (sm_90 before sm_100), not as text.
+    let arch = |f: &Finding| f.arch.as_deref().and_then(|a| a.parse::<Arch>().ok());
     findings.sort_by(|a, b| {
-        (a.severity, &a.package, &a.file, a.line, &a.arch).cmp(&(b.severity, &b.package, &b.file, b.line, &b.arch))
+        (a.severity, &a.package, &a.file, a.line, arch(a)).cmp(&(b.severity, &b.package, &b.file, b.line, arch(b)))
     });
     let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
     let warnings = findings.iter().filter(|f| f.severity == Severity::Warning).count();
@@ -446,18 +449,8 @@ fn finish(
             writeln!(out).context("writing JSON")?;
         }
         Format::Text => {
-            for f in &findings {
-                let sev = match f.severity {
-                    Severity::Error => "error",
-                    Severity::Warning => "warning",
-                    Severity::Note => "note",
-                };
-                let loc = match (&f.file, f.line) {
-                    (Some(file), 0) => format!("{file}: "),
-                    (Some(file), line) => format!("{file}:{line}: "),
-                    _ => String::new(),
-                };
-                writeln!(out, "{sev}[{}]: {loc}{}", f.kind, f.message).context("writing the report")?;
+            for line in text_lines(&findings, args.verbose) {
+                writeln!(out, "{line}").context("writing the report")?;
             }
             let counts = format!(
                 "{errors} error{}, {warnings} warning{}",
@@ -488,6 +481,112 @@ fn finish(
         return Err(Exit::silent(exit::CHECK_FAILED));
     }
     Ok(())
+}
+
+/// Above this many findings of one severity and kind, the text form prints one line for them
+/// (`--verbose` lists all).
+pub const GROUP_ABOVE: usize = 10;
+
+/// Names listed in a grouped line.
+const FIRST_NAMES: usize = 3;
+
+fn severity_name(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Note => "note",
+    }
+}
+
+/// One finding as a line: `warning[kind]: file:line: message`.
+pub fn finding_line(f: &Finding) -> String {
+    let loc = match (&f.file, f.line) {
+        (Some(file), 0) => format!("{file}: "),
+        (Some(file), line) => format!("{file}:{line}: "),
+        _ => String::new(),
+    };
+    format!("{}[{}]: {loc}{}", severity_name(f.severity), f.kind, f.message)
+}
+
+/// The text lines for `findings` (sorted): every finding when `verbose`; otherwise a severity
+/// and kind with more than [`GROUP_ABOVE`] findings about kernels becomes one line, where its
+/// first finding was, with the count and the first names (an error group also shows its first
+/// finding in full, for the arithmetic).
+pub fn text_lines(findings: &[Finding], verbose: bool) -> Vec<String> {
+    use std::collections::BTreeMap;
+    let mut count: BTreeMap<(Severity, &str), usize> = BTreeMap::new();
+    for f in findings.iter().filter(|f| f.kernel.is_some()) {
+        *count.entry((f.severity, f.kind)).or_default() += 1;
+    }
+    let grouped = |f: &Finding| {
+        !verbose && f.kernel.is_some() && count.get(&(f.severity, f.kind)).is_some_and(|&n| n > GROUP_ABOVE)
+    };
+    let mut out = Vec::new();
+    let mut done: std::collections::BTreeSet<(Severity, &str)> = Default::default();
+    for f in findings {
+        if !grouped(f) {
+            out.push(finding_line(f));
+            continue;
+        }
+        if !done.insert((f.severity, f.kind)) {
+            continue;
+        }
+        let members: Vec<&Finding> =
+            findings.iter().filter(|g| g.kernel.is_some() && g.severity == f.severity && g.kind == f.kind).collect();
+        if f.severity == Severity::Error {
+            out.push(finding_line(f));
+        }
+        out.push(group_line(&members));
+    }
+    out
+}
+
+/// `warning[unbounded]: 748 kernels × 2 arches have no launch contract (first: a, b, c, …); --verbose lists all`.
+fn group_line(members: &[&Finding]) -> String {
+    let first = members[0];
+    let mut names: Vec<&str> = Vec::new();
+    let mut kernels = std::collections::BTreeSet::new();
+    let mut arches = std::collections::BTreeSet::new();
+    for f in members {
+        let name = f.kernel.as_deref().unwrap_or_default();
+        // The package and file tell apart kernels of one name in several files.
+        if kernels.insert((&f.package, &f.file, name)) && names.len() <= FIRST_NAMES && !names.contains(&name) {
+            names.push(name);
+        }
+        arches.insert(f.arch.as_deref());
+    }
+    let more = kernels.len() > FIRST_NAMES;
+    names.truncate(FIRST_NAMES);
+    let plural = |n: usize, one: &str, many: &str| {
+        format!("{} {}", crate::render::thousands(n), if n == 1 { one } else { many })
+    };
+    let who = if kernels.len() * arches.len() == members.len() {
+        format!("{} × {}", plural(kernels.len(), "kernel", "kernels"), plural(arches.len(), "arch", "arches"))
+    } else {
+        format!(
+            "{} ({})",
+            plural(members.len(), "kernel × arch record", "kernel × arch records"),
+            plural(kernels.len(), "kernel", "kernels")
+        )
+    };
+    let what = match (first.kind, first.severity) {
+        ("unbounded", _) => "have no launch contract".to_string(),
+        ("spills", Severity::Error) => "spill more than their max-spill-bytes budget".to_string(),
+        ("spills", _) => "spill with no max-spill-bytes budget set".to_string(),
+        ("launch", _) => "cannot launch at their block size".to_string(),
+        ("regression", _) => "regressed since the baseline".to_string(),
+        ("new", _) => "are not in the baseline (`cargo launch check --bless` records them)".to_string(),
+        ("contract", _) => "ask for what the arch does not give (ptxas ignores or overrides it)".to_string(),
+        ("max-regs", _) => "have a register cap that forces spills".to_string(),
+        (kind, _) => format!("have `{kind}` findings"),
+    };
+    format!(
+        "{}[{}]: {who} {what} (first: {}{}); --verbose lists all",
+        severity_name(first.severity),
+        first.kind,
+        names.join(", "),
+        if more { ", …" } else { "" }
+    )
 }
 
 /// `; baseline ...` for the summary line: what was compared, written, or that nothing was.
@@ -553,5 +652,51 @@ mod tests {
     fn annotation_text_is_escaped_as_github_documents() {
         assert_eq!(escape_data("a%b\nc"), "a%25b%0Ac");
         assert_eq!(escape_property("check: x,y"), "check%3A x%2Cy");
+    }
+}
+
+#[cfg(test)]
+mod grouping {
+    use super::*;
+    use crate::report::testing;
+
+    fn findings(n: usize, arches: &[&str]) -> Vec<Finding> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = testing::package(dir.path(), n, arches, &[]);
+        let recs = report::records(std::slice::from_ref(&p), &[]).unwrap();
+        let mut f: Vec<Finding> = recs.iter().flat_map(|r| record_findings(&p, r)).collect();
+        let arch = |f: &Finding| f.arch.as_deref().and_then(|a| a.parse::<Arch>().ok());
+        f.sort_by(|a, b| (a.severity, &a.file, a.line, arch(a)).cmp(&(b.severity, &b.file, b.line, arch(b))));
+        f
+    }
+
+    #[test]
+    fn many_findings_of_one_kind_are_one_line_and_verbose_lists_all() {
+        let f = findings(30, &["sm_90", "sm_100"]);
+        let lines = text_lines(&f, false);
+        assert_eq!(
+            lines[0],
+            "warning[unbounded]: 30 kernels × 2 arches have no launch contract (first: k00, k01, k02, …); --verbose lists all",
+            "60 unbounded findings are one line, where the first was: {lines:#?}"
+        );
+        assert_eq!(
+            lines[1],
+            "warning[spills]: kernels/many.cu:16: k06 on sm_90: 4 bytes spill stores + 4 bytes spill loads = 8 bytes; no max-spill-bytes budget set",
+            "8 spill findings are listed one by one: {lines:#?}"
+        );
+        assert_eq!(lines.len(), 8 + 1, "{lines:#?}");
+        assert_eq!(lines.iter().filter(|l| l.starts_with("warning[unbounded]")).count(), 1);
+        let all = text_lines(&f, true);
+        assert_eq!(all.len(), 68);
+        assert!(all.contains(&"warning[unbounded]: kernels/many.cu:39: k29 on sm_100: no launch contract: checked at the host block size 256; the largest block that launches is 1024".to_string()), "{all:#?}");
+    }
+
+    #[test]
+    fn few_findings_stay_one_line_each_and_arches_sort_by_number() {
+        let f = findings(3, &["sm_100", "sm_90"]);
+        let lines = text_lines(&f, false);
+        assert_eq!(lines.len(), 6);
+        assert!(lines[0].contains("k00 on sm_90:"), "sm_90 before sm_100: {lines:#?}");
+        assert!(lines[1].contains("k00 on sm_100:"), "{lines:#?}");
     }
 }

@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use launch::occupancy::Carveout;
 use launch::Arch;
 
-use crate::{check, exit, occupancy_cmd, report, setup, Exit};
+use crate::{check, exit, init, occupancy_cmd, report, select, setup, Exit};
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -60,6 +60,38 @@ enum Command {
     /// NVIDIA's Occupancy Calculator for a hypothetical kernel: blocks, warps and occupancy per SM,
     /// every limit, the largest launchable and the suggested block size; sweeps and an SVG plot.
     Occupancy(OccupancyArgs),
+    /// Set up an existing crate: [package.metadata.launch], build.rs, the launch and launch-build
+    /// dependencies and a kernel folder with an example kernel, each only where missing.
+    Init(InitArgs),
+    /// Create a crate like the template: kernels/, build.rs, [package.metadata.launch], src/.
+    New(NewArgs),
+}
+
+/// `cargo launch init`.
+#[derive(Args, Debug)]
+pub struct InitArgs {
+    /// The crate's Cargo.toml (default: ./Cargo.toml).
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+    /// Kernel folder, relative to Cargo.toml (default: kernels).
+    #[arg(long, value_name = "DIR")]
+    pub kernels: Option<String>,
+    /// The cargo-launch checkout holding launch/ and launch-build/, for the path dependencies
+    /// (default: the checkout this binary was built from).
+    #[arg(long, value_name = "DIR")]
+    pub path: Option<PathBuf>,
+}
+
+/// `cargo launch new`.
+#[derive(Args, Debug)]
+pub struct NewArgs {
+    /// The new crate's folder; its last component is the package name.
+    #[arg(value_name = "NAME")]
+    pub path_or_name: PathBuf,
+    /// The cargo-launch checkout holding launch/ and launch-build/, for the path dependencies
+    /// (default: the checkout this binary was built from).
+    #[arg(long, value_name = "DIR")]
+    pub path: Option<PathBuf>,
 }
 
 /// Which packages to build, as `cargo build` takes them.
@@ -90,12 +122,31 @@ pub enum Format {
 pub struct ReportArgs {
     #[command(flatten)]
     pub packages: PackageArgs,
-    /// Only these arches (comma-separated or repeated), e.g. --arch sm_90,sm_100.
+    /// Only these arches (comma-separated or repeated), e.g. --arch sm_90,sm_100. Arches the
+    /// crate does not list are compiled into target/launch-arch/, leaving the normal build alone.
     #[arg(long, value_delimiter = ',', value_name = "ARCH", value_parser = parse_arch)]
     pub arch: Vec<Arch>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// One line per kernel × arch: registers, spill bytes, stack, occupancy at the block size,
+    /// what limits it, the largest block. The default above 40 records.
+    #[arg(long, conflicts_with = "detailed")]
+    pub summary: bool,
+    /// Every ptxas line, the contract and the arithmetic per kernel × arch. The default up to 40
+    /// records.
+    #[arg(long)]
+    pub detailed: bool,
+    /// Only kernels whose name or `path/file.cu::name` matches this regular expression.
+    #[arg(long, value_name = "REGEX", value_parser = select::parse_regex)]
+    pub kernel: Option<regex::Regex>,
+    /// Only kernels of files matching this glob (`*.cu`, `sub/*.cu`, `**/gemm*`); without `/` it
+    /// matches the file name, with `/` the path from the crate root or the kernel folder.
+    #[arg(long, value_name = "GLOB", value_parser = select::parse_glob)]
+    pub file: Option<select::Glob>,
+    /// Order of the records (default: source order, lowest arch first).
+    #[arg(long, value_enum, value_name = "KEY")]
+    pub sort: Option<select::SortKey>,
     /// Fail instead of installing the toolchain when none is found.
     #[arg(long)]
     pub no_setup: bool,
@@ -124,6 +175,10 @@ pub struct CheckArgs {
     /// `--deny warnings`: warnings fail the check too.
     #[arg(long, value_name = "LINT", value_parser = ["warnings"])]
     pub deny: Vec<String>,
+    /// List every finding; without it, more than 10 findings of one kind are one line with a
+    /// count and the first names (JSON always lists all).
+    #[arg(short, long)]
+    pub verbose: bool,
     /// Fail instead of installing the toolchain when none is found.
     #[arg(long)]
     pub no_setup: bool,
@@ -271,5 +326,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), Exit> {
         Command::Check(a) => check::run(&a),
         Command::Setup(a) => setup::run(a.force).map(|_| ()),
         Command::Occupancy(a) => occupancy_cmd::run(&a),
+        Command::Init(a) => init::init(&a),
+        Command::New(a) => init::new(&a),
     }
 }

@@ -9,10 +9,12 @@ pub mod baseline;
 pub mod cargo;
 pub mod check;
 pub mod cli;
+pub mod init;
 pub mod occupancy_cmd;
 pub mod plot;
 pub mod render;
 pub mod report;
+pub mod select;
 pub mod setup;
 
 use std::process::ExitCode;

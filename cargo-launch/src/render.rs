@@ -2,10 +2,11 @@
 
 use std::io::{self, Write};
 
-use launch::ContractSource;
+use launch::{Arch, ContractSource};
 
 use crate::cargo::PackageKernels;
 use crate::report::{ContractJson, Record};
+use crate::select::Filter;
 
 /// `@launch(1024, 2)`, `__launch_bounds__(256, 4)`, `__maxnreg__(32)`, or `unbounded`.
 pub fn contract(c: Option<&ContractJson>) -> String {
@@ -48,15 +49,190 @@ pub fn directives(c: &ContractJson) -> String {
     d.join(", ")
 }
 
-/// Writes the report for people.
-pub fn text(out: &mut impl Write, packages: &[PackageKernels], records: &[Record]) -> io::Result<()> {
-    for p in packages {
-        let m = &p.manifest;
-        let arches: Vec<String> = m.arches.iter().map(|a| a.to_string()).collect();
-        writeln!(out, "{}: {} kernels × {} arches ({})", p.package, m.kernels.len(), arches.len(), arches.join(", "))?;
-        writeln!(out, "toolchain: NVRTC {}, ptxas {}", m.toolchain.nvrtc, m.toolchain.ptxas)?;
+/// What the text report shows: every record of the selected arches (for the header's counts)
+/// and those `--kernel`/`--file` chose, in `--sort` order.
+pub struct View<'a> {
+    /// The packages built.
+    pub packages: &'a [PackageKernels],
+    /// Every record of the selected arches.
+    pub all: &'a [Record],
+    /// The records to print.
+    pub shown: &'a [&'a Record],
+    /// `--arch` (sorted; empty: every arch the crate lists).
+    pub arches: &'a [Arch],
+    /// `--kernel`/`--file`.
+    pub filter: &'a Filter,
+}
+
+impl View<'_> {
+    /// The arches of `p` the report covers.
+    fn arches_of(&self, p: &PackageKernels) -> Vec<Arch> {
+        let mut a: Vec<Arch> =
+            p.manifest.arches.iter().copied().filter(|a| self.arches.is_empty() || self.arches.contains(a)).collect();
+        a.sort();
+        a
+    }
+}
+
+/// The package's header: kernels and the kernel × arch records actually present (a kernel that
+/// exists on some arches only is counted where it exists), what is shown, the toolchain.
+pub fn header(out: &mut impl Write, view: &View, p: &PackageKernels) -> io::Result<()> {
+    let m = &p.manifest;
+    let arches = view.arches_of(p);
+    let names: Vec<String> = arches.iter().map(|a| a.to_string()).collect();
+    let recs: Vec<&Record> = view.all.iter().filter(|r| r.package == p.package).collect();
+    let kernels = m.kernels.len();
+    if recs.len() == kernels * arches.len() {
+        writeln!(out, "{}: {kernels} kernels × {} arches ({})", p.package, arches.len(), names.join(", "))?;
+    } else {
+        let per_arch: Vec<String> =
+            arches.iter().map(|a| format!("{a}: {}", recs.iter().filter(|r| r.arch == *a).count())).collect();
+        writeln!(
+            out,
+            "{}: {kernels} kernels, {} kernel × arch records ({})",
+            p.package,
+            thousands(recs.len()),
+            per_arch.join(", ")
+        )?;
+    }
+    if view.filter.is_active() {
+        let shown = view.shown.iter().filter(|r| r.package == p.package).count();
+        writeln!(
+            out,
+            "showing {} of {} records ({})",
+            thousands(shown),
+            thousands(recs.len()),
+            view.filter.describe()
+        )?;
+    }
+    writeln!(out, "toolchain: NVRTC {}, ptxas {}", m.toolchain.nvrtc, m.toolchain.ptxas)
+}
+
+/// Kernels of `p` (those the filter selects) that are absent on some of the report's arches.
+fn not_compiled(out: &mut impl Write, view: &View, p: &PackageKernels) -> io::Result<()> {
+    let arches = view.arches_of(p);
+    for k in &p.manifest.kernels {
+        let q = crate::report::qualified(k);
+        if !view.filter.matches_kernel(&k.display_name, &q, &k.file, Some(&p.config.kernel_dir)) {
+            continue;
+        }
+        // Each reason once, with the arches it applies to (manifests of older builds carry no
+        // reasons: the PTX lacking the kernel was the one cause then).
+        let mut reasons: Vec<(String, Vec<String>)> = Vec::new();
+        for a in arches.iter().filter(|a| !k.arches.iter().any(|ka| ka.arch == **a)) {
+            let why = k.missing.iter().find(|m| m.arch == *a).map_or("absent from the PTX", |m| m.reason.as_str());
+            match reasons.iter_mut().find(|(r, _)| r == why) {
+                Some((_, list)) => list.push(a.to_string()),
+                None => reasons.push((why.to_string(), vec![a.to_string()])),
+            }
+        }
+        for (why, list) in reasons {
+            writeln!(out, "{}: not compiled for {}: {why}", k.display_name, list.join(", "))?;
+        }
+    }
+    Ok(())
+}
+
+/// `1234567` → `1,234,567`.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// One row of the compact report.
+fn row(r: &Record) -> Vec<String> {
+    let res = &r.ptxas.resources;
+    let o = &r.occupancy;
+    let (occ, limiter) = match &o.launch_error {
+        Some(_) => ("fails".to_string(), "cannot launch".to_string()),
+        None => (format!("{:.1}%", o.percent), o.limiters.join("+")),
+    };
+    let threads = if o.threads_from == "contract" { o.threads.to_string() } else { format!("{}*", o.threads) };
+    let loc = if r.line > 0 { format!("{}:{}", r.file, r.line) } else { r.file.clone() };
+    vec![
+        r.display_name.clone(),
+        r.arch.to_string(),
+        res.registers.to_string(),
+        (res.spill_stores + res.spill_loads).to_string(),
+        res.stack_frame.to_string(),
+        threads,
+        occ,
+        limiter,
+        r.max_threads_per_block.to_string(),
+        loc,
+    ]
+}
+
+/// The compact report: a header per package, then one line per kernel × arch.
+pub fn compact(out: &mut impl Write, view: &View) -> io::Result<()> {
+    const HEAD: [&str; 10] =
+        ["kernel", "arch", "regs", "spill", "stack", "threads", "occupancy", "limited by", "largest", "file:line"];
+    // Numbers are right-aligned, words left.
+    const RIGHT: [bool; 10] = [false, false, true, true, true, true, true, false, true, false];
+    for (i, p) in view.packages.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        header(out, view, p)?;
         writeln!(out)?;
-        for r in records.iter().filter(|r| r.package == p.package) {
+        let rows: Vec<Vec<String>> = view.shown.iter().filter(|r| r.package == p.package).map(|r| row(r)).collect();
+        let mut width = HEAD.map(|h| h.chars().count());
+        for r in &rows {
+            for (w, cell) in width.iter_mut().zip(r) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        let line = |cells: &[&str]| {
+            let mut s = String::new();
+            for (c, cell) in cells.iter().enumerate() {
+                let pad = width[c].saturating_sub(cell.chars().count());
+                if c > 0 {
+                    s.push_str("  ");
+                }
+                // The last column is not padded (no trailing spaces).
+                if RIGHT[c] {
+                    s.push_str(&" ".repeat(pad));
+                    s.push_str(cell);
+                } else if c + 1 == cells.len() {
+                    s.push_str(cell);
+                } else {
+                    s.push_str(cell);
+                    s.push_str(&" ".repeat(pad));
+                }
+            }
+            s
+        };
+        writeln!(out, "{}", line(&HEAD))?;
+        for r in &rows {
+            let cells: Vec<&str> = r.iter().map(String::as_str).collect();
+            writeln!(out, "{}", line(&cells))?;
+        }
+        not_compiled(out, view, p)?;
+        for w in &p.manifest.warnings {
+            writeln!(out, "warning: {w}")?;
+        }
+    }
+    writeln!(
+        out,
+        "\nspill: spill store + load bytes; stack: bytes per thread; threads: the block size evaluated (* the host's, \
+         no contract); largest: the largest block that launches. --detailed for the ptxas lines and the arithmetic."
+    )
+}
+
+/// Writes the report for people.
+pub fn text(out: &mut impl Write, view: &View) -> io::Result<()> {
+    for p in view.packages {
+        let m = &p.manifest;
+        header(out, view, p)?;
+        writeln!(out)?;
+        for r in view.shown.iter().filter(|r| r.package == p.package) {
             let loc = if r.line > 0 { format!("{}:{}", r.file, r.line) } else { r.file.clone() };
             writeln!(
                 out,
@@ -109,9 +285,101 @@ pub fn text(out: &mut impl Write, packages: &[PackageKernels], records: &[Record
             }
             writeln!(out)?;
         }
+        not_compiled(out, view, p)?;
         for w in &m.warnings {
             writeln!(out, "warning: {w}")?;
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{records, testing};
+    use crate::select::{self, SortKey};
+
+    fn render(p: &PackageKernels, filter: &Filter, sort: Option<SortKey>, detailed: bool) -> String {
+        let all = records(std::slice::from_ref(p), &[]).unwrap();
+        let mut shown: Vec<&Record> =
+            all.iter().filter(|r| filter.matches(r, Some(p.config.kernel_dir.as_path()))).collect();
+        if let Some(k) = sort {
+            select::sort(&mut shown, k);
+        }
+        let view = View { packages: std::slice::from_ref(p), all: &all, shown: &shown, arches: &[], filter };
+        let mut out = Vec::new();
+        if detailed {
+            text(&mut out, &view).unwrap();
+        } else {
+            compact(&mut out, &view).unwrap();
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn the_compact_report_is_one_aligned_line_per_kernel_and_arch() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = testing::package(dir.path(), 30, &["sm_90", "sm_80"], &[]);
+        let out = render(&p, &Filter::default(), None, false);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "pkg: 30 kernels × 2 arches (sm_80, sm_90)");
+        assert_eq!(
+            lines[3],
+            "kernel  arch   regs  spill  stack  threads  occupancy  limited by       largest  file:line"
+        );
+        assert_eq!(
+            lines[4],
+            "k00     sm_80    16      0      0     256*     100.0%  warps               1024  kernels/many.cu:10"
+        );
+        assert_eq!(
+            lines[5],
+            "k00     sm_90    16      0      0     256*     100.0%  warps               1024  kernels/many.cu:10"
+        );
+        let tie = lines.iter().find(|l| l.starts_with("k09     sm_90")).unwrap();
+        assert!(tie.contains("  warps+registers  "), "every limiter of a tie: {tie}");
+        let row = lines.iter().find(|l| l.starts_with("k06     sm_90")).unwrap();
+        assert!(row.contains("    22      8      0"), "{row}");
+        assert_eq!(lines.iter().filter(|l| l.starts_with('k') && l.contains("kernels/many.cu:")).count(), 60);
+        assert!(lines.iter().all(|l| !l.ends_with(' ')), "no trailing spaces:\n{out}");
+    }
+
+    #[test]
+    fn filters_and_sorting_pick_and_order_rows_and_the_header_says_how_many() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = testing::package(dir.path(), 30, &["sm_80", "sm_90"], &[]);
+        let filter = Filter { kernel: Some(select::parse_regex("^k0[0-2]$").unwrap()), file: None };
+        let out = render(&p, &filter, Some(SortKey::Registers), false);
+        assert!(out.contains("\nshowing 6 of 60 records (--kernel '^k0[0-2]$')\n"), "{out}");
+        let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("k0")).collect();
+        assert_eq!(rows.len(), 6);
+        assert!(rows[0].starts_with("k02     sm_80    18"), "most registers first, then arch: {rows:?}");
+        assert!(rows[5].starts_with("k00     sm_90"), "{rows:?}");
+        // The qualified name matches too, and --file narrows to files.
+        let filter = Filter { kernel: Some(select::parse_regex("many\\.cu::k29").unwrap()), file: None };
+        assert_eq!(render(&p, &filter, None, false).lines().filter(|l| l.starts_with("k29")).count(), 2);
+        let filter = Filter { kernel: None, file: Some(select::parse_glob("other*.cu").unwrap()) };
+        assert!(render(&p, &filter, None, false).contains("showing 0 of 60 records (--file 'other*.cu')"));
+        let out = render(&p, &Filter::default(), Some(SortKey::Spills), false);
+        let rows: Vec<&str> = out.lines().filter(|l| l.contains("  sm_")).take(8).collect();
+        assert!(rows.iter().all(|r| r.contains("  8      0")), "the 8 spilling records first: {rows:#?}");
+    }
+
+    #[test]
+    fn the_header_counts_the_records_present_when_kernels_miss_arches() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = testing::package(dir.path(), 3, &["sm_80", "sm_90"], &[(1, "sm_80")]);
+        for detailed in [false, true] {
+            let out = render(&p, &Filter::default(), None, detailed);
+            assert!(out.starts_with("pkg: 3 kernels, 5 kernel × arch records (sm_80: 2, sm_90: 3)\n"), "{out}");
+            assert!(out.contains("\nk01: not compiled for sm_80: absent from the PTX\n"), "{out}");
+        }
+    }
+
+    #[test]
+    fn thousands_are_separated() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(8693), "8,693");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
 }

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::cargo::{self, PackageKernels};
 use crate::cli::{Format, ReportArgs};
-use crate::{exit, render, setup, Exit};
+use crate::{exit, render, select, setup, Exit};
 
 /// One kernel on one arch, as printed and as serialised to JSON.
 #[derive(Debug, Serialize)]
@@ -21,6 +21,8 @@ pub struct Record {
     pub name: String,
     /// Demangled name.
     pub display_name: String,
+    /// `path/file.cu::name`: names the kernel even where its plain name is in several files.
+    pub qualified: String,
     /// Arch.
     pub arch: Arch,
     /// Source file relative to the crate root.
@@ -109,8 +111,8 @@ pub struct ReportJson<'a> {
     pub schema: u32,
     /// `{nvrtc, ptxas}` versions used.
     pub toolchain: Toolchain<'a>,
-    /// One record per kernel × arch.
-    pub records: &'a [Record],
+    /// One record per kernel × arch (those `--kernel`/`--file` select, in `--sort` order).
+    pub records: Vec<&'a Record>,
 }
 
 /// `toolchain` in the JSON.
@@ -122,23 +124,52 @@ pub struct Toolchain<'a> {
     pub ptxas: &'a str,
 }
 
+/// Above this many records the text report is the compact one (one line per kernel × arch)
+/// unless `--detailed` is given.
+pub const COMPACT_ABOVE: usize = 40;
+
 /// Runs `cargo launch report`.
 pub fn run(args: &ReportArgs) -> Result<(), Exit> {
     ensure_toolchain(args.no_setup)?;
-    let packages = cargo::build(&args.packages, &[])?;
+    let arches = cargo::sorted(&args.arch);
+    refuse_untargetable(&arches)?;
+    let packages = cargo::build(&args.packages, &arches)?;
     for p in &packages {
         for w in unknown_kernel_settings(&p.config, &p.manifest) {
             eprintln!("warning: {}: {w}", p.config.manifest_path.display());
         }
     }
-    let records = records(&packages, &args.arch)?;
+    let records = records(&packages, &arches)?;
+    let filter = select::Filter { kernel: args.kernel.clone(), file: args.file.clone() };
+    let mut shown: Vec<&Record> = records
+        .iter()
+        .filter(|r| {
+            let dir = packages.iter().find(|p| p.package == r.package).map(|p| p.config.kernel_dir.as_path());
+            filter.matches(r, dir)
+        })
+        .collect();
+    if let Some(key) = args.sort {
+        select::sort(&mut shown, key);
+    }
+    if shown.is_empty() && !records.is_empty() {
+        eprintln!("warning: none of the {} records matches {}", records.len(), filter.describe());
+    }
     let mut out = std::io::stdout().lock();
     match args.format {
-        Format::Text => render::text(&mut out, &packages, &records),
+        Format::Text => {
+            let compact = args.summary || (!args.detailed && shown.len() > COMPACT_ABOVE);
+            let view =
+                render::View { packages: &packages, all: &records, shown: &shown, arches: &arches, filter: &filter };
+            if compact {
+                render::compact(&mut out, &view)
+            } else {
+                render::text(&mut out, &view)
+            }
+        }
         Format::Json => {
             let t = &packages[0].manifest.toolchain;
             let doc =
-                ReportJson { schema: 1, toolchain: Toolchain { nvrtc: &t.nvrtc, ptxas: &t.ptxas }, records: &records };
+                ReportJson { schema: 1, toolchain: Toolchain { nvrtc: &t.nvrtc, ptxas: &t.ptxas }, records: shown };
             serde_json::to_writer_pretty(&mut out, &doc).map_err(std::io::Error::from).and_then(|_| {
                 use std::io::Write;
                 writeln!(out)
@@ -147,6 +178,40 @@ pub fn run(args: &ReportArgs) -> Result<(), Exit> {
     }
     .context("writing the report")?;
     Ok(())
+}
+
+/// An arch the toolchain cannot compile for is a usage error before anything is built (`check`
+/// reports it as a finding instead and checks the rest).
+fn refuse_untargetable(arches: &[Arch]) -> Result<(), Exit> {
+    if arches.is_empty() {
+        return Ok(());
+    }
+    let supported = crate::check::supported_arches()?;
+    let bad: Vec<String> = arches
+        .iter()
+        .filter(|a| !supported.is_empty() && !supported.contains(&(a.major * 10 + a.minor)))
+        .map(|a| a.to_string())
+        .collect();
+    if bad.is_empty() {
+        return Ok(());
+    }
+    Err(Exit::new(
+        exit::USAGE,
+        anyhow::anyhow!(
+            "the toolchain cannot target {}; it supports: {}",
+            bad.join(", "),
+            supported.iter().map(|c| format!("sm_{c}")).collect::<Vec<_>>().join(", ")
+        ),
+    ))
+}
+
+/// `path/file.cu::name` of a kernel (manifests written before the field existed lack it).
+pub fn qualified(k: &KernelEntry) -> String {
+    if k.qualified.is_empty() {
+        format!("{}::{}", k.file, k.name)
+    } else {
+        k.qualified.clone()
+    }
 }
 
 /// Installs the pinned toolchain first when none is found, unless told not to. An explicit
@@ -219,24 +284,26 @@ pub struct HostLaunch {
     pub dynamic_smem: u32,
 }
 
-/// The `[package.metadata.launch.kernel.<name>]` settings of a kernel, if any.
-pub fn kernel_config<'c>(
-    config: &'c launch_build::Config,
-    k: &KernelEntry,
-) -> Option<&'c launch_build::config::KernelConfig> {
-    config.kernel.get(&k.name).or_else(|| config.kernel.get(&k.display_name))
+/// The `[package.metadata.launch.kernel."<name or pattern>"]` settings of a kernel, merged.
+pub fn kernel_config(config: &launch_build::Config, k: &KernelEntry) -> launch_build::config::KernelConfig {
+    config.kernel_settings(&k.name, &qualified(k))
 }
 
-/// One message per `[package.metadata.launch.kernel.<name>]` that names no kernel of the crate.
+/// One message per `[package.metadata.launch.kernel."<key>"]` that matches no kernel of the crate
+/// (a name, a qualified name or a pattern).
 pub fn unknown_kernel_settings(config: &launch_build::Config, manifest: &launch_build::Manifest) -> Vec<String> {
     config
         .kernel
         .keys()
-        .filter(|name| !manifest.kernels.iter().any(|k| &k.name == *name || &k.display_name == *name))
+        .filter(|key| {
+            !manifest.kernels.iter().any(|k| {
+                launch_build::config::kernel_key_matches(key, &k.name, &qualified(k)) || &k.display_name == *key
+            })
+        })
         .map(|name| {
             let names: Vec<&str> = manifest.kernels.iter().map(|k| k.display_name.as_str()).collect();
             format!(
-                "[package.metadata.launch.kernel.{name}] names no kernel; its settings are unused. Kernels: {}",
+                "[package.metadata.launch.kernel.\"{name}\"] matches no kernel; its settings are unused. Kernels: {}",
                 names.join(", ")
             )
         })
@@ -246,10 +313,7 @@ pub fn unknown_kernel_settings(config: &launch_build::Config, manifest: &launch_
 /// The host launch of `k` from the crate's metadata.
 pub fn host_launch(config: &launch_build::Config, k: &KernelEntry) -> HostLaunch {
     let kc = kernel_config(config, k);
-    HostLaunch {
-        threads: kc.and_then(|c| c.threads).unwrap_or(config.host_threads),
-        dynamic_smem: kc.and_then(|c| c.dynamic_smem).unwrap_or(0),
-    }
+    HostLaunch { threads: kc.threads.unwrap_or(config.host_threads), dynamic_smem: kc.dynamic_smem.unwrap_or(0) }
 }
 
 fn record(package: &str, host: HostLaunch, k: &KernelEntry, ka: &KernelArch) -> Result<Record, Exit> {
@@ -289,6 +353,7 @@ fn record(package: &str, host: HostLaunch, k: &KernelEntry, ka: &KernelArch) -> 
         package: package.to_string(),
         name: k.name.clone(),
         display_name: k.display_name.clone(),
+        qualified: qualified(k),
         arch: ka.arch,
         file: k.file.clone(),
         line: k.line,
@@ -362,3 +427,78 @@ fn contract_json(c: Contract) -> ContractJson {
 // The arithmetic lives in the runtime crate, so the checked launch (`launch::cuda`) says exactly
 // what `cargo launch check` says.
 pub use launch::explain::{group, launch_failure};
+
+/// Constructed packages and records for the renderers' unit tests (no compiler).
+#[cfg(test)]
+pub(crate) mod testing {
+    use launch_build::manifest::{KernelArch, KernelEntry, ToolchainInfo};
+    use std::path::Path;
+
+    use launch_build::Manifest;
+
+    use super::*;
+
+    /// A package `pkg` with `n` unbounded kernels `k00..` in `kernels/many.cu` (line = 10 + i),
+    /// on `arches`; kernel `i` has `i` registers above 16 and, when `i % 7 == 6`, 8 bytes of
+    /// spills. `absent` lists (kernel index, arch) pairs the kernel does not exist on.
+    pub fn package(dir: &Path, n: usize, arches: &[&str], absent: &[(usize, &str)]) -> PackageKernels {
+        std::fs::create_dir_all(dir.join("kernels")).unwrap();
+        let list: Vec<String> = arches.iter().map(|a| format!("\"{a}\"")).collect();
+        let toml = format!(
+            "[package]\nname = \"pkg\"\nversion = \"0.1.0\"\n\n[package.metadata.launch]\narch = [{}]\n",
+            list.join(", ")
+        );
+        std::fs::write(dir.join("Cargo.toml"), toml).unwrap();
+        let config = launch_build::Config::load(&dir.join("Cargo.toml")).unwrap();
+        let mut arches: Vec<Arch> = arches.iter().map(|a| a.parse().unwrap()).collect();
+        arches.sort();
+        let kernels = (0..n)
+            .map(|i| KernelEntry {
+                name: format!("k{i:02}"),
+                display_name: format!("k{i:02}"),
+                qualified: format!("kernels/many.cu::k{i:02}"),
+                rust_name: format!("K{i:02}"),
+                rust_path: format!("kernels::many::K{i:02}"),
+                rust_flat: true,
+                origin: Default::default(),
+                file: "kernels/many.cu".into(),
+                line: 10 + i as u32,
+                col: 1,
+                contract: None,
+                arches: arches
+                    .iter()
+                    .filter(|a| !absent.iter().any(|(k, b)| *k == i && b.parse::<Arch>().unwrap() == **a))
+                    .map(|&arch| KernelArch {
+                        arch,
+                        resources: launch::Resources {
+                            registers: 16 + i as u32,
+                            spill_stores: if i % 7 == 6 { 4 } else { 0 },
+                            spill_loads: if i % 7 == 6 { 4 } else { 0 },
+                            ..Default::default()
+                        },
+                        ptxas_lines: vec![format!("ptxas info    : Used {} registers", 16 + i)],
+                    })
+                    .collect(),
+                missing: absent
+                    .iter()
+                    .filter(|(k, _)| *k == i)
+                    .map(|(_, a)| launch_build::manifest::MissingArch {
+                        arch: a.parse().unwrap(),
+                        reason: "absent from the PTX".into(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        let manifest = Manifest {
+            schema: launch_build::manifest::SCHEMA,
+            package: "pkg".into(),
+            toolchain: ToolchainInfo { nvrtc: "12.9.86".into(), ptxas: "12.9.86".into(), description: String::new() },
+            arches,
+            host_threads: 256,
+            modules: Vec::new(),
+            kernels,
+            warnings: Vec::new(),
+        };
+        PackageKernels { package: "pkg".into(), launch_dir: dir.to_path_buf(), manifest, config }
+    }
+}

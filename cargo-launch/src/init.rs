@@ -1,0 +1,428 @@
+//! `cargo launch init` (set up an existing crate) and `cargo launch new` (a crate like the
+//! template). Cargo.toml is edited with `toml_edit`, so its formatting and comments stay.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use toml_edit::{value, Array, DocumentMut, InlineTable, Item, Table};
+
+use crate::cli::{InitArgs, NewArgs};
+use crate::{exit, Exit};
+
+/// The line a build script needs.
+pub const BUILD_LINE: &str = "launch_build::build();";
+
+/// The arches `init` writes: the data-centre GPUs most kernels are tuned for.
+pub const DEFAULT_ARCHES: &[&str] = &["sm_80", "sm_90"];
+
+const METADATA_COMMENT: &str = "
+# cargo-launch: build.rs compiles the .cu files of the kernel folder for every arch listed here.
+# sm_80: A100/A30, sm_90: H100/H200. The lowest arch's PTX is embedded too, so newer GPUs run the
+# kernels through the driver's JIT; add \"sm_86\", \"sm_89\", \"sm_100\" or \"sm_120\" for their own
+# cubins and numbers in `cargo launch report`.
+";
+
+const BUILD_RS: &str = "fn main() {\n    launch_build::build()\n}\n";
+
+const EXAMPLE_KERNEL: &str = r#"// An example kernel, y = a * x + y. `cargo launch report` prints its registers, spills and
+// occupancy per arch; replace it with your own kernels.
+// @launch(256)
+extern "C" __global__ void saxpy(float a, const float* x, float* y, unsigned n) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+"#;
+
+// The template, embedded so `new` works wherever the binary is.
+const TEMPLATE: &[(&str, &str)] = &[
+    ("Cargo.toml", include_str!("../../template/Cargo.toml")),
+    ("build.rs", include_str!("../../template/build.rs")),
+    ("kernels/poly.cu", include_str!("../../template/kernels/poly.cu")),
+    ("kernels/poly.cuh", include_str!("../../template/kernels/poly.cuh")),
+    ("src/lib.rs", include_str!("../../template/src/lib.rs")),
+    ("src/main.rs", include_str!("../../template/src/main.rs")),
+];
+
+/// The checkout that holds `launch/` and `launch-build/`: `--path`, else the one this binary was
+/// built from (nothing is published, so the dependencies are path dependencies).
+pub fn checkout(path: Option<&Path>) -> Result<PathBuf, Exit> {
+    let dir = match path {
+        Some(p) => p.to_path_buf(),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap_or(Path::new("..")).to_path_buf(),
+    };
+    let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+    for krate in ["launch", "launch-build"] {
+        if !dir.join(krate).join("Cargo.toml").is_file() {
+            let how = if path.is_some() { "--path" } else { "the checkout this binary was built from" };
+            return Err(Exit::new(
+                exit::USAGE,
+                anyhow::anyhow!(
+                    "{} ({how}) has no {krate}/Cargo.toml; pass --path DIR with the cargo-launch checkout that holds \
+                     launch/ and launch-build/",
+                    dir.display()
+                ),
+            ));
+        }
+    }
+    Ok(dir)
+}
+
+/// Runs `cargo launch init`.
+pub fn init(args: &InitArgs) -> Result<(), Exit> {
+    let manifest = args.manifest_path.clone().unwrap_or_else(|| PathBuf::from("Cargo.toml"));
+    if !manifest.is_file() {
+        return Err(Exit::new(
+            exit::USAGE,
+            anyhow::anyhow!(
+                "no Cargo.toml at `{}`: run `cargo launch init` in a crate's folder or pass --manifest-path \
+                 (`cargo launch new NAME` creates a crate)",
+                manifest.display()
+            ),
+        ));
+    }
+    let root = checkout(args.path.as_deref())?;
+    let crate_dir = manifest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
+    let text = std::fs::read_to_string(&manifest).with_context(|| format!("cannot read `{}`", manifest.display()))?;
+    let mut doc: DocumentMut = text
+        .parse()
+        .map_err(|e| Exit::new(exit::USAGE, anyhow::anyhow!("`{}` is not valid TOML: {e}", manifest.display())))?;
+    let mut done: Vec<String> = Vec::new();
+    let mut todo: Vec<String> = Vec::new();
+
+    let edit = edit_manifest(&mut doc, &root, args.kernels.as_deref())
+        .map_err(|e| Exit::new(exit::USAGE, anyhow::anyhow!("`{}`: {e}", manifest.display())))?;
+    done.extend(edit.done);
+    if doc.to_string() != text {
+        launch_build::out::write_if_changed(&manifest, doc.to_string().as_bytes())
+            .with_context(|| format!("cannot write `{}`", manifest.display()))?;
+    }
+
+    // The build script: written when there is none, never replaced.
+    match edit.build {
+        BuildScript::Disabled => todo.push(format!(
+            "Cargo.toml sets `build = false`: cargo-launch needs a build script with `{BUILD_LINE}` in its main()"
+        )),
+        BuildScript::At(rel) => {
+            let path = crate_dir.join(&rel);
+            match std::fs::read_to_string(&path) {
+                Ok(s) if s.contains("launch_build::build") => {}
+                Ok(_) => todo
+                    .push(format!("{} exists and was left as it is: add `{BUILD_LINE}` to its main()", rel.display())),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    std::fs::write(&path, BUILD_RS).with_context(|| format!("cannot write `{}`", path.display()))?;
+                    done.push(format!("wrote {} (`{BUILD_LINE}`)", rel.display()));
+                }
+                Err(e) => {
+                    return Err(anyhow::Error::new(e).context(format!("cannot read `{}`", path.display())).into())
+                }
+            }
+        }
+    }
+
+    // The kernel folder, with an example kernel, only when absent.
+    let kernels = crate_dir.join(&edit.kernel_dir);
+    if !kernels.exists() {
+        std::fs::create_dir_all(&kernels).with_context(|| format!("cannot create `{}`", kernels.display()))?;
+        std::fs::write(kernels.join("example.cu"), EXAMPLE_KERNEL)
+            .with_context(|| format!("cannot write `{}`", kernels.join("example.cu").display()))?;
+        done.push(format!("created {}/ with an example kernel (example.cu)", edit.kernel_dir));
+    }
+
+    let name = doc.get("package").and_then(|p| p.get("name")).and_then(|n| n.as_str()).unwrap_or("this crate");
+    if done.is_empty() && todo.is_empty() {
+        println!("`{name}` is already set up for cargo-launch; `cargo launch report` shows its kernels");
+        return Ok(());
+    }
+    for d in &done {
+        println!("{d}");
+    }
+    for t in &todo {
+        println!("to do: {t}");
+    }
+    if !done.is_empty() {
+        println!(
+            "next: `cargo launch report`; `launch::include_kernels!();` in src/lib.rs gives Rust a static per kernel"
+        );
+    }
+    Ok(())
+}
+
+/// Where the build script is.
+enum BuildScript {
+    /// `build = false`.
+    Disabled,
+    /// Relative to the crate root.
+    At(PathBuf),
+}
+
+/// What `edit_manifest` did.
+struct Edit {
+    done: Vec<String>,
+    build: BuildScript,
+    kernel_dir: String,
+}
+
+/// Adds `[package.metadata.launch]` and the two dependencies where they are missing.
+fn edit_manifest(doc: &mut DocumentMut, root: &Path, kernels: Option<&str>) -> Result<Edit, String> {
+    let mut done = Vec::new();
+    let package = doc
+        .get_mut("package")
+        .and_then(Item::as_table_like_mut)
+        .ok_or("no [package] table (a workspace's root manifest? run init in the crate that has the kernels)")?;
+    let build = match package.get("build") {
+        Some(b) if b.as_bool() == Some(false) => BuildScript::Disabled,
+        Some(b) => BuildScript::At(PathBuf::from(b.as_str().unwrap_or("build.rs"))),
+        None => BuildScript::At(PathBuf::from("build.rs")),
+    };
+    if package.get("metadata").is_none() {
+        let mut t = Table::new();
+        t.set_implicit(true);
+        package.insert("metadata", Item::Table(t));
+    }
+    let metadata =
+        package.get_mut("metadata").and_then(Item::as_table_like_mut).ok_or("`package.metadata` is not a table")?;
+    let kernel_dir = match metadata.get("launch") {
+        Some(launch) => {
+            let existing = launch.get("kernels").and_then(|k| k.as_str()).unwrap_or("kernels").to_string();
+            if let Some(k) = kernels.filter(|k| *k != existing) {
+                return Err(format!(
+                    "[package.metadata.launch] exists already with kernels = \"{existing}\"; edit it to use `{k}`"
+                ));
+            }
+            existing
+        }
+        None => {
+            let mut t = Table::new();
+            t.decor_mut().set_prefix(METADATA_COMMENT);
+            let mut arches = Array::new();
+            for a in DEFAULT_ARCHES {
+                arches.push(*a);
+            }
+            t.insert("arch", value(arches));
+            let dir = kernels.unwrap_or("kernels").trim_end_matches('/').to_string();
+            if dir != "kernels" {
+                t.insert("kernels", value(dir.clone()));
+            }
+            metadata.insert("launch", Item::Table(t));
+            done.push(format!("added [package.metadata.launch] (arch = [{}])", quoted(DEFAULT_ARCHES)));
+            dir
+        }
+    };
+    for (section, krate) in [("dependencies", "launch"), ("build-dependencies", "launch-build")] {
+        let path = root.join(krate);
+        if add_dependency(doc, section, krate, &path)? {
+            done.push(format!("added {krate} to [{section}] (path = \"{}\")", path.display()));
+        }
+    }
+    Ok(Edit { done, build, kernel_dir })
+}
+
+fn quoted(items: &[&str]) -> String {
+    items.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ")
+}
+
+/// `krate = { path = "..." }` in `[section]` unless the crate is there already (in any form).
+fn add_dependency(doc: &mut DocumentMut, section: &str, krate: &str, path: &Path) -> Result<bool, String> {
+    if doc.get(section).is_none() {
+        doc.insert(section, Item::Table(Table::new()));
+    }
+    let table =
+        doc.get_mut(section).and_then(Item::as_table_like_mut).ok_or_else(|| format!("`{section}` is not a table"))?;
+    if table.get(krate).is_some() {
+        return Ok(false);
+    }
+    let mut dep = InlineTable::new();
+    dep.insert("path", path.display().to_string().into());
+    table.insert(krate, value(dep));
+    Ok(true)
+}
+
+/// Runs `cargo launch new`.
+pub fn new(args: &NewArgs) -> Result<(), Exit> {
+    let dir = &args.path_or_name;
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    check_name(&name).map_err(|e| Exit::new(exit::USAGE, anyhow::anyhow!("{e}")))?;
+    if dir.exists() {
+        return Err(Exit::new(
+            exit::USAGE,
+            anyhow::anyhow!("`{}` exists already; `cargo launch init` sets up an existing crate", dir.display()),
+        ));
+    }
+    let root = checkout(args.path.as_deref())?;
+    let ident = name.replace('-', "_");
+    for (rel, text) in TEMPLATE {
+        let text = match *rel {
+            "Cargo.toml" => template_manifest(text, &name, &root)
+                .map_err(|e| anyhow::anyhow!("the embedded template's Cargo.toml: {e}"))?,
+            "src/main.rs" => text.replace("launch_template", &ident).replace("launch-template", &name),
+            _ => text.to_string(),
+        };
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).with_context(|| format!("cannot create `{}`", parent.display()))?;
+        }
+        std::fs::write(&path, text).with_context(|| format!("cannot write `{}`", path.display()))?;
+    }
+    std::fs::write(dir.join(".gitignore"), "/target\n")
+        .with_context(|| format!("cannot write `{}`", dir.join(".gitignore").display()))?;
+    println!(
+        "created `{name}` in {}: kernels/poly.cu (five launch-bounds builds of one kernel), build.rs, src/\n\
+         next: cd {} && cargo launch report",
+        dir.display(),
+        dir.display()
+    );
+    Ok(())
+}
+
+/// The template's Cargo.toml for package `name`, its dependencies pointing into `root`.
+fn template_manifest(text: &str, name: &str, root: &Path) -> Result<String, String> {
+    let mut doc: DocumentMut = text.parse().map_err(|e| format!("{e}"))?;
+    doc["package"]["name"] = value(name);
+    if let Some(d) = doc["package"].get_mut("description") {
+        *d = value(format!("{name}: CUDA kernels built with cargo-launch"));
+    }
+    for (section, krate) in [("dependencies", "launch"), ("build-dependencies", "launch-build")] {
+        let dep = doc
+            .get_mut(section)
+            .and_then(|s| s.get_mut(krate))
+            .and_then(Item::as_table_like_mut)
+            .ok_or_else(|| format!("no {krate} in [{section}]"))?;
+        dep.insert("path", value(root.join(krate).display().to_string()));
+    }
+    Ok(doc.to_string())
+}
+
+/// Cargo's rules for a package name, so `new` refuses what `cargo build` would.
+pub fn check_name(name: &str) -> Result<(), String> {
+    const KEYWORDS: &[&str] = &[
+        "as",
+        "async",
+        "await",
+        "break",
+        "const",
+        "continue",
+        "crate",
+        "dyn",
+        "else",
+        "enum",
+        "extern",
+        "false",
+        "fn",
+        "for",
+        "if",
+        "impl",
+        "in",
+        "let",
+        "loop",
+        "match",
+        "mod",
+        "move",
+        "mut",
+        "pub",
+        "ref",
+        "return",
+        "self",
+        "Self",
+        "static",
+        "struct",
+        "super",
+        "trait",
+        "true",
+        "type",
+        "unsafe",
+        "use",
+        "where",
+        "while",
+        "abstract",
+        "become",
+        "box",
+        "do",
+        "final",
+        "macro",
+        "override",
+        "priv",
+        "typeof",
+        "unsized",
+        "virtual",
+        "yield",
+        "try",
+        "gen",
+        "test",
+        "core",
+        "std",
+        "alloc",
+        "proc_macro",
+        "proc-macro",
+    ];
+    let fix = "a package name is ASCII letters, digits, `-` and `_`, starting with a letter or `_`";
+    let Some(first) = name.chars().next() else {
+        return Err(format!("`cargo launch new` needs a name; {fix}"));
+    };
+    if let Some(bad) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_')) {
+        return Err(format!("`{name}` cannot be a package name: `{}` is not allowed; {fix}", bad.escape_default()));
+    }
+    if !(first.is_ascii_alphabetic() || first == '_') {
+        return Err(format!("`{name}` cannot be a package name: it starts with `{first}`; {fix}"));
+    }
+    if KEYWORDS.contains(&name) {
+        return Err(format!("`{name}` cannot be a package name: it is a Rust keyword or a built-in crate's name"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CRATE: &str =
+        "[package]\nname = \"k\" # the name\nversion = \"0.1.0\"\n\n# deps below\n[dependencies]\nserde = \"1\"\n";
+
+    #[test]
+    fn init_adds_what_is_missing_keeps_comments_and_is_idempotent() {
+        let mut doc: DocumentMut = CRATE.parse().unwrap();
+        let e = edit_manifest(&mut doc, Path::new("/co"), None).unwrap();
+        let text = doc.to_string();
+        assert_eq!(e.done.len(), 3, "{:?}", e.done);
+        assert!(text.starts_with("[package]\nname = \"k\" # the name\n"), "{text}");
+        assert!(
+            text.contains("# deps below\n[dependencies]\nserde = \"1\"\nlaunch = { path = \"/co/launch\" }"),
+            "{text}"
+        );
+        assert!(text.contains("[build-dependencies]\nlaunch-build = { path = \"/co/launch-build\" }"), "{text}");
+        assert!(text.contains("# cubins and numbers in `cargo launch report`.\n[package.metadata.launch]\narch = [\"sm_80\", \"sm_90\"]\n"), "{text}");
+        // Its own config loads.
+        let mut again: DocumentMut = text.parse().unwrap();
+        let e = edit_manifest(&mut again, Path::new("/co"), None).unwrap();
+        assert!(e.done.is_empty(), "{:?}", e.done);
+        assert_eq!(again.to_string(), text);
+    }
+
+    #[test]
+    fn init_writes_a_kernel_folder_other_than_the_default_and_refuses_a_conflicting_one() {
+        let mut doc: DocumentMut = CRATE.parse().unwrap();
+        let e = edit_manifest(&mut doc, Path::new("/co"), Some("cuda/")).unwrap();
+        assert_eq!(e.kernel_dir, "cuda");
+        assert!(doc.to_string().contains("kernels = \"cuda\""));
+        let err = edit_manifest(&mut doc, Path::new("/co"), Some("other")).err().unwrap();
+        assert!(err.contains("exists already with kernels = \"cuda\""), "{err}");
+        let mut ws: DocumentMut = "[workspace]\nmembers = []\n".parse().unwrap();
+        assert!(edit_manifest(&mut ws, Path::new("/co"), None).err().unwrap().contains("no [package] table"));
+    }
+
+    #[test]
+    fn package_names_follow_cargos_rules() {
+        assert!(check_name("my-kernels_2").is_ok());
+        for bad in ["", "2fast", "a b", "fn", "x.y", "naïve"] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_template_manifest_gets_the_name_and_the_checkout() {
+        let text = template_manifest(TEMPLATE[0].1, "gemm-lab", Path::new("/co")).unwrap();
+        assert!(text.contains("name = \"gemm-lab\""), "{text}");
+        assert!(text.contains("path = \"/co/launch\""), "{text}");
+        assert!(text.contains("launch-build = { path = \"/co/launch-build\" }"), "{text}");
+        assert!(text.contains("[package.metadata.launch]\narch = "), "comments and layout stay: {text}");
+    }
+}
