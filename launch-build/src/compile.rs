@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::contract::{self, Annotation};
 use crate::env::Env;
 use crate::error::Error;
+use crate::headers;
 use crate::nvrtc::Nvrtc;
 use crate::process::{self, quote, Tool};
 use crate::ptxas_log::{self, PtxasLog, Severity};
@@ -107,6 +108,8 @@ pub struct Compiler {
     work_dir: PathBuf,
     debug: bool,
     timeout: Duration,
+    /// The folder of our standard headers (headers.rs), `None` with `std-headers = false`.
+    std_headers: Option<PathBuf>,
 }
 
 impl Compiler {
@@ -129,7 +132,13 @@ impl Compiler {
             let path = root.join(dir);
             include_dirs.push(IncludeDir { portable: portable_path(&path, &root, &toolchain.root), path });
         }
-        if let Some(inc) = &toolchain.include {
+        // Then the toolkit's headers and CCCL's, with our standard headers (headers.rs) around
+        // them: the few that replace a toolkit header NVRTC cannot compile before, the rest last,
+        // so the crate's own and NVIDIA's headers win over them.
+        let std_headers = if config.std_headers { Some(headers::install(&work_dir)?) } else { None };
+        let ours_first = std_headers.as_ref().map(|d| d.join(headers::FIRST));
+        let ordered = ours_first.iter().chain(&toolchain.include).chain(&toolchain.cccl_include).chain(&std_headers);
+        for inc in ordered {
             include_dirs.push(IncludeDir { portable: portable_path(inc, &root, &toolchain.root), path: inc.clone() });
         }
         let defines = config
@@ -142,7 +151,7 @@ impl Compiler {
             .collect();
         let supported = nvrtc.supported_archs();
         let Settings { debug, timeout } = settings;
-        Ok(Compiler { toolchain, nvrtc, supported, root, include_dirs, defines, work_dir, debug, timeout })
+        Ok(Compiler { toolchain, nvrtc, supported, root, include_dirs, defines, work_dir, debug, timeout, std_headers })
     }
 
     /// Fails unless the toolchain can target every arch (`a`/`f` variants count as their base).
@@ -204,7 +213,19 @@ impl Compiler {
             options.push(format!("--include-path={shown}"));
         }
         options.extend(self.defines.iter().cloned());
+        // nvcc's implicit include, for NVRTC (headers.rs).
+        if self.std_headers.is_some() {
+            options.push(format!("--pre-include={}", headers::PRELUDE));
+        }
         options
+    }
+
+    /// NVRTC's log without the warnings our standard headers cause (see [`headers::filter_log`]).
+    fn filter_log(&self, log: &str) -> String {
+        match &self.std_headers {
+            Some(dir) => headers::filter_log(log, dir),
+            None => log.to_string(),
+        }
     }
 
     /// Runs one job: NVRTC to PTX, ptxas to cubin, then parses ptxas's report.
@@ -236,8 +257,9 @@ impl Compiler {
             compiler: nvrtc_name.clone(),
             file: file.clone(),
             arch: arch.clone(),
-            log: f.log,
+            log: headers::explain(&self.filter_log(&f.log), self.std_headers.is_some()),
         })?;
+        let nvrtc_log = self.filter_log(&nvrtc_log);
         let nvrtc_time = started.elapsed();
 
         // `.maxnreg` cannot be written next to `__launch_bounds__` in CUDA C++ (NVRTC refuses it).
@@ -471,6 +493,10 @@ pub fn parse_report(job: &Job, log: &str) -> Result<PtxasLog, Error> {
 /// `path` with the crate root replaced by `$CRATE` and the toolchain root by `$TOOLCHAIN`
 /// (`/`-separated), else as it is.
 pub fn portable_path(path: &Path, root: &Path, toolchain_root: &Path) -> String {
+    // Our standard headers' folder lies under OUT_DIR: its digest, not its place, goes in keys.
+    if let Some(p) = headers::portable(path) {
+        return p;
+    }
     for (base, name) in [(root, "$CRATE"), (toolchain_root, "$TOOLCHAIN")] {
         if let Ok(rel) = path.strip_prefix(base) {
             let mut s = name.to_string();

@@ -19,7 +19,8 @@ use toml_edit::{ImDocument, Item, Key, TableLike, Value};
 use crate::error::Error;
 
 /// The keys `[package.metadata.launch]` accepts.
-pub const KEYS: &[&str] = &["arch", "kernels", "include", "defines", "threads", "max-spill-bytes", "kernel"];
+pub const KEYS: &[&str] =
+    &["arch", "kernels", "include", "defines", "threads", "max-spill-bytes", "kernel", "std-headers"];
 
 /// The keys of a `[package.metadata.launch.kernel.<name>]` table.
 pub const KERNEL_KEYS: &[&str] = &["max-spill-bytes", "dynamic-smem", "threads"];
@@ -49,6 +50,9 @@ pub struct Config {
     pub max_spill_bytes: Option<u32>,
     /// Per-kernel settings, by kernel name (as written in the source, or the symbol name).
     pub kernel: BTreeMap<String, KernelConfig>,
+    /// `std-headers` (default true): give NVRTC cargo-launch's standard headers (headers.rs).
+    // i1 owns config.rs: minimal field + key added by i2.
+    pub std_headers: bool,
 }
 
 /// `[package.metadata.launch.kernel.<name>]`: what the host does with one kernel.
@@ -205,9 +209,19 @@ impl Config {
             }
         }
 
+        // i1 owns config.rs: minimal `std-headers` parsing added by i2.
+        let std_headers = match launch.child_in(table, "std-headers") {
+            Some(b) => match b.r {
+                Ref::Value(Value::Boolean(v)) => *v.value(),
+                _ => return Err(doc.wrong_type(&b, "true or false")),
+            },
+            None => true,
+        };
+
         Ok(Config {
             max_spill_bytes,
             kernel,
+            std_headers,
             manifest_path: manifest_path.to_path_buf(),
             package: name,
             arches,
@@ -701,9 +715,9 @@ mod tests {
             ("[package.metadata.launch.kernel.k]\nmax-spill-bytes = 1.5", "Cargo.toml:8:19: `package.metadata.launch.kernel.k.max-spill-bytes`: 1.5 is a floating-point number; expected a non-negative integer number of bytes"),
             ("[package.metadata.launch.kernel.\"a b\"]\nthreads = 0", "Cargo.toml:8:11: `package.metadata.launch.kernel.\"a b\".threads`: 0 is not a block size; expected an integer from 1 to 1024 (the largest block any GPU allows)"),
             // unknown keys
-            ("archs = 1", "Cargo.toml:7:1: `package.metadata.launch.archs`: unknown key `archs` (did you mean `arch`?); the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel"),
-            ("max_spill_bytes = 1", "Cargo.toml:7:1: `package.metadata.launch.max_spill_bytes`: unknown key `max_spill_bytes` (did you mean `max-spill-bytes`?); the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel"),
-            ("optimize = true", "Cargo.toml:7:1: `package.metadata.launch.optimize`: unknown key `optimize`; the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel"),
+            ("archs = 1", "Cargo.toml:7:1: `package.metadata.launch.archs`: unknown key `archs` (did you mean `arch`?); the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel, std-headers"),
+            ("max_spill_bytes = 1", "Cargo.toml:7:1: `package.metadata.launch.max_spill_bytes`: unknown key `max_spill_bytes` (did you mean `max-spill-bytes`?); the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel, std-headers"),
+            ("optimize = true", "Cargo.toml:7:1: `package.metadata.launch.optimize`: unknown key `optimize`; the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel, std-headers"),
             ("[package.metadata.launch.kernel.k]\ndynamic_smem = 1", "Cargo.toml:8:1: `package.metadata.launch.kernel.k.dynamic_smem`: unknown key `dynamic_smem` (did you mean `dynamic-smem`?); the keys [package.metadata.launch.kernel.<name>] accepts: max-spill-bytes, dynamic-smem, threads"),
             // include
             ("include = \"inc\"", "Cargo.toml:7:11: `package.metadata.launch.include`: \"inc\" is a string; expected a list of folder paths such as [\"include\"]"),

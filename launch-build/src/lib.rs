@@ -41,6 +41,7 @@ pub mod contract;
 pub mod embed;
 pub mod env;
 pub mod error;
+pub mod headers;
 pub mod jobs;
 pub mod manifest;
 pub mod nvrtc;
