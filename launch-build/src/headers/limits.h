@@ -1,14 +1,7 @@
-/* cargo-launch: integer limits for NVRTC (the device ABI: LP64, 8-bit signed char). */
+/* cargo-launch: integer limits for NVRTC (the device ABI: LP64, 8-bit signed char). CCCL's
+ * <cuda/std/climits> defines the same values again under NVRTC (see stdint.h). */
 #ifndef LAUNCH_LIMITS_H
 #define LAUNCH_LIMITS_H
-
-/* CCCL defines these names unconditionally under NVRTC: use its definitions when it is there, so
- * that including <cuda/std/climits> later does not redefine them differently. */
-#if defined(__has_include) && __cplusplus >= 201703L
-#  if __has_include(<cuda/std/climits>)
-#    include <cuda/std/climits>
-#  endif
-#endif
 
 #ifndef CHAR_BIT
 #  define CHAR_BIT 8

@@ -1,18 +1,15 @@
-/* cargo-launch: fixed-width integer types for NVRTC (see launch_prelude.h). */
+/* cargo-launch: fixed-width integer types for NVRTC (see launch_prelude.h).
+ *
+ * CCCL defines the same names under NVRTC, unconditionally: its typedefs are the same types as
+ * these, and its macros the same values (cargo-launch drops NVRTC's warning that it redefined
+ * them). */
 #ifndef LAUNCH_STDINT_H
 #define LAUNCH_STDINT_H
 
-/* CCCL defines these same names at global scope under NVRTC: when it is on the include path, its
- * definitions are the ones used, so including <cuda/std/cstdint> before or after this file agrees. */
-#if defined(__has_include) && __cplusplus >= 201703L
-#  if __has_include(<cuda/std/cstdint>)
-#    include <cuda/std/cstdint>
-#  endif
-#endif
-
 #include <limits.h>
 
-#ifndef _CUDA_STD_CSTDINT
+#ifndef LAUNCH_STDINT_TYPES
+#define LAUNCH_STDINT_TYPES
 /* The LP64 device ABI: 64-bit integers are `long long`, as CCCL spells them under NVRTC. */
 typedef signed char int8_t;
 typedef short int16_t;
