@@ -35,6 +35,9 @@ mod tools;
 /// The README's CI recipe, read out of README.md and run against the binary.
 mod ci_recipe;
 
+/// The standard headers and CCCL given to NVRTC; `std-headers = false`; host-only headers.
+mod headers;
+
 /// Property and fuzz targets for every parser, within a time budget (see fuzz/mod.rs).
 mod fuzz;
 

@@ -4,6 +4,9 @@
 //! The install goes to a temporary folder next to the final one and is renamed into place only
 //! once it is complete and its ptxas answers, so an interrupted install is never used. A lock file
 //! serialises concurrent setups (two test processes, two terminals).
+//!
+//! An install an earlier cargo-launch made without CCCL does not count as installed (see
+//! `toolchain::probe`): setup, and the auto-setup of `report`/`check`, reinstall it.
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -26,6 +29,9 @@ nvidia-cuda-nvcc-cu12==12.9.86 \\
 nvidia-cuda-runtime-cu12==12.9.79 \\
     --hash=sha256:25bba2dfb01d48a9b59ca474a1ac43c6ebf7011f1b0b8cc44f54eb6ac48a96c3 \\
     --hash=sha256:83469a846206f2a733db0c42e223589ab62fd2fabac4432d2f8802de4bded0a4
+nvidia-cuda-cccl-cu12==12.9.27 \\
+    --hash=sha256:37869e17ce2e1ecec6eddf1927cca0f8c34e64fd848d40453df559091e2d7117 \\
+    --hash=sha256:d7898b38aa68beaa234d48f0868273702342a196d6e2e9d0ef058dca2390ebea
 ";
 
 /// Marker written last into a complete install.
@@ -44,6 +50,9 @@ fn install(env: &Env, force: bool) -> anyhow::Result<Toolchain> {
         if let Some(t) = installed(&dir) {
             eprintln!("toolchain: {} (already installed)", t.describe());
             return Ok(t);
+        }
+        if dir.join(COMPLETE).is_file() {
+            eprintln!("toolchain in {} lacks CCCL (an earlier cargo-launch installed it): upgrading", dir.display());
         }
     }
     if env.offline() {
@@ -71,7 +80,7 @@ fn install(env: &Env, force: bool) -> anyhow::Result<Toolchain> {
     fs::write(&req, REQUIREMENTS).with_context(|| format!("failed to write `{}`", req.display()))?;
     let python = toolchain::python(env);
     eprintln!(
-        "installing NVIDIA's CUDA {PINNED_VERSION} NVRTC + ptxas wheels (about 130 MB, hashes pinned) into {}",
+        "installing NVIDIA's CUDA {PINNED_VERSION} NVRTC + ptxas + CCCL wheels (about 135 MB, hashes pinned) into {}",
         dir.display()
     );
     Tool::new(&python)

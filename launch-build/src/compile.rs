@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::contract::{self, Annotation};
 use crate::env::Env;
 use crate::error::Error;
+use crate::headers;
 use crate::nvrtc::Nvrtc;
 use crate::process::{self, quote, Tool};
 use crate::ptxas_log::{self, PtxasLog, Severity};
@@ -111,6 +112,8 @@ pub struct Compiler {
     work_dir: PathBuf,
     debug: bool,
     timeout: Duration,
+    /// The folder of our standard headers (headers.rs), `None` with `std-headers = false`.
+    std_headers: Option<PathBuf>,
 }
 
 impl Compiler {
@@ -133,13 +136,19 @@ impl Compiler {
             let path = root.join(dir);
             include_dirs.push(IncludeDir { portable: portable_path(&path, &root, &toolchain.root), path });
         }
-        if let Some(inc) = &toolchain.include {
+        // Then the toolkit's headers and CCCL's, with our standard headers (headers.rs) around
+        // them: the few that replace a toolkit header NVRTC cannot compile before, the rest last,
+        // so the crate's own and NVIDIA's headers win over them.
+        let std_headers = if config.std_headers { Some(headers::install(&work_dir)?) } else { None };
+        let ours_first = std_headers.as_ref().map(|d| d.join(headers::FIRST));
+        let ordered = ours_first.iter().chain(&toolchain.include).chain(&toolchain.cccl_include).chain(&std_headers);
+        for inc in ordered {
             include_dirs.push(IncludeDir { portable: portable_path(inc, &root, &toolchain.root), path: inc.clone() });
         }
         let supported = nvrtc.supported_archs();
         let Settings { debug, timeout } = settings;
         let config = config.clone();
-        Ok(Compiler { toolchain, nvrtc, supported, root, include_dirs, config, work_dir, debug, timeout })
+        Ok(Compiler { toolchain, nvrtc, supported, root, include_dirs, config, work_dir, debug, timeout, std_headers })
     }
 
     /// Fails unless the toolchain can target every arch (`a`/`f` variants count as their base).
@@ -211,6 +220,10 @@ impl Compiler {
             Some(v) => format!("--define-macro={name}={v}"),
             None => format!("--define-macro={name}"),
         }));
+        // nvcc's implicit include, for NVRTC (headers.rs).
+        if self.std_headers.is_some() {
+            options.push(format!("--pre-include={}", headers::PRELUDE));
+        }
         options.extend(settings.flags);
         options
     }
@@ -219,6 +232,14 @@ impl Compiler {
     /// belong in the job's cache key with [`Compiler::options`].
     pub fn ptxas_options(&self, job: &Job) -> Vec<String> {
         self.config.file_settings(&job.source.kernel_rel).ptxas_flags
+    }
+
+    /// NVRTC's log without the warnings our standard headers cause (see [`headers::filter_log`]).
+    fn filter_log(&self, log: &str) -> String {
+        match &self.std_headers {
+            Some(dir) => headers::filter_log(log, dir),
+            None => log.to_string(),
+        }
     }
 
     /// Runs one job: NVRTC to PTX, ptxas to cubin, then parses ptxas's report.
@@ -250,8 +271,9 @@ impl Compiler {
             compiler: nvrtc_name.clone(),
             file: file.clone(),
             arch: arch.clone(),
-            log: f.log,
+            log: headers::explain(&self.filter_log(&f.log), self.std_headers.is_some()),
         })?;
+        let nvrtc_log = self.filter_log(&nvrtc_log);
         let nvrtc_time = started.elapsed();
 
         // `.maxnreg` cannot be written next to `__launch_bounds__` in CUDA C++ (NVRTC refuses it).
@@ -486,6 +508,10 @@ pub fn parse_report(job: &Job, log: &str) -> Result<PtxasLog, Error> {
 /// `path` with the crate root replaced by `$CRATE` and the toolchain root by `$TOOLCHAIN`
 /// (`/`-separated), else as it is.
 pub fn portable_path(path: &Path, root: &Path, toolchain_root: &Path) -> String {
+    // Our standard headers' folder lies under OUT_DIR: its digest, not its place, goes in keys.
+    if let Some(p) = headers::portable(path) {
+        return p;
+    }
     for (base, name) in [(root, "$CRATE"), (toolchain_root, "$TOOLCHAIN")] {
         if let Ok(rel) = path.strip_prefix(base) {
             let mut s = name.to_string();

@@ -42,6 +42,7 @@ pub mod embed;
 pub mod env;
 pub mod error;
 pub mod flags;
+pub mod headers;
 pub mod jobs;
 pub mod locate;
 pub mod manifest;

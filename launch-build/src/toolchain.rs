@@ -43,6 +43,9 @@ pub struct Toolchain {
     pub ptxas: PathBuf,
     /// CUDA headers (`cuda_fp16.h`, ...) if present: passed to NVRTC as an include path.
     pub include: Option<PathBuf>,
+    /// CCCL's headers (`cuda/std/...`, `cub/...`) when they are a folder of their own (the
+    /// `nvidia-cuda-cccl` wheel); searched after `include`. A toolkit has them in `include`.
+    pub cccl_include: Option<PathBuf>,
     /// NVRTC's exact version where known (`12.9.86` from the wheel's metadata), else `major.minor`.
     pub nvrtc_version: String,
     /// ptxas's version (`12.9.86`, from `ptxas --version`).
@@ -166,6 +169,13 @@ fn probe(root: &Path, origin: Origin) -> Result<Toolchain, String> {
         let nvrtc = nvrtcs.iter().find(|p| p.is_file());
         let ptxas = ptxases.iter().find(|p| p.is_file());
         match (nvrtc, ptxas) {
+            // `cargo launch setup` installs CCCL since it pins it: an install without it is one an
+            // earlier cargo-launch made, to be upgraded rather than used.
+            (Some(_), Some(_)) if origin == Origin::Cache && !has_cccl(&wheel.join("cuda_cccl/include")) => {
+                return Err("installed by an earlier cargo-launch, without CCCL (nvidia/cuda_cccl): run \
+                            `cargo launch setup` to upgrade it"
+                    .into());
+            }
             (Some(n), Some(p)) => {
                 return Ok(Toolchain {
                     root: root.to_path_buf(),
@@ -175,9 +185,13 @@ fn probe(root: &Path, origin: Origin) -> Result<Toolchain, String> {
                     include: includes
                         .into_iter()
                         .find(|i| i.join("cuda_runtime.h").is_file() || i.join("cuda_fp16.h").is_file()),
+                    // The wheel's own folder; CUDA 13 toolkits keep CCCL in include/cccl.
+                    cccl_include: [wheel.join("cuda_cccl/include"), root.join("include/cccl")]
+                        .into_iter()
+                        .find(|i| has_cccl(i)),
                     nvrtc_version: String::new(),
                     ptxas_version: String::new(),
-                })
+                });
             }
             (n, p) => {
                 if n.is_none() {
@@ -190,6 +204,11 @@ fn probe(root: &Path, origin: Origin) -> Result<Toolchain, String> {
         }
     }
     Err(format!("no {}", missing.join(", no ")))
+}
+
+/// Whether `include` holds CCCL (`cuda/std/version`).
+pub fn has_cccl(include: &Path) -> bool {
+    include.join("cuda/std/version").is_file()
 }
 
 /// [`finish`], where a ptxas that cannot be run (not executable, wrong CPU) ends the search as a
@@ -312,6 +331,23 @@ mod tests {
         assert!(e.contains("nvidia/cuda_nvrtc/lib/libnvrtc.so.12"), "{e}");
         assert!(e.contains("bin/ptxas"), "{e}");
         assert_eq!(probe(&dir.path().join("nope"), Origin::Cache).unwrap_err(), "does not exist");
+    }
+
+    #[test]
+    fn a_cache_install_without_cccl_is_to_be_upgraded_and_cccl_is_found_when_there() {
+        let dir = tempfile::tempdir().unwrap();
+        for (folder, file) in [("nvidia/cuda_nvrtc/lib", "libnvrtc.so.12"), ("nvidia/cuda_nvcc/bin", "ptxas")] {
+            std::fs::create_dir_all(dir.path().join(folder)).unwrap();
+            std::fs::write(dir.path().join(folder).join(file), b"").unwrap();
+        }
+        let e = probe(dir.path(), Origin::Cache).unwrap_err();
+        assert!(e.contains("without CCCL") && e.contains("cargo launch setup"), "{e}");
+        // Elsewhere CCCL is optional.
+        assert_eq!(probe(dir.path(), Origin::Override).unwrap().cccl_include, None);
+        let cccl = dir.path().join("nvidia/cuda_cccl/include");
+        std::fs::create_dir_all(cccl.join("cuda/std")).unwrap();
+        std::fs::write(cccl.join("cuda/std/version"), b"").unwrap();
+        assert_eq!(probe(dir.path(), Origin::Cache).unwrap().cccl_include, Some(cccl));
     }
 
     #[cfg(unix)]
