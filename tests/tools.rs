@@ -143,7 +143,7 @@ fn a_build_that_fails_after_compiling_writes_no_statistics() {
     let cache = tempfile::tempdir().unwrap();
     let (code, _, stderr) = run(&mut cargo_build(dir.path(), cache.path(), &toolchain_root()));
     assert_ne!(code, 0, "{stderr}");
-    assert!(stderr.contains("would be generated as `ADD_ONE`"), "{stderr}");
+    assert!(stderr.contains("would be generated as `kernels::broken::ADD_ONE`"), "{stderr}");
 
     // The copy's package name is unique, so its build folders are this test's alone.
     let text = fs::read_to_string(dir.path().join("Cargo.toml")).unwrap();

@@ -303,7 +303,7 @@ pub fn unknown_kernel_settings(config: &launch_build::Config, manifest: &launch_
         .map(|name| {
             let names: Vec<&str> = manifest.kernels.iter().map(|k| k.display_name.as_str()).collect();
             format!(
-                "[package.metadata.launch.kernel.\"{name}\"] matches no kernel; its settings are unused. Kernels: {}",
+                "[package.metadata.launch.kernel.{name}] names no kernel; its settings are unused. Kernels: {}",
                 names.join(", ")
             )
         })
