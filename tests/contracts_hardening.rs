@@ -102,7 +102,7 @@ fn agreeing_bounds_build_and_a_file_without_kernels_warns() {
         "after_static(float*)  sm_90  @launch(256, 2)",
         "templated<3>(float*)  sm_90  @launch(64, 4)",
         "through_macro  sm_90  @launch(256)",
-        "warning: kernels/helpers.cu: no kernel (__global__ function definition) in this file",
+        "warning: kernels/helpers.cu: no kernel (__global__ function) in this file",
     ] {
         assert!(stdout.contains(expected), "missing `{expected}` in:\n{stdout}");
     }

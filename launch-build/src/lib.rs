@@ -139,12 +139,6 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
             continue;
         }
         let kernels = source::kernels(&text, &scanned);
-        if kernels.is_empty() {
-            warnings.push(format!(
-                "{}: no kernel (__global__ function definition) in this file: it is compiled, but nothing in it can be launched",
-                s.file
-            ));
-        }
         match contract::prepare(&s.file, &text, &scanned, &kernels) {
             Ok((ann, applied)) => prepared.push(Prepared { original: text, applied, annotations: ann, kernels }),
             Err(e) => errors.extend(e),
@@ -211,6 +205,16 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
         description: compiler.toolchain.describe(),
     };
     let mut manifest = assemble::manifest(config, info, &files)?;
+    // A file whose PTX has no entry on any arch builds nothing launchable. Decided from the
+    // compiled result, not the source: macros and headers define most kernels of real folders.
+    for s in &sources {
+        if !manifest.kernels.iter().any(|k| k.file == s.file) && files.iter().any(|f| f.source.file == s.file) {
+            warnings.push(format!(
+                "{}: no kernel (__global__ function) in this file: it is compiled, but nothing in it can be launched",
+                s.file
+            ));
+        }
+    }
     // Quiet successes speak: in `cargo:warning`s below and in `cargo launch report`.
     manifest.warnings.splice(0..0, warnings);
     embed::write(launch_dir, &manifest, &files)?;
