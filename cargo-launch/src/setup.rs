@@ -91,7 +91,7 @@ fn install(env: &Env, force: bool) -> anyhow::Result<Toolchain> {
         .arg("-r")
         .arg(&req)
         .inherit_output()
-        // About 130 MB: the compile limit would fail a download slower than 74 KB/s; two hours
+        // About 135 MB: the compile limit would fail a download slower than 74 KB/s; two hours
         // still ends a pip that hangs.
         .timeout(std::time::Duration::from_secs(2 * 60 * 60))
         .run()
