@@ -41,3 +41,7 @@ mod fuzz;
 /// Issue 11 hardening of contracts and sources: bounds written anywhere or through macros, compiler
 /// messages without inserted code, non-UTF-8 sources, warnings for folders and files without kernels.
 mod contracts_hardening;
+
+/// Issue 10 item 5: every failing file of a build once, with its arches; compiler warnings once
+/// per compile, never from the cache.
+mod build_output;
