@@ -45,3 +45,6 @@ mod contracts_hardening;
 /// Issue 10 item 5: every failing file of a build once, with its arches; compiler warnings once
 /// per compile, never from the cache.
 mod build_output;
+
+/// Issue 10's real-world test: candle-kernels 0.11.1 unmodified, every record equal to cuobjdump's.
+mod candle_kernels;
