@@ -28,7 +28,18 @@
 //! # What triggers a rebuild
 //! Cargo.toml, the kernel folder, every kernel file and every header it includes from the crate,
 //! and the variables listed in [`env::DOCUMENTED`]. A rerun compiles only the (file, arch) jobs
-//! whose content-addressed key changed ([`cache`]), in parallel through cargo's jobserver ([`jobs`]).
+//! whose content-addressed key changed ([`cache`]), in parallel through cargo's jobserver ([`jobs`]),
+//! the longest jobs first.
+//!
+//! # Failures and warnings
+//! A kernel file that does not compile does not stop the others: every job runs, and the error
+//! ([`Error::Failed`]) lists every failing file in file order, once for all the arches that gave
+//! the same message, with the first error's `file:line` in a summary (at most
+//! [`error::MAX_FAILED_FILES_SHOWN`] files in full; the rest are counted and named).
+//! Compiler warnings (NVRTC's log, ptxas's warnings) are printed as `cargo:warning`s only for the
+//! jobs compiled in this run, once per file for all the arches with the same log; a job that comes
+//! from the cache printed its warnings when it compiled. The manifest keeps every warning, cached
+//! jobs' included, so `cargo launch report` still lists them.
 #![deny(missing_docs)]
 // The one-line build.rs is the example users copy, `fn main` included.
 #![allow(clippy::needless_doctest_main)]
