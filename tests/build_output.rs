@@ -72,6 +72,16 @@ fn nvrtc_warnings_are_shown_once_per_compile_and_never_from_the_cache() {
     assert_eq!(lines.len(), 1, "one line for both arches:\n{stderr}");
     assert!(lines[0].contains("kernels/a_warns.cu (sm_80, sm_90): kernels/a_warns.cu(3): warning"), "{stderr}");
 
+    // The compile times were recorded beside the cache entries (issue 10 item 11: the next build
+    // that compiles starts the longest jobs first), one line per job: `ms TAB arch TAB file`.
+    let timings: Vec<_> = std::fs::read_dir(cache.path().join("kernel-timings")).unwrap().flatten().collect();
+    assert_eq!(timings.len(), 1, "one history file per crate");
+    let text = std::fs::read_to_string(timings[0].path()).unwrap();
+    let mut jobs: Vec<(&str, &str)> =
+        text.lines().map(|l| l.split('\t').collect::<Vec<_>>()).map(|f| (f[1], f[2])).collect();
+    jobs.sort();
+    assert_eq!(jobs, [("sm_80", "kernels/a_warns.cu"), ("sm_90", "kernels/a_warns.cu")], "{text}");
+
     // The script reruns (a kernel touched, content unchanged): every job comes from the cache,
     // and no compiler warning is printed again.
     let kernel = dir.path().join("kernels/a_warns.cu");

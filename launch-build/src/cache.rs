@@ -31,8 +31,8 @@
 //! entry's place is damaged like a bad checksum, and the next store replaces it.
 //!
 //! # Compile times
-//! Beside the entries, `<cache>/timings/<crate>.tsv` ([`Timings`]) holds each job's last compile
-//! time, by (file, arch) as the crate names them, so the next build that has to compile starts
+//! Beside the entry folder, `<cache root>/kernel-timings/<crate>.tsv` ([`Timings`]) holds each
+//! job's last compile time, by (file, arch) as the crate names them, so the next build that has to compile starts
 //! the longest jobs first. It is a hint only: it is not part of any key or entry, a missing or
 //! unreadable file means "no history", and two builds writing it at once lose one update at worst.
 
@@ -483,7 +483,7 @@ fn sweep_stale_temps(dir: &Path) {
 
 /// Each job's last compile time (NVRTC + ptxas, milliseconds) for one crate, by (file, arch).
 ///
-/// One text file per crate, `<cache>/timings/<16 hex digits of SHA-256 of the crate root>.tsv`,
+/// One text file per crate, `<dir>/<16 hex digits of SHA-256 of the crate root>.tsv`,
 /// a line per job: `milliseconds TAB arch TAB file`. Written whole to a temporary file and renamed.
 /// Keyed by the file's name, not its content, so an edited file (a new cache key) still has its
 /// history: that is exactly when the order matters.
@@ -497,12 +497,12 @@ pub struct Timings {
 const MAX_TIMINGS: u64 = 4 << 20;
 
 impl Timings {
-    /// The history of the crate at `root`, in the cache folder `dir`; empty when there is none or
-    /// it cannot be read.
+    /// The history of the crate at `root`, in the timings folder `dir` (beside the entry folder,
+    /// never inside it); empty when there is none or it cannot be read.
     pub fn load(dir: &Path, root: &Path) -> Timings {
         let digest = Sha256::digest(root.display().to_string().as_bytes());
         let name: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-        let path = dir.join("timings").join(format!("{name}.tsv"));
+        let path = dir.join(format!("{name}.tsv"));
         let times = match read_entry_limited(&path, MAX_TIMINGS) {
             Some(bytes) => parse_timings(&String::from_utf8_lossy(&bytes)),
             None => BTreeMap::new(),
@@ -877,9 +877,6 @@ mod tests {
         assert_eq!(back.get("kernels/a.cu", "sm_90"), None);
         // Another crate has its own history.
         assert_eq!(Timings::load(d.path(), Path::new("/crates/b")).get("kernels/a.cu", "sm_80"), None);
-        // The timings folder is not an entry folder, and no entry is affected.
-        let cache = Cache::new(d.path().to_path_buf());
-        assert!(matches!(cache.load(&Inputs::base().key()), Lookup::Miss));
         // A damaged file is no history, not an error.
         let path = back.path.clone().unwrap();
         fs::write(&path, b"garbage\nx\tsm_80\tk.cu\n12\tsm_80\tk.cu\n\xff").unwrap();

@@ -421,12 +421,15 @@ pub struct Built {
 pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) -> Result<Built, Error> {
     let started = Instant::now();
     let debug = env.flag("LAUNCH_BUILD_DEBUG");
+    let root = toolchain::cache_dir(env);
     let cache = if env.flag("LAUNCH_NO_CACHE") {
         None
     } else {
-        let dir = toolchain::cache_dir(env).map(|d| d.join("kernels")).unwrap_or_else(|| launch_dir.join("cache"));
+        let dir = root.as_ref().map(|d| d.join("kernels")).unwrap_or_else(|| launch_dir.join("cache"));
         Some(Cache::new(dir))
     };
+    // Compile times live beside the entry folder, never in it (see cache::Timings).
+    let timings_dir = root.map(|d| d.join("kernel-timings")).unwrap_or_else(|| launch_dir.join("cache-timings"));
     let pairs = placeholders(compiler);
     let (keys, sizes): (Vec<cache::Key>, Vec<u64>) = keys_and_sizes(compiler, jobs).into_iter().unzip();
 
@@ -472,7 +475,7 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
     }
 
     let pending: Vec<usize> = (0..jobs.len()).filter(|&i| outputs[i].is_none()).collect();
-    let mut timings = cache.as_ref().map(|c| cache::Timings::load(c.dir(), compiler.root())).unwrap_or_default();
+    let mut timings = cache.as_ref().map(|_| cache::Timings::load(&timings_dir, compiler.root())).unwrap_or_default();
     let history: Vec<Option<u64>> =
         pending.iter().map(|&i| timings.get(&jobs[i].source.file, &jobs[i].arch.to_string())).collect();
     let order = start_order(&history, &pending.iter().map(|&i| sizes[i]).collect::<Vec<_>>());
