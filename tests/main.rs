@@ -55,3 +55,10 @@ mod real_kernels_config;
 /// Issue 10's CLI for hundreds of kernels and first use: the compact report, filters, grouped
 /// `check` findings, `--arch` builds that leave the normal build alone, `init` and `new`.
 mod cli_scale;
+
+/// Issue 10 item 5: every failing file of a build once, with its arches; compiler warnings once
+/// per compile, never from the cache.
+mod build_output;
+
+/// Issue 10's real-world test: candle-kernels 0.11.1 unmodified, every record equal to cuobjdump's.
+mod candle_kernels;

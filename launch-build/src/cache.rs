@@ -29,6 +29,12 @@
 //! Only a regular file is read as an entry, never more than [`MAX_ENTRY`] bytes, and links are
 //! never followed: a symbolic link (to `/dev/zero`, say), a FIFO, a device or a folder in an
 //! entry's place is damaged like a bad checksum, and the next store replaces it.
+//!
+//! # Compile times
+//! Beside the entry folder, `<cache root>/kernel-timings/<crate>.tsv` ([`Timings`]) holds each
+//! job's last compile time, by (file, arch) as the crate names them, so the next build that has to compile starts
+//! the longest jobs first. It is a hint only: it is not part of any key or entry, a missing or
+//! unreadable file means "no history", and two builds writing it at once lose one update at worst.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -481,6 +487,95 @@ fn sweep_stale_temps(dir: &Path) {
     }
 }
 
+/// Each job's last compile time (NVRTC + ptxas, milliseconds) for one crate, by (file, arch).
+///
+/// One text file per crate, `<dir>/<16 hex digits of SHA-256 of the crate root>.tsv`,
+/// a line per job: `milliseconds TAB arch TAB file`. Written whole to a temporary file and renamed.
+/// Keyed by the file's name, not its content, so an edited file (a new cache key) still has its
+/// history: that is exactly when the order matters.
+#[derive(Clone, Debug, Default)]
+pub struct Timings {
+    path: Option<PathBuf>,
+    times: BTreeMap<(String, String), u64>,
+}
+
+/// The largest timings file that is read; a larger one is ignored (no history).
+const MAX_TIMINGS: u64 = 4 << 20;
+
+impl Timings {
+    /// The history of the crate at `root`, in the timings folder `dir` (beside the entry folder,
+    /// never inside it); empty when there is none or it cannot be read.
+    pub fn load(dir: &Path, root: &Path) -> Timings {
+        let digest = Sha256::digest(root.display().to_string().as_bytes());
+        let name: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+        let path = dir.join(format!("{name}.tsv"));
+        let times = match read_entry_limited(&path, MAX_TIMINGS) {
+            Some(bytes) => parse_timings(&String::from_utf8_lossy(&bytes)),
+            None => BTreeMap::new(),
+        };
+        Timings { path: Some(path), times }
+    }
+
+    /// The last compile time of `file` for `arch`, milliseconds.
+    pub fn get(&self, file: &str, arch: &str) -> Option<u64> {
+        self.times.get(&(file.to_string(), arch.to_string())).copied()
+    }
+
+    /// Records a compile time (kept in memory until [`Timings::save`]).
+    pub fn record(&mut self, file: &str, arch: &str, ms: u64) {
+        self.times.insert((file.to_string(), arch.to_string()), ms);
+    }
+
+    /// Writes the history back. Only for loaded histories; a failure leaves the old file.
+    pub fn save(&self) -> io::Result<()> {
+        let Some(path) = &self.path else { return Ok(()) };
+        let dir = path.parent().expect("timings live in a folder");
+        fs::create_dir_all(dir)?;
+        sweep_stale_temps(dir);
+        let mut text = String::new();
+        for ((file, arch), ms) in &self.times {
+            text.push_str(&format!("{ms}\t{arch}\t{file}\n"));
+        }
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let (tmp, mut f) = create_temp(dir, &name)?;
+        let written = f.write_all(text.as_bytes()).and_then(|()| f.flush());
+        drop(f);
+        if let Err(e) = written.and_then(|()| fs::rename(&tmp, path)) {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+        Ok(())
+    }
+}
+
+/// `ms TAB arch TAB file` lines; anything else is skipped.
+fn parse_timings(text: &str) -> BTreeMap<(String, String), u64> {
+    let mut times = BTreeMap::new();
+    for line in text.lines() {
+        let mut parts = line.splitn(3, '\t');
+        let (Some(ms), Some(arch), Some(file)) = (parts.next(), parts.next(), parts.next()) else { continue };
+        if let Ok(ms) = ms.parse::<u64>() {
+            if !arch.is_empty() && !file.is_empty() {
+                times.insert((file.to_string(), arch.to_string()), ms);
+            }
+        }
+    }
+    times
+}
+
+/// A regular file's bytes when it holds at most `limit` bytes; `None` otherwise (missing, a link,
+/// a FIFO, too large, unreadable).
+fn read_entry_limited(path: &Path, limit: u64) -> Option<Vec<u8>> {
+    let meta = fs::symlink_metadata(path).ok()?;
+    if !meta.file_type().is_file() || meta.len() > limit {
+        return None;
+    }
+    let mut file = open_no_follow(path).ok()?;
+    let mut bytes = Vec::new();
+    (&mut file).take(limit + 1).read_to_end(&mut bytes).ok()?;
+    (bytes.len() as u64 <= limit).then_some(bytes)
+}
+
 /// Replaces each `(text, placeholder)` pair's text by its placeholder, in order (put the longer,
 /// more specific path first).
 pub fn to_placeholders(text: &str, pairs: &[(String, &str)]) -> String {
@@ -776,6 +871,28 @@ mod tests {
         let digest: [u8; 32] = Sha256::digest(&bytes).into();
         bytes.extend_from_slice(&digest);
         assert_eq!(decode(&key, &bytes).unwrap_err(), "section overruns the entry");
+    }
+
+    #[test]
+    fn timings_round_trip_per_crate_and_ignore_junk() {
+        let d = tempfile::tempdir().unwrap();
+        let mut t = Timings::load(d.path(), Path::new("/crates/a"));
+        assert_eq!(t.get("kernels/a.cu", "sm_80"), None);
+        t.record("kernels/a.cu", "sm_80", 1200);
+        t.record("kernels/dir with\ttab.cu", "sm_90", 7);
+        t.save().unwrap();
+        let back = Timings::load(d.path(), Path::new("/crates/a"));
+        assert_eq!(back.get("kernels/a.cu", "sm_80"), Some(1200));
+        assert_eq!(back.get("kernels/dir with\ttab.cu", "sm_90"), Some(7));
+        assert_eq!(back.get("kernels/a.cu", "sm_90"), None);
+        // Another crate has its own history.
+        assert_eq!(Timings::load(d.path(), Path::new("/crates/b")).get("kernels/a.cu", "sm_80"), None);
+        // A damaged file is no history, not an error.
+        let path = back.path.clone().unwrap();
+        fs::write(&path, b"garbage\nx\tsm_80\tk.cu\n12\tsm_80\tk.cu\n\xff").unwrap();
+        let junk = Timings::load(d.path(), Path::new("/crates/a"));
+        assert_eq!(junk.get("k.cu", "sm_80"), Some(12));
+        assert_eq!(junk.times.len(), 1);
     }
 
     #[test]

@@ -110,6 +110,9 @@ pub enum Error {
     /// Kernels that break a rule (duplicate names, bad `@launch`, ...): one line per problem,
     /// each starting with `file:line:col`.
     Kernels(Vec<String>),
+    /// Kernel files failed to compile: every failure of the build (all jobs ran), one entry per
+    /// failing file, in file order. See [`FileFailure`].
+    Failed(Vec<FileFailure>),
     /// Reading or writing a file failed.
     Io {
         /// The file.
@@ -121,7 +124,106 @@ pub enum Error {
     },
 }
 
+/// The failures of one kernel file: one error per distinct message, each naming every arch that
+/// gave it (a [`Error::Compile`]'s `arch` is then `sm_80, sm_90`), in the order the arches are listed.
+#[derive(Debug)]
+pub struct FileFailure {
+    /// The kernel file, relative to the crate.
+    pub file: String,
+    /// One error per distinct message (per-file errors: compile, timeout, unreadable report).
+    pub errors: Vec<Error>,
+}
+
+/// At most this many failing files are shown in full; the rest are counted and named.
+pub const MAX_FAILED_FILES_SHOWN: usize = 20;
+
+impl FileFailure {
+    /// Groups the failed jobs `(file, arch, error)`, given in job order (file by file), into one
+    /// entry per file, merging errors that are the same for several arches (the same message once
+    /// the arch's name is taken out of it).
+    pub fn group(failed: Vec<(String, String, Error)>) -> Vec<FileFailure> {
+        let mut files: Vec<FileFailure> = Vec::new();
+        // Per file: (error, its arches, its message with the arch taken out).
+        let mut groups: Vec<Vec<(Error, Vec<String>, String)>> = Vec::new();
+        for (file, arch, error) in failed {
+            if files.last().is_none_or(|f| f.file != file) {
+                files.push(FileFailure { file, errors: Vec::new() });
+                groups.push(Vec::new());
+            }
+            let same = without_arch(&error.to_string(), &arch);
+            let list = groups.last_mut().expect("pushed with its file");
+            match list.iter_mut().find(|(_, _, s)| *s == same) {
+                Some((_, arches, _)) => arches.push(arch),
+                None => list.push((error, vec![arch], same)),
+            }
+        }
+        for (f, list) in files.iter_mut().zip(groups) {
+            f.errors = list.into_iter().map(|(e, arches, _)| e.for_arches(&arches.join(", "))).collect();
+        }
+        files
+    }
+}
+
+/// `text` with every mention of `arch` replaced, so messages of two arches compare equal when
+/// they differ only by the arch's name (a ptxas log names `x.cu.sm_80.ptx`).
+fn without_arch(text: &str, arch: &str) -> String {
+    if arch.is_empty() {
+        text.to_string()
+    } else {
+        text.replace(arch, "\u{0}arch")
+    }
+}
+
+/// `kernels/a.cu:12: error: identifier "x" is undefined` from the first error in a compiler log:
+/// NVRTC writes `file(line): error: ...`, our notes `file:line:col: ...`; else the first line
+/// that says `error`.
+fn first_error(log: &str) -> Option<String> {
+    let mut fallback = None;
+    for line in log.lines().map(str::trim) {
+        // `path(LINE): error: message` (also `catastrophic error`).
+        if let Some(open) = line.find("): ").and_then(|close| line[..close].rfind('(').map(|o| (o, close))) {
+            let (o, close) = open;
+            let number = &line[o + 1..close];
+            let rest = &line[close + 3..];
+            if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) && rest.contains("error") {
+                return Some(format!("{}:{number}: {rest}", &line[..o]));
+            }
+        }
+        if fallback.is_none() && line.to_ascii_lowercase().contains("error") {
+            fallback = Some(line.to_string());
+        }
+    }
+    fallback
+}
+
 impl Error {
+    /// The same error for a list of arches (`sm_80, sm_90`), where it names one.
+    fn for_arches(self, arches: &str) -> Error {
+        match self {
+            Error::Compile { compiler, file, log, .. } => Error::Compile { compiler, file, arch: arches.into(), log },
+            Error::Report { file, reason, .. } => Error::Report { file, arch: arches.into(), reason },
+            Error::ToolTimedOut { tool, command, file, arch: Some(_), timeout } => {
+                Error::ToolTimedOut { tool, command, file, arch: Some(arches.into()), timeout }
+            }
+            other => other,
+        }
+    }
+
+    /// One line for the summary of a failed build: where the first error is and what it says.
+    fn summary(&self, file: &str) -> String {
+        match self {
+            Error::Compile { compiler, arch, log, .. } => match first_error(log) {
+                Some(e) if e.starts_with(file) => format!("{e} ({compiler}, {arch})"),
+                Some(e) => format!("{file}: {e} ({compiler}, {arch})"),
+                None => format!("{file}: {compiler} failed ({arch})"),
+            },
+            other => {
+                let text = other.to_string();
+                format!("{file}: {}", text.lines().next().unwrap_or(""))
+            }
+        }
+    }
+
     pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>) -> impl FnOnce(io::Error) -> Error {
         let path = path.into();
         move |source| Error::Io { path, action, source }
@@ -193,9 +295,44 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
+            Error::Failed(files) => failed(f, files),
             Error::Io { path, action, source } => write!(f, "failed to {action} `{}`: {source}", path.display()),
         }
     }
+}
+
+/// One failure as it always read; several as a summary (one line per failing file, with the
+/// first error's `file:line`) followed by each compiler's messages, at most
+/// [`MAX_FAILED_FILES_SHOWN`] files.
+fn failed(f: &mut fmt::Formatter<'_>, files: &[FileFailure]) -> fmt::Result {
+    if let [only] = files {
+        if let [e] = only.errors.as_slice() {
+            return write!(f, "{e}");
+        }
+    }
+    let shown = &files[..files.len().min(MAX_FAILED_FILES_SHOWN)];
+    let plural = if files.len() == 1 { "" } else { "s" };
+    writeln!(f, "{} kernel file{plural} failed to compile:", files.len())?;
+    for file in shown {
+        for e in &file.errors {
+            writeln!(f, "  {}", e.summary(&file.file))?;
+        }
+    }
+    let hidden = &files[shown.len()..];
+    if !hidden.is_empty() {
+        let names: Vec<&str> = hidden.iter().take(10).map(|h| h.file.as_str()).collect();
+        let etc = if hidden.len() > names.len() { ", ..." } else { "" };
+        writeln!(
+            f,
+            "  ... and {} more file{} (messages not shown): {}{etc}",
+            hidden.len(),
+            if hidden.len() == 1 { "" } else { "s" },
+            names.join(", ")
+        )?;
+    }
+    let blocks: Vec<String> =
+        shown.iter().flat_map(|file| &file.errors).map(|e| e.to_string().trim_end().to_string()).collect();
+    write!(f, "\n{}", blocks.join("\n\n"))
 }
 
 /// `2 s`, `0.5 s`.
@@ -213,5 +350,88 @@ impl std::error::Error for Error {
             Error::ToolStart { source, .. } | Error::Io { source, .. } => Some(source),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nvrtc(file: &str, arch: &str, log: &str) -> (String, String, Error) {
+        let e =
+            Error::Compile { compiler: "NVRTC 12.9.86".into(), file: file.into(), arch: arch.into(), log: log.into() };
+        (file.into(), arch.into(), e)
+    }
+
+    /// Issue 10 item 5: each failing file once, identical messages of several arches merged.
+    #[test]
+    fn failures_group_by_file_and_by_message_across_arches() {
+        let a = "kernels/a.cu(2): error: identifier \"x\" is undefined\n\n1 error detected";
+        let files = FileFailure::group(vec![
+            nvrtc("kernels/a.cu", "sm_80", a),
+            nvrtc("kernels/a.cu", "sm_90", a),
+            nvrtc("kernels/b.cu", "sm_80", "kernels/b.cu(7): error: only on sm_80"),
+            nvrtc("kernels/b.cu", "sm_90", "kernels/b.cu(9): error: only on sm_90"),
+            // A ptxas log that differs only by the arch in the work file's name.
+            (
+                "kernels/c.cu".into(),
+                "sm_80".into(),
+                Error::Compile {
+                    compiler: "ptxas 12.9.86".into(),
+                    file: "kernels/c.cu".into(),
+                    arch: "sm_80".into(),
+                    log: "ptxas /w/c.cu.sm_80.ptx, line 4; error   : bad".into(),
+                },
+            ),
+            (
+                "kernels/c.cu".into(),
+                "sm_90".into(),
+                Error::Compile {
+                    compiler: "ptxas 12.9.86".into(),
+                    file: "kernels/c.cu".into(),
+                    arch: "sm_90".into(),
+                    log: "ptxas /w/c.cu.sm_90.ptx, line 4; error   : bad".into(),
+                },
+            ),
+        ]);
+        let shape: Vec<(&str, usize)> = files.iter().map(|f| (f.file.as_str(), f.errors.len())).collect();
+        assert_eq!(shape, [("kernels/a.cu", 1), ("kernels/b.cu", 2), ("kernels/c.cu", 1)]);
+        let text = Error::Failed(files).to_string();
+        assert!(text.starts_with("3 kernel files failed to compile:\n"), "{text}");
+        for expected in [
+            "  kernels/a.cu:2: error: identifier \"x\" is undefined (NVRTC 12.9.86, sm_80, sm_90)\n",
+            "  kernels/b.cu:7: error: only on sm_80 (NVRTC 12.9.86, sm_80)\n",
+            "  kernels/b.cu:9: error: only on sm_90 (NVRTC 12.9.86, sm_90)\n",
+            "NVRTC 12.9.86 failed to compile kernels/a.cu for sm_80, sm_90:\nkernels/a.cu(2): error",
+            "ptxas 12.9.86 failed to compile kernels/c.cu for sm_80, sm_90:\n",
+        ] {
+            assert!(text.contains(expected), "expected `{expected}` in:\n{text}");
+        }
+        assert_eq!(text.matches("failed to compile kernels/a.cu").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn one_failure_reads_as_it_always_did() {
+        let (_, _, e) = nvrtc("kernels/a.cu", "sm_90", "kernels/a.cu(2): error: x");
+        let single = e.to_string();
+        let files = FileFailure::group(vec![nvrtc("kernels/a.cu", "sm_90", "kernels/a.cu(2): error: x")]);
+        assert_eq!(Error::Failed(files).to_string(), single);
+    }
+
+    #[test]
+    fn past_the_cap_files_are_counted_and_named_not_shown() {
+        let n = MAX_FAILED_FILES_SHOWN + 3;
+        let failed = (0..n)
+            .map(|i| nvrtc(&format!("kernels/k{i:02}.cu"), "sm_90", &format!("kernels/k{i:02}.cu(1): error: e{i}")));
+        let text = Error::Failed(FileFailure::group(failed.collect())).to_string();
+        assert!(text.starts_with(&format!("{n} kernel files failed to compile:")), "{text}");
+        assert!(
+            text.contains("... and 3 more files (messages not shown): kernels/k20.cu, kernels/k21.cu, kernels/k22.cu"),
+            "{text}"
+        );
+        assert!(text.contains("failed to compile kernels/k19.cu"), "{text}");
+        assert!(!text.contains("failed to compile kernels/k20.cu"), "{text}");
+        // File order, as given.
+        assert!(text.find("k03.cu:1").unwrap() < text.find("k04.cu:1").unwrap());
     }
 }

@@ -14,9 +14,13 @@
 //! one is made with `NUM_JOBS` slots (counting the implicit one); without either, jobs run one at a
 //! time.
 //!
-//! Results are collected in job order whatever order the jobs finish in. After the first failure
-//! no new job starts; the error of the earliest failed job is returned, and nothing is written
-//! under `OUT_DIR` (the caller writes only when every job succeeded).
+//! Jobs start longest first ([`start_order`]: the last compile time the cache recorded, else the
+//! size of the file and its headers), so a lopsided folder's one slow file does not start last.
+//! Results are collected in job order whatever order the jobs finish in. A job that does not
+//! compile does not stop the others: every job runs and every failing file is reported
+//! ([`Error::Failed`], in file order). Only a failure of the tools themselves
+//! ([`stops_the_build`]) stops new jobs from starting. On any failure nothing is written under
+//! `OUT_DIR` (the caller writes only when every job succeeded).
 //!
 //! # Statistics
 //! `OUT_DIR/launch/build-stats.json` (written only when the whole build succeeded, by
@@ -36,7 +40,7 @@ use serde::Serialize;
 use crate::cache::{self, Cache, Entry, FileId, HeaderDigests, KeyInputs, Lookup, ToolchainId};
 use crate::compile::{self, Compiler, Job, JobOutput, JobTiming};
 use crate::env::Env;
-use crate::error::Error;
+use crate::error::{Error, FileFailure};
 use crate::{out, source, toolchain};
 
 /// Where extra job slots come from.
@@ -110,57 +114,96 @@ enum Msg {
     Wake,
 }
 
-struct Shared<T> {
-    n: usize,
+/// Whether a failed job stops the build: a failure of the tools themselves (cannot start, cannot
+/// load NVRTC, cannot write the work folder) would fail every other job the same way. A file that
+/// does not compile, a compile that timed out, a report that cannot be read concern that job
+/// only: the other jobs still run, so one build shows every failing file.
+pub fn stops_the_build(e: &Error) -> bool {
+    !matches!(
+        e,
+        Error::Compile { .. } | Error::Report { .. } | Error::Kernels(_) | Error::ToolTimedOut { file: Some(_), .. }
+    )
+}
+
+struct Shared<'o, T> {
+    order: &'o [usize],
     next: AtomicUsize,
-    failed: AtomicBool,
+    stopped: AtomicBool,
     active: AtomicUsize,
     max_active: AtomicUsize,
     results: Mutex<Vec<Option<Result<T, Error>>>>,
 }
 
-impl<T> Shared<T> {
-    fn done(&self) -> bool {
-        self.failed.load(Ordering::SeqCst) || self.next.load(Ordering::SeqCst) >= self.n
+impl<T> Shared<'_, T> {
+    fn n(&self) -> usize {
+        self.order.len()
     }
 
-    /// Claims and runs jobs until none is left or one failed.
+    fn done(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst) || self.next.load(Ordering::SeqCst) >= self.n()
+    }
+
+    /// Claims and runs jobs, in `order`, until none is left or one failed in a way that stops
+    /// the build.
     fn work(&self, run: &(dyn Fn(usize) -> Result<T, Error> + Sync), wake: &mpsc::Sender<Msg>) {
         loop {
-            if self.failed.load(Ordering::SeqCst) {
+            if self.stopped.load(Ordering::SeqCst) {
                 break;
             }
-            let i = self.next.fetch_add(1, Ordering::SeqCst);
-            if i >= self.n {
-                break;
-            }
-            if i + 1 == self.n {
+            let k = self.next.fetch_add(1, Ordering::SeqCst);
+            let Some(&i) = self.order.get(k) else { break };
+            if k + 1 == self.n() {
                 let _ = wake.send(Msg::Wake);
             }
             let now = self.active.fetch_add(1, Ordering::SeqCst) + 1;
             self.max_active.fetch_max(now, Ordering::SeqCst);
             let r = run(i);
             self.active.fetch_sub(1, Ordering::SeqCst);
-            if r.is_err() {
-                self.failed.store(true, Ordering::SeqCst);
+            if r.as_ref().err().is_some_and(stops_the_build) {
+                self.stopped.store(true, Ordering::SeqCst);
             }
-            self.results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+            if let Some(slot) = self.results.lock().unwrap_or_else(|e| e.into_inner()).get_mut(i) {
+                *slot = Some(r);
+            }
         }
         let _ = wake.send(Msg::Wake);
     }
 }
 
-/// Runs `run(0..n)`, one job per slot, and returns the results in index order with the most jobs
-/// that ran at once. On failure, the error of the lowest failed index.
-pub fn parallel<T: Send>(
-    tokens: &Tokens,
-    n: usize,
-    run: impl Fn(usize) -> Result<T, Error> + Sync,
-) -> Result<(Vec<T>, usize), Error> {
+/// What [`parallel`] ran.
+#[derive(Debug)]
+pub struct Ran<T> {
+    /// Each job's result, by job index; `None` for a job that never started because another
+    /// failed in a way that [stops the build](stops_the_build).
+    pub results: Vec<Option<Result<T, Error>>>,
+    /// The most jobs that ran at once.
+    pub max_active: usize,
+}
+
+impl<T> Ran<T> {
+    /// Every result, or the error of the lowest failed index.
+    pub fn all(self) -> Result<Vec<T>, Error> {
+        let mut out = Vec::with_capacity(self.results.len());
+        for r in self.results {
+            match r {
+                Some(Ok(v)) => out.push(v),
+                Some(Err(e)) => return Err(e),
+                None => {}
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Runs `run(i)` for every index in `order` (a permutation of `0..n`), starting them in that order,
+/// one job per slot, and returns the results by index. Every job runs, whatever the others gave,
+/// unless one fails in a way that [stops the build](stops_the_build): then no new job starts.
+pub fn parallel<T: Send>(tokens: &Tokens, order: &[usize], run: impl Fn(usize) -> Result<T, Error> + Sync) -> Ran<T> {
+    let n = order.len();
     let shared = Shared {
-        n,
+        order,
         next: AtomicUsize::new(0),
-        failed: AtomicBool::new(false),
+        stopped: AtomicBool::new(false),
         active: AtomicUsize::new(0),
         max_active: AtomicUsize::new(0),
         results: Mutex::new((0..n).map(|_| None).collect()),
@@ -193,7 +236,7 @@ pub fn parallel<T: Send>(
             match msg {
                 Msg::Token(Ok(token)) => {
                     let unclaimed = n.saturating_sub(shared.next.load(Ordering::SeqCst));
-                    if unclaimed == 0 || shared.failed.load(Ordering::SeqCst) {
+                    if unclaimed == 0 || shared.stopped.load(Ordering::SeqCst) {
                         continue; // dropping the token gives it back
                     }
                     let tx = tx.clone();
@@ -218,15 +261,33 @@ pub fn parallel<T: Send>(
     });
     let max_active = shared.max_active.load(Ordering::SeqCst);
     let results = shared.results.into_inner().unwrap_or_else(|e| e.into_inner());
-    if let Some(pos) = results.iter().position(|r| matches!(r, Some(Err(_)))) {
-        let Some(Some(Err(e))) = results.into_iter().nth(pos) else { unreachable!("position found an error") };
-        return Err(e);
-    }
-    let out = results.into_iter().map(|r| match r {
-        Some(Ok(v)) => v,
-        _ => unreachable!("without a failure every job ran"),
-    });
-    Ok((out.collect(), max_active))
+    Ran { results, max_active }
+}
+
+/// The order to start jobs in: longest expected first, so the one slow file of a lopsided folder
+/// does not start last and run alone at the end. `cost[i]` is job `i`'s expected time: its last
+/// compile time where the cache knows it, else its size (source plus headers, bytes) scaled by the
+/// milliseconds per byte of the jobs that have a history (or just its size when none has). Ties
+/// keep job order.
+pub fn start_order(history: &[Option<u64>], bytes: &[u64]) -> Vec<usize> {
+    let known: (u64, u64) = history
+        .iter()
+        .zip(bytes)
+        .filter_map(|(h, &b)| h.map(|ms| (ms, b)))
+        .fold((0, 0), |(m, b), (ms, by)| (m.saturating_add(ms), b.saturating_add(by)));
+    let per_byte = if known.1 > 0 { known.0 as f64 / known.1 as f64 } else { 1.0 };
+    let cost: Vec<f64> = history
+        .iter()
+        .zip(bytes)
+        .map(|(h, &b)| match h {
+            Some(ms) => *ms as f64,
+            None => b as f64 * per_byte,
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..cost.len()).collect();
+    // Stable: equal costs keep job order.
+    order.sort_by(|&a, &b| cost[b].total_cmp(&cost[a]));
+    order
 }
 
 /// `OUT_DIR/launch/build-stats.json`.
@@ -297,24 +358,33 @@ pub fn toolchain_id(compiler: &Compiler) -> ToolchainId {
 /// The key of every job, in order. Headers are found like `source::dependencies` finds them, in
 /// NVRTC's search order, and hashed by content.
 pub fn keys(compiler: &Compiler, jobs: &[Job]) -> Vec<cache::Key> {
+    keys_and_sizes(compiler, jobs).into_iter().map(|(k, _)| k).collect()
+}
+
+/// [`keys`], with each job's size: its text plus every header it includes, in bytes (what the
+/// start order guesses from without history).
+fn keys_and_sizes(compiler: &Compiler, jobs: &[Job]) -> Vec<(cache::Key, u64)> {
     let id = toolchain_id(compiler);
     let mut digests = HeaderDigests::default();
-    let mut headers_of: BTreeMap<PathBuf, Vec<(String, [u8; 32])>> = BTreeMap::new();
+    // Per source file: its headers (portable path, digest) and their total size.
+    type Headers = (Vec<(String, [u8; 32])>, u64);
+    let mut headers_of: BTreeMap<PathBuf, Headers> = BTreeMap::new();
     jobs.iter()
         .map(|job| {
-            let headers = headers_of.entry(job.source.path.clone()).or_insert_with(|| {
+            let (headers, header_bytes) = headers_of.entry(job.source.path.clone()).or_insert_with(|| {
                 let deps = source::dependencies(&job.source.path, &compiler.include_search(job));
+                let bytes = deps.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
                 let mut h: Vec<(String, [u8; 32])> = deps
                     .iter()
                     .map(|p| (compile::portable_path(p, compiler.root(), &compiler.toolchain.root), digests.digest(p)))
                     .collect();
                 h.sort();
-                h
+                (h, bytes)
             });
             let options = compiler.options(job, true);
             let ptxas_options = compiler.ptxas_options(job);
             let arch = job.arch.to_string();
-            cache::key(&KeyInputs {
+            let key = cache::key(&KeyInputs {
                 file: &job.source.file,
                 text: job.text,
                 headers,
@@ -323,30 +393,47 @@ pub fn keys(compiler: &Compiler, jobs: &[Job]) -> Vec<cache::Key> {
                 arch: &arch,
                 annotations: job.annotations,
                 toolchain: &id,
-            })
+            });
+            (key, job.text.len() as u64 + *header_bytes)
         })
         .collect()
 }
 
-/// Runs every job through the cache, compiles the misses in parallel and stores what compiled.
-/// Returns one output per job, in job order, and the statistics, which the caller writes with
-/// [`write_stats`] only once the whole build succeeded (a failed build writes nothing).
-pub fn run_all(
-    env: &Env,
-    compiler: &Compiler,
-    launch_dir: &Path,
-    jobs: &[Job],
-) -> Result<(Vec<JobOutput>, BuildStats), Error> {
+/// What [`run_all`] built.
+#[derive(Debug)]
+pub struct Built {
+    /// One output per job, in job order.
+    pub outputs: Vec<JobOutput>,
+    /// Per job: compiled in this run (true) or loaded from the cache. Compiler warnings are shown
+    /// for compiled jobs only.
+    pub compiled: Vec<bool>,
+    /// The statistics, for [`write_stats`].
+    pub stats: BuildStats,
+}
+
+/// Runs every job through the cache, compiles the misses in parallel (longest first, see
+/// [`start_order`]) and stores what compiled. Returns one output per job, in job order, and the
+/// statistics, which the caller writes with [`write_stats`] only once the whole build succeeded
+/// (a failed build writes nothing).
+///
+/// # Errors
+/// When jobs fail to compile, every job still runs and the error is [`Error::Failed`]: every
+/// failing file in file order, each failure once for all the arches that gave the same message.
+/// A failure of the tools themselves ([`stops_the_build`]) stops the build at once with that error.
+pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) -> Result<Built, Error> {
     let started = Instant::now();
     let debug = env.flag("LAUNCH_BUILD_DEBUG");
+    let root = toolchain::cache_dir(env);
     let cache = if env.flag("LAUNCH_NO_CACHE") {
         None
     } else {
-        let dir = toolchain::cache_dir(env).map(|d| d.join("kernels")).unwrap_or_else(|| launch_dir.join("cache"));
+        let dir = root.as_ref().map(|d| d.join("kernels")).unwrap_or_else(|| launch_dir.join("cache"));
         Some(Cache::new(dir))
     };
+    // Compile times live beside the entry folder, never in it (see cache::Timings).
+    let timings_dir = root.map(|d| d.join("kernel-timings")).unwrap_or_else(|| launch_dir.join("cache-timings"));
     let pairs = placeholders(compiler);
-    let keys = keys(compiler, jobs);
+    let (keys, sizes): (Vec<cache::Key>, Vec<u64>) = keys_and_sizes(compiler, jobs).into_iter().unzip();
 
     let mut outputs: Vec<Option<JobOutput>> = (0..jobs.len()).map(|_| None).collect();
     let mut corrupt = 0;
@@ -390,9 +477,21 @@ pub fn run_all(
     }
 
     let pending: Vec<usize> = (0..jobs.len()).filter(|&i| outputs[i].is_none()).collect();
+    let mut timings = cache.as_ref().map(|_| cache::Timings::load(&timings_dir, compiler.root())).unwrap_or_default();
+    let history: Vec<Option<u64>> =
+        pending.iter().map(|&i| timings.get(&jobs[i].source.file, &jobs[i].arch.to_string())).collect();
+    let order = start_order(&history, &pending.iter().map(|&i| sizes[i]).collect::<Vec<_>>());
+    if debug && !order.is_empty() {
+        let first: Vec<String> = order
+            .iter()
+            .take(3)
+            .map(|&k| format!("{} {}", jobs[pending[k]].source.file, jobs[pending[k]].arch))
+            .collect();
+        note(debug, &format!("starting the longest jobs first: {}, ...", first.join(", ")));
+    }
     let tokens = if pending.len() > 1 { tokens(env) } else { Tokens::Serial };
     let store_failure: Mutex<Option<String>> = Mutex::new(None);
-    let (compiled, max_parallel) = parallel(&tokens, pending.len(), |k| {
+    let ran = parallel(&tokens, &order, |k| {
         let i = pending[k];
         let (out, timing) = compiler.run_timed(&jobs[i])?;
         if let Some(cache) = &cache {
@@ -403,11 +502,38 @@ pub fn run_all(
             }
         }
         Ok((out, timing))
-    })?;
+    });
     if let Some(message) = store_failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
         if env.is_build_script() {
             println!("cargo:warning=launch-build: {message} (the build goes on without it)");
         }
+    }
+    let max_parallel = ran.max_active;
+
+    // Every result in job order (file by file): the first failure that stops the build wins;
+    // otherwise every failed job is reported.
+    let mut compiled = Vec::new();
+    let mut failed = Vec::new();
+    for (&i, r) in pending.iter().zip(ran.results) {
+        match r {
+            Some(Ok(v)) => compiled.push((i, v)),
+            Some(Err(e)) if stops_the_build(&e) => return Err(e),
+            Some(Err(e)) => failed.push((jobs[i].source.file.clone(), jobs[i].arch.to_string(), e)),
+            None => {}
+        }
+    }
+    // What compiled is remembered even when others failed: the next build orders by it.
+    for (i, (_, timing)) in &compiled {
+        let ms = (timing.nvrtc + timing.ptxas).as_millis();
+        timings.record(&jobs[*i].source.file, &jobs[*i].arch.to_string(), u64::try_from(ms).unwrap_or(u64::MAX));
+    }
+    if !compiled.is_empty() {
+        if let Err(e) = timings.save() {
+            note(debug, &format!("could not write the compile times to the kernel cache: {e}"));
+        }
+    }
+    if !failed.is_empty() {
+        return Err(Error::Failed(FileFailure::group(failed)));
     }
 
     let mut stats = BuildStats {
@@ -425,7 +551,8 @@ pub fn run_all(
         peak_rss_kib: None,
         compiled_jobs: Vec::new(),
     };
-    for (&i, (out, timing)) in pending.iter().zip(compiled) {
+    let mut fresh = vec![false; jobs.len()];
+    for (i, (out, timing)) in compiled {
         let JobTiming { nvrtc, ptxas } = timing;
         stats.nvrtc_ms += ms(nvrtc);
         stats.ptxas_ms += ms(ptxas);
@@ -436,6 +563,7 @@ pub fn run_all(
             ptxas_ms: ms(ptxas),
         });
         outputs[i] = Some(out);
+        fresh[i] = true;
     }
     stats.nvrtc_ms = round3(stats.nvrtc_ms);
     stats.ptxas_ms = round3(stats.ptxas_ms);
@@ -452,8 +580,15 @@ pub fn run_all(
             stats.cache_dir.as_ref().map(|d| format!(" at {}", d.display())).unwrap_or_else(|| " (off)".into())
         );
     }
-    let outputs = outputs.into_iter().map(|o| o.expect("every job has an output")).collect();
-    Ok((outputs, stats))
+    let mut all = Vec::with_capacity(jobs.len());
+    for (i, o) in outputs.into_iter().enumerate() {
+        // Every job either came from the cache or compiled (a job that did not would have
+        // returned above); say which one did not rather than panic.
+        all.push(
+            o.ok_or_else(|| Error::Kernels(vec![format!("{}: no output for {}", jobs[i].source.file, jobs[i].arch)]))?,
+        );
+    }
+    Ok(Built { outputs: all, compiled: fresh, stats })
 }
 
 /// Writes `launch_dir/build-stats.json` (after the build succeeded).
@@ -514,20 +649,28 @@ mod tests {
         Ok(i * 10)
     }
 
+    fn in_order(n: usize) -> Vec<usize> {
+        (0..n).collect()
+    }
+
+    fn compile_error(i: usize) -> Error {
+        Error::Compile { compiler: "NVRTC".into(), file: format!("job {i}"), arch: "sm_90".into(), log: String::new() }
+    }
+
     #[test]
     fn serial_runs_one_at_a_time_in_order() {
-        let (out, max) = parallel(&Tokens::Serial, 5, sleepy).unwrap();
-        assert_eq!(out, [0, 10, 20, 30, 40]);
-        assert_eq!(max, 1);
+        let ran = parallel(&Tokens::Serial, &in_order(5), sleepy);
+        assert_eq!(ran.max_active, 1);
+        assert_eq!(ran.all().unwrap(), [0, 10, 20, 30, 40]);
     }
 
     #[test]
     fn a_jobserver_with_one_extra_token_runs_two_at_once() {
         let client = jobserver::Client::new(1).unwrap();
         let tokens = Tokens::Jobserver { client: client.clone(), origin: "test" };
-        let (out, max) = parallel(&tokens, 8, sleepy).unwrap();
-        assert_eq!(out, (0..8).map(|i| i * 10).collect::<Vec<_>>());
-        assert_eq!(max, 2, "the implicit slot plus one token");
+        let ran = parallel(&tokens, &in_order(8), sleepy);
+        assert_eq!(ran.max_active, 2, "the implicit slot plus one token");
+        assert_eq!(ran.all().unwrap(), (0..8).map(|i| i * 10).collect::<Vec<_>>());
         // Every token went back.
         assert_eq!(client.available().unwrap(), 1);
     }
@@ -538,57 +681,124 @@ mod tests {
         let held = client.acquire().unwrap();
         let tokens = Tokens::Jobserver { client: client.clone(), origin: "test" };
         let started = Instant::now();
-        let (out, max) = parallel(&tokens, 4, sleepy).unwrap();
-        assert_eq!(out.len(), 4);
-        assert_eq!(max, 1);
+        let ran = parallel(&tokens, &in_order(4), sleepy);
+        assert_eq!(ran.max_active, 1);
+        assert_eq!(ran.all().unwrap().len(), 4);
         assert!(started.elapsed() < Duration::from_secs(5), "cancelling the pending request took too long");
         drop(held);
         assert_eq!(client.available().unwrap(), 1);
     }
 
+    /// Issue 10 item 5: before, the first failed job stopped the build and only its file was shown.
     #[test]
-    fn the_earliest_failure_wins_and_later_jobs_do_not_start() {
+    fn every_job_runs_after_compile_failures_and_each_failure_is_kept() {
         let started = AtomicUsize::new(0);
-        let r = parallel(&Tokens::Serial, 10, |i| {
+        let ran = parallel(&Tokens::Serial, &in_order(10), |i| {
             started.fetch_add(1, Ordering::SeqCst);
             if i == 3 || i == 5 {
-                Err(Error::Kernels(vec![format!("job {i}")]))
+                Err(compile_error(i))
             } else {
                 Ok(i)
             }
         });
-        match r {
-            Err(Error::Kernels(l)) => assert_eq!(l, ["job 3"]),
+        assert_eq!(started.load(Ordering::SeqCst), 10, "every job runs");
+        let failed: Vec<usize> = (0..10).filter(|&i| matches!(ran.results[i], Some(Err(_)))).collect();
+        assert_eq!(failed, [3, 5]);
+        match ran.all() {
+            Err(Error::Compile { file, .. }) => assert_eq!(file, "job 3", "the lowest index first"),
             other => panic!("{other:?}"),
         }
-        assert_eq!(started.load(Ordering::SeqCst), 4);
     }
 
     #[test]
-    fn with_many_tokens_the_lowest_failed_index_is_reported() {
+    fn a_failure_of_the_tools_stops_new_jobs() {
+        let started = AtomicUsize::new(0);
+        let ran = parallel(&Tokens::Serial, &in_order(10), |i| {
+            started.fetch_add(1, Ordering::SeqCst);
+            if i == 3 {
+                Err(Error::ToolNotFound { tool: "ptxas".into() })
+            } else {
+                Ok(i)
+            }
+        });
+        assert_eq!(started.load(Ordering::SeqCst), 4);
+        assert!(ran.results[4..].iter().all(Option::is_none));
+        assert!(matches!(ran.all(), Err(Error::ToolNotFound { .. })));
+    }
+
+    #[test]
+    fn with_many_tokens_every_failure_is_kept_by_index() {
         let client = jobserver::Client::new(3).unwrap();
         let tokens = Tokens::Jobserver { client, origin: "test" };
         for _ in 0..5 {
-            let r = parallel(&tokens, 6, |i| {
-                // Job 1 fails late, job 4 fails early: job 1's error must win when both ran.
+            let ran = parallel(&tokens, &in_order(6), |i| {
+                // Job 1 fails late, job 4 fails early: both are kept, at their own index.
                 std::thread::sleep(Duration::from_millis(if i == 1 { 60 } else { 5 }));
                 if i == 1 || i == 4 {
-                    Err(Error::Kernels(vec![format!("job {i}")]))
+                    Err(compile_error(i))
                 } else {
                     Ok(i)
                 }
             });
-            match r {
-                Err(Error::Kernels(l)) => assert_eq!(l, ["job 1"]),
-                other => panic!("{other:?}"),
-            }
+            let failed: Vec<usize> = (0..6).filter(|&i| matches!(ran.results[i], Some(Err(_)))).collect();
+            assert_eq!(failed, [1, 4]);
+            assert!(matches!(ran.all(), Err(Error::Compile { file, .. }) if file == "job 1"));
         }
     }
 
     #[test]
+    fn jobs_start_in_the_given_order_and_results_come_back_by_index() {
+        let starts = Mutex::new(Vec::new());
+        let ran = parallel(&Tokens::Serial, &[2, 0, 3, 1], |i| {
+            starts.lock().unwrap().push(i);
+            Ok(i)
+        });
+        assert_eq!(*starts.lock().unwrap(), [2, 0, 3, 1]);
+        assert_eq!(ran.all().unwrap(), [0, 1, 2, 3]);
+    }
+
+    /// Issue 10 item 11: before, jobs started in file order, so a folder whose largest file comes
+    /// last ran it alone at the end.
+    #[test]
+    fn the_longest_jobs_start_first() {
+        // No history: by size, ties in job order.
+        assert_eq!(start_order(&[None, None, None, None], &[100, 5000, 100, 300]), [1, 3, 0, 2]);
+        // History wins over size: job 0 was slow last time although it is small.
+        assert_eq!(start_order(&[Some(9000), Some(100), None], &[10, 1000, 500]), [0, 2, 1]);
+        // A job without history is scaled by the others' milliseconds per byte: 1000 bytes at
+        // 2 ms/byte (2000 ms) comes before a 1500 ms job.
+        assert_eq!(start_order(&[Some(1500), Some(200), None], &[750, 100, 1000]), [2, 0, 1]);
+        assert!(start_order(&[], &[]).is_empty());
+    }
+
+    /// A lopsided folder (one job as long as the rest together): longest first lands on the
+    /// floor max(sum / slots, longest); file order (the long job last) does not.
+    #[test]
+    fn longest_first_reaches_the_floor_on_a_lopsided_folder() {
+        let cost_ms = [20u64, 20, 20, 20, 20, 20, 120];
+        let bytes: Vec<u64> = cost_ms.iter().map(|c| c * 100).collect();
+        let client = jobserver::Client::new(1).unwrap();
+        let tokens = Tokens::Jobserver { client, origin: "test" };
+        let time = |order: &[usize]| {
+            let started = Instant::now();
+            let ran = parallel(&tokens, order, |i| {
+                std::thread::sleep(Duration::from_millis(cost_ms[i]));
+                Ok(i)
+            });
+            assert_eq!(ran.all().unwrap().len(), cost_ms.len());
+            started.elapsed()
+        };
+        let floor = Duration::from_millis(120);
+        let longest_first = time(&start_order(&[None; 7], &bytes));
+        let file_order = time(&in_order(7));
+        assert!(longest_first < floor + Duration::from_millis(60), "{longest_first:?}");
+        assert!(file_order >= Duration::from_millis(170), "{file_order:?}");
+    }
+
+    #[test]
     fn zero_jobs() {
-        let (out, max) = parallel(&Tokens::Serial, 0, sleepy).unwrap();
-        assert!(out.is_empty());
-        assert_eq!(max, 0);
+        let ran = parallel(&Tokens::Serial, &[], sleepy);
+        assert_eq!(ran.max_active, 0);
+        assert!(ran.all().unwrap().is_empty());
     }
 }

@@ -28,7 +28,18 @@
 //! # What triggers a rebuild
 //! Cargo.toml, the kernel folder, every kernel file and every header it includes from the crate,
 //! and the variables listed in [`env::DOCUMENTED`]. A rerun compiles only the (file, arch) jobs
-//! whose content-addressed key changed ([`cache`]), in parallel through cargo's jobserver ([`jobs`]).
+//! whose content-addressed key changed ([`cache`]), in parallel through cargo's jobserver ([`jobs`]),
+//! the longest jobs first.
+//!
+//! # Failures and warnings
+//! A kernel file that does not compile does not stop the others: every job runs, and the error
+//! ([`Error::Failed`]) lists every failing file in file order, once for all the arches that gave
+//! the same message, with the first error's `file:line` in a summary (at most
+//! [`error::MAX_FAILED_FILES_SHOWN`] files in full; the rest are counted and named).
+//! Compiler warnings (NVRTC's log, ptxas's warnings) are printed as `cargo:warning`s only for the
+//! jobs compiled in this run, once per file for all the arches with the same log; a job that comes
+//! from the cache printed its warnings when it compiled. The manifest keeps every warning, cached
+//! jobs' included, so `cargo launch report` still lists them.
 #![deny(missing_docs)]
 // The one-line build.rs is the example users copy, `fn main` included.
 #![allow(clippy::needless_doctest_main)]
@@ -172,17 +183,30 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
         Some(i) => prepared[i].applied.restore_log(file, &prepared[i].original, log),
         None => log.to_string(),
     };
-    let (outputs, stats) = jobs::run_all(env, &compiler, launch_dir, &jobs).map_err(|e| match e {
-        Error::Compile { compiler, file, arch, log } if compiler.starts_with("NVRTC") => {
-            let log = restore(&file, &log);
-            Error::Compile { compiler, file, arch, log }
+    let built = jobs::run_all(env, &compiler, launch_dir, &jobs).map_err(|e| match e {
+        Error::Failed(mut files) => {
+            for f in &mut files {
+                let file = f.file.clone();
+                for e in &mut f.errors {
+                    if let Error::Compile { compiler, log, .. } = e {
+                        if compiler.starts_with("NVRTC") {
+                            *log = restore(&file, log);
+                        }
+                    }
+                }
+            }
+            Error::Failed(files)
         }
         e => e,
     })?;
-    let mut outputs = outputs.into_iter();
+    let stats = built.stats;
+    let mut outputs = built.outputs.into_iter();
+    let mut compiled = built.compiled.into_iter();
     let mut files = Vec::new();
+    // Compiler warnings of the jobs compiled in this run (cached jobs' were shown when they compiled).
+    let mut fresh_warnings = Vec::new();
     for (((source, p), arches), setting) in sources.iter().zip(&prepared).zip(&file_arches).zip(settings) {
-        let outputs = arches
+        let outputs: Vec<(Arch, compile::JobOutput)> = arches
             .iter()
             .map(|&arch| {
                 let mut out = outputs.next().expect("one output per job");
@@ -190,6 +214,8 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
                 (arch, out)
             })
             .collect();
+        let fresh: Vec<bool> = arches.iter().map(|_| compiled.next().unwrap_or(true)).collect();
+        fresh_warnings.extend(compiler_warnings(&source.file, &outputs, &fresh));
         files.push(FileOutputs {
             source,
             text: &p.original,
@@ -216,11 +242,21 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
         }
     }
     // Quiet successes speak: in `cargo:warning`s below and in `cargo launch report`.
+    // The manifest keeps every warning, compiler warnings of cached jobs included, for
+    // `cargo launch report`; the build prints its own warnings, anything else the manifest adds,
+    // and the compiler's warnings of the jobs compiled in this run only, once per file for all the
+    // arches that gave the same log (a rebuild that compiles nothing prints no compiler warning).
+    let mut printed = warnings.clone();
+    let from_compilers: std::collections::HashSet<String> =
+        files.iter().flat_map(|f| manifest_compiler_warnings(&f.source.file, &f.outputs)).collect();
+    printed.extend(manifest.warnings.iter().filter(|w| !from_compilers.contains(*w)).cloned());
+    printed.extend(fresh_warnings);
     manifest.warnings.splice(0..0, warnings);
     embed::write(launch_dir, &manifest, &files)?;
     jobs::write_stats(launch_dir, &stats)?;
     if env.is_build_script() {
-        for w in &manifest.warnings {
+        let mut seen = std::collections::HashSet::new();
+        for w in printed.iter().filter(|w| seen.insert(*w)) {
             println!("cargo:warning={w}");
         }
     }
@@ -232,6 +268,60 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
 /// `cargo launch check --arch` run builds only the arches it names).
 pub fn file_arches(crate_arches: &[Arch], setting: Option<&[Arch]>) -> Vec<Arch> {
     crate_arches.iter().copied().filter(|a| setting.is_none_or(|s| s.contains(a))).collect()
+}
+
+/// The compiler warnings of the outputs of one file compiled in this run (`fresh[i]` for output
+/// `i`): each distinct NVRTC log once (a warning spans lines), then each distinct ptxas warning,
+/// every line prefixed with the arches that gave it: `kernels/a.cu (sm_80, sm_90): ...`.
+fn compiler_warnings(file: &str, outputs: &[(launch::Arch, compile::JobOutput)], fresh: &[bool]) -> Vec<String> {
+    // (text, arches), first seen first.
+    let mut logs: Vec<(String, Vec<String>)> = Vec::new();
+    let mut lines: Vec<(String, Vec<String>)> = Vec::new();
+    let add = |list: &mut Vec<(String, Vec<String>)>, text: String, arch: String| match list
+        .iter_mut()
+        .find(|(t, _)| *t == text)
+    {
+        Some((_, arches)) => arches.push(arch),
+        None => list.push((text, vec![arch])),
+    };
+    for ((arch, out), _) in outputs.iter().zip(fresh).filter(|(_, &f)| f) {
+        let log: Vec<&str> = out.nvrtc_log.lines().filter(|l| !l.trim().is_empty()).map(str::trim_end).collect();
+        if !log.is_empty() {
+            add(&mut logs, log.join("\n"), arch.to_string());
+        }
+        for d in warnings_of_ptxas(out) {
+            add(&mut lines, d, arch.to_string());
+        }
+    }
+    let mut out = Vec::new();
+    for (text, arches) in logs.into_iter().chain(lines) {
+        let arches = arches.join(", ");
+        out.extend(text.lines().map(|l| format!("{file} ({arches}): {l}")));
+    }
+    out
+}
+
+/// Every compiler warning of one file's outputs as the manifest lists them, one per arch
+/// (`kernels/a.cu (sm_80): ...`, as `assemble::manifest` writes them): to tell them from the
+/// manifest's other warnings.
+fn manifest_compiler_warnings(file: &str, outputs: &[(launch::Arch, compile::JobOutput)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (arch, o) in outputs {
+        out.extend(
+            o.nvrtc_log.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("{file} ({arch}): {}", l.trim_end())),
+        );
+        out.extend(warnings_of_ptxas(o).map(|d| format!("{file} ({arch}): {d}")));
+    }
+    out
+}
+
+/// ptxas's warnings in one output, trimmed.
+fn warnings_of_ptxas(out: &compile::JobOutput) -> impl Iterator<Item = String> + '_ {
+    out.report
+        .diagnostics
+        .iter()
+        .filter(|d| matches!(d.severity, ptxas_log::Severity::Warning))
+        .map(|d| d.raw.trim().to_string())
 }
 
 /// One kernel file, read, checked and with its annotations applied.
