@@ -2,24 +2,7 @@
 //! arches with the same message, with the compiler's message and `file:line`; compiler warnings
 //! once per compile, never again from the cache (while `cargo launch report` still lists them).
 
-use std::path::Path;
-use std::process::Command;
-
-use crate::support::{cargo_launch, fixture, root, run, toolchain_root, SCRUBBED};
-
-fn cargo_build(dir: &Path, cache: &Path, toolchain: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO"));
-    for v in SCRUBBED {
-        cmd.env_remove(v);
-    }
-    cmd.current_dir(dir)
-        .arg("build")
-        .env("CARGO_TARGET_DIR", root().join("target/fixtures"))
-        .env("CARGO_TERM_COLOR", "never")
-        .env("LAUNCH_CACHE_DIR", cache)
-        .env("LAUNCH_TOOLCHAIN", toolchain);
-    cmd
-}
+use crate::support::{cargo_build, cargo_launch, fixture, run, toolchain_root};
 
 /// Before: the build stopped at the first failed job and showed `kernels/b_undefined.cu` for sm_80
 /// only.

@@ -9,10 +9,9 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::support::{fixture, root, run, toolchain_root, SCRUBBED};
+use crate::support::{cargo_build, fixture, root, run, toolchain_root};
 
 /// A copy of the `broken_kernel` fixture whose one kernel file, `kernels/broken.cu`, is `kernel`.
 fn crate_with(kernel: &str) -> tempfile::TempDir {
@@ -22,21 +21,6 @@ fn crate_with(kernel: &str) -> tempfile::TempDir {
 }
 
 const GOOD: &str = "extern \"C\" __global__ void scale(float* p) {\n    p[threadIdx.x] *= 2.0f;\n}\n";
-
-/// `cargo build` of `dir` with its own cache folder and the given toolchain.
-fn cargo_build(dir: &Path, cache: &Path, toolchain: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO"));
-    for v in SCRUBBED {
-        cmd.env_remove(v);
-    }
-    cmd.current_dir(dir)
-        .arg("build")
-        .env("CARGO_TARGET_DIR", root().join("target/fixtures"))
-        .env("CARGO_TERM_COLOR", "never")
-        .env("LAUNCH_CACHE_DIR", cache)
-        .env("LAUNCH_TOOLCHAIN", toolchain);
-    cmd
-}
 
 /// A toolchain root whose NVRTC and headers are the pinned ones and whose ptxas is a shell script
 /// that answers `--version` like ptxas 12.9.86 and otherwise runs `body`.

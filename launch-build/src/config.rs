@@ -918,7 +918,8 @@ fn closest_key(name: &str, keys: &[&'static str]) -> Option<&'static str> {
     keys.iter().map(|k| (edit_distance(&norm, k), *k)).filter(|(d, _)| *d <= 2).min().map(|(_, k)| k)
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
+/// Levenshtein distance, for the "did you mean" hints of keys and flags.
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

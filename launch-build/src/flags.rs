@@ -29,6 +29,8 @@
 //!   `-include` (a pre-included header would not be tracked for rebuilds), and anything NVRTC or
 //!   ptxas lacks.
 
+use crate::config::edit_distance;
+
 /// Where one accepted flag goes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mapped {
@@ -466,21 +468,6 @@ fn closest(t: &str, table: &[Spec]) -> Option<&'static str> {
         .filter(|(d, _)| *d <= 2)
         .min()
         .map(|(_, n)| n)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 fn is_identifier(s: &str) -> bool {

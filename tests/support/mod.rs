@@ -117,3 +117,19 @@ pub fn with_metadata(meta: &str) -> tempfile::TempDir {
     std::fs::write(&manifest, text.replace("arch = [\"sm_90\"]", meta)).unwrap();
     dir
 }
+
+/// `cargo build` of `dir` with its own kernel cache folder and the given toolchain, into the
+/// fixtures' shared target folder.
+pub fn cargo_build(dir: &Path, cache: &Path, toolchain: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO"));
+    for v in SCRUBBED {
+        cmd.env_remove(v);
+    }
+    cmd.current_dir(dir)
+        .arg("build")
+        .env("CARGO_TARGET_DIR", root().join("target/fixtures"))
+        .env("CARGO_TERM_COLOR", "never")
+        .env("LAUNCH_CACHE_DIR", cache)
+        .env("LAUNCH_TOOLCHAIN", toolchain);
+    cmd
+}
