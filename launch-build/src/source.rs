@@ -355,6 +355,10 @@ const HOST_API: &[&str] = &[
     "cuMemcpy",
 ];
 
+/// C library functions that exist on the host only (device code has `printf`, not these): a
+/// file calling one holds host functions. Matched as whole names.
+const HOST_LIBC: &[&str] = &["fprintf", "fopen", "fclose", "fread", "fwrite", "fputs", "fflush", "getenv"];
+
 /// The first sign of host code in a kernel file, on the scanned text (comments and literals do
 /// not count): kernel launch syntax `<<<`, a `main` function definition, or a call to a host
 /// runtime function such as `cudaMalloc`. NVRTC compiles device code only. Linear in the file's
@@ -418,6 +422,9 @@ pub fn host_code(src: &str, scanned: &Scanned) -> Option<HostCode> {
         }
         if HOST_API.iter().any(|p| word.starts_with(p)) {
             return at(start, format!("a call to the host API function `{word}`"));
+        }
+        if HOST_LIBC.contains(&word) {
+            return at(start, format!("a call to the host C library function `{word}`"));
         }
     }
     None
@@ -573,6 +580,8 @@ extern "C" __global__ void __maxnreg__(32) capped(int n)
         assert_eq!(host(main), Some(("a `main` function".into(), 3, 5)));
         let api = "#include <cuda_runtime.h>\nvoid f(float** d) {\n  // cudaMalloc(d, 4);\n  cudaMalloc(d, 4 * sizeof(float));\n}\n";
         assert_eq!(host(api), Some(("a call to the host API function `cudaMalloc`".into(), 4, 3)));
+        let stdio = "#include <stdio.h>\nextern \"C\" void run() {\n  fprintf(stderr, \"no\\n\");\n}\n";
+        assert_eq!(host(stdio), Some(("a call to the host C library function `fprintf`".into(), 3, 3)));
         let sync = "void f() { cudaDeviceSynchronize (); }";
         assert_eq!(host(sync), Some(("a call to the host API function `cudaDeviceSynchronize`".into(), 1, 12)));
         for device_only in [
@@ -584,6 +593,8 @@ extern "C" __global__ void __maxnreg__(32) capped(int n)
             "cudaStream_t stream; cudaMemcpyKind kind;",
             "template <typename T> using V = A<B<C<T>>>;",
             "const char* s = \"k<<<1,1>>>()\";",
+            "__global__ void k() { printf(\"%d\\n\", 1); }",
+            "__device__ int fprintf_count(int x) { return x; }",
         ] {
             assert_eq!(host(device_only), None, "{device_only}");
         }
