@@ -506,3 +506,31 @@ fn a_missing_driver_or_device_is_an_error_not_a_panic() {
         }
     }
 }
+
+#[test]
+fn an_arch_gated_kernel_is_jit_compiled_from_the_lowest_ptx_that_has_it() {
+    let Some(dev) = device("an_arch_gated_kernel_is_jit_compiled_from_the_lowest_ptx_that_has_it") else { return };
+    let stream = dev.context().default_stream();
+    // Built for sm_80 and sm_89 only: on a 9.0 device neither cubin loads, so both kernels are
+    // JIT-compiled, each from the lowest PTX that has it.
+    let cases: [(&'static Kernel, &str, f32); 2] =
+        [(&fixture_gated_gpu::EVERYWHERE, "sm_80", 1.0), (&fixture_gated_gpu::ADA_AND_NEWER, "sm_89", 2.0)];
+    assert_eq!(fixture_gated_gpu::ADA_AND_NEWER.resources.iter().map(|r| r.arch).collect::<Vec<_>>(), ["sm_89"]);
+    for (kernel, ptx_arch, mark) in cases {
+        let k = dev.load(kernel).unwrap_or_else(|e| panic!("{}: {e}", kernel.name));
+        say(&format!("{}: loaded from {} ({})", kernel.name, k.image(), k.arch()));
+        if dev.info().compute_capability >= (9, 0) {
+            assert!(k.image().is_jit(), "{}: {}", kernel.name, k.image());
+            assert_eq!(k.image().arch(), ptx_arch, "{}", kernel.name);
+        }
+        let n = 1000i32;
+        let mut p = stream.alloc_zeros::<f32>(n as usize).unwrap();
+        let cfg = LaunchConfig { grid_dim: (4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let mut args = k.builder(&stream);
+        args.arg(&mut p).arg(&n);
+        // SAFETY: (float* p, int n) with n floats at p; the kernel writes p[i] for i < n only.
+        unsafe { k.launch(&mut args, cfg) }.unwrap_or_else(|e| panic!("{}: {e}", kernel.name));
+        let host = stream.clone_dtoh(&p).unwrap();
+        assert!(host.iter().all(|&v| v == mark), "{}: {:?}", kernel.name, &host[..4]);
+    }
+}
