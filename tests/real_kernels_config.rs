@@ -160,3 +160,42 @@ fn the_debug_command_lines_list_each_include_folder_once() {
     }
     assert!(!stderr.contains("`legacy` matches"), "{stderr}");
 }
+
+/// A file's `arch` setting keeps it to those arches: its kernels are reported there only, with
+/// the setting as the reason elsewhere; a build whose arches it shares none of says so once
+/// (before: it also claimed the file had no kernel).
+#[test]
+fn a_file_arch_setting_keeps_its_kernels_to_those_arches() {
+    toolchain_root();
+    let dir = fixture("real_config");
+    edit_manifest(&dir, "arch = [\"sm_80\"]", "arch = [\"sm_80\", \"sm_90\"]");
+    edit_manifest(
+        &dir,
+        "[package.metadata.launch.file.\"tuned.cu\"]",
+        "[package.metadata.launch.file.\"plain.cu\"]\narch = [\"sm_90\"]\n\n[package.metadata.launch.file.\"tuned.cu\"]",
+    );
+    let (code, stdout, stderr) = report(&dir);
+    assert_eq!(code, 0, "{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let arches: Vec<&str> = doc["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["name"] == "plain_fill")
+        .map(|r| r["arch"].as_str().unwrap())
+        .collect();
+    assert_eq!(arches, ["sm_90"], "{stdout}");
+
+    let (code, stdout, stderr) = run(cargo_launch()
+        .args(["launch", "report", "--arch", "sm_86", "--manifest-path"])
+        .arg(dir.path().join("Cargo.toml")));
+    assert_eq!(code, 0, "{stderr}");
+    let all = format!("{stdout}{stderr}");
+    assert!(
+        all.contains(
+            "kernels/plain.cu: not compiled: its `arch` setting [sm_90] shares no arch with the build's [sm_86]"
+        ),
+        "{all}"
+    );
+    assert!(!all.contains("kernels/plain.cu: no kernel"), "{all}");
+}

@@ -487,6 +487,7 @@ pub(crate) mod testing {
                         reason: "absent from the PTX".into(),
                     })
                     .collect(),
+                host_threads: None,
             })
             .collect();
         let manifest = Manifest {

@@ -289,6 +289,7 @@ pub fn manifest(config: &Config, toolchain: ToolchainInfo, files: &[FileOutputs]
                 contract,
                 arches,
                 missing,
+                host_threads: None,
             });
         }
         clashes.extend(name_in_module(&mut kernels[first_kernel..], &rust_module));
@@ -301,6 +302,11 @@ pub fn manifest(config: &Config, toolchain: ToolchainInfo, files: &[FileOutputs]
     }
     kernels.sort_by(|a, b| (&a.file, a.line, a.col, &a.name).cmp(&(&b.file, b.line, b.col, &b.name)));
     finish_names(&mut kernels);
+    // Per-kernel host block sizes (by name, qualified name or pattern) reach the generated
+    // statics, so `Kernel::block_size()` launches at the size `report` and `check` evaluate.
+    for k in &mut kernels {
+        k.host_threads = config.kernel_settings(&k.name, &k.qualified).threads;
+    }
     let mut seen_w = BTreeSet::new();
     warnings.retain(|w| seen_w.insert(w.clone()));
 
@@ -496,10 +502,16 @@ mod tests {
     use crate::ptxas_log::{EntryReport, PtxasLog};
 
     fn config(arches: &str) -> Config {
+        config_with(arches, "")
+    }
+
+    /// A config with `arch = [arches]` and `extra` TOML after it.
+    fn config_with(arches: &str, extra: &str) -> Config {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::create_dir(dir.path().join("kernels")).expect("kernel folder");
-        let text =
-            format!("[package]\nname = \"t\"\nversion = \"0.1.0\"\n\n[package.metadata.launch]\narch = [{arches}]\n");
+        let text = format!(
+            "[package]\nname = \"t\"\nversion = \"0.1.0\"\n\n[package.metadata.launch]\narch = [{arches}]\n{extra}"
+        );
         Config::parse(&dir.path().join("Cargo.toml"), &text).expect("valid config")
     }
 
@@ -604,6 +616,37 @@ mod tests {
             "{code}"
         );
         assert!(code.contains("module: &super::super::super::__LAUNCH_MODULE_1,"), "{code}");
+    }
+
+    #[test]
+    fn per_kernel_host_threads_reach_the_generated_statics() {
+        // Before: every static got the crate's `threads`, whatever `kernel."<pattern>"` said, so
+        // `block_size()` launched at a size `report` and `check` had not evaluated.
+        let c = config_with("\"sm_90\"", "[package.metadata.launch.kernel.\"fill_*\"]\nthreads = 128\n");
+        let f = source("kernels/f.cu");
+        let text =
+            "extern \"C\" __global__ void fill_a(float* x) {}\nextern \"C\" __global__ void other(float* x) {}\n";
+        let d = defs(text);
+        let files = [FileOutputs {
+            source: &f,
+            text,
+            annotations: &[],
+            definitions: &d,
+            arch_setting: None,
+            outputs: vec![output("sm_90", &["fill_a", "other"])],
+        }];
+        let m = manifest(&c, toolchain(), &files).expect("manifest");
+        assert_eq!(kernel(&m, "kernels/f.cu::fill_a").host_threads, Some(128));
+        assert_eq!(kernel(&m, "kernels/f.cu::other").host_threads, None);
+        let code = crate::embed::generate(&m);
+        // The text of one generated static, up to the next.
+        let static_of = |name: &str| {
+            let at = code.find(&format!("pub static {name}:")).unwrap_or_else(|| panic!("{name} in {code}"));
+            let end = code[at + 1..].find("pub static").map_or(code.len(), |n| at + 1 + n);
+            code[at..end].to_string()
+        };
+        assert!(static_of("FILL_A").contains("host_threads: 128,"), "{code}");
+        assert!(static_of("OTHER").contains("host_threads: 256,"), "{code}");
     }
 
     #[test]

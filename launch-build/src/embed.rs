@@ -196,7 +196,8 @@ fn emit(s: &mut String, m: &Manifest, name: &str, node: &Node, depth: usize) {
             k.name, demangled, k.line
         );
         let _ = writeln!(s, "{inner}    contract: {},", contract_expr(k.contract));
-        let _ = writeln!(s, "{inner}    host_threads: {},\n{inner}    resources: &[", m.host_threads);
+        let host_threads = k.host_threads.unwrap_or(m.host_threads);
+        let _ = writeln!(s, "{inner}    host_threads: {host_threads},\n{inner}    resources: &[");
         for a in &k.arches {
             let r = &a.resources;
             let _ = writeln!(

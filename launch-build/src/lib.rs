@@ -234,7 +234,9 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
     // A file whose PTX has no entry on any arch builds nothing launchable. Decided from the
     // compiled result, not the source: macros and headers define most kernels of real folders.
     for s in &sources {
-        if !manifest.kernels.iter().any(|k| k.file == s.file) && files.iter().any(|f| f.source.file == s.file) {
+        if !manifest.kernels.iter().any(|k| k.file == s.file)
+            && files.iter().any(|f| f.source.file == s.file && !f.outputs.is_empty())
+        {
             warnings.push(format!(
                 "{}: no kernel (__global__ function) in this file: it is compiled, but nothing in it can be launched",
                 s.file
@@ -406,10 +408,14 @@ fn docs_stub(config: &Config, sources: &[SourceFile], launch_dir: &Path) -> Resu
                 contract: None,
                 arches: Vec::new(),
                 missing: Vec::new(),
+                host_threads: None,
             });
         }
     }
     assemble::finish_names(&mut manifest.kernels);
+    for k in &mut manifest.kernels {
+        k.host_threads = config.kernel_settings(&k.name, &k.qualified).threads;
+    }
     out::write_if_changed(&launch_dir.join("kernels.rs"), embed::generate(&manifest).as_bytes())?;
     Ok(manifest)
 }

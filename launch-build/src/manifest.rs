@@ -120,6 +120,10 @@ pub struct KernelEntry {
     /// The crate's arches the kernel does not exist on, and why.
     #[serde(default)]
     pub missing: Vec<MissingArch>,
+    /// The host block size of this kernel when it has no contract: its
+    /// `[package.metadata.launch.kernel."<name or pattern>"] threads`, `None` for the crate's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_threads: Option<u32>,
 }
 
 /// Where a kernel's `line:col` comes from.
