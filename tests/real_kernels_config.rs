@@ -198,4 +198,22 @@ fn a_file_arch_setting_keeps_its_kernels_to_those_arches() {
         "{all}"
     );
     assert!(!all.contains("kernels/plain.cu: no kernel"), "{all}");
+
+/// A device file whose host-only code (`fprintf`, a `<<<` launcher, `main`) sits in branches
+/// NVRTC never compiles (`#ifndef __CUDA_ARCH__`, `#if !defined(__CUDA_ARCH__)`, `#if 0`) is not
+/// host code: it builds and its kernel is reported.
+#[test]
+fn host_code_in_branches_nvrtc_never_compiles_builds() {
+    toolchain_root();
+    let dir = fixture("host_guarded");
+    let (code, stdout, stderr) = report(&dir);
+    assert_eq!(code, 0, "{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let kernels: Vec<(&str, &str)> = doc["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["file"].as_str().unwrap(), r["name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(kernels, [("kernels/guarded.cu", "guarded_fill")], "{stderr}");
 }

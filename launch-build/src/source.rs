@@ -359,12 +359,185 @@ const HOST_API: &[&str] = &[
 /// file calling one holds host functions. Matched as whole names.
 const HOST_LIBC: &[&str] = &["fprintf", "fopen", "fclose", "fread", "fwrite", "fputs", "fflush", "getenv"];
 
+/// Macros NVRTC always defines: it compiles device code only, so `__CUDA_ARCH__` is set, and
+/// it is the runtime compiler (`__CUDACC_RTC__`) of CUDA C++ (`__CUDACC__`).
+const NVRTC_DEFINED: &[&str] = &["__CUDA_ARCH__", "__CUDACC_RTC__", "__CUDACC__"];
+
+/// What a conditional directive's condition is for NVRTC, as far as it can be told without
+/// preprocessing: only the forms that test [`NVRTC_DEFINED`] macros (and `#if 0`) are known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cond {
+    True,
+    False,
+    Unknown,
+}
+
+/// `name` with no surrounding space, a single identifier.
+fn ident(name: &str) -> Option<&str> {
+    let name = name.trim();
+    (!name.is_empty() && name.bytes().all(is_ident)).then_some(name)
+}
+
+/// `defined(X)`, `defined (X)` or `defined X`: the macro tested.
+fn defined_operand(expr: &str) -> Option<&str> {
+    let rest = expr.trim().strip_prefix("defined")?;
+    let rest = rest.trim_start();
+    match rest.strip_prefix('(') {
+        Some(inner) => ident(inner.trim_end().strip_suffix(')')?),
+        // Without parentheses a space must separate `defined` from the name (`definedX` is a
+        // different identifier).
+        None if rest.len() < expr.trim().len() - "defined".len() => ident(rest),
+        None => None,
+    }
+}
+
+/// The value of `#if EXPR` for NVRTC: `0`, `[!]defined(M)` for the macros NVRTC defines;
+/// anything else is unknown.
+fn if_condition(expr: &str) -> Cond {
+    let expr = expr.trim();
+    if expr == "0" {
+        return Cond::False;
+    }
+    let (negated, operand) = match expr.strip_prefix('!') {
+        Some(rest) => (true, rest),
+        None => (false, expr),
+    };
+    match defined_operand(operand) {
+        Some(m) if NVRTC_DEFINED.contains(&m) => {
+            if negated {
+                Cond::False
+            } else {
+                Cond::True
+            }
+        }
+        _ => Cond::Unknown,
+    }
+}
+
+/// `#ifdef M` (`defined = true`) or `#ifndef M` for NVRTC.
+fn ifdef_condition(name: &str, defined: bool) -> Cond {
+    match ident(name) {
+        Some(m) if NVRTC_DEFINED.contains(&m) => {
+            if defined {
+                Cond::True
+            } else {
+                Cond::False
+            }
+        }
+        _ => Cond::Unknown,
+    }
+}
+
+/// One open `#if` group.
+struct Group {
+    /// Whether the code around the group is active.
+    outer: bool,
+    /// A branch so far is known to be taken: every later one is dead.
+    taken: bool,
+}
+
+/// The byte ranges of `code` (a [`Scanned::code`]: comments and literals blanked) that NVRTC
+/// never compiles: the branches of conditional directives that are known false for it (see
+/// [`Cond`]). Branches whose condition is unknown count as compiled. Sorted, disjoint; each
+/// starts and ends at a line start (or the end of the text). One pass over the text.
+fn nvrtc_inactive(code: &str) -> Vec<std::ops::Range<usize>> {
+    let mut ranges = Vec::new();
+    let mut stack: Vec<Group> = Vec::new();
+    let mut active = true;
+    // Start of the inactive stretch in progress, if `!active`.
+    let mut dead_from = 0;
+    let mut at = 0;
+    while at < code.len() {
+        // One logical line: physical lines joined by a `\` before their newline.
+        let mut end = at;
+        loop {
+            end = code[end..].find('\n').map_or(code.len(), |n| end + n);
+            let physical = code[..end].strip_suffix('\r').unwrap_or(&code[..end]);
+            if end < code.len() && physical.ends_with('\\') {
+                end += 1;
+                continue;
+            }
+            break;
+        }
+        let line = &code[at..end];
+        let next = (end + 1).min(code.len());
+        let directive = line.trim_start().strip_prefix('#').map(str::trim_start);
+        let Some(directive) =
+            directive.filter(|d| d.starts_with("if") || d.starts_with("el") || d.starts_with("endif"))
+        else {
+            at = next;
+            continue;
+        };
+        // Only conditional directives get here: joining their continuation lines costs their length.
+        let directive = directive.replace("\\\r\n", " ").replace("\\\n", " ");
+        let keyword_len = directive.bytes().take_while(|&c| is_ident(c)).count();
+        let (keyword, rest) = directive.split_at(keyword_len);
+        let was_active = active;
+        match keyword {
+            "if" | "ifdef" | "ifndef" => {
+                let cond = match keyword {
+                    "if" => if_condition(rest),
+                    "ifdef" => ifdef_condition(rest, true),
+                    _ => ifdef_condition(rest, false),
+                };
+                stack.push(Group { outer: active, taken: cond == Cond::True });
+                active = active && cond != Cond::False;
+            }
+            "elif" | "elifdef" | "elifndef" | "else" => {
+                if let Some(g) = stack.last_mut() {
+                    let cond = match keyword {
+                        "elif" => if_condition(rest),
+                        "elifdef" => ifdef_condition(rest, true),
+                        "elifndef" => ifdef_condition(rest, false),
+                        _ => Cond::True,
+                    };
+                    active = g.outer && !g.taken && cond != Cond::False;
+                    g.taken |= cond == Cond::True;
+                }
+            }
+            "endif" => {
+                if let Some(g) = stack.pop() {
+                    active = g.outer;
+                }
+            }
+            _ => {}
+        }
+        // The directive lines themselves hold no code; a dead stretch runs from the line after
+        // the directive that starts it to the line of the one that ends it.
+        if was_active && !active {
+            dead_from = next;
+        } else if !was_active && active && at > dead_from {
+            ranges.push(dead_from..at);
+        }
+        at = next;
+    }
+    // An unterminated group is dead to the end of the file.
+    if !active && code.len() > dead_from {
+        ranges.push(dead_from..code.len());
+    }
+    ranges
+}
+
 /// The first sign of host code in a kernel file, on the scanned text (comments and literals do
 /// not count): kernel launch syntax `<<<`, a `main` function definition, or a call to a host
-/// runtime function such as `cudaMalloc`. NVRTC compiles device code only. Linear in the file's
-/// size: every stretch of code is walked once.
+/// runtime function such as `cudaMalloc`. NVRTC compiles device code only, so code in branches
+/// it never compiles (`#ifndef __CUDA_ARCH__`, `#if 0`, ...: see [`nvrtc_inactive`]) does not
+/// count. Linear in the file's size: every stretch of code is walked once.
 pub fn host_code(src: &str, scanned: &Scanned) -> Option<HostCode> {
-    let code = &scanned.code;
+    let inactive = nvrtc_inactive(&scanned.code);
+    let blanked;
+    let code = if inactive.is_empty() {
+        &scanned.code
+    } else {
+        let mut bytes = scanned.code.clone().into_bytes();
+        for r in inactive {
+            bytes[r].fill(b' ');
+        }
+        // Each range starts after a newline and ends before a line or at the end, so no
+        // character is cut; the lossy path only guards against a bug here.
+        blanked = String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        &blanked
+    };
     let b = code.as_bytes();
     let at = |offset: usize, what: String| {
         Some(HostCode { what, line: scanned.lines.line(offset), col: scanned.lines.col(src, offset) })
@@ -611,6 +784,139 @@ extern "C" __global__ void __maxnreg__(32) capped(int n)
         assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
     }
 
+    /// The example from the review: a `__host__ __device__` helper whose host branch calls
+    /// `fprintf` under `#ifndef __CUDA_ARCH__` is device code for NVRTC.
+    #[test]
+    fn host_calls_in_branches_nvrtc_never_compiles_do_not_count() {
+        let report = "__global__ void k(int* p) { p[0] = 1; }\n__host__ __device__ void report(int x) {\n#ifndef __CUDA_ARCH__\n  fprintf(stderr, \"%d\\n\", x);\n#else\n  printf(\"%d\\n\", x);\n#endif\n}\n";
+        assert_eq!(host(report), None);
+        // Each form NVRTC never compiles, and each form it always does (the `#else` branch of
+        // a dead one), around a host call.
+        let dead = [
+            "#ifndef __CUDA_ARCH__",
+            "#if !defined(__CUDA_ARCH__)",
+            "#if ! defined ( __CUDA_ARCH__ )",
+            "#if !defined __CUDA_ARCH__",
+            "#if 0",
+            "#ifndef __CUDACC_RTC__",
+            "#if !defined(__CUDACC_RTC__)",
+            "#ifndef __CUDACC__",
+            "  #  ifndef __CUDA_ARCH__ // host pass",
+            "#if/**/0",
+        ];
+        for open in dead {
+            let src = format!("void f() {{\n{open}\n  fopen(\"a\", \"r\");\n#endif\n}}\n");
+            assert_eq!(host(&src), None, "{open}");
+            let live = format!("void f() {{\n{open}\n#else\n  fopen(\"a\", \"r\");\n#endif\n}}\n");
+            assert_eq!(host(&live), Some(("a call to the host C library function `fopen`".into(), 4, 3)), "{open}");
+        }
+        let taken = [
+            "#ifdef __CUDA_ARCH__",
+            "#if defined(__CUDA_ARCH__)",
+            "#if defined __CUDA_ARCH__",
+            "#ifdef __CUDACC_RTC__",
+            "#if defined(__CUDACC__)",
+        ];
+        for open in taken {
+            let src = format!("void f() {{\n{open}\n  printf(\"d\");\n#else\n  getenv(\"X\");\n#endif\n}}\n");
+            assert_eq!(host(&src), None, "{open}");
+            let live = format!("void f() {{\n{open}\n  getenv(\"X\");\n#endif\n}}\n");
+            assert_eq!(host(&live), Some(("a call to the host C library function `getenv`".into(), 3, 3)), "{open}");
+        }
+    }
+
+    /// Conditions that cannot be told without preprocessing keep every branch scanned, as
+    /// does code after the group closes.
+    #[test]
+    fn unknown_conditions_keep_their_branches_scanned() {
+        for open in [
+            "#if FOO > 2",
+            "#ifdef MY_MACRO",
+            "#ifndef MY_MACRO",
+            "#if 1",
+            "#if defined(__CUDA_ARCH__) && FOO",
+            "#if !defined(__CUDA_ARCH__) || FOO",
+            "#if (!defined(__CUDA_ARCH__))",
+            "#if !definedX",
+            "#if __CUDA_ARCH__ >= 800",
+        ] {
+            let first = format!("void f() {{\n{open}\n  fflush(0);\n#else\n  int x;\n#endif\n}}\n");
+            assert_eq!(host(&first).map(|h| h.1), Some(3), "{open}");
+            let second = format!("void f() {{\n{open}\n  int x;\n#else\n  fflush(0);\n#endif\n}}\n");
+            assert_eq!(host(&second).map(|h| h.1), Some(5), "{open}");
+        }
+        let after = "#if 0\nint a;\n#endif\nvoid f() { fclose(0); }\n";
+        assert_eq!(host(after).map(|h| h.1), Some(4));
+        // A stray `#endif` or `#else` changes nothing; an unclosed dead group runs to the end.
+        assert_eq!(host("#endif\n#else\nvoid f() { fclose(0); }\n").map(|h| h.1), Some(3));
+        assert_eq!(host("#if 0\nvoid f() { fclose(0); }\n"), None);
+    }
+
+    /// `#elif` chains: after a branch known taken every later one is dead; after an unknown
+    /// one, later branches stay live unless known false; groups nest.
+    #[test]
+    fn elif_chains_and_nesting_follow_the_preprocessor() {
+        let line = |src: &str| host(src).map(|h| h.1);
+        // Known-false first branch: the `#elif` decides.
+        let chain = "#ifndef __CUDA_ARCH__\nfputs(a);\n#elif FOO\nfread(a);\n#else\nfwrite(a);\n#endif\n";
+        assert_eq!(line(chain), Some(4));
+        // Known-true `#elif`: the `#else` after it is dead.
+        let chain = "#if 0\nfputs(a);\n#elif defined(__CUDA_ARCH__)\nint a;\n#else\nfwrite(a);\n#endif\n";
+        assert_eq!(line(chain), None);
+        // Unknown first branch, then a known-true `#elif`: both live, the `#else` dead.
+        let chain =
+            "#if FOO\nint a;\n#elif defined(__CUDACC_RTC__)\nint b;\n#elif BAR\nfwrite(a);\n#else\nfputs(a);\n#endif\n";
+        assert_eq!(line(chain), None);
+        let chain = "#if FOO\nfread(a);\n#elif defined(__CUDACC_RTC__)\nint b;\n#endif\n";
+        assert_eq!(line(chain), Some(2));
+        // `#elifdef` / `#elifndef` (C++23) follow `#ifdef` / `#ifndef`.
+        assert_eq!(line("#if FOO\nint a;\n#elifndef __CUDA_ARCH__\nfread(a);\n#endif\n"), None);
+        assert_eq!(line("#if 0\nint a;\n#elifdef __CUDA_ARCH__\nint b;\n#else\nfread(a);\n#endif\n"), None);
+        // Nested: everything inside a dead group is dead, whatever the inner conditions; a
+        // live inner group inside a live outer one is scanned; the outer `#else` is live.
+        let nested = "#ifndef __CUDA_ARCH__\n#ifdef __CUDA_ARCH__\nint a;\n#else\nfread(a);\n#endif\n#if FOO\nfputs(a);\n#endif\nfwrite(a);\n#else\n#if FOO\nint b;\n#else\nint c;\n#endif\n#endif\nint d;\n";
+        assert_eq!(line(nested), None);
+        let nested =
+            "#ifdef __CUDA_ARCH__\n#if FOO\n#ifndef __CUDACC__\nfputs(a);\n#endif\n#else\nfclose(a);\n#endif\n#endif\n";
+        assert_eq!(line(nested), Some(7));
+    }
+
+    /// Continued directive lines are one directive; `<<<` host launch code guarded for nvcc's
+    /// host pass is skipped; commented-out directives do not count.
+    #[test]
+    fn continued_directives_launches_and_commented_directives() {
+        let line = |src: &str| host(src).map(|h| h.1);
+        let cont = "#if !defined( \\\n    __CUDA_ARCH__)\nfputs(a);\n#endif\nint x;\n";
+        assert_eq!(line(cont), None);
+        let cont_crlf = "#ifndef \\\r\n __CUDA_ARCH__\r\nfputs(a);\r\n#endif\r\n";
+        assert_eq!(line(cont_crlf), None);
+        // A continued ordinary line (a macro body) swallows the `#else` on its next line.
+        let swallowed = "#if 0\n#define M(x) x \\\n#else\nfputs(a);\n#endif\nint y;\n";
+        assert_eq!(line(swallowed), None);
+        let launch = "__global__ void k(int* p) {}\n#ifndef __CUDA_ARCH__\nvoid run(int* p) {\n  k<<<1, 32>>>(p);\n  cudaDeviceSynchronize();\n}\nint main() { return 0; }\n#endif\n";
+        assert_eq!(line(launch), None);
+        let commented = "// #ifndef __CUDA_ARCH__\n/* #if 0 */\nvoid f() { fputs(a); }\n// #endif\n";
+        assert_eq!(line(commented), Some(3));
+        let in_string = "const char* s = \"\\\n#if 0\";\nvoid f() { fputs(a); }\n";
+        assert_eq!(line(in_string), Some(3));
+    }
+
+    /// The conditional-stack pass is linear too: deep nesting, many groups, a long continued line.
+    #[test]
+    fn inactive_regions_are_found_in_linear_time() {
+        let started = std::time::Instant::now();
+        let depth = 50_000;
+        let mut deep = "#if FOO\n#ifndef __CUDA_ARCH__\nfputs(a);\n".repeat(depth);
+        deep.push_str(&"#endif\n#endif\n".repeat(depth));
+        deep.push_str("void f() { fclose(a); }\n");
+        assert_eq!(host(&deep).map(|h| h.1), Some(5 * depth as u32 + 1));
+        let many = "#ifndef __CUDA_ARCH__\nfputs(a);\n#elif X\nint a;\n#else\nint b;\n#endif\n".repeat(40_000);
+        assert_eq!(host(&many), None);
+        let continued = format!("#if 0 \\\n{}\nfputs(a);\n#endif\n", "&& x \\\n".repeat(100_000));
+        assert_eq!(host(&continued).map(|h| h.1), Some(100_003));
+        assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+    }
+
     #[test]
     fn garbage_does_not_panic() {
         for s in [
@@ -621,6 +927,13 @@ extern "C" __global__ void __maxnreg__(32) capped(int n)
             "/* open",
             "'",
             "__global__ void k()",
+            "#",
+            "#if",
+            "#elif 0\n#else",
+            "#if 0 \\",
+            "\\\n#ifndef \\\r\n",
+            "#if !defined(",
+            "#ifdef \u{e9}\n\u{e9}",
         ] {
             let sc = scan(s);
             let _ = kernels(s, &sc);
