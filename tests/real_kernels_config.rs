@@ -198,6 +198,7 @@ fn a_file_arch_setting_keeps_its_kernels_to_those_arches() {
         "{all}"
     );
     assert!(!all.contains("kernels/plain.cu: no kernel"), "{all}");
+}
 
 /// A device file whose host-only code (`fprintf`, a `<<<` launcher, `main`) sits in branches
 /// NVRTC never compiles (`#ifndef __CUDA_ARCH__`, `#if !defined(__CUDA_ARCH__)`, `#if 0`) is not
