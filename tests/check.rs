@@ -123,9 +123,16 @@ fn bless_then_tighten_then_the_check_fails_with_the_delta() {
     assert_eq!(code, 0, "{stderr}");
     let baseline = dir.path().join("launch-baseline.txt");
     let text = std::fs::read_to_string(&baseline).unwrap();
-    assert!(text.contains("poly_eval sm_90 registers=167 spill_bytes=0 stack=0 shared=0 occupancy=12.5"), "{text}");
     assert!(
-        text.contains("poly_eval_lb1024x2 sm_90 registers=32 spill_bytes=9080 stack=1912 shared=0 occupancy=100.0"),
+        text.contains(
+            "\nkernels/poly.cu::poly_eval sm_90 registers=167 spill_bytes=0 stack=0 shared=0 occupancy=12.5\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "kernels/poly.cu::poly_eval_lb1024x2 sm_90 registers=32 spill_bytes=9080 stack=1912 shared=0 occupancy=100.0"
+        ),
         "{text}"
     );
     let (code, stdout, _) = check(dir.path(), &[]);
@@ -134,13 +141,13 @@ fn bless_then_tighten_then_the_check_fails_with_the_delta() {
     // Tighten: pretend the baseline had fewer registers and more occupancy.
     let tighter = text
         .replace(
-            "poly_eval sm_90 registers=167 spill_bytes=0 stack=0 shared=0 occupancy=12.5",
-            "poly_eval sm_90 registers=160 spill_bytes=0 stack=0 shared=0 occupancy=25.0",
+            "::poly_eval sm_90 registers=167 spill_bytes=0 stack=0 shared=0 occupancy=12.5",
+            "::poly_eval sm_90 registers=160 spill_bytes=0 stack=0 shared=0 occupancy=25.0",
         )
         // A record removed by hand: the header's count is edited too (else the file is damaged).
         .replace("records=5", "records=4")
         .lines()
-        .filter(|l| !l.starts_with("poly_eval_lb256 "))
+        .filter(|l| !l.starts_with("kernels/poly.cu::poly_eval_lb256 "))
         .map(|l| format!("{l}\n"))
         .collect::<String>();
     std::fs::write(&baseline, tighter).unwrap();
@@ -264,7 +271,7 @@ fn a_damaged_baseline_is_an_error_at_its_line_not_a_list_of_new_kernels() {
     assert_eq!(code, 0, "{stderr}");
     let baseline = dir.path().join("launch-baseline.txt");
     let text = std::fs::read_to_string(&baseline).unwrap();
-    assert!(text.starts_with("# cargo-launch baseline v2 records=5\n"), "{text}");
+    assert!(text.starts_with("# cargo-launch baseline v3 records=5\n"), "{text}");
     let lines: Vec<&str> = text.lines().collect();
     let at = |line: usize| format!("{}:{line}: ", baseline.display());
     let cases: Vec<(String, String)> = vec![
@@ -281,7 +288,7 @@ fn a_damaged_baseline_is_an_error_at_its_line_not_a_list_of_new_kernels() {
                     w.join(" ")
                 }),
         ),
-        (lines[2..].join("\n") + "\n", at(1) + "no `# cargo-launch baseline v2 records=N` header"),
+        (lines[2..].join("\n") + "\n", at(1) + "no `# cargo-launch baseline v3 records=N` header"),
     ];
     for (damaged, expected) in cases {
         std::fs::write(&baseline, &damaged).unwrap();
@@ -291,14 +298,17 @@ fn a_damaged_baseline_is_an_error_at_its_line_not_a_list_of_new_kernels() {
         assert!(stderr.contains("re-bless with `cargo launch check --bless`"), "{stderr}");
         assert!(!stdout.contains("note[new]"), "{stdout}");
     }
-    // A version-1 baseline (what --bless wrote before the header) is compared, with a warning.
-    let v1 = format!("{}\n{}", cargo_launch::baseline::V1_HEADER, lines[2..].join("\n"));
+    // A version-1 baseline (what --bless wrote before the header, keyed by display name) is
+    // compared, with a warning.
+    let v1 =
+        format!("{}\n{}", cargo_launch::baseline::V1_HEADER, lines[2..].join("\n").replace("kernels/poly.cu::", ""));
     std::fs::write(&baseline, v1).unwrap();
     let (code, stdout, _) = check(dir.path(), &[]);
     assert_eq!(code, 0, "{stdout}");
     assert!(stdout.contains("warning[baseline]: "), "{stdout}");
     assert!(stdout.contains("baseline format v1 has no record count"), "{stdout}");
     assert!(stdout.contains("compared against "), "{stdout}");
+    assert!(!stdout.contains("note[new]") && !stdout.contains("was not built"), "matched by display name: {stdout}");
 }
 
 #[test]
@@ -350,4 +360,119 @@ fn nothing_to_check_says_why() {
         stdout.contains("nothing to check: the toolchain can target none of the requested arches: 1 error, 0 warnings"),
         "{stdout}"
     );
+}
+
+/// The `baseline_keys` fixture: a C++ template kernel `void tmpl<8>(int*)` in kernels/tmpl.cu
+/// and an extern "C" `fill` in kernels/a.cu, both with a contract, for sm_80 and sm_90.
+fn baseline_keys() -> tempfile::TempDir {
+    fixture("baseline_keys")
+}
+
+#[test]
+fn a_cpp_template_kernel_is_blessed_and_checked_by_file_and_symbol() {
+    // Before: the record's kernel was the display name `void tmpl<8>(int*)`, and the next check
+    // read `tmpl<8>(int*)` as the arch and `sm_80` as a field: exit 2.
+    let dir = baseline_keys();
+    let (code, stdout, stderr) = check(dir.path(), &["--bless"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let text = std::fs::read_to_string(dir.path().join("launch-baseline.txt")).unwrap();
+    assert!(text.starts_with("# cargo-launch baseline v3 records=4\n"), "{text}");
+    assert!(text.contains("\nkernels/tmpl.cu::_Z4tmplILi8EEvPi sm_80 registers="), "{text}");
+    assert!(text.contains("\nkernels/a.cu::fill sm_90 registers="), "{text}");
+    let (code, stdout, stderr) = check(dir.path(), &["--deny", "warnings"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("checked 2 kernels × 2 arches (sm_80, sm_90): 0 errors, 0 warnings; compared against "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("launch-baseline.txt (4 records)"), "{stdout}");
+    assert!(!stdout.contains("note[new]"), "{stdout}");
+}
+
+#[test]
+fn a_kernel_whose_display_name_changes_stays_compared_and_a_record_not_built_is_a_warning() {
+    let dir = baseline_keys();
+    let (code, _, stderr) = check(dir.path(), &["--bless"]);
+    assert_eq!(code, 0, "{stderr}");
+    let baseline = dir.path().join("launch-baseline.txt");
+    let text = std::fs::read_to_string(&baseline).unwrap();
+    // Pretend `fill` used fewer registers on sm_90 when blessed.
+    let line = text.lines().find(|l| l.starts_with("kernels/a.cu::fill sm_90 ")).unwrap().to_string();
+    let tighter = line.split_whitespace().map(|w| if w.starts_with("registers=") { "registers=2" } else { w });
+    std::fs::write(&baseline, text.replace(&line, &tighter.collect::<Vec<_>>().join(" "))).unwrap();
+    // A second file defining `fill`: a.cu's kernel is now shown as `kernels/a.cu::fill`. Before,
+    // its record (keyed `fill`) was no longer looked up and the regression passed as a note.
+    let kernels = dir.path().join("kernels");
+    std::fs::write(kernels.join("b.cu"), std::fs::read_to_string(kernels.join("a.cu")).unwrap()).unwrap();
+    let (code, stdout, _) = check(dir.path(), &[]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains(
+            "error[regression]: kernels/a.cu:2: kernels/a.cu::fill on sm_90: since the baseline: registers 2 → "
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("note[new]: kernels/b.cu:2: kernels/b.cu::fill on sm_80: not in the baseline"), "{stdout}");
+    assert!(!stdout.contains("was not built"), "{stdout}");
+
+    // Moving a file (or renaming a kernel) leaves its records unmatched: a warning at their line
+    // in the baseline, so `--deny warnings` fails, never a silent pass.
+    let (code, _, _) = check(dir.path(), &["--bless"]);
+    assert_eq!(code, 0);
+    std::fs::remove_file(kernels.join("b.cu")).unwrap();
+    std::fs::rename(kernels.join("tmpl.cu"), kernels.join("templates.cu")).unwrap();
+    let (code, stdout, _) = check(dir.path(), &[]);
+    assert_eq!(code, 0, "{stdout}");
+    let text = std::fs::read_to_string(&baseline).unwrap();
+    let at = |key: &str| 1 + text.lines().position(|l| l.starts_with(key)).unwrap();
+    for (key, arch) in [("kernels/b.cu::fill", "sm_80"), ("kernels/tmpl.cu::_Z4tmplILi8EEvPi", "sm_90")] {
+        let shown = if key.contains("_Z") { format!("{key} (void tmpl<8>(int*))") } else { key.to_string() };
+        let expected = format!(
+            "warning[baseline]: launch-baseline.txt:{}: {shown} {arch} is in the baseline but was not built \
+             (renamed, removed or moved?); re-bless with `cargo launch check --bless` if intended",
+            at(&format!("{key} {arch} "))
+        );
+        assert!(stdout.contains(&expected), "expected `{expected}` in\n{stdout}");
+    }
+    assert!(stdout.contains("0 errors, 4 warnings"), "b.cu's and tmpl.cu's records on both arches: {stdout}");
+    check_cmd(dir.path(), &["--deny", "warnings"]).assert().code(1);
+    // Records of an arch not checked this time are not "not built".
+    let (_, stdout, _) = check(dir.path(), &["--arch", "sm_90"]);
+    assert!(stdout.contains("0 errors, 2 warnings"), "{stdout}");
+    assert!(!stdout.contains(" sm_80 is in the baseline"), "{stdout}");
+}
+
+#[test]
+fn a_version_2_baseline_is_compared_by_display_name_with_a_warning_to_rebless() {
+    // What v2's `--bless` wrote: display names, spaces and all; `gone` is no longer built.
+    let dir = baseline_keys();
+    let entry = "spill_bytes=0 stack=0 shared=0 occupancy=100.0";
+    std::fs::write(
+        dir.path().join("launch-baseline.txt"),
+        format!(
+            "# cargo-launch baseline v2 records=3\n\
+             fill sm_80 registers=255 {entry}\n\
+             gone sm_80 registers=8 {entry}\n\
+             void tmpl<8>(int*) sm_80 registers=1 {entry}\n"
+        ),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = check(dir.path(), &[]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(
+            "error[regression]: kernels/tmpl.cu:4: void tmpl<8>(int*) on sm_80: since the baseline: registers 1 → "
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("warning[baseline]: launch-baseline.txt:1: baseline format v2 keys kernels by display name"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("warning[baseline]: launch-baseline.txt:3: gone sm_80 is in the baseline but was not built"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("fill on sm_80: not in the baseline"), "matched by display name: {stdout}");
+    assert!(stdout.contains("note[new]: kernels/a.cu:2: fill on sm_90: not in the baseline"), "{stdout}");
 }

@@ -2,15 +2,23 @@
 //! `key=value` fields, so a change shows up as a one-line diff in review.
 //!
 //! ```text
-//! # cargo-launch baseline v2 records=1
+//! # cargo-launch baseline v3 records=2
 //! # cargo launch check --bless: per kernel and arch, ... Regenerate after an intended change.
-//! poly_eval sm_90 registers=167 spill_bytes=0 stack=0 shared=0 occupancy=12.5
+//! kernels/poly.cu::poly_eval sm_90 registers=167 spill_bytes=0 stack=0 shared=0 occupancy=12.5
+//! kernels/my%20tmpl.cu::_Z4tmplILi8EEvPi sm_90 registers=8 spill_bytes=0 stack=0 shared=0 occupancy=100.0
 //! ```
+//!
+//! A record's kernel is keyed by [`key`]: its source file and its PTX symbol (mangled for a C++
+//! kernel), which does not change when another file gains a kernel of the same name (the display
+//! name does) and holds no space (a demangled `void tmpl<8>(int*)` does). The key is written with
+//! whitespace, control characters, `%` and `#` percent-encoded ([`encode_key`]), so a file path
+//! with spaces still makes one word, and decoded when read: the round trip is exact.
 //!
 //! The first line carries the format version and the number of records, so a file cut short, an
 //! empty file or a line pasted twice is an error instead of kernels silently turning "new".
-//! A version-1 file (written before the header existed; its first line is [`V1_HEADER`]) is still
-//! read and compared, with a warning to re-bless, because it cannot be checked for truncation.
+//! Version 2 (keyed by display name) and version 1 (written before the header existed; its first
+//! line is [`V1_HEADER`]) are still read, their kernel being everything before the arch, and
+//! compared by display name, with a warning to re-bless.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -33,11 +41,61 @@ pub struct Entry {
     pub occupancy: f64,
 }
 
-/// `(kernel, arch)` → entry.
+/// `(kernel, arch)` → entry; the kernel is a [`key`] (version 3) or a display name (older).
 pub type Baseline = BTreeMap<(String, String), Entry>;
 
 /// The version [`render`] writes and [`parse`] reads with a record count.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
+
+/// The last version keyed by display name (which could hold spaces and changed when the name
+/// became ambiguous); it is still read.
+pub const V2: u32 = 2;
+
+/// The key of a kernel's records: `kernels/a.cu::fill`, `kernels/t.cu::_Z4tmplILi8EEvPi`.
+pub fn key(file: &str, symbol: &str) -> String {
+    format!("{file}::{symbol}")
+}
+
+/// A key as written in the file: whitespace, control characters, `%` and `#` (a comment at the
+/// start of a line) become `%XX` per UTF-8 byte, so the key is one word.
+pub fn encode_key(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    for c in key.chars() {
+        if c.is_whitespace() || c.is_control() || c == '%' || c == '#' {
+            let mut buf = [0; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                let _ = write!(out, "%{b:02X}");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The inverse of [`encode_key`]; `Err` names a `%` not followed by two hex digits, or escapes
+/// that are not UTF-8.
+pub fn decode_key(word: &str) -> Result<String, String> {
+    let bytes = word.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = |j: usize| bytes.get(j).and_then(|&h| (h as char).to_digit(16));
+            let (Some(hi), Some(lo)) = (hex(i + 1), hex(i + 2)) else {
+                let end = (i + 3).min(bytes.len());
+                let shown = String::from_utf8_lossy(&bytes[i..end]);
+                return Err(format!("`{shown}` is not a `%XX` escape"));
+            };
+            out.push((hi * 16 + lo) as u8);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| "its `%XX` escapes are not UTF-8".to_string())
+}
 
 /// The first line of a version-1 baseline (no version, no record count).
 pub const V1_HEADER: &str =
@@ -58,8 +116,10 @@ const REBLESS: &str = "re-bless with `cargo launch check --bless` (and review th
 pub struct Parsed {
     /// The records.
     pub records: Baseline,
-    /// The format version: [`VERSION`], or 1 for a file without the version header.
+    /// The format version: [`VERSION`], [`V2`], or 1 for a file without the version header.
     pub version: u32,
+    /// The 1-based line of each record, to point at one no longer built.
+    pub lines: BTreeMap<(String, String), usize>,
 }
 
 /// Renders a baseline: the version header with the record count, a comment, then one sorted line
@@ -70,8 +130,13 @@ pub fn render(b: &Baseline) -> String {
     for ((kernel, arch), e) in b {
         let _ = writeln!(
             s,
-            "{kernel} {arch} registers={} spill_bytes={} stack={} shared={} occupancy={:.1}",
-            e.registers, e.spill_bytes, e.stack, e.shared, e.occupancy
+            "{} {arch} registers={} spill_bytes={} stack={} shared={} occupancy={:.1}",
+            encode_key(kernel),
+            e.registers,
+            e.spill_bytes,
+            e.stack,
+            e.shared,
+            e.occupancy
         );
     }
     s
@@ -116,10 +181,10 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<Parsed> {
         if words.next().is_some() {
             return Err(bad());
         }
-        if version != VERSION {
-            bail!("{}: baseline format v{version}; this cargo-launch reads v{VERSION} (and v1); {REBLESS}", at(1));
+        if version != VERSION && version != V2 {
+            bail!("{}: baseline format v{version}; this cargo-launch reads v{VERSION} (and v2, v1); {REBLESS}", at(1));
         }
-        (VERSION, Some(count))
+        (version, Some(count))
     } else if first == V1_HEADER {
         (1, None)
     } else {
@@ -141,12 +206,23 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<Parsed> {
             continue;
         }
         let at = || at(i + 1);
-        let mut words = line.split_whitespace();
-        let (Some(kernel), Some(arch)) = (words.next(), words.next()) else {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        // v3: an encoded key, the arch, the fields. Older: the display name may hold spaces
+        // (`void tmpl<8>(int*)`), so the arch is the last word before the first field.
+        let head =
+            if version == VERSION { 2 } else { words.iter().position(|w| w.contains('=')).unwrap_or(words.len()) };
+        if head < 2 || words.len() < 2 {
             bail!("{}: expected `kernel arch key=value...`", at());
+        }
+        let written = words[..head - 1].join(" ");
+        let arch = words[head - 1];
+        let kernel = if version == VERSION {
+            decode_key(&written).map_err(|why| anyhow::anyhow!("{}: the kernel `{written}`: {why}; {REBLESS}", at()))?
+        } else {
+            written.clone()
         };
         let mut fields = BTreeMap::new();
-        for w in words {
+        for &w in &words[head..] {
             let (k, v) = w.split_once('=').with_context(|| format!("{}: `{w}` is not key=value", at()))?;
             fields.insert(k, v);
         }
@@ -162,9 +238,9 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<Parsed> {
             // NaN would compare as neither better nor worse: a silent pass.
             .filter(|o: &f64| o.is_finite() && (0.0..=100.0).contains(o))
             .with_context(|| format!("{}: `occupancy` is not a percentage from 0 to 100", at()))?;
-        let key = (kernel.to_string(), arch.to_string());
+        let key = (kernel, arch.to_string());
         if let Some(before) = first_seen.insert(key.clone(), i + 1) {
-            bail!("{}: `{kernel} {arch}` appears twice (first at line {before}); {REBLESS}", at());
+            bail!("{}: `{written} {arch}` appears twice (first at line {before}); {REBLESS}", at());
         }
         b.insert(
             key,
@@ -187,7 +263,7 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<Parsed> {
             );
         }
     }
-    Ok(Parsed { records: b, version })
+    Ok(Parsed { records: b, version, lines: first_seen })
 }
 
 /// What got worse from `old` to `new`, in words ("registers 160 → 167 (+7)").
@@ -234,7 +310,7 @@ mod tests {
         let b = two();
         let text = render(&b);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "# cargo-launch baseline v2 records=2");
+        assert_eq!(lines[0], "# cargo-launch baseline v3 records=2");
         assert!(lines[1].starts_with("# cargo launch check --bless: "));
         assert_eq!(
             lines[2..],
@@ -243,7 +319,9 @@ mod tests {
                 "z sm_90 registers=32 spill_bytes=0 stack=0 shared=0 occupancy=100.0"
             ]
         );
-        assert_eq!(parse(Path::new("b"), &text).unwrap(), Parsed { records: b, version: VERSION });
+        let parsed = parse(Path::new("b"), &text).unwrap();
+        assert_eq!((parsed.records, parsed.version), (b, VERSION));
+        assert_eq!(parsed.lines[&("z".to_string(), "sm_90".to_string())], 4);
         let empty = render(&Baseline::new());
         assert_eq!(parse(Path::new("b"), &empty).unwrap().records, Baseline::new(), "zero records is a valid baseline");
     }
@@ -269,7 +347,7 @@ mod tests {
         let e = error(&text[..text.len() - 4]);
         assert!(e.contains("launch-baseline.txt:4: the last line has no newline: the file was cut short"), "{e}");
         // Cut inside the header.
-        let e = error("# cargo-launch baseline v2 rec\n");
+        let e = error("# cargo-launch baseline v3 rec\n");
         assert!(e.contains("launch-baseline.txt:1: malformed header"), "{e}");
     }
 
@@ -295,9 +373,12 @@ mod tests {
         let text = render(&two());
         let headless: String = text.lines().skip(2).map(|l| format!("{l}\n")).collect();
         let e = error(&headless);
-        assert!(e.contains("launch-baseline.txt:1: no `# cargo-launch baseline v2 records=N` header"), "{e}");
-        let e = error(&text.replace("v2", "v3"));
-        assert!(e.contains("launch-baseline.txt:1: baseline format v3; this cargo-launch reads v2"), "{e}");
+        assert!(e.contains("launch-baseline.txt:1: no `# cargo-launch baseline v3 records=N` header"), "{e}");
+        let e = error(&text.replace("v3", "v4"));
+        assert!(
+            e.contains("launch-baseline.txt:1: baseline format v4; this cargo-launch reads v3 (and v2, v1)"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -310,6 +391,61 @@ mod tests {
         // Duplicates are caught in v1 too.
         let e = error(&format!("{v1}k sm_90 registers=8 spill_bytes=0 stack=0 shared=0 occupancy=50.0\n"));
         assert!(e.contains("appears twice"), "{e}");
+    }
+
+    #[test]
+    fn keys_with_spaces_and_escapes_round_trip_as_one_word() {
+        // A C++ kernel's demangled name holds spaces; its key is the file and the mangled symbol,
+        // and a file path may hold spaces, `%`, `#`, tabs or non-ASCII.
+        let keys = [
+            key("kernels/t.cu", "_Z4tmplILi8EEvPi"),
+            key("kernels/my dir/a b.cu", "fill"),
+            key("kernels/100%#1\tπ\u{a0}.cu", "k"),
+            "void tmpl<8>(int*)".to_string(),
+            "#ns::k %20".to_string(),
+        ];
+        let mut b = Baseline::new();
+        for k in &keys {
+            b.insert((k.clone(), "sm_80".into()), entry(8, 50.0));
+        }
+        let text = render(&b);
+        for line in text.lines().skip(2) {
+            assert_eq!(line.split_whitespace().count(), 7, "one word per key: {line}");
+            assert!(!line.starts_with('#'), "{line}");
+        }
+        assert!(text.contains("\nkernels/my%20dir/a%20b.cu::fill sm_80 "), "{text}");
+        assert!(text.contains("\nkernels/100%25%231%09π%C2%A0.cu::k sm_80 "), "{text}");
+        assert_eq!(parse(Path::new("b"), &text).unwrap().records, b);
+        for k in &keys {
+            assert_eq!(decode_key(&encode_key(k)).as_deref(), Ok(k.as_str()));
+        }
+    }
+
+    #[test]
+    fn a_bad_escape_in_a_key_is_an_error_at_its_line() {
+        let text = render(&two()).replace("\nz sm_90", "\nz%4 sm_90");
+        let e = error(&text);
+        assert!(e.contains("launch-baseline.txt:4: the kernel `z%4`: `%4` is not a `%XX` escape"), "{e}");
+        let e = error(&render(&two()).replace("\nz sm_90", "\n%ff sm_90"));
+        assert!(e.contains("launch-baseline.txt:4: the kernel `%ff`: its `%XX` escapes are not UTF-8"), "{e}");
+        assert!(decode_key("%+f").is_err(), "a sign is not a hex digit");
+    }
+
+    #[test]
+    fn a_version_2_baseline_with_spaced_display_names_is_read() {
+        // What v2's `--bless` wrote for a C++ template kernel: the display name holds spaces.
+        let v2 = "# cargo-launch baseline v2 records=2\n\
+                  void tmpl<8>(int*) sm_80 registers=8 spill_bytes=0 stack=0 shared=0 occupancy=50.0\n\
+                  fill sm_90 registers=9 spill_bytes=0 stack=0 shared=0 occupancy=50.0\n";
+        let p = parse(Path::new("b"), v2).unwrap();
+        assert_eq!(p.version, V2);
+        let keys: Vec<_> = p.records.keys().cloned().collect();
+        assert_eq!(
+            keys,
+            [("fill".to_string(), "sm_90".to_string()), ("void tmpl<8>(int*)".to_string(), "sm_80".to_string())]
+        );
+        let e = error("# cargo-launch baseline v2 records=1\nsm_80 registers=8\n");
+        assert!(e.contains("launch-baseline.txt:2: expected `kernel arch key=value...`"), "{e}");
     }
 
     #[test]

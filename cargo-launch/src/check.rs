@@ -166,7 +166,11 @@ pub fn run(args: &CheckArgs) -> Result<(), Exit> {
                 if old.version < baseline::VERSION {
                     findings.push(old_format(p, &path, old.version));
                 }
-                findings.extend(compare(p, &recs, &old.records, &current));
+                let checked: Vec<String> = if arches.is_empty() { &p.manifest.arches } else { &arches }
+                    .iter()
+                    .map(|a| a.to_string())
+                    .collect();
+                findings.extend(compare(p, &recs, &old, &path, &checked));
                 used("compared", old.records.len());
             }
             None => used("absent", 0),
@@ -234,23 +238,33 @@ fn no_kernels(p: &PackageKernels) -> Finding {
     }
 }
 
-/// A version-1 baseline: compared, but a cut-short file cannot be told from removed kernels.
+/// A version-1 or -2 baseline: compared by display name, which changes when a kernel's name
+/// becomes ambiguous; v1 cannot even tell a cut-short file from removed kernels.
 fn old_format(p: &PackageKernels, path: &Path, version: u32) -> Finding {
+    let why = if version < baseline::V2 {
+        "has no record count, so a truncated file cannot be detected"
+    } else {
+        "keys kernels by display name, which changes when another file defines a kernel of the same name"
+    };
     Finding {
         severity: Severity::Warning,
         kind: "baseline",
         package: p.package.clone(),
         kernel: None,
         arch: None,
-        file: Some(path.display().to_string()),
+        file: Some(baseline_file(p, path)),
         line: 1,
         message: format!(
-            "baseline format v{version} has no record count, so a truncated file cannot be detected; \
-             re-bless with `cargo launch check --bless` to write format v{}",
+            "baseline format v{version} {why}; re-bless with `cargo launch check --bless` to write format v{}",
             baseline::VERSION
         ),
         path: Some(path.to_path_buf()),
     }
+}
+
+/// The baseline's path as findings show it: relative to the package root when it is inside.
+fn baseline_file(p: &PackageKernels, path: &Path) -> String {
+    path.strip_prefix(p.config.root()).unwrap_or(path).display().to_string()
 }
 
 /// The compute capabilities (`90` for sm_90) the toolchain's NVRTC can target.
@@ -286,22 +300,21 @@ fn baseline_path(args: &CheckArgs, p: &PackageKernels) -> PathBuf {
     }
 }
 
+/// The records as `--bless` writes them: keyed by file and symbol, which stay the same when the
+/// display name changes and hold no space.
 fn current_baseline(recs: &[&Record]) -> Baseline {
-    recs.iter()
-        .map(|r| {
-            let res = &r.ptxas.resources;
-            (
-                (r.display_name.clone(), r.arch.to_string()),
-                baseline::Entry {
-                    registers: res.registers,
-                    spill_bytes: res.spill_stores + res.spill_loads,
-                    stack: res.stack_frame,
-                    shared: res.shared_static,
-                    occupancy: r.occupancy.percent,
-                },
-            )
-        })
-        .collect()
+    recs.iter().map(|r| ((baseline::key(&r.file, &r.name), r.arch.to_string()), entry(r))).collect()
+}
+
+fn entry(r: &Record) -> baseline::Entry {
+    let res = &r.ptxas.resources;
+    baseline::Entry {
+        registers: res.registers,
+        spill_bytes: res.spill_stores + res.spill_loads,
+        stack: res.stack_frame,
+        shared: res.shared_static,
+        occupancy: r.occupancy.percent,
+    }
 }
 
 fn finding(p: &PackageKernels, r: &Record, severity: Severity, kind: &'static str, message: String) -> Finding {
@@ -384,13 +397,25 @@ fn record_findings(p: &PackageKernels, r: &Record) -> Vec<Finding> {
     out
 }
 
-fn compare(p: &PackageKernels, recs: &[&Record], old: &Baseline, new: &Baseline) -> Vec<Finding> {
+/// Regressions against the baseline (errors), records it lacks (notes), and its records of a
+/// checked arch that no kernel produced (warnings: a renamed, moved or removed kernel would
+/// otherwise leave the gate without a word). A v1/v2 baseline is matched by display name.
+fn compare(
+    p: &PackageKernels,
+    recs: &[&Record],
+    old: &baseline::Parsed,
+    path: &Path,
+    checked: &[String],
+) -> Vec<Finding> {
     let mut out = Vec::new();
-    for (key, entry) in new {
-        let r = recs.iter().find(|r| r.display_name == key.0 && r.arch.to_string() == key.1).expect("built from recs");
-        match old.get(key) {
+    let mut seen = std::collections::BTreeSet::new();
+    for r in recs {
+        let kernel =
+            if old.version < baseline::VERSION { r.display_name.clone() } else { baseline::key(&r.file, &r.name) };
+        let key = (kernel, r.arch.to_string());
+        match old.records.get(&key) {
             Some(before) => {
-                let worse = baseline::regressions(before, entry);
+                let worse = baseline::regressions(before, &entry(r));
                 if !worse.is_empty() {
                     out.push(finding(
                         p,
@@ -409,6 +434,35 @@ fn compare(p: &PackageKernels, recs: &[&Record], old: &Baseline, new: &Baseline)
                 "not in the baseline (new kernel or arch); run `cargo launch check --bless` to record it".into(),
             )),
         }
+        seen.insert(key);
+    }
+    for (key, line) in &old.lines {
+        if seen.contains(key) || !checked.contains(&key.1) {
+            continue;
+        }
+        let (kernel, arch) = key;
+        // `kernels/t.cu::_Z4tmplILi8EEvPi` says little to a reader: add what it demangles to.
+        let symbol = kernel.rsplit("::").next().unwrap_or(kernel);
+        let readable = launch_build::assemble::demangle(symbol);
+        let shown = if old.version == baseline::VERSION && readable != symbol {
+            format!("{kernel} ({readable})")
+        } else {
+            kernel.clone()
+        };
+        out.push(Finding {
+            severity: Severity::Warning,
+            kind: "baseline",
+            package: p.package.clone(),
+            kernel: Some(kernel.clone()),
+            arch: Some(arch.clone()),
+            file: Some(baseline_file(p, path)),
+            line: u32::try_from(*line).unwrap_or(u32::MAX),
+            message: format!(
+                "{shown} {arch} is in the baseline but was not built (renamed, removed or moved?); re-bless with \
+                 `cargo launch check --bless` if intended"
+            ),
+            path: Some(path.to_path_buf()),
+        });
     }
     out
 }
@@ -576,6 +630,7 @@ fn group_line(members: &[&Finding]) -> String {
         ("launch", _) => "cannot launch at their block size".to_string(),
         ("regression", _) => "regressed since the baseline".to_string(),
         ("new", _) => "are not in the baseline (`cargo launch check --bless` records them)".to_string(),
+        ("baseline", _) => "are in the baseline but were not built (renamed, removed or moved?)".to_string(),
         ("contract", _) => "ask for what the arch does not give (ptxas ignores or overrides it)".to_string(),
         ("max-regs", _) => "have a register cap that forces spills".to_string(),
         (kind, _) => format!("have `{kind}` findings"),

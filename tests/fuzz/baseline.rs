@@ -1,6 +1,8 @@
 //! The baseline of `cargo launch check` (`cargo_launch::baseline::{render, parse}`): a rendered
-//! baseline parses back to the same records; one with a record missing, duplicated or cut short
-//! is refused (never read as fewer or other records); whatever parses renders back to itself.
+//! baseline parses back to the same records, whatever its kernel keys hold (spaces, `<>`, `::`,
+//! `/`, `%`, `#`, tabs, non-ASCII); a version-2 file, whose display names may hold spaces, reads
+//! as its records; one with a record missing, duplicated or cut short is refused (never read as
+//! fewer or other records); whatever parses renders back to itself.
 
 use std::path::Path;
 
@@ -8,27 +10,79 @@ use cargo_launch::baseline::{self, Baseline, Entry};
 
 use super::{ensure, mutate, random_bytes, run, text, Input, Rng};
 
-fn generate(rng: &mut Rng) -> Baseline {
+/// What a demangled display name can look like: spaces, `<>`, `::`, `()`, `*`, non-ASCII.
+fn display_name(rng: &mut Rng) -> String {
+    match rng.below(6) {
+        0 => rng.ident(),
+        1 => format!("void {}<{}>(int*)", rng.ident(), rng.range(0, 512)),
+        2 => format!("void {}::{}(float const*, unsigned long)", rng.ident(), rng.ident()),
+        3 => format!("{}<{}>", rng.ident(), rng.range(0, 512)),
+        4 => format!("kernels/{}.cu::{}", rng.ident(), rng.ident()),
+        _ => format!("{}_{}", rng.ident(), rng.pick(&["π", "ñ", "核", "é"])),
+    }
+}
+
+/// A record key as `--bless` writes it (file and symbol), or any display name.
+fn kernel_key(rng: &mut Rng) -> String {
+    if rng.one_in(4) {
+        return display_name(rng);
+    }
+    let mut file = String::from("kernels/");
+    for _ in 0..rng.range(1, 3) {
+        let part = match rng.below(7) {
+            0 => format!("{} {}", rng.ident(), rng.ident()),
+            1 => format!("{}%{}", rng.ident(), rng.range(0, 100)),
+            2 => format!("#{}", rng.ident()),
+            3 => format!("{}\t{}", rng.ident(), rng.ident()),
+            4 => format!("{}\u{a0}ü", rng.ident()),
+            _ => rng.ident(),
+        };
+        file.push_str(&part);
+        file.push('/');
+    }
+    file.push_str(&format!("{}.cu", rng.ident()));
+    let symbol = match rng.below(3) {
+        0 => rng.ident(),
+        1 => format!("_Z{}{}Pf", rng.range(1, 9), rng.ident()),
+        _ => format!("_Z4tmplILi{}EEvPi", rng.range(0, 512)),
+    };
+    baseline::key(&file, &symbol)
+}
+
+fn entry(rng: &mut Rng) -> Entry {
+    let n = |rng: &mut Rng| rng.number() as u32;
+    Entry {
+        registers: n(rng),
+        spill_bytes: n(rng),
+        stack: n(rng),
+        shared: n(rng),
+        // Occupancy is written with one decimal, a percentage.
+        occupancy: rng.range(0, 1000) as f64 / 10.0,
+    }
+}
+
+fn generate(rng: &mut Rng, key: fn(&mut Rng) -> String) -> Baseline {
     let mut b = Baseline::new();
     for _ in 0..rng.range(1, 12) {
-        let kernel = match rng.below(3) {
-            0 => rng.ident(),
-            1 => format!("_Z{}{}Pf", rng.range(1, 9), rng.ident()),
-            _ => format!("{}<{}>", rng.ident(), rng.range(0, 512)),
-        };
         let arch = rng.pick(launch::KNOWN_ARCHES).to_string();
-        let n = |rng: &mut Rng| rng.number() as u32;
-        let e = Entry {
-            registers: n(rng),
-            spill_bytes: n(rng),
-            stack: n(rng),
-            shared: n(rng),
-            // Occupancy is written with one decimal, a percentage.
-            occupancy: rng.range(0, 1000) as f64 / 10.0,
-        };
-        b.insert((kernel, arch), e);
+        b.insert((key(rng), arch), entry(rng));
     }
     b
+}
+
+/// A baseline as version 2 wrote it: display names as they are, spaces and all.
+fn render_v2(b: &Baseline) -> String {
+    let v3 = baseline::render(b);
+    let mut s = format!("# cargo-launch baseline v2 records={}\n", b.len());
+    s.push_str(v3.lines().nth(1).unwrap_or_default());
+    s.push('\n');
+    for ((kernel, arch), e) in b {
+        s.push_str(&format!(
+            "{kernel} {arch} registers={} spill_bytes={} stack={} shared={} occupancy={:.1}\n",
+            e.registers, e.spill_bytes, e.stack, e.shared, e.occupancy
+        ));
+    }
+    s
 }
 
 /// What a damaged rendering must give.
@@ -44,7 +98,31 @@ enum Expect {
     Any,
 }
 
-const EXTRA: &[&[u8]] = &[b" registers=", b" occupancy=", b"=", b"NaN", b"inf", b"-5", b"1e3", b"# ", b"sm_90 "];
+const EXTRA: &[&[u8]] = &[
+    b" registers=",
+    b" occupancy=",
+    b"=",
+    b"NaN",
+    b"inf",
+    b"-5",
+    b"1e3",
+    b"# ",
+    b"sm_90 ",
+    b"%",
+    b"%2",
+    b"%20",
+    b"%ff",
+    b"::",
+    b" v2 ",
+];
+
+/// Every record is one line whose key is one word (the generator's own invariant).
+fn ensure_one_word(b: &Baseline, records: &[usize], lines: &[&str]) {
+    assert_eq!(records.len(), b.len(), "{lines:?}");
+    for &i in records {
+        assert_eq!(lines[i].split_whitespace().count(), 7, "a key split into several words: {:?}", lines[i]);
+    }
+}
 
 #[test]
 fn baseline() {
@@ -52,13 +130,16 @@ fn baseline() {
     run(
         "baseline",
         |rng| {
-            let b = generate(rng);
+            if rng.one_in(10) {
+                let b = generate(rng, display_name);
+                return Input::new(render_v2(&b), Expect::Same(b));
+            }
+            let b = generate(rng, kernel_key);
             let text_ = baseline::render(&b);
             let lines: Vec<&str> = text_.split_inclusive('\n').collect();
-            // Record lines are the ones naming a record's kernel: the others are the header.
-            let records: Vec<usize> = (0..lines.len())
-                .filter(|&i| b.keys().any(|(k, a)| lines[i].starts_with(&format!("{k} {a} "))))
-                .collect();
+            // Record lines are the ones not starting with `#` (an encoded key never does).
+            let records: Vec<usize> = (0..lines.len()).filter(|&i| !lines[i].starts_with('#')).collect();
+            ensure_one_word(&b, &records, &lines);
             match rng.below(10) {
                 0..=2 => Input::new(text_.clone(), Expect::Same(b)),
                 3 => {
