@@ -148,3 +148,19 @@ fn a_build_that_fails_after_compiling_writes_no_statistics() {
         assert!(!stats.exists(), "a failed build wrote {}", stats.display());
     }
 }
+
+/// A kernel that an `#if __CUDA_ARCH__` leaves out of every listed arch's PTX is named in a
+/// warning (before: it vanished without a word, its `@launch` unapplied); a macro's template
+/// "definition" is not a kernel and is not named.
+#[test]
+fn a_kernel_in_no_ptx_of_the_listed_arches_is_named() {
+    let kernel = "#define STAMP(NAME) \\\n    extern \"C\" __global__ void NAME(float* p) { p[0] = 1.0f; }\nSTAMP(stamped)\n\
+                  extern \"C\" __global__ void everywhere(float* p) { p[0] = 1.0f; }\n\
+                  #if __CUDA_ARCH__ >= 1000\n// @launch(128)\nextern \"C\" __global__ void blackwell_only(float* p) { p[0] = 2.0f; }\n#endif\n";
+    let dir = crate_with(kernel);
+    let cache = tempfile::tempdir().unwrap();
+    let (code, _, stderr) = run(&mut cargo_build(dir.path(), cache.path(), &toolchain_root()));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("kernels/broken.cu: `blackwell_only` (line 7) in no PTX of sm_90: an `#if`"), "{stderr}");
+    assert!(!stderr.contains("`NAME`") && !stderr.contains("`everywhere`"), "{stderr}");
+}

@@ -51,6 +51,9 @@ struct Raw {
     args: Vec<(String, usize)>,
     /// `Some(reason)` when the argument list is not closed.
     unclosed: Option<&'static str>,
+    /// Offset of a second annotation, or of a second argument list, on the same line after this
+    /// one's `)`: `// @launch(128) // @launch(64)`, `// @launch(128)(64)`.
+    second: Option<usize>,
 }
 
 /// One annotation, validated and attached to its kernel, with where its bounds go in the source.
@@ -89,6 +92,14 @@ fn attach<'k>(
         };
         if let Some(reason) = raw.unclosed {
             err(&mut errors, raw.offset, reason.into());
+            continue;
+        }
+        if let Some(at) = raw.second {
+            err(
+                &mut errors,
+                at,
+                "a second launch contract on the annotation's line: give each kernel one `@launch(...)`".into(),
+            );
             continue;
         }
         let values = match parse_args(&raw) {
@@ -211,12 +222,24 @@ fn find(scanned: &Scanned) -> Vec<Raw> {
                 text_end = start + "@launch".len();
                 args.push((String::new(), c.offset + text_end));
             }
+            // The rest of the annotation's line: prose may follow (`// @launch(256)  one tile`),
+            // but not another contract, which would be silently ignored.
+            let line_rest = &c.text[text_end..];
+            let line_rest = &line_rest[..line_rest.find('\n').unwrap_or(line_rest.len())];
+            let second = line_rest
+                .find("@launch")
+                .or_else(|| {
+                    line_rest.trim_start().starts_with('(').then(|| line_rest.len() - line_rest.trim_start().len())
+                })
+                .filter(|_| unclosed.is_none())
+                .map(|n| c.offset + text_end + n);
             out.push(Raw {
                 offset: c.offset + start,
                 comment_end: c.offset + c.text.len(),
                 text: c.text[start..text_end].lines().next().unwrap_or("").to_string(),
                 args,
                 unclosed,
+                second,
             });
             from = text_end.max(start + 1);
         }

@@ -260,7 +260,7 @@ impl fmt::Display for Error {
             Error::ToolFailed { command, status, stderr } => {
                 write!(f, "{command} failed ({status})")?;
                 if !stderr.trim().is_empty() {
-                    write!(f, "\n--- stderr\n{}", stderr.trim_end())?;
+                    write!(f, "\n--- stderr\n{}", bounded(stderr.trim_end()))?;
                 }
                 Ok(())
             }
@@ -271,17 +271,21 @@ impl fmt::Display for Error {
                     (Some(file), None) => write!(f, "compiling {file} ")?,
                     _ => {}
                 }
-                write!(
-                    f,
-                    "did not finish within {} and was killed: {command}\n\
-                     fix: if it is not stuck, allow it longer with LAUNCH_COMPILE_TIMEOUT=<seconds> (the default is {})",
-                    seconds(*timeout),
-                    seconds(crate::process::DEFAULT_TIMEOUT)
-                )
+                write!(f, "did not finish within {} and was killed: {command}\n", seconds(*timeout))?;
+                if file.is_none() {
+                    // A question such as `--version` (process::PROBE_TIMEOUT): no setting helps.
+                    write!(f, "fix: it should answer at once; the tool is broken or stuck: point LAUNCH_TOOLCHAIN at a working one")
+                } else {
+                    write!(
+                        f,
+                        "fix: if it is not stuck, allow it longer with LAUNCH_COMPILE_TIMEOUT=<seconds> (the default is {})",
+                        seconds(crate::process::DEFAULT_TIMEOUT)
+                    )
+                }
             }
             Error::NvrtcLoad { path, reason } => write!(f, "cannot load NVRTC from {}: {reason}", path.display()),
             Error::Compile { compiler, file, arch, log } => {
-                write!(f, "{compiler} failed to compile {file} for {arch}:\n{}", log.trim_end())
+                write!(f, "{compiler} failed to compile {file} for {arch}:\n{}", bounded(log.trim_end()))
             }
             Error::Report { file, arch, reason } => {
                 write!(f, "cannot read the ptxas report of {file} for {arch}: {reason}")
@@ -351,6 +355,41 @@ impl std::error::Error for Error {
             _ => None,
         }
     }
+}
+
+/// Lines of a tool's log shown at each end of an error: a runaway tool (hundreds of MB of output)
+/// must not flood the build log; the first errors and the last lines are what a reader needs.
+const LOG_LINES_SHOWN: usize = 200;
+
+/// `log` with its middle left out when it has more than 2 × [`LOG_LINES_SHOWN`] lines (or lines
+/// so long that it exceeds 64 KiB at either end), saying how much was left out.
+fn bounded(log: &str) -> std::borrow::Cow<'_, str> {
+    const BYTES: usize = 64 * 1024;
+    let lines: Vec<&str> = log.lines().collect();
+    if lines.len() <= 2 * LOG_LINES_SHOWN && log.len() <= 2 * BYTES {
+        return std::borrow::Cow::Borrowed(log);
+    }
+    let clip = |l: &str| -> String {
+        let end = (0..=l.len().min(BYTES / LOG_LINES_SHOWN)).rev().find(|&i| l.is_char_boundary(i)).unwrap_or(0);
+        if end < l.len() {
+            format!("{}…", &l[..end])
+        } else {
+            l.to_string()
+        }
+    };
+    if lines.len() < 2 {
+        return std::borrow::Cow::Owned(format!("{} ({} bytes)", clip(log), log.len()));
+    }
+    let shown = LOG_LINES_SHOWN.min(lines.len() / 2);
+    let head: Vec<String> = lines[..shown].iter().map(|l| clip(l)).collect();
+    let tail: Vec<String> = lines[lines.len() - shown..].iter().map(|l| clip(l)).collect();
+    let left_out = lines.len() - 2 * shown;
+    std::borrow::Cow::Owned(format!(
+        "{}\n… {left_out} lines ({} bytes in all) left out …\n{}",
+        head.join("\n"),
+        log.len(),
+        tail.join("\n")
+    ))
 }
 
 #[cfg(test)]
@@ -433,5 +472,42 @@ mod tests {
         assert!(!text.contains("failed to compile kernels/k20.cu"), "{text}");
         // File order, as given.
         assert!(text.find("k03.cu:1").unwrap() < text.find("k04.cu:1").unwrap());
+    }
+
+    #[test]
+    fn a_runaway_log_is_cut_in_the_middle() {
+        // Before: a ptxas that printed 300 MB put all of it into the error (308 MB of output).
+        let log: String = (0..100_000).map(|i| format!("ptxas info    : garbage line {i}\n")).collect();
+        let shown = bounded(&log);
+        assert!(shown.len() < 32 * 1024, "{}", shown.len());
+        assert!(shown.starts_with("ptxas info    : garbage line 0\n"));
+        assert!(shown.contains("… 99600 lines ("), "{shown}");
+        assert!(shown.ends_with("garbage line 99999"));
+        let one = "x".repeat(1_000_000);
+        assert!(bounded(&one).len() < 2048);
+        assert_eq!(bounded("short\nlog"), "short\nlog");
+    }
+
+    #[test]
+    fn a_probe_that_times_out_does_not_point_at_the_compile_limit() {
+        // Before: a `ptxas --version` stuck for the 60 s probe limit was told to raise
+        // LAUNCH_COMPILE_TIMEOUT, which does not apply to probes.
+        let probe = Error::ToolTimedOut {
+            tool: "ptxas".into(),
+            command: "`ptxas --version`".into(),
+            file: None,
+            arch: None,
+            timeout: std::time::Duration::from_secs(60),
+        };
+        let text = probe.to_string();
+        assert!(text.contains("it should answer at once") && !text.contains("LAUNCH_COMPILE_TIMEOUT"), "{text}");
+        let compile = Error::ToolTimedOut {
+            tool: "ptxas".into(),
+            command: "`ptxas`".into(),
+            file: Some("kernels/a.cu".into()),
+            arch: Some("sm_90".into()),
+            timeout: std::time::Duration::from_secs(2),
+        };
+        assert!(compile.to_string().contains("LAUNCH_COMPILE_TIMEOUT=<seconds>"));
     }
 }

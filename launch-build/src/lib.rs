@@ -231,12 +231,31 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
         description: compiler.toolchain.describe(),
     };
     let mut manifest = assemble::manifest(config, info, &files)?;
-    // A file whose PTX has no entry on any arch builds nothing launchable. Decided from the
-    // compiled result, not the source: macros and headers define most kernels of real folders.
-    for s in &sources {
-        if !manifest.kernels.iter().any(|k| k.file == s.file)
-            && files.iter().any(|f| f.source.file == s.file && !f.outputs.is_empty())
-        {
+    // A file whose PTX has no entry on any arch builds nothing launchable, and a kernel written in
+    // the source but absent from every PTX (an `#if __CUDA_ARCH__` the listed arches do not meet)
+    // is not embedded: both are said. Decided from the compiled result: macros and headers define
+    // most kernels of real folders, so the source alone cannot tell a file without kernels.
+    for (s, p) in sources.iter().zip(&prepared) {
+        let Some(f) = files.iter().find(|f| f.source.file == s.file && !f.outputs.is_empty()) else { continue };
+        let built: std::collections::HashSet<String> =
+            manifest.kernels.iter().filter(|k| k.file == s.file).map(|k| assemble::source_name(&k.name)).collect();
+        let absent: Vec<String> = p
+            .kernels
+            .iter()
+            .filter(|d| !built.contains(&d.name) && !source::in_directive(&p.original, d.start))
+            .map(|d| format!("`{}` (line {})", d.name, d.line))
+            .collect();
+        let arches: Vec<String> = f.outputs.iter().map(|(a, _)| a.to_string()).collect();
+        if !absent.is_empty() {
+            warnings.push(format!(
+                "{}: {} in no PTX of {}: an `#if` (such as `#if __CUDA_ARCH__ >= ...`) leaves {} out on every listed arch, or nothing instantiates a template; so {} not embedded",
+                s.file,
+                absent.join(", "),
+                arches.join(", "),
+                if absent.len() == 1 { "it" } else { "them" },
+                if absent.len() == 1 { "it is" } else { "they are" }
+            ));
+        } else if built.is_empty() {
             warnings.push(format!(
                 "{}: no kernel (__global__ function) in this file: it is compiled, but nothing in it can be launched",
                 s.file

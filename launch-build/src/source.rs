@@ -156,6 +156,15 @@ pub fn line_of(src: &str, offset: usize) -> u32 {
 /// A kernel source's text; for bytes that are not UTF-8, the compiler-style error
 /// `file:line:col: error: not valid UTF-8 (byte 0xNN at offset N)` pointing at the first of them.
 pub fn decode(file: &str, bytes: Vec<u8>) -> Result<String, String> {
+    // NVRTC takes the source as a C string: a NUL byte would cut it short.
+    if let Some(at) = bytes.iter().position(|&b| b == 0) {
+        let before = String::from_utf8_lossy(&bytes[..at]);
+        let line = before.bytes().filter(|&c| c == b'\n').count() + 1;
+        let col = before[before.rfind('\n').map_or(0, |n| n + 1)..].chars().count() + 1;
+        return Err(format!(
+            "{file}:{line}:{col}: error: a NUL byte (at offset {at}): kernel sources must be text without NUL bytes"
+        ));
+    }
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let bytes = e.as_bytes();
@@ -168,6 +177,24 @@ pub fn decode(file: &str, bytes: Vec<u8>) -> Result<String, String> {
             bytes[at]
         )
     })
+}
+
+/// Whether `offset` lies in a preprocessor directive (a `#define` body included, through its
+/// `\`-continued lines): a kernel "defined" there is a macro's template, not a kernel.
+pub fn in_directive(src: &str, offset: usize) -> bool {
+    let offset = offset.min(src.len());
+    let mut line_start = src[..offset].rfind('\n').map_or(0, |n| n + 1);
+    // Walk back over continued lines: the previous line ends in `\`.
+    while line_start > 0 {
+        let prev_end = line_start - 1;
+        let prev = &src[..prev_end];
+        let prev = prev.strip_suffix('\r').unwrap_or(prev);
+        if !prev.ends_with('\\') {
+            break;
+        }
+        line_start = prev.rfind('\n').map_or(0, |n| n + 1);
+    }
+    src[line_start..].trim_start_matches([' ', '\t']).starts_with('#')
 }
 
 /// Attribute-like words that may sit between `__global__` and the kernel's name, with a
@@ -717,6 +744,21 @@ extern "C" __global__ void __maxnreg__(32) capped(int n)
         for o in 0..src.len() {
             assert_eq!(ix.line(o), line_of(src, o));
         }
+    }
+
+    #[test]
+    fn definitions_inside_macros_are_told_apart() {
+        let src = "#define K(NAME) \\\n  extern \"C\" __global__ void NAME(float* p) { \\\n  }\n__global__ void real(float* p) {}\n";
+        let ks = kernels(src, &scan(src));
+        let names: Vec<(&str, bool)> = ks.iter().map(|k| (k.name.as_str(), in_directive(src, k.start))).collect();
+        assert_eq!(names, [("NAME", true), ("real", false)]);
+    }
+
+    #[test]
+    fn nul_bytes_are_located() {
+        // Before: NVRTC's C-string conversion failed with no line ("the source contains a NUL byte").
+        let err = decode("kernels/a.cu", b"// a\n__global__ void k() {}\nx\0y\n".to_vec()).unwrap_err();
+        assert!(err.starts_with("kernels/a.cu:3:2: error: a NUL byte (at offset 29)"), "{err}");
     }
 
     #[test]

@@ -326,3 +326,22 @@ fn a_five_megabyte_file_scans_in_linear_time() {
     eprintln!("5 MB of unclosed kernel declarations: {:?}", t.elapsed());
     assert!(t.elapsed().as_secs_f64() < 2.0, "{:?}", t.elapsed());
 }
+
+#[test]
+fn a_second_contract_on_the_annotation_line_is_an_error_and_prose_is_not() {
+    // Before: the second contract on the line was ignored without a word (an outside probe).
+    for (src, col) in [
+        ("// @launch(128) // @launch(64)\n__global__ void k() {}\n", 20),
+        ("// @launch(64) /* @launch(128) */\n__global__ void k() {}\n", 19),
+        ("// @launch(64); @launch(96)\n__global__ void k() {}\n", 17),
+        ("// @launch(128)(64)\n__global__ void k() {}\n", 16),
+    ] {
+        let e = error(src);
+        assert!(
+            e.starts_with(&format!("k.cu:1:{col}: error: a second launch contract on the annotation's line")),
+            "{src:?}: {e}"
+        );
+    }
+    let a = check("// @launch(256)  one tile per block\n__global__ void k() {}\n").unwrap();
+    assert_eq!(a[0].threads, 256);
+}
