@@ -271,7 +271,7 @@ impl fmt::Display for Error {
                     (Some(file), None) => write!(f, "compiling {file} ")?,
                     _ => {}
                 }
-                write!(f, "did not finish within {} and was killed: {command}\n", seconds(*timeout))?;
+                writeln!(f, "did not finish within {} and was killed: {command}", seconds(*timeout))?;
                 if file.is_none() {
                     // A question such as `--version` (process::PROBE_TIMEOUT): no setting helps.
                     write!(f, "fix: it should answer at once; the tool is broken or stuck: point LAUNCH_TOOLCHAIN at a working one")
