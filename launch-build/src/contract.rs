@@ -229,7 +229,11 @@ fn find(scanned: &Scanned) -> Vec<Raw> {
             let second = line_rest
                 .find("@launch")
                 .or_else(|| {
-                    line_rest.trim_start().starts_with('(').then(|| line_rest.len() - line_rest.trim_start().len())
+                    // `@launch(128)(64)`: a second argument list, not a parenthesised remark.
+                    let t = line_rest.trim_start();
+                    let list =
+                        t.strip_prefix('(').is_some_and(|r| r.trim_start().starts_with(|c: char| c.is_ascii_digit()));
+                    list.then(|| line_rest.len() - t.len())
                 })
                 .filter(|_| unclosed.is_none())
                 .map(|n| c.offset + text_end + n);

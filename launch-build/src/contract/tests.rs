@@ -344,4 +344,6 @@ fn a_second_contract_on_the_annotation_line_is_an_error_and_prose_is_not() {
     }
     let a = check("// @launch(256)  one tile per block\n__global__ void k() {}\n").unwrap();
     assert_eq!(a[0].threads, 256);
+    let a = check("// @launch(256) (the contract)\n__global__ void k() {}\n").unwrap();
+    assert_eq!(a[0].threads, 256);
 }
