@@ -239,3 +239,23 @@ fn bad_input_exits_2_naming_the_value() {
         assert!(stdout.is_empty(), "{args:?} prints nothing on stdout:\n{stdout}");
     }
 }
+
+/// `--plot` never replaces what is not a regular file (before: a FIFO, a link or, as root,
+/// `/dev/null` was renamed over and lost).
+#[cfg(unix)]
+#[test]
+fn plot_refuses_to_replace_a_fifo_or_a_link() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("plot.svg");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let link = dir.path().join("link.svg");
+    std::os::unix::fs::symlink(dir.path().join("elsewhere.svg"), &link).unwrap();
+    for p in [&fifo, &link] {
+        let (code, _, stderr) = run(cargo_launch().args(["launch", "occupancy", "--arch", "sm_90", "--plot"]).arg(p));
+        assert_ne!(code, 0, "{stderr}");
+        assert!(stderr.contains("refusing to replace it"), "{stderr}");
+    }
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+}

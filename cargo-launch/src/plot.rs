@@ -209,6 +209,9 @@ fn escape(text: &str) -> String {
 /// Writes `contents` to a temporary file next to `path` and renames it into place, so a reader
 /// never sees half a picture and a failed write leaves any previous file intact.
 pub fn write_atomically(path: &Path, contents: &str) -> io::Result<()> {
+    // Never rename over a device, FIFO, link or folder (as root, `--plot /dev/null` replaced it).
+    launch_build::out::refuse_non_regular(path)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     let name = path.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let tmp = dir.join(format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id()));

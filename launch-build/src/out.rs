@@ -10,6 +10,7 @@ use crate::error::Error;
 /// downstream rebuilds). Writes a temporary file in the same folder and renames it into place, so
 /// a reader never sees half a file. Returns whether the file was written.
 pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, Error> {
+    refuse_non_regular(path)?;
     if fs::read(path).map(|old| old == bytes).unwrap_or(false) {
         return Ok(false);
     }
@@ -23,6 +24,32 @@ pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, Error> {
         Error::io("rename into place", path)(e)
     })?;
     Ok(true)
+}
+
+/// Fails when something other than a regular file is at `path`: reading a FIFO or a device to
+/// compare would block or never end, and renaming over it would replace the node itself (as root,
+/// `/dev/null`). A missing path is fine: it is created.
+pub fn refuse_non_regular(path: &Path) -> Result<(), Error> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if !m.file_type().is_file() => {
+            let what = if m.file_type().is_symlink() {
+                "a symbolic link"
+            } else if m.is_dir() {
+                "a folder"
+            } else {
+                "not a regular file (a FIFO, socket or device)"
+            };
+            Err(Error::Io {
+                path: path.to_path_buf(),
+                action: "write",
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("it is {what}; refusing to replace it with an output file"),
+                ),
+            })
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Deletes files in `dir` that are not in `keep` (outputs of kernels or arches that no longer
@@ -41,6 +68,8 @@ pub fn remove_stale(dir: &Path, keep: &BTreeSet<PathBuf>) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(unix)]
+    use std::os::unix::fs::FileTypeExt;
 
     #[test]
     fn unchanged_content_is_not_rewritten() {
@@ -52,6 +81,25 @@ mod tests {
         assert_eq!(fs::read(&p).unwrap(), b"abd");
         // No temporary file is left behind.
         assert_eq!(fs::read_dir(d.path().join("sub")).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn fifos_devices_links_and_folders_are_never_replaced() {
+        // Before: a FIFO blocked the comparison read, and the rename replaced a device node.
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(d.path().join("target"), &link).unwrap();
+        let folder = d.path().join("folder");
+        fs::create_dir(&folder).unwrap();
+        for p in [&fifo, &link, &folder, &PathBuf::from("/dev/null")] {
+            let e = write_if_changed(p, b"x").unwrap_err().to_string();
+            assert!(e.contains("refusing to replace it"), "{e}");
+        }
+        assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
     }
 
     #[test]
