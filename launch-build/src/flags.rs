@@ -59,6 +59,8 @@ enum Takes {
     Choice(&'static [&'static str]),
     /// An integer in the range.
     Int(i64, i64),
+    /// Diagnostic numbers: positive integers separated by commas (`177,550`).
+    Numbers,
     Anything,
 }
 
@@ -94,6 +96,8 @@ const fn spec(names: &'static [&'static str], takes: Takes, act: Act) -> Spec {
 const BOOL: Takes = Takes::Bool;
 const NONE: Takes = Takes::Nothing;
 const ANY: Takes = Takes::Anything;
+const LOAD_CACHE: Takes = Takes::Choice(&["ca", "cg", "cs", "cv", "lu"]);
+const STORE_CACHE: Takes = Takes::Choice(&["cg", "cs", "wb", "wt"]);
 
 const ARCH: &str = "launch-build sets the target architecture of every compile from `arch` (and a file's own `arch`)";
 const OUTPUT: &str =
@@ -137,9 +141,9 @@ const NVRTC: &[Spec] = &[
     spec(&["--device-int128", "-device-int128"], NONE, Act::As("--device-int128")),
     spec(&["--display-error-number", "-err-no"], NONE, Act::As("--display-error-number")),
     spec(&["--no-display-error-number", "-no-err-no"], NONE, Act::As("--no-display-error-number")),
-    spec(&["--diag-error", "-diag-error"], ANY, Act::As("--diag-error")),
-    spec(&["--diag-suppress", "-diag-suppress"], ANY, Act::As("--diag-suppress")),
-    spec(&["--diag-warn", "-diag-warn"], ANY, Act::As("--diag-warn")),
+    spec(&["--diag-error", "-diag-error"], Takes::Numbers, Act::As("--diag-error")),
+    spec(&["--diag-suppress", "-diag-suppress"], Takes::Numbers, Act::As("--diag-suppress")),
+    spec(&["--diag-warn", "-diag-warn"], Takes::Numbers, Act::As("--diag-warn")),
     spec(&["--jump-table-density", "-jtd"], Takes::Int(0, 101), Act::As("--jump-table-density")),
     spec(&["--split-compile", "-split-compile"], Takes::Int(0, 256), Act::As("--split-compile")),
     spec(&["--Ofast-compile", "-Ofc"], Takes::Choice(&["0", "min", "mid", "max"]), Act::As("--Ofast-compile")),
@@ -212,10 +216,11 @@ const PTXAS: &[Spec] = &[
     spec(&["--opt-level", "-O"], Takes::Int(0, 3), Act::As("--opt-level")),
     spec(&["--Ofast-compile", "-Ofc"], Takes::Choice(&["0", "min", "mid", "max"]), Act::As("--Ofast-compile")),
     spec(&["--allow-expensive-optimizations", "-allow-expensive-optimizations"], BOOL, Act::As("--allow-expensive-optimizations")),
-    spec(&["--def-load-cache", "-dlcm"], ANY, Act::As("--def-load-cache")),
-    spec(&["--def-store-cache", "-dscm"], ANY, Act::As("--def-store-cache")),
-    spec(&["--force-load-cache", "-flcm"], ANY, Act::As("--force-load-cache")),
-    spec(&["--force-store-cache", "-fscm"], ANY, Act::As("--force-store-cache")),
+    // The cache operators ptxas 12.9 accepts for each (tried one by one).
+    spec(&["--def-load-cache", "-dlcm"], LOAD_CACHE, Act::As("--def-load-cache")),
+    spec(&["--def-store-cache", "-dscm"], STORE_CACHE, Act::As("--def-store-cache")),
+    spec(&["--force-load-cache", "-flcm"], LOAD_CACHE, Act::As("--force-load-cache")),
+    spec(&["--force-store-cache", "-fscm"], STORE_CACHE, Act::As("--force-store-cache")),
     spec(&["--device-debug", "-g"], NONE, Act::As("--device-debug")),
     spec(&["--generate-line-info", "-lineinfo"], NONE, Act::As("--generate-line-info")),
     spec(&["--disable-optimizer-constants", "-disable-optimizer-consts"], NONE, Act::As("--disable-optimizer-constants")),
@@ -432,6 +437,7 @@ fn parse_one<'a>(
             Takes::Bool => v == "true" || v == "false",
             Takes::Choice(c) => c.contains(&v),
             Takes::Int(lo, hi) => v.parse::<i64>().is_ok_and(|n| (lo..=hi).contains(&n)),
+            Takes::Numbers => v.split(',').all(|n| n.trim().parse::<u32>().is_ok_and(|n| n > 0)),
             Takes::Anything => !v.is_empty(),
             Takes::Nothing => true,
         };
@@ -451,6 +457,7 @@ fn expected(takes: Takes) -> String {
             format!("one of {}", c.join(", "))
         }
         Takes::Int(lo, hi) => format!("an integer from {lo} to {hi}"),
+        Takes::Numbers => "diagnostic numbers separated by commas, such as `177,550`".into(),
         Takes::Anything | Takes::Nothing => "a non-empty value".into(),
     }
 }
@@ -587,6 +594,21 @@ mod tests {
 
     /// Options that would change what launch-build controls, or that NVRTC lacks, are refused
     /// with the reason, naming the element at fault.
+    #[test]
+    fn values_ptxas_or_nvrtc_would_refuse_are_refused_here() {
+        // Before: these reached NVRTC or ptxas and failed there, blamed on a kernel file, exit 1.
+        for bad in
+            ["--diag-suppress=abc", "--diag-suppress=0", "--diag-suppress=1,abc", "-diag-suppress=99999999999999999999"]
+        {
+            let e = map_nvrtc(&[bad]).unwrap_err();
+            assert!(e.message.contains("diagnostic numbers separated by commas"), "{bad}: {e:?}");
+        }
+        assert!(map_nvrtc(&["--diag-suppress=177,550"]).is_ok());
+        let e = map_ptxas(&["-dlcm=xx"]).unwrap_err();
+        assert!(e.message.contains("one of `ca`, `cg`, `cs`, `cv`, `lu`"), "{e:?}");
+        assert!(map_ptxas(&["-dscm=wt"]).is_ok());
+    }
+
     #[test]
     fn refusals_say_why() {
         let cases: &[(&[&str], usize, &str)] = &[
