@@ -207,3 +207,86 @@ fn new_creates_a_crate_like_the_template_and_refuses_a_bad_name() {
     let (code, _, stderr) = run(cargo_launch().args(["launch", "new", &name]).current_dir(tmp.path()));
     assert_eq!(code, 2, "an existing folder: {stderr}");
 }
+
+/// Every file under `dir`, with its bytes: what a refused `init` must leave as it was.
+fn snapshot(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                out.push((p.clone(), Vec::new()));
+                stack.push(p);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn init_refuses_what_report_would_refuse_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = cargo_new(tmp.path(), &format!("initr-{}", std::process::id()));
+    let cases: &[(&[&str], &str)] =
+        &[(&["--kernels", "/abs/kernels"], "is absolute"), (&["--kernels", ""], "names no folder")];
+    let before = snapshot(&dir);
+    for (args, why) in cases {
+        let (code, out, stderr) = init(&dir, args);
+        assert_eq!(code, 2, "{args:?}: {out}\n{stderr}");
+        assert!(stderr.contains(why), "{args:?}: {stderr}");
+        assert_eq!(snapshot(&dir), before, "{args:?}: nothing written");
+    }
+    // A file where the kernel folder would go.
+    std::fs::write(dir.join("kernels"), "not a folder").unwrap();
+    let before = snapshot(&dir);
+    let (code, _, stderr) = init(&dir, &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("is a file, not a folder") && stderr.contains("nothing was written"), "{stderr}");
+    assert_eq!(snapshot(&dir), before);
+    std::fs::remove_file(dir.join("kernels")).unwrap();
+
+    // An existing table init would leave broken: named with its location, nothing written, no
+    // kernel folder left behind.
+    let toml = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    std::fs::write(dir.join("Cargo.toml"), format!("{toml}\n[package.metadata.launch]\narch = \"sm_90\"\n")).unwrap();
+    let before = snapshot(&dir);
+    let (code, out, stderr) = init(&dir, &[]);
+    assert_eq!(code, 2, "{out}\n{stderr}");
+    assert!(stderr.contains("Cargo.toml:") && stderr.contains("`package.metadata.launch.arch`"), "{stderr}");
+    assert_eq!(snapshot(&dir), before, "nothing written, the kernel folder made for the check is gone");
+}
+
+#[test]
+fn init_keeps_crlf_and_accepts_the_crate_folder_as_manifest_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = cargo_new(tmp.path(), &format!("initc-{}", std::process::id()));
+    let toml = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap().replace('\n', "\r\n");
+    std::fs::write(dir.join("Cargo.toml"), &toml).unwrap();
+    let (code, out, stderr) = init(tmp.path(), &["--manifest-path", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}\n{stderr}");
+    assert!(out.contains("added [package.metadata.launch]"), "{out}");
+    let after = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    assert!(after.contains("[package.metadata.launch]\r\n"), "{after:?}");
+    assert!(!after.replace("\r\n", "").contains('\n'), "every line ends in CRLF: {after:?}");
+    assert!(dir.join("kernels/example.cu").is_file());
+}
+
+#[test]
+fn new_refuses_names_that_would_not_build() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (bad, why) in [
+        ("_", "is not an identifier"),
+        ("launch", "clashes with cargo-launch's own crate `launch`"),
+        ("launch-build", "clashes with cargo-launch's own crate `launch-build`"),
+        ("cargo-launch", "clashes with cargo-launch's own crate `cargo-launch`"),
+    ] {
+        let (code, _, stderr) = run(cargo_launch().args(["launch", "new", bad]).current_dir(tmp.path()));
+        assert_eq!(code, 2, "{bad}: {stderr}");
+        assert!(stderr.contains(why), "{bad}: {stderr}");
+        assert!(!tmp.path().join(bad).exists(), "{bad}");
+    }
+}

@@ -69,31 +69,46 @@ pub fn checkout(path: Option<&Path>) -> Result<PathBuf, Exit> {
 
 /// Runs `cargo launch init`.
 pub fn init(args: &InitArgs) -> Result<(), Exit> {
-    let manifest = args.manifest_path.clone().unwrap_or_else(|| PathBuf::from("Cargo.toml"));
+    let usage = |e: anyhow::Error| Exit::new(exit::USAGE, e);
+    let mut manifest = args.manifest_path.clone().unwrap_or_else(|| PathBuf::from("Cargo.toml"));
+    // `--manifest-path DIR` means the crate in DIR, as `cargo launch init` run there would.
+    if manifest.is_dir() {
+        manifest = manifest.join("Cargo.toml");
+    }
     if !manifest.is_file() {
-        return Err(Exit::new(
-            exit::USAGE,
-            anyhow::anyhow!(
-                "no Cargo.toml at `{}`: run `cargo launch init` in a crate's folder or pass --manifest-path \
-                 (`cargo launch new NAME` creates a crate)",
-                manifest.display()
-            ),
-        ));
+        return Err(usage(anyhow::anyhow!(
+            "no Cargo.toml at `{}`: run `cargo launch init` in a crate's folder or pass --manifest-path \
+             (`cargo launch new NAME` creates a crate)",
+            manifest.display()
+        )));
+    }
+    if let Some(k) = args.kernels.as_deref() {
+        check_kernels_arg(k).map_err(|e| usage(anyhow::anyhow!("--kernels {e}")))?;
     }
     let root = checkout(args.path.as_deref())?;
     let crate_dir = manifest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
     let text = std::fs::read_to_string(&manifest).with_context(|| format!("cannot read `{}`", manifest.display()))?;
-    let mut doc: DocumentMut = text
-        .parse()
-        .map_err(|e| Exit::new(exit::USAGE, anyhow::anyhow!("`{}` is not valid TOML: {e}", manifest.display())))?;
+    let mut doc: DocumentMut =
+        text.parse().map_err(|e| usage(anyhow::anyhow!("`{}` is not valid TOML: {e}", manifest.display())))?;
     let mut done: Vec<String> = Vec::new();
     let mut todo: Vec<String> = Vec::new();
 
     let edit = edit_manifest(&mut doc, &root, args.kernels.as_deref())
-        .map_err(|e| Exit::new(exit::USAGE, anyhow::anyhow!("`{}`: {e}", manifest.display())))?;
+        .map_err(|e| usage(anyhow::anyhow!("`{}`: {e}", manifest.display())))?;
     done.extend(edit.done);
-    if doc.to_string() != text {
-        launch_build::out::write_if_changed(&manifest, doc.to_string().as_bytes())
+    let new_text = keep_line_endings(&text, doc.to_string());
+
+    // Nothing is written unless the result is a crate `report` accepts: the edited Cargo.toml must
+    // load as launch-build will load it. The kernel folder `init` would create is created for the
+    // check (the config requires it) and removed again when the check fails.
+    let kernels = crate_dir.join(&edit.kernel_dir);
+    let created = validate(&manifest, &new_text, &kernels).map_err(|e| {
+        usage(anyhow::anyhow!(
+            "{e}\nnothing was written: fix [package.metadata.launch] (or the --kernels folder) and run init again"
+        ))
+    })?;
+    if new_text != text {
+        launch_build::out::write_if_changed(&manifest, new_text.as_bytes())
             .with_context(|| format!("cannot write `{}`", manifest.display()))?;
     }
 
@@ -120,9 +135,7 @@ pub fn init(args: &InitArgs) -> Result<(), Exit> {
     }
 
     // The kernel folder, with an example kernel, only when absent.
-    let kernels = crate_dir.join(&edit.kernel_dir);
-    if !kernels.exists() {
-        std::fs::create_dir_all(&kernels).with_context(|| format!("cannot create `{}`", kernels.display()))?;
+    if created {
         std::fs::write(kernels.join("example.cu"), EXAMPLE_KERNEL)
             .with_context(|| format!("cannot write `{}`", kernels.join("example.cu").display()))?;
         done.push(format!("created {}/ with an example kernel (example.cu)", edit.kernel_dir));
@@ -145,6 +158,59 @@ pub fn init(args: &InitArgs) -> Result<(), Exit> {
         );
     }
     Ok(())
+}
+
+/// `--kernels DIR`: a folder path relative to Cargo.toml, as `[package.metadata.launch] kernels`
+/// must be; the message follows `--kernels `.
+fn check_kernels_arg(k: &str) -> Result<(), String> {
+    if k.trim_end_matches('/').is_empty() {
+        return Err(format!("`{k}` names no folder; pass a folder relative to Cargo.toml, such as `kernels`"));
+    }
+    if Path::new(k).is_absolute() {
+        return Err(format!("`{k}` is absolute; pass a folder relative to Cargo.toml so the crate builds anywhere"));
+    }
+    Ok(())
+}
+
+/// Checks that `text` (the Cargo.toml `init` would write at `manifest`) loads as launch-build's
+/// config. When the kernel folder is missing it is created for the check, since `init` creates
+/// it anyway; it is removed again on failure. Returns whether it was created.
+fn validate(manifest: &Path, text: &str, kernels: &Path) -> Result<bool, launch_build::Error> {
+    let first = match launch_build::Config::parse(manifest, text) {
+        Ok(_) => return Ok(false),
+        Err(e) => e,
+    };
+    if std::fs::symlink_metadata(kernels).is_ok() {
+        return Err(first);
+    }
+    // The folders that do not exist yet, deepest first, to remove exactly those.
+    let mut missing: Vec<&Path> = Vec::new();
+    let mut p = Some(kernels);
+    while let Some(dir) = p.filter(|d| !d.as_os_str().is_empty() && std::fs::symlink_metadata(d).is_err()) {
+        missing.push(dir);
+        p = dir.parent();
+    }
+    if std::fs::create_dir_all(kernels).is_err() {
+        return Err(first);
+    }
+    match launch_build::Config::parse(manifest, text) {
+        Ok(_) => Ok(true),
+        Err(e) => {
+            for dir in missing {
+                let _ = std::fs::remove_dir(dir);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// `new` in the line endings of `old`: toml_edit writes `\n`, a CRLF Cargo.toml stays CRLF.
+fn keep_line_endings(old: &str, new: String) -> String {
+    if old.contains("\r\n") {
+        new.replace("\r\n", "\n").replace('\n', "\r\n")
+    } else {
+        new
+    }
 }
 
 /// Where the build script is.
@@ -241,7 +307,9 @@ fn add_dependency(doc: &mut DocumentMut, section: &str, krate: &str, path: &Path
 pub fn new(args: &NewArgs) -> Result<(), Exit> {
     let dir = &args.path_or_name;
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    check_name(&name).map_err(|e| Exit::new(exit::USAGE, anyhow::anyhow!("{e}")))?;
+    check_name(&name)
+        .and_then(|()| check_new_name(&name))
+        .map_err(|e| Exit::new(exit::USAGE, anyhow::anyhow!("{e}")))?;
     if dir.exists() {
         return Err(Exit::new(
             exit::USAGE,
@@ -290,6 +358,27 @@ fn template_manifest(text: &str, name: &str, root: &Path) -> Result<String, Stri
         dep.insert("path", value(root.join(krate).display().to_string()));
     }
     Ok(doc.to_string())
+}
+
+/// Names cargo accepts but the template's crate cannot build under: `src/main.rs` says
+/// `use NAME::...`, and the crate depends on `launch` and `launch-build` by path.
+fn check_new_name(name: &str) -> Result<(), String> {
+    if name == "_" {
+        return Err(
+            "`_` cannot be the name of a crate made by `cargo launch new`: its binary says `use <name>::...` and `_` \
+             is not an identifier there; pick another name"
+                .to_string(),
+        );
+    }
+    let ident = name.replace('-', "_");
+    if let Some(taken) = ["launch", "launch_build", "cargo_launch"].iter().find(|t| **t == ident) {
+        return Err(format!(
+            "`{name}` cannot be the name of a crate made by `cargo launch new`: it clashes with cargo-launch's own \
+             crate `{}` (a dependency of the new crate, or this tool); pick another name",
+            taken.replace('_', "-")
+        ));
+    }
+    Ok(())
 }
 
 /// Cargo's rules for a package name, so `new` refuses what `cargo build` would.
@@ -424,5 +513,42 @@ mod tests {
         assert!(text.contains("path = \"/co/launch\""), "{text}");
         assert!(text.contains("launch-build = { path = \"/co/launch-build\" }"), "{text}");
         assert!(text.contains("[package.metadata.launch]\narch = "), "comments and layout stay: {text}");
+    }
+
+    #[test]
+    fn kernels_argument_must_be_a_relative_folder() {
+        assert!(check_kernels_arg("cuda/").is_ok());
+        assert!(check_kernels_arg("").unwrap_err().contains("names no folder"));
+        assert!(check_kernels_arg("/").unwrap_err().contains("names no folder"));
+        assert!(check_kernels_arg("/abs/k").unwrap_err().contains("is absolute"));
+    }
+
+    #[test]
+    fn crlf_manifests_stay_crlf() {
+        assert_eq!(keep_line_endings("a\r\nb\r\n", "a\r\nb\nc\n".to_string()), "a\r\nb\r\nc\r\n");
+        assert_eq!(keep_line_endings("a\nb\n", "a\nb\nc\n".to_string()), "a\nb\nc\n");
+    }
+
+    #[test]
+    fn new_refuses_names_the_template_cannot_build_under() {
+        for bad in ["_", "launch", "launch-build", "launch_build", "cargo-launch"] {
+            assert!(check_new_name(bad).is_err(), "{bad}");
+        }
+        assert!(check_new_name("launcher").is_ok());
+        assert!(check_new_name("_k").is_ok());
+    }
+
+    #[test]
+    fn validate_creates_a_missing_kernel_folder_only_when_the_config_loads() {
+        let tmp = tempfile::tempdir().unwrap();
+        let manifest = tmp.path().join("Cargo.toml");
+        let good = "[package]\nname = \"k\"\n[package.metadata.launch]\narch = [\"sm_90\"]\nkernels = \"a/b\"\n";
+        let bad = "[package]\nname = \"k\"\n[package.metadata.launch]\narch = \"sm_90\"\nkernels = \"a/b\"\n";
+        let err = validate(&manifest, bad, &tmp.path().join("a/b")).unwrap_err().to_string();
+        assert!(err.contains("package.metadata.launch.arch"), "{err}");
+        assert!(!tmp.path().join("a").exists(), "the folders made for the check are gone");
+        assert!(validate(&manifest, good, &tmp.path().join("a/b")).unwrap());
+        assert!(tmp.path().join("a/b").is_dir());
+        assert!(!validate(&manifest, good, &tmp.path().join("a/b")).unwrap(), "an existing folder is not created");
     }
 }
