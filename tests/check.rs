@@ -289,6 +289,11 @@ fn a_damaged_baseline_is_an_error_at_its_line_not_a_list_of_new_kernels() {
                 }),
         ),
         (lines[2..].join("\n") + "\n", at(1) + "no `# cargo-launch baseline v3 records=N` header"),
+        // A hand edit: a second value for a field (the last one would win), an unknown field, a
+        // misspelt arch (the kernel would turn "new").
+        (text.replacen(" registers=", " registers=1 registers=", 1), at(3) + "`registers` appears twice in the record"),
+        (text.replacen(" occupancy=", " extra=5 occupancy=", 1), at(3) + "unknown field `extra=5`"),
+        (text.replacen(" sm_90 ", " sm_9O ", 1), at(3) + "the arch: `sm_9O` is not a GPU architecture"),
     ];
     for (damaged, expected) in cases {
         std::fs::write(&baseline, &damaged).unwrap();
@@ -298,6 +303,11 @@ fn a_damaged_baseline_is_an_error_at_its_line_not_a_list_of_new_kernels() {
         assert!(stderr.contains("re-bless with `cargo launch check --bless`"), "{stderr}");
         assert!(!stdout.contains("note[new]"), "{stdout}");
     }
+    // A byte order mark an editor saved before the header is skipped.
+    std::fs::write(&baseline, format!("\u{feff}{text}")).unwrap();
+    let (code, stdout, stderr) = check(dir.path(), &[]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("compared against ") && !stdout.contains("note[new]"), "{stdout}");
     // A version-1 baseline (what --bless wrote before the header, keyed by display name) is
     // compared, with a warning.
     let v1 =
@@ -475,4 +485,90 @@ fn a_version_2_baseline_is_compared_by_display_name_with_a_warning_to_rebless() 
     );
     assert!(!stdout.contains("fill on sm_80: not in the baseline"), "matched by display name: {stdout}");
     assert!(stdout.contains("note[new]: kernels/a.cu:2: fill on sm_90: not in the baseline"), "{stdout}");
+}
+
+fn mkfifo(path: &Path) {
+    let ok = std::process::Command::new("mkfifo").arg(path).status().unwrap().success();
+    assert!(ok, "mkfifo {}", path.display());
+}
+
+#[test]
+fn bless_refuses_a_baseline_path_that_is_not_a_regular_file_instead_of_hanging() {
+    // The writer reads the old file first: a FIFO there blocked `--bless` forever.
+    let dir = trap("arch = [\"sm_90\"]");
+    let fifo = dir.path().join("fifo.txt");
+    mkfifo(&fifo);
+    let limit = std::time::Duration::from_secs(120);
+    // Named with --baseline: refused before anything is built (no toolchain needed).
+    check_cmd(dir.path(), &["--bless", "--baseline", fifo.to_str().unwrap()]).timeout(limit).assert().code(2).stderr(
+        contains(format!("cannot write the baseline `{}` given with --baseline: not a regular file", fifo.display())),
+    );
+    check_cmd(dir.path(), &["--bless", "--baseline", dir.path().join("kernels").to_str().unwrap()])
+        .timeout(limit)
+        .assert()
+        .code(2)
+        .stderr(contains("given with --baseline: Is a directory"));
+    // The default path: the same code whether the path was given or not.
+    toolchain_root();
+    let default = dir.path().join("launch-baseline.txt");
+    mkfifo(&default);
+    check_cmd(dir.path(), &["--bless"])
+        .timeout(limit)
+        .assert()
+        .code(2)
+        .stderr(contains(format!("cannot write the baseline `{}`: not a regular file", default.display())));
+    check_cmd(dir.path(), &[])
+        .timeout(limit)
+        .assert()
+        .code(2)
+        .stderr(contains(format!("cannot read the baseline `{}`: not a regular file", default.display())));
+    std::fs::remove_file(&default).unwrap();
+    std::fs::create_dir(&default).unwrap();
+    check_cmd(dir.path(), &["--bless"])
+        .timeout(limit)
+        .assert()
+        .code(2)
+        .stderr(contains(format!("cannot write the baseline `{}`: Is a directory", default.display())));
+}
+
+#[test]
+fn a_baseline_that_cannot_be_written_is_exit_1_whoever_named_it() {
+    // A usable path whose write fails (nothing can be created in /proc, even as root) is an I/O
+    // failure: exit 1 for --baseline as for the default path (it was 2 for --baseline).
+    toolchain_root();
+    let dir = trap("arch = [\"sm_90\"]");
+    check_cmd(dir.path(), &["--bless", "--baseline", "/proc/launch-baseline.txt"])
+        .assert()
+        .code(1)
+        .stderr(contains("cannot write the baseline"));
+}
+
+#[test]
+fn a_dangling_default_baseline_link_is_an_error_not_a_gate_turned_off() {
+    toolchain_root();
+    let dir = trap("arch = [\"sm_90\"]");
+    let link = dir.path().join("launch-baseline.txt");
+    std::os::unix::fs::symlink("baselines/gone.txt", &link).unwrap();
+    let (code, stdout, stderr) = check(dir.path(), &[]);
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "cannot read the baseline `{}`: a symbolic link to `baselines/gone.txt`, which does not exist",
+            link.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("no baseline compared"), "{stdout}");
+    let (code, _, stderr) = check(dir.path(), &["--bless"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("which does not exist"), "{stderr}");
+    // A link to a baseline that is there is read through.
+    std::fs::remove_file(&link).unwrap();
+    let (code, _, stderr) =
+        check(dir.path(), &["--bless", "--baseline", dir.path().join("real.txt").to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    std::os::unix::fs::symlink("real.txt", &link).unwrap();
+    let (code, stdout, _) = check(dir.path(), &[]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("compared against "), "{stdout}");
 }

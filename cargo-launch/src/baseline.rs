@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 
 /// The resources of one kernel on one arch, as compared against the baseline.
 #[derive(Clone, Debug, PartialEq)]
@@ -109,6 +109,9 @@ const EXPLANATION: &str =
     "# cargo launch check --bless: per kernel and arch, registers, spill bytes (stores + loads), \
 stack frame, static shared memory and occupancy at the launch block size. Regenerate after an intended change.\n";
 
+/// The fields of a record, in the order [`render`] writes them.
+const FIELDS: [&str; 5] = ["registers", "spill_bytes", "stack", "shared", "occupancy"];
+
 const REBLESS: &str = "re-bless with `cargo launch check --bless` (and review the diff)";
 
 /// A parsed baseline file.
@@ -165,6 +168,9 @@ pub fn decode(path: &Path, bytes: &[u8]) -> anyhow::Result<Parsed> {
 
 /// Parses a baseline file; errors name `file:line` and say to re-bless.
 pub fn parse(path: &Path, text: &str) -> anyhow::Result<Parsed> {
+    // An editor may save a UTF-8 byte order mark; it carries nothing, so it is skipped rather
+    // than reported as a missing header.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let at = |line: usize| format!("{}:{line}", path.display());
     let first = text.lines().next().unwrap_or("").trim_end();
     let (version, declared) = if first.trim().is_empty() && text.trim().is_empty() {
@@ -206,38 +212,52 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<Parsed> {
             continue;
         }
         let at = || at(i + 1);
+        // Every error in a record says where it is and how to get a good file back.
+        let bad = |why: String| anyhow::anyhow!("{}: {why}; {REBLESS}", at());
         let words: Vec<&str> = line.split_whitespace().collect();
         // v3: an encoded key, the arch, the fields. Older: the display name may hold spaces
         // (`void tmpl<8>(int*)`), so the arch is the last word before the first field.
         let head =
             if version == VERSION { 2 } else { words.iter().position(|w| w.contains('=')).unwrap_or(words.len()) };
         if head < 2 || words.len() < 2 {
-            bail!("{}: expected `kernel arch key=value...`", at());
+            return Err(bad("expected `kernel arch key=value...`".into()));
         }
         let written = words[..head - 1].join(" ");
         let arch = words[head - 1];
         let kernel = if version == VERSION {
-            decode_key(&written).map_err(|why| anyhow::anyhow!("{}: the kernel `{written}`: {why}; {REBLESS}", at()))?
+            decode_key(&written).map_err(|why| bad(format!("the kernel `{written}`: {why}")))?
         } else {
             written.clone()
         };
-        let mut fields = BTreeMap::new();
+        // A misspelt arch would never match a built one: every kernel would turn "new" and the
+        // real record "not built", instead of one clear error.
+        if let Err(e) = arch.parse::<launch::Arch>() {
+            return Err(bad(format!("the arch: {e}")));
+        }
+        let mut fields: BTreeMap<&str, &str> = BTreeMap::new();
         for &w in &words[head..] {
-            let (k, v) = w.split_once('=').with_context(|| format!("{}: `{w}` is not key=value", at()))?;
-            fields.insert(k, v);
+            let (k, v) = w.split_once('=').ok_or_else(|| bad(format!("`{w}` is not key=value")))?;
+            // An unknown key would be ignored and a repeated one would hide the other value
+            // (`registers=7 registers=8` could hide a regression): both mean a hand-edited file.
+            if !FIELDS.contains(&k) {
+                return Err(bad(format!("unknown field `{w}`; a record has {}", FIELDS.join(", "))));
+            }
+            if let Some(before) = fields.insert(k, v) {
+                return Err(bad(format!("`{k}` appears twice in the record (`{k}={before}`, `{w}`)")));
+            }
         }
         let num = |k: &str| -> anyhow::Result<u32> {
-            let v = fields.get(k).with_context(|| format!("{}: missing `{k}=`", at()))?;
-            v.parse().with_context(|| format!("{}: `{k}={v}` is not a number", at()))
+            let v = fields.get(k).ok_or_else(|| bad(format!("missing `{k}=`")))?;
+            v.parse().map_err(|_| bad(format!("`{k}={v}` is not a number")))
         };
         let occupancy: f64 = fields
             .get("occupancy")
-            .with_context(|| format!("{}: missing `occupancy=`", at()))?
+            .ok_or_else(|| bad("missing `occupancy=`".into()))?
             .parse()
             .ok()
             // NaN would compare as neither better nor worse: a silent pass.
             .filter(|o: &f64| o.is_finite() && (0.0..=100.0).contains(o))
-            .with_context(|| format!("{}: `occupancy` is not a percentage from 0 to 100", at()))?;
+            .ok_or_else(|| bad("`occupancy` is not a percentage from 0 to 100".into()))?;
         let key = (kernel, arch.to_string());
         if let Some(before) = first_seen.insert(key.clone(), i + 1) {
             bail!("{}: `{written} {arch}` appears twice (first at line {before}); {REBLESS}", at());
@@ -455,6 +475,49 @@ mod tests {
         bytes[at + 2] = 0xff;
         let e = decode(Path::new("launch-baseline.txt"), &bytes).unwrap_err().to_string();
         assert!(e.contains("launch-baseline.txt:4:2: not UTF-8 (byte 0xff at offset"), "{e}");
+    }
+
+    #[test]
+    fn a_record_with_a_repeated_unknown_or_misspelt_field_is_an_error_at_its_line() {
+        // Each would otherwise pass silently: the last value winning could hide a regression, an
+        // unknown key was ignored, and a misspelt arch turned the kernel "new".
+        let text = render(&two());
+        let cases = [
+            (
+                text.replace("z sm_90 registers=32", "z sm_90 registers=7 registers=32"),
+                "launch-baseline.txt:4: `registers` appears twice in the record (`registers=7`, `registers=32`)",
+            ),
+            (
+                text.replace("occupancy=100.0", "occupancy=100.0 extra=5"),
+                "launch-baseline.txt:4: unknown field `extra=5`; a record has registers, spill_bytes, stack, shared, \
+                 occupancy",
+            ),
+            (
+                text.replace("z sm_90", "z sm_9O"),
+                "launch-baseline.txt:4: the arch: `sm_9O` is not a GPU architecture (did you mean `sm_90`?)",
+            ),
+        ];
+        for (damaged, expected) in cases {
+            let e = error(&damaged);
+            assert!(e.contains(expected), "{damaged}\n{e}");
+            assert!(e.contains("re-bless with `cargo launch check --bless`"), "{e}");
+        }
+        // The same in an older version's file.
+        let v1 =
+            format!("{V1_HEADER}\nk sm_90 registers=8 spill_bytes=0 stack=0 shared=0 occupancy=50.0 registers=9\n");
+        assert!(error(&v1).contains("launch-baseline.txt:2: `registers` appears twice"), "{}", error(&v1));
+        // Every per-line error says to re-bless.
+        let e = error(&text.replace("registers=32", "registers=x"));
+        assert!(e.contains("re-bless with"), "{e}");
+    }
+
+    #[test]
+    fn a_leading_byte_order_mark_is_skipped() {
+        // Some editors save one; the header after it is still the header.
+        let text = format!("\u{feff}{}", render(&two()));
+        assert_eq!(parse(Path::new("b"), &text).unwrap().records, two());
+        let p = decode(Path::new("b"), text.as_bytes()).unwrap();
+        assert_eq!((p.records, p.lines[&("z".to_string(), "sm_90".to_string())]), (two(), 4));
     }
 
     #[test]

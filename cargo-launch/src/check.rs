@@ -85,6 +85,12 @@ pub fn run(args: &CheckArgs) -> Result<(), Exit> {
     // built: a typo in its path would otherwise turn the regression gate off without a word.
     let explicit = match (&args.baseline, args.bless) {
         (Some(path), false) => Some(read_baseline(path, true)?.expect("an explicit baseline is read or an error")),
+        // A path --bless cannot write to (a folder, a FIFO) is refused before building too.
+        (Some(path), true) => {
+            // Absent is fine: --bless creates it.
+            let _absent = usable(path, " given with --baseline", "write")?;
+            None
+        }
         _ => None,
     };
     report::ensure_toolchain(args.no_setup)?;
@@ -149,10 +155,13 @@ pub fn run(args: &CheckArgs) -> Result<(), Exit> {
         };
         if args.bless {
             let text = baseline::render(&current);
-            launch_build::out::write_if_changed(&path, text.as_bytes()).map_err(|e| {
-                let code = if args.baseline.is_some() { exit::USAGE } else { exit::FAILURE };
-                Exit::new(code, anyhow::Error::new(e).context("cannot write the baseline"))
-            })?;
+            // The writer reads the old file to skip an unchanged write: a FIFO there would block
+            // it forever, so the path must be a regular file or nothing (exit 2 otherwise); a
+            // failure while writing (a read-only file system) is exit 1, whoever named the path.
+            let given = if args.baseline.is_some() { " given with --baseline" } else { "" };
+            let _absent = usable(&path, given, "write")?;
+            launch_build::out::write_if_changed(&path, text.as_bytes())
+                .map_err(|e| Exit::new(exit::FAILURE, anyhow::Error::new(e).context("cannot write the baseline")))?;
             eprintln!("wrote {} records to {}", current.len(), path.display());
             used("written", current.len());
             continue;
@@ -194,14 +203,11 @@ fn read_baseline(path: &Path, explicit: bool) -> Result<Option<baseline::Parsed>
     let unreadable = |why: String| {
         Exit::new(exit::USAGE, anyhow::anyhow!("cannot read the baseline `{}`{given}: {why}", path.display()))
     };
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => return Ok(None),
-        Err(e) => return Err(unreadable(e.to_string())),
-    };
-    // A FIFO would block and a device (`/dev/zero`) never end; a folder gets the system's reason.
-    if !meta.is_file() && !meta.is_dir() {
-        return Err(unreadable("not a regular file".into()));
+    if let Err(e) = usable(path, given, "read")? {
+        if explicit {
+            return Err(unreadable(e.to_string()));
+        }
+        return Ok(None);
     }
     let mut bytes = Vec::new();
     std::fs::File::open(path)
@@ -211,6 +217,31 @@ fn read_baseline(path: &Path, explicit: bool) -> Result<Option<baseline::Parsed>
         return Err(unreadable(format!("larger than {} MiB, far more than any baseline", MAX_BASELINE_BYTES >> 20)));
     }
     baseline::decode(path, &bytes).map(Some).map_err(|e| Exit::new(exit::USAGE, e))
+}
+
+/// Whether a baseline's path can be read or written: `Ok(Ok(()))` for a regular file (or a link
+/// to one), `Ok(Err(_))` with the system's error when nothing is there, and a usage error (exit 2)
+/// for anything else: a folder, a FIFO (reading it would block), a device (`/dev/zero` never
+/// ends), or a symbolic link whose target is missing (which would turn the gate off silently).
+fn usable(path: &Path, given: &str, action: &str) -> Result<Result<(), std::io::Error>, Exit> {
+    let refuse = |why: String| {
+        Exit::new(exit::USAGE, anyhow::anyhow!("cannot {action} the baseline `{}`{given}: {why}", path.display()))
+    };
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Err(e)),
+        Err(e) => return Err(refuse(e.to_string())),
+        Ok(_) => {}
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => Ok(Ok(())),
+        Ok(m) if m.is_dir() => Err(refuse("Is a directory".into())),
+        Ok(_) => Err(refuse("not a regular file".into())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let target = std::fs::read_link(path).map(|t| t.display().to_string()).unwrap_or_default();
+            Err(refuse(format!("a symbolic link to `{target}`, which does not exist")))
+        }
+        Err(e) => Err(refuse(e.to_string())),
+    }
 }
 
 /// About 800,000 records: far above any crate's kernels × arches.
