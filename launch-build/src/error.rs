@@ -272,15 +272,17 @@ impl fmt::Display for Error {
                     _ => {}
                 }
                 writeln!(f, "did not finish within {} and was killed: {command}", seconds(*timeout))?;
-                if file.is_none() {
-                    // A question such as `--version` (process::PROBE_TIMEOUT): no setting helps.
-                    write!(f, "fix: it should answer at once; the tool is broken or stuck: point LAUNCH_TOOLCHAIN at a working one")
-                } else {
+                if file.is_some() {
                     write!(
                         f,
                         "fix: if it is not stuck, allow it longer with LAUNCH_COMPILE_TIMEOUT=<seconds> (the default is {})",
                         seconds(crate::process::DEFAULT_TIMEOUT)
                     )
+                } else if *timeout == crate::process::PROBE_TIMEOUT {
+                    // A question such as `--version`: no setting helps.
+                    write!(f, "fix: it should answer at once; the tool is broken or stuck: point LAUNCH_TOOLCHAIN at a working one")
+                } else {
+                    write!(f, "fix: check that the tool can run here and is not waiting for input or the network")
                 }
             }
             Error::NvrtcLoad { path, reason } => write!(f, "cannot load NVRTC from {}: {reason}", path.display()),
@@ -497,7 +499,7 @@ mod tests {
             command: "`ptxas --version`".into(),
             file: None,
             arch: None,
-            timeout: std::time::Duration::from_secs(60),
+            timeout: crate::process::PROBE_TIMEOUT,
         };
         let text = probe.to_string();
         assert!(text.contains("it should answer at once") && !text.contains("LAUNCH_COMPILE_TIMEOUT"), "{text}");
