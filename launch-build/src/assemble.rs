@@ -548,6 +548,16 @@ mod tests {
         ToolchainInfo { nvrtc: "12.9".into(), ptxas: "12.9".into(), description: String::new() }
     }
 
+    /// One file without annotations or an `arch` setting, with its outputs.
+    fn plain_file<'a>(
+        source: &'a SourceFile,
+        text: &'a str,
+        definitions: &'a [source::KernelDef],
+        outputs: Vec<(Arch, JobOutput)>,
+    ) -> FileOutputs<'a> {
+        FileOutputs { source, text, annotations: &[], definitions, arch_setting: None, outputs }
+    }
+
     fn defs(text: &str) -> Vec<source::KernelDef> {
         source::kernels(text, &source::scan(text))
     }
@@ -564,22 +574,8 @@ mod tests {
         let tb = "\n\nextern \"C\" __global__ void fill(float* x) {}\n";
         let (da, db) = (defs(ta), defs(tb));
         let files = [
-            FileOutputs {
-                source: &a,
-                text: ta,
-                annotations: &[],
-                definitions: &da,
-                arch_setting: None,
-                outputs: vec![output("sm_90", &["fill", "only_a"])],
-            },
-            FileOutputs {
-                source: &b,
-                text: tb,
-                annotations: &[],
-                definitions: &db,
-                arch_setting: None,
-                outputs: vec![output("sm_90", &["fill"])],
-            },
+            plain_file(&a, ta, &da, vec![output("sm_90", &["fill", "only_a"])]),
+            plain_file(&b, tb, &db, vec![output("sm_90", &["fill"])]),
         ];
         let m = manifest(&c, toolchain(), &files).expect("duplicate names across files are fine");
         let fa = kernel(&m, "kernels/a.cu::fill");
@@ -627,14 +623,7 @@ mod tests {
         let text =
             "extern \"C\" __global__ void fill_a(float* x) {}\nextern \"C\" __global__ void other(float* x) {}\n";
         let d = defs(text);
-        let files = [FileOutputs {
-            source: &f,
-            text,
-            annotations: &[],
-            definitions: &d,
-            arch_setting: None,
-            outputs: vec![output("sm_90", &["fill_a", "other"])],
-        }];
+        let files = [plain_file(&f, text, &d, vec![output("sm_90", &["fill_a", "other"])])];
         let m = manifest(&c, toolchain(), &files).expect("manifest");
         assert_eq!(kernel(&m, "kernels/f.cu::fill_a").host_threads, Some(128));
         assert_eq!(kernel(&m, "kernels/f.cu::other").host_threads, None);
@@ -655,14 +644,7 @@ mod tests {
         let f = source("kernels/o.cu");
         let text = "__global__ void k(float* x) {}\n__global__ void k(int* x) {}\n";
         let d = defs(text);
-        let files = [FileOutputs {
-            source: &f,
-            text,
-            annotations: &[],
-            definitions: &d,
-            arch_setting: None,
-            outputs: vec![output("sm_90", &["_Z1kPf", "_Z1kPi"])],
-        }];
+        let files = [plain_file(&f, text, &d, vec![output("sm_90", &["_Z1kPf", "_Z1kPi"])])];
         let m = manifest(&c, toolchain(), &files).expect("overloads are named apart");
         let names: Vec<&str> = m.kernels.iter().map(|k| k.rust_name.as_str()).collect();
         assert!(names.contains(&"K_FLOAT") && names.contains(&"K_INT"), "{names:?}");
@@ -670,14 +652,7 @@ mod tests {
         // `a<b>` and `a_b` are one Rust name with and without parameters: an error at the kernel.
         let text = "__global__ void a_b() {}\n";
         let d = defs(text);
-        let files = [FileOutputs {
-            source: &f,
-            text,
-            annotations: &[],
-            definitions: &d,
-            arch_setting: None,
-            outputs: vec![output("sm_90", &["a_b", "_Z1aI1bEvv"])],
-        }];
+        let files = [plain_file(&f, text, &d, vec![output("sm_90", &["a_b", "_Z1aI1bEvv"])])];
         let Err(Error::Kernels(e)) = manifest(&c, toolchain(), &files) else {
             panic!("a clash in one file is an error")
         };
@@ -713,14 +688,7 @@ mod tests {
         let text = "extern \"C\" __global__ void all() {}\n#if __CUDA_ARCH__ >= 900\nextern \"C\" __global__ void fp8() {}\n#endif\n";
         let d = defs(text);
         let files = [
-            FileOutputs {
-                source: &g,
-                text,
-                annotations: &[],
-                definitions: &d,
-                arch_setting: None,
-                outputs: vec![output("sm_80", &["all"]), output("sm_90", &["all", "fp8"])],
-            },
+            plain_file(&g, text, &d, vec![output("sm_80", &["all"]), output("sm_90", &["all", "fp8"])]),
             // A file whose own setting is arch = ["sm_90"].
             FileOutputs {
                 source: &h,
@@ -778,14 +746,7 @@ mod tests {
         let f = source("kernels/unary.cu");
         let text = "#define UNARY_OP(T, NAME) \\\n  extern \"C\" __global__ void NAME(T* x) { x[0] = 0; }\n\nUNARY_OP(float, ucopy_f32)\n  UNARY_OP(double, ucopy_f64)\n";
         let d = defs(text);
-        let files = [FileOutputs {
-            source: &f,
-            text,
-            annotations: &[],
-            definitions: &d,
-            arch_setting: None,
-            outputs: vec![output("sm_90", &["ucopy_f32", "ucopy_f64", "from_a_header"])],
-        }];
+        let files = [plain_file(&f, text, &d, vec![output("sm_90", &["ucopy_f32", "ucopy_f64", "from_a_header"])])];
         let m = manifest(&c, toolchain(), &files).unwrap();
         let at = |q: &str| {
             let k = kernel(&m, q);
