@@ -276,7 +276,10 @@ pub fn run(args: &OccupancyArgs) -> Result<(), Exit> {
         let (point, _) = calc.point()?;
         let title = plot::title(&calc.arch_text(), &calc.inputs(), &point);
         let svg = plot::svg(&title, &plot::panels(&series), point.max_warps);
-        plot::write_atomically(path, &svg).with_context(|| format!("writing the plot to {}", path.display()))?;
+        // Written aside and renamed into place: a reader never sees half a picture, a failure
+        // leaves any previous file, and a FIFO, link or device at `path` is refused.
+        launch_build::out::write_if_changed(path, svg.as_bytes())
+            .with_context(|| format!("writing the plot to {}", path.display()))?;
         eprintln!("wrote {}", path.display());
     }
     let mut out = io::stdout().lock();

@@ -4,9 +4,6 @@
 //! converter shows the same picture.
 
 use std::fmt::Write as _;
-use std::fs;
-use std::io::{self, Write as _};
-use std::path::Path;
 
 use crate::cli::Sweep;
 use crate::occupancy_cmd::{Point, Series};
@@ -204,24 +201,6 @@ fn nice_step(raw: f64) -> f64 {
 
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
-/// Writes `contents` to a temporary file next to `path` and renames it into place, so a reader
-/// never sees half a picture and a failed write leaves any previous file intact.
-pub fn write_atomically(path: &Path, contents: &str) -> io::Result<()> {
-    // Never rename over a device, FIFO, link or folder (as root, `--plot /dev/null` replaced it).
-    launch_build::out::refuse_non_regular(path)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-    let name = path.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id()));
-    let result = fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(contents.as_bytes()).and_then(|_| f.sync_all()))
-        .and_then(|_| fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
 }
 
 #[cfg(test)]

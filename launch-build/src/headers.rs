@@ -161,14 +161,9 @@ pub fn install(parent: &Path) -> Result<PathBuf, Error> {
     let first = dir.join(FIRST);
     std::fs::create_dir_all(&first).map_err(Error::io("create folder", &first))?;
     for (name, text) in FILES {
-        let path = dir.join(name);
-        if std::fs::read(&path).is_ok_and(|old| old == text.as_bytes()) {
-            continue;
-        }
-        // Written aside and renamed, so a compile never reads half a header.
-        let tmp = dir.join(format!(".{}.{}", name.replace('/', "+"), std::process::id()));
-        std::fs::write(&tmp, text).map_err(Error::io("write", &tmp))?;
-        std::fs::rename(&tmp, &path).map_err(Error::io("write", &path))?;
+        // Unchanged headers keep their times; a changed one is written aside and renamed, so a
+        // compile never reads half a header.
+        crate::out::write_if_changed(&dir.join(name), text.as_bytes())?;
     }
     Ok(dir)
 }
