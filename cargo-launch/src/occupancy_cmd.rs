@@ -276,6 +276,15 @@ pub fn run(args: &OccupancyArgs) -> Result<(), Exit> {
         let (point, _) = calc.point()?;
         let title = plot::title(&calc.arch_text(), &calc.inputs(), &point);
         let svg = plot::svg(&title, &plot::panels(&series), point.max_warps);
+        // The folder must exist: a typo in it is an error, not a new folder tree.
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+            return Err(anyhow::anyhow!(
+                "writing the plot to {}: the folder {} does not exist",
+                path.display(),
+                dir.display()
+            )
+            .into());
+        }
         // Written aside and renamed into place: a reader never sees half a picture, a failure
         // leaves any previous file, and a FIFO, link or device at `path` is refused.
         launch_build::out::write_if_changed(path, svg.as_bytes())
