@@ -20,6 +20,8 @@ pub mod cuda;
 pub mod explain;
 pub mod kernel;
 pub mod occupancy;
+#[cfg(feature = "serde")]
+pub mod schema;
 
 pub use arch::{Arch, ArchParseError, Variant, KNOWN_ARCHES};
 pub use kernel::{find, ArchResources, Contract, ContractSource, Cubin, FindError, Kernel, Module, PtxText, Resources};
