@@ -426,7 +426,19 @@ fn contract_json(c: Contract) -> ContractJson {
 
 // The arithmetic lives in the runtime crate, so the checked launch (`launch::cuda`) says exactly
 // what `cargo launch check` says.
-pub use launch::explain::{group, launch_failure};
+pub use launch::analysis::group;
+
+/// Why a launch fails, in words (until the report is built on `launch::analysis`).
+pub fn launch_failure(
+    dev: &DeviceLimits,
+    r: &launch::Resources,
+    dynamic_smem: u32,
+    threads: u32,
+    max_threads: u32,
+    occ: &occupancy::Occupancy,
+) -> String {
+    launch::analysis::LaunchFailure::diagnose(dev, r, dynamic_smem, threads, max_threads, occ).to_string()
+}
 
 /// Constructed packages and records for the renderers' unit tests (no compiler).
 #[cfg(test)]

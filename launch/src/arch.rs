@@ -83,6 +83,12 @@ impl Arch {
         (self.major, self.minor)
     }
 
+    /// The compute capability as one number, as NVRTC and the driver's `BINARY_VERSION` write it:
+    /// `90` for sm_90 and sm_90a, `100` for sm_100.
+    pub fn sm(self) -> u32 {
+        self.major * 10 + self.minor
+    }
+
     /// The same compute capability without the `a`/`f` suffix.
     pub fn base(self) -> Arch {
         Arch { variant: Variant::Base, ..self }

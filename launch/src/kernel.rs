@@ -35,6 +35,51 @@ impl Contract {
     pub fn warps(&self) -> Option<u32> {
         self.threads.map(|t| t.div_ceil(32))
     }
+
+    /// The PTX directives the contract is (`.maxntid 256, 1, 1, .minnctapersm 2, .maxnreg 64`;
+    /// `.reqntid` for an exact `__launch_bounds__`-style contract read from PTX).
+    pub fn directives(&self) -> String {
+        let mut d = Vec::new();
+        if let Some(t) = self.threads {
+            let name = if self.exact && self.source == ContractSource::LaunchBounds { ".reqntid" } else { ".maxntid" };
+            d.push(format!("{name} {t}, 1, 1"));
+        }
+        if let Some(b) = self.min_blocks {
+            d.push(format!(".minnctapersm {b}"));
+        }
+        if let Some(r) = self.max_regs {
+            d.push(format!(".maxnreg {r}"));
+        }
+        d.join(", ")
+    }
+}
+
+/// As the source spells it: `@launch(1024, 2)`, `__launch_bounds__(256, 4) __maxnreg__(32)`, or
+/// `.reqntid 128` for an exact block size read from PTX.
+impl std::fmt::Display for Contract {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        match self.source {
+            ContractSource::Annotation => {
+                let args: Vec<String> =
+                    [self.threads, self.min_blocks, self.max_regs].iter().flatten().map(|n| n.to_string()).collect();
+                return write!(f, "@launch({})", args.join(", "));
+            }
+            ContractSource::LaunchBounds if self.exact => {
+                parts.extend(self.threads.map(|t| format!(".reqntid {t}")));
+                parts.extend(self.min_blocks.map(|b| format!(".minnctapersm {b}")));
+            }
+            ContractSource::LaunchBounds => {
+                if let Some(t) = self.threads {
+                    let args: Vec<String> =
+                        [Some(t), self.min_blocks].iter().flatten().map(|n| n.to_string()).collect();
+                    parts.push(format!("__launch_bounds__({})", args.join(", ")));
+                }
+            }
+        }
+        parts.extend(self.max_regs.map(|r| format!("__maxnreg__({r})")));
+        f.write_str(&parts.join(" "))
+    }
 }
 
 /// What ptxas reported for one kernel on one architecture (`ptxas -v`).
@@ -241,6 +286,24 @@ mod tests {
     static FILL_B: Kernel = kernel("fill", "fill", &B);
     static TMPL: Kernel = kernel("_Z4tmplILi8EEvPi", "void tmpl<8>(int*)", &B);
     static ALL: &[&Kernel] = &[&FILL_A, &FILL_B, &TMPL];
+
+    #[test]
+    fn a_contract_is_written_as_its_source_spells_it_and_as_ptx_directives() {
+        let c =
+            |source, threads, min_blocks, max_regs, exact| Contract { source, threads, min_blocks, max_regs, exact };
+        let at = c(ContractSource::Annotation, Some(1024), Some(2), None, true);
+        assert_eq!(
+            (at.to_string(), at.directives()),
+            ("@launch(1024, 2)".into(), ".maxntid 1024, 1, 1, .minnctapersm 2".into())
+        );
+        let lb = c(ContractSource::LaunchBounds, Some(256), Some(4), Some(32), false);
+        assert_eq!(lb.to_string(), "__launch_bounds__(256, 4) __maxnreg__(32)");
+        assert_eq!(lb.directives(), ".maxntid 256, 1, 1, .minnctapersm 4, .maxnreg 32");
+        let regs = c(ContractSource::LaunchBounds, None, None, Some(64), false);
+        assert_eq!((regs.to_string(), regs.directives()), ("__maxnreg__(64)".into(), ".maxnreg 64".into()));
+        let req = c(ContractSource::LaunchBounds, Some(128), None, None, true);
+        assert_eq!((req.to_string(), req.directives()), (".reqntid 128".into(), ".reqntid 128, 1, 1".into()));
+    }
 
     #[test]
     fn a_kernel_is_found_by_plain_name_when_unique_else_by_file() {

@@ -14,10 +14,10 @@
 //! cargo_metadata.
 #![deny(missing_docs)]
 
+pub mod analysis;
 pub mod arch;
 #[cfg(feature = "cudarc")]
 pub mod cuda;
-pub mod explain;
 pub mod kernel;
 pub mod occupancy;
 #[cfg(feature = "serde")]

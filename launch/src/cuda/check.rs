@@ -5,9 +5,9 @@ use std::fmt;
 
 use cudarc::driver::LaunchConfig;
 
-use crate::explain::{group, launch_failure};
+use crate::analysis::{group, LaunchFailure};
 use crate::occupancy::{self, Carveout, DeviceLimits, FunctionAttrs, Occupancy};
-use crate::{Contract, ContractSource, Resources};
+use crate::{Contract, Resources};
 
 /// One device, as the check and the helpers need it: the occupancy inputs read from the driver,
 /// its SM count and its block and grid limits.
@@ -150,6 +150,8 @@ pub struct LaunchError {
     pub problem: Problem,
     /// The arithmetic, as `cargo launch check` prints it.
     pub message: String,
+    /// For a block the resources refuse: the numbers, as `cargo launch check` computes them.
+    pub failure: Option<LaunchFailure>,
 }
 
 impl fmt::Display for LaunchError {
@@ -162,14 +164,6 @@ impl std::error::Error for LaunchError {}
 
 fn dims(d: (u32, u32, u32)) -> String {
     format!("({}, {}, {})", d.0, d.1, d.2)
-}
-
-fn contract_text(c: &Contract, threads: u32) -> String {
-    match c.source {
-        ContractSource::Annotation => format!("@launch({threads})"),
-        ContractSource::LaunchBounds if c.exact => format!(".reqntid {threads}"),
-        ContractSource::LaunchBounds => format!("__launch_bounds__({threads})"),
-    }
 }
 
 /// Checks launching `kernel` (arch name `arch`, for messages) with `cfg` on `dev`.
@@ -188,7 +182,23 @@ pub fn check_launch(
     func: &FunctionInfo,
     cfg: &LaunchConfig,
 ) -> Result<Approval, LaunchError> {
-    let fail = |problem, message: String| LaunchError { kernel: kernel.into(), arch: arch.into(), problem, message };
+    let fail = |problem, message: String| LaunchError {
+        kernel: kernel.into(),
+        arch: arch.into(),
+        problem,
+        message,
+        failure: None,
+    };
+    // The resources refuse the block: the rule follows from the arithmetic.
+    let refused = |failure: LaunchFailure| {
+        let problem = match failure {
+            LaunchFailure::Registers { .. } => Problem::Registers,
+            LaunchFailure::ThreadLimit { .. } => Problem::ThreadLimit,
+            LaunchFailure::SharedMemory { .. } => Problem::SharedMemory,
+            LaunchFailure::NoBlockFits { .. } => Problem::Occupancy,
+        };
+        LaunchError { failure: Some(failure), ..fail(problem, failure.to_string()) }
+    };
     let lim = &dev.limits;
     let (bx, by, bz) = cfg.block_dim;
     if bx == 0 || by == 0 || bz == 0 {
@@ -226,7 +236,7 @@ pub fn check_launch(
                     Problem::ContractExact,
                     format!(
                         "{} means exactly {t} threads per block; this launch has {threads} (block {})",
-                        contract_text(c, t),
+                        c,
                         dims(cfg.block_dim)
                     ),
                 ));
@@ -236,7 +246,7 @@ pub fn check_launch(
                     Problem::ContractBound,
                     format!(
                         "{} allows at most {t} threads per block; this launch has {threads} (block {})",
-                        contract_text(c, t),
+                        c,
                         dims(cfg.block_dim)
                     ),
                 ));
@@ -251,19 +261,8 @@ pub fn check_launch(
     let max_dynamic = func.max_dynamic_shared.max(dynamic);
     let occ = occupancy::occupancy(lim, &func.attrs(max_dynamic), threads, dynamic, func.carveout)
         .map_err(|e| fail(Problem::Occupancy, e.to_string()))?;
-    if threads > func.max_threads_per_block {
-        let per_warp = (func.registers * lim.warp_size).div_ceil(lim.reg_granularity) * lim.reg_granularity;
-        let alloc_warps = threads.div_ceil(lim.warp_size).div_ceil(lim.sub_partitions) * lim.sub_partitions;
-        let problem = if u64::from(per_warp) * u64::from(alloc_warps) > u64::from(lim.regs_per_block) {
-            Problem::Registers
-        } else {
-            Problem::ThreadLimit
-        };
-        return Err(fail(problem, launch_failure(lim, &r, dynamic, threads, func.max_threads_per_block, &occ)));
-    }
-    if dynamic > max_dynamic_allowed || occ.active_blocks == 0 {
-        let problem = if occ.block_limit_smem == 0 { Problem::SharedMemory } else { Problem::Occupancy };
-        return Err(fail(problem, launch_failure(lim, &r, dynamic, threads, func.max_threads_per_block, &occ)));
+    if threads > func.max_threads_per_block || dynamic > max_dynamic_allowed || occ.active_blocks == 0 {
+        return Err(refused(LaunchFailure::diagnose(lim, &r, dynamic, threads, func.max_threads_per_block, &occ)));
     }
     let (gx, gy, gz) = cfg.grid_dim;
     for (axis, (v, max)) in ["x", "y", "z"].iter().zip([gx, gy, gz].into_iter().zip(dev.max_grid_dim)) {
@@ -284,6 +283,7 @@ pub fn check_launch(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ContractSource;
 
     fn h200() -> DeviceInfo {
         DeviceInfo::from_limits(*DeviceLimits::for_compute_capability(9, 0).unwrap(), 132)
@@ -310,6 +310,7 @@ mod tests {
     fn the_articles_512_thread_launch_is_refused_with_its_arithmetic() {
         let e = check_launch("poly_eval", "sm_90", &h200(), None, &func(167, 0, None), &cfg(1, 512, 0)).unwrap_err();
         assert_eq!(e.problem, Problem::Registers);
+        assert!(matches!(e.failure, Some(LaunchFailure::Registers { needed: 86016, .. })), "{e:?}");
         assert_eq!(
             e.to_string(),
             "`poly_eval` on sm_90: 167 registers × 512 threads needs 86,016 registers per block (5,376 per warp × 16 \

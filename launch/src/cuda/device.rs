@@ -1,7 +1,6 @@
 //! Opening a device: the driver's presence, the context, the device's limits.
 
 use std::collections::HashMap;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -10,7 +9,7 @@ use cudarc::driver::{sys, CudaContext, DriverError};
 use cudarc::nvrtc::Ptx;
 
 use super::check::DeviceInfo;
-use super::error::Error;
+use super::error::{guarded, Error};
 use super::image::{ptx_text, select_image, select_image_for, Image, Prefer};
 use super::kernel::{LoadedKernel, LoadedModule};
 use crate::occupancy::DeviceLimits;
@@ -26,22 +25,6 @@ pub fn driver_present() -> bool {
 /// The driver library names cudarc tries, in order.
 pub fn driver_library_names() -> Vec<String> {
     ["cuda", "nvcuda"].iter().flat_map(|l| cudarc::get_lib_name_candidates(l)).collect()
-}
-
-/// Runs `f`, turning a panic inside cudarc into an error.
-pub(super) fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, DriverError>) -> Result<T, Error> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(error)) => Err(Error::Driver { what: what.to_string(), error }),
-        Err(p) => {
-            let message = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "panic".into());
-            Err(Error::Panicked { what: what.to_string(), message })
-        }
-    }
 }
 
 /// One GPU, opened through cudarc, with its limits read from the driver.

@@ -1,6 +1,7 @@
 //! Errors of loading and launching.
 
 use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use cudarc::driver::DriverError;
 
@@ -175,6 +176,22 @@ impl Error {
         match self {
             Error::Driver { error, .. } | Error::PtxRejected { error, .. } => Some(error),
             _ => None,
+        }
+    }
+}
+
+/// Runs `f`, turning a panic inside cudarc into an error.
+pub(super) fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, DriverError>) -> Result<T, Error> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(error)) => Err(Error::Driver { what: what.to_string(), error }),
+        Err(p) => {
+            let message = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic".into());
+            Err(Error::Panicked { what: what.to_string(), message })
         }
     }
 }

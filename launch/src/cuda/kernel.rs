@@ -9,7 +9,7 @@ use cudarc::driver::sys::CUfunction_attribute_enum as F;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, LaunchArgs, LaunchConfig};
 
 use super::check::{check_launch, Approval, DeviceInfo, FunctionInfo};
-use super::device::guarded;
+use super::error::guarded;
 use super::error::Error;
 use super::image::Image;
 use crate::occupancy::{self, Carveout, Occupancy};
@@ -319,6 +319,7 @@ impl LoadedKernel {
                     arch: self.arch.clone(),
                     problem: super::Problem::Occupancy,
                     message: e.to_string(),
+                    failure: None,
                 })
             })
     }
@@ -357,7 +358,7 @@ impl LoadedKernel {
                 let expected = occupancy::max_threads_per_block(&self.info.limits, r.registers, maxntid);
                 cmp("MAX_THREADS_PER_BLOCK", expected, d.max_threads_per_block);
                 if let Ok(a) = arch.parse::<crate::Arch>() {
-                    cmp("BINARY_VERSION", a.major * 10 + a.minor, d.binary_version);
+                    cmp("BINARY_VERSION", a.sm(), d.binary_version);
                 }
             }
             _ => {

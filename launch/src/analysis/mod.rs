@@ -1,0 +1,183 @@
+//! The analysis of one kernel on one arch, as data: what a launch at the kernel's block size gives
+//! (occupancy and its limiters), the largest block that launches, the register cap its contract
+//! implies, what the arch does not honour, and the findings `cargo launch check` gates on.
+//!
+//! Everything here is arithmetic on the occupancy model ([`crate::occupancy`]): no compiler, no
+//! GPU. `cargo launch report` and `check` select packages and render these results; the runtime's
+//! checked launch (`launch::cuda`) explains a refused launch with the same [`LaunchFailure`].
+
+mod failure;
+mod findings;
+mod notes;
+
+use std::fmt;
+
+pub use failure::{group, LaunchFailure};
+pub use findings::{kernel_findings, Detail, Finding, FindingKind, Location, Severity};
+pub use notes::{Impossible, Note};
+
+use crate::occupancy::{self, Carveout, DeviceLimits, FunctionAttrs, Limiters, OccupancyError};
+use crate::{Arch, Contract, Resources};
+
+/// How the host launches a kernel: the block size used when the kernel has no thread contract,
+/// and the dynamic shared memory per block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct HostLaunch {
+    /// Threads per block for a kernel without a thread contract.
+    pub threads: u32,
+    /// Dynamic shared memory per block, bytes.
+    pub dynamic_smem: u32,
+}
+
+/// Where the evaluated block size came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum ThreadsFrom {
+    /// The contract's thread count.
+    Contract,
+    /// The host's block size (the `threads` metadata key, default 256): the kernel has no thread contract.
+    Host,
+}
+
+/// The occupancy of a launch at the kernel's block size.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LaunchOccupancy {
+    /// Block size evaluated: the contract's threads, else the host's.
+    pub threads: u32,
+    /// Where `threads` came from.
+    pub threads_from: ThreadsFrom,
+    /// Dynamic shared memory per block evaluated.
+    pub dynamic_smem: u32,
+    /// CTAs resident per SM (0: the launch fails).
+    pub active_blocks: u32,
+    /// Warps resident per SM.
+    pub active_warps: u32,
+    /// Warps an SM can hold.
+    pub max_warps: u32,
+    /// active_warps / max_warps × 100, to one decimal.
+    pub percent: f64,
+    /// What limits the blocks per SM, ties included.
+    pub limiters: Limiters,
+}
+
+/// A block size that cannot be launched, and why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct FailingBlock {
+    /// Threads per block.
+    pub threads: u32,
+    /// Why it fails.
+    pub failure: LaunchFailure,
+}
+
+/// One kernel on one arch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelReport {
+    /// The arch.
+    pub arch: Arch,
+    /// What ptxas reported.
+    pub resources: Resources,
+    /// The launch contract, `None` when unbounded.
+    pub contract: Option<Contract>,
+    /// At the kernel's block size.
+    pub occupancy: LaunchOccupancy,
+    /// The largest block the driver accepts for this binary (`CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`).
+    pub largest_block: u32,
+    /// Why the launch at the kernel's block size fails; `None` when it succeeds.
+    pub launch_failure: Option<LaunchFailure>,
+    /// For a contract with a thread count: the most registers per thread with which `min_blocks`
+    /// (default 1) blocks of `threads` fit on this arch, lowered by `max_regs`. `max_regs` alone
+    /// without a thread count.
+    pub register_cap: Option<u32>,
+    /// What the contract asks for that this arch does not give.
+    pub notes: Vec<Note>,
+    /// For a kernel without a thread contract whose largest block is below the device's maximum:
+    /// the next power of two above it, and why a launch there fails (the seed article's trap).
+    pub fails_at: Option<FailingBlock>,
+}
+
+/// Why a kernel could not be analysed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AnalysisError {
+    /// The occupancy model has no data for the arch.
+    UnknownArch(Arch),
+    /// The calculator rejected the input.
+    Occupancy {
+        /// The arch.
+        arch: Arch,
+        /// What it said.
+        error: OccupancyError,
+    },
+}
+
+impl fmt::Display for AnalysisError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AnalysisError::UnknownArch(arch) => write!(f, "no occupancy data for {arch}"),
+            AnalysisError::Occupancy { arch, error } => write!(f, "occupancy on {arch}: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for AnalysisError {}
+
+/// Analyses a kernel with `resources` and `contract` on `arch`, launched as `host` says when the
+/// contract gives no thread count.
+pub fn analyze(
+    arch: Arch,
+    resources: &Resources,
+    contract: Option<Contract>,
+    host: HostLaunch,
+) -> Result<KernelReport, AnalysisError> {
+    let dev = DeviceLimits::for_arch(arch).ok_or(AnalysisError::UnknownArch(arch))?;
+    let r = *resources;
+    let maxntid = contract.and_then(|c| c.threads);
+    let (threads, threads_from) = match maxntid {
+        Some(t) => (t, ThreadsFrom::Contract),
+        None => (host.threads, ThreadsFrom::Host),
+    };
+    let largest_block = occupancy::max_threads_per_block(dev, r.registers, maxntid);
+    let attrs = FunctionAttrs::new(r.registers, r.shared_static, r.barriers);
+    // The driver's default limit on dynamic shared memory is raised (opt-in) when the host asks for more.
+    let attrs = attrs.with_max_dynamic_shared(attrs.max_dynamic_shared_on(dev).max(host.dynamic_smem));
+    let calc = |threads, dynamic| {
+        occupancy::occupancy(dev, &attrs, threads, dynamic, Carveout::Default)
+            .map_err(|error| AnalysisError::Occupancy { arch, error })
+    };
+    let occ = calc(threads, host.dynamic_smem)?;
+    let launch_failure = (occ.active_blocks == 0 || threads > largest_block)
+        .then(|| LaunchFailure::diagnose(dev, &r, host.dynamic_smem, threads, largest_block, &occ));
+    let fails_at = match maxntid {
+        None if largest_block < dev.max_threads_per_block => {
+            let t = (largest_block + 1).next_power_of_two().min(dev.max_threads_per_block);
+            let o = calc(t, 0)?;
+            Some(FailingBlock { threads: t, failure: LaunchFailure::diagnose(dev, &r, 0, t, largest_block, &o) })
+        }
+        _ => None,
+    };
+    let (register_cap, notes) = notes::contract_notes(dev, contract, &attrs, &occ, arch);
+    Ok(KernelReport {
+        arch,
+        resources: r,
+        contract,
+        occupancy: LaunchOccupancy {
+            threads,
+            threads_from,
+            dynamic_smem: host.dynamic_smem,
+            active_blocks: occ.active_blocks,
+            active_warps: occ.active_warps,
+            max_warps: occ.max_warps,
+            percent: (occ.percent() * 10.0).round() / 10.0,
+            limiters: occ.limiters,
+        },
+        largest_block,
+        launch_failure,
+        register_cap,
+        notes,
+        fails_at,
+    })
+}
+
+#[cfg(test)]
+mod tests;
