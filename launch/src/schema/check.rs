@@ -1,0 +1,102 @@
+//! `cargo launch check --format json`: the verdict, per-package baseline use and every finding.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::report::Toolchain;
+use crate::analysis::{Finding, FindingKind, Severity};
+use crate::Arch;
+
+/// The version of this document.
+pub const VERSION: u32 = 1;
+
+/// The whole document.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Document {
+    /// [`VERSION`].
+    pub schema: u32,
+    /// The toolchain that compiled the kernels; null when nothing was built.
+    pub toolchain: Option<Toolchain>,
+    /// Kernels checked.
+    pub kernels: usize,
+    /// Arches checked, by number.
+    pub arches: Vec<Arch>,
+    /// Findings of severity error.
+    pub errors: usize,
+    /// Findings of severity warning.
+    pub warnings: usize,
+    /// Per package: which baseline was compared, written or not found.
+    pub baselines: Vec<BaselineUse>,
+    /// Every finding, most severe first.
+    pub findings: Vec<FindingRecord>,
+}
+
+impl Document {
+    /// Reads a document, checking its version.
+    pub fn from_json(text: &str) -> Result<Document, super::SchemaError> {
+        super::read(text, "check", VERSION)
+    }
+}
+
+/// What `check` did with one package's baseline.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BaselineUse {
+    /// Package.
+    pub package: String,
+    /// The baseline file.
+    pub path: PathBuf,
+    /// Compared, written or absent.
+    pub state: BaselineState,
+    /// Records read or written (0 when absent).
+    pub records: usize,
+}
+
+/// What happened to a baseline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BaselineState {
+    /// Read and compared.
+    Compared,
+    /// Written (`--bless`).
+    Written,
+    /// The default file does not exist: no regression was checked.
+    Absent,
+}
+
+/// One finding.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FindingRecord {
+    /// `error`, `warning` or `note`.
+    pub severity: Severity,
+    /// The rule: `launch`, `spills`, `regression`, `arch`, `contract`, `unbounded`, `max-regs`,
+    /// `new`, `config`, `empty`, `baseline`.
+    pub kind: FindingKind,
+    /// Package (empty for a finding about the command line).
+    pub package: String,
+    /// Kernel, when the finding is about one.
+    pub kernel: Option<String>,
+    /// Arch, when the finding is about one.
+    pub arch: Option<Arch>,
+    /// Source file, relative to the package root.
+    pub file: Option<String>,
+    /// 1-based line, 0 when unknown.
+    pub line: u32,
+    /// What is wrong, with the arithmetic.
+    pub message: String,
+}
+
+impl From<&Finding> for FindingRecord {
+    fn from(f: &Finding) -> FindingRecord {
+        FindingRecord {
+            severity: f.severity,
+            kind: f.kind,
+            package: f.package.clone(),
+            kernel: f.kernel.clone(),
+            arch: f.arch,
+            file: f.file().map(str::to_string),
+            line: f.line(),
+            message: f.message(),
+        }
+    }
+}

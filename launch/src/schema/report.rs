@@ -1,0 +1,215 @@
+//! `cargo launch report --format json`: one record per kernel × arch.
+//!
+//! Version 2 (this one) differs from version 1 where version 1 carried prose where numbers belong:
+//! `occupancy.launch_error`, `fails_at.reason` and each of `notes` are objects with a `kind`, the
+//! numbers and the sentence as `message`; `occupancy.limiters` are snake_case names
+//! (`shared_memory`, `blocks`); `contract` gains `exact`; `toolchain` is `{nvrtc, ptxas}` as before.
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::{KernelReport, LaunchFailure, Note, ThreadsFrom};
+use crate::occupancy::Limiters;
+use crate::{Arch, Contract, Resources};
+
+/// The version of this document.
+pub const VERSION: u32 = 2;
+
+/// The whole document.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Document {
+    /// [`VERSION`].
+    pub schema: u32,
+    /// The toolchain that compiled the kernels.
+    pub toolchain: Toolchain,
+    /// One record per kernel × arch (those `--kernel`/`--file` select, in `--sort` order).
+    pub records: Vec<Record>,
+}
+
+impl Document {
+    /// A document of this version.
+    pub fn new(toolchain: Toolchain, records: Vec<Record>) -> Document {
+        Document { schema: VERSION, toolchain, records }
+    }
+
+    /// Reads a document, checking its version.
+    pub fn from_json(text: &str) -> Result<Document, super::SchemaError> {
+        super::read(text, "report", VERSION)
+    }
+}
+
+/// The compiler versions.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Toolchain {
+    /// NVRTC version (`12.9.86`).
+    pub nvrtc: String,
+    /// ptxas version.
+    pub ptxas: String,
+}
+
+/// Which kernel a record is about.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelId {
+    /// Package.
+    pub package: String,
+    /// Symbol name.
+    pub name: String,
+    /// As people name it: demangled, qualified by its file where the name is in several files.
+    pub display_name: String,
+    /// `path/file.cu::name`.
+    pub qualified: String,
+    /// Source file relative to the package root.
+    pub file: String,
+    /// 1-based line of the definition.
+    pub line: u32,
+}
+
+/// One kernel on one arch.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// The kernel.
+    #[serde(flatten)]
+    pub kernel: KernelId,
+    /// The arch.
+    pub arch: Arch,
+    /// The contract, `null` when unbounded.
+    pub contract: Option<Contract>,
+    /// What ptxas printed.
+    pub ptxas: Ptxas,
+    /// At the launch block size.
+    pub occupancy: Occupancy,
+    /// The largest block the driver accepts for this binary.
+    pub max_threads_per_block: u32,
+    /// The register cap the contract implies on this arch (see
+    /// [`KernelReport::register_cap`]); null without one.
+    pub register_cap: Option<u32>,
+    /// What the contract asks for that this arch does not give.
+    pub notes: Vec<Explained<Note>>,
+    /// For a kernel without a thread contract whose largest block is below the device's maximum:
+    /// the next power of two above it and why it fails.
+    pub fails_at: Option<FailsAt>,
+}
+
+/// `ptxas`: the lines and the numbers (`registers`, `barriers`, `stack_frame`, `spill_stores`,
+/// `spill_loads`, `cumulative_stack`, `shared_static`, `cmem`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ptxas {
+    /// The kernel's `ptxas -v` lines, verbatim.
+    pub lines: Vec<String>,
+    /// The parsed numbers.
+    #[serde(flatten)]
+    pub resources: Resources,
+}
+
+/// `occupancy`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Occupancy {
+    /// Block size evaluated.
+    pub threads: u32,
+    /// Dynamic shared memory per block evaluated.
+    pub dynamic_smem: u32,
+    /// `contract` or `host`.
+    pub threads_from: ThreadsFrom,
+    /// CTAs resident per SM (0: the launch fails).
+    pub active_blocks: u32,
+    /// Warps resident per SM.
+    pub active_warps: u32,
+    /// Warps an SM can hold.
+    pub max_warps: u32,
+    /// active_warps / max_warps × 100, to one decimal.
+    pub percent: f64,
+    /// What limits the blocks per SM, ties included.
+    pub limiters: Limiters,
+    /// Why the launch fails; null when it succeeds.
+    pub launch_error: Option<Explained<LaunchFailure>>,
+}
+
+/// `fails_at`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailsAt {
+    /// Threads per block.
+    pub threads: u32,
+    /// Why it fails.
+    pub reason: Explained<LaunchFailure>,
+}
+
+/// A typed value (its fields, with its `kind`) and the sentence that says it (`message`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Explained<T> {
+    /// The value.
+    #[serde(flatten)]
+    pub value: T,
+    /// Its sentence.
+    pub message: String,
+}
+
+impl<T: std::fmt::Display> Explained<T> {
+    /// The value with its sentence.
+    pub fn new(value: T) -> Explained<T> {
+        let message = value.to_string();
+        Explained { value, message }
+    }
+}
+
+impl Record {
+    /// The record of `kernel` analysed as `r`, with its ptxas lines.
+    pub fn new(kernel: KernelId, lines: Vec<String>, r: &KernelReport) -> Record {
+        let o = &r.occupancy;
+        Record {
+            kernel,
+            arch: r.arch,
+            contract: r.contract,
+            ptxas: Ptxas { lines, resources: r.resources },
+            occupancy: Occupancy {
+                threads: o.threads,
+                dynamic_smem: o.dynamic_smem,
+                threads_from: o.threads_from,
+                active_blocks: o.active_blocks,
+                active_warps: o.active_warps,
+                max_warps: o.max_warps,
+                percent: o.percent,
+                limiters: o.limiters,
+                launch_error: r.launch_failure.map(Explained::new),
+            },
+            max_threads_per_block: r.largest_block,
+            register_cap: r.register_cap,
+            notes: r.notes.iter().copied().map(Explained::new).collect(),
+            fails_at: r.fails_at.map(|f| FailsAt { threads: f.threads, reason: Explained::new(f.failure) }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::{analyze, HostLaunch};
+
+    #[test]
+    fn a_record_round_trips_with_its_numbers_and_sentences() {
+        let r = Resources { registers: 167, ..Default::default() };
+        let report = analyze("sm_90".parse().unwrap(), &r, None, HostLaunch { threads: 512, dynamic_smem: 0 }).unwrap();
+        let id = KernelId {
+            package: "p".into(),
+            name: "poly_eval".into(),
+            display_name: "poly_eval".into(),
+            qualified: "kernels/poly.cu::poly_eval".into(),
+            file: "kernels/poly.cu".into(),
+            line: 7,
+        };
+        let doc = Document::new(
+            Toolchain { nvrtc: "12.9.86".into(), ptxas: "12.9.86".into() },
+            vec![Record::new(id, vec!["ptxas info    : Used 167 registers".into()], &report)],
+        );
+        let text = serde_json::to_string_pretty(&doc).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let e = &v["records"][0]["occupancy"]["launch_error"];
+        assert_eq!(e["kind"], "registers");
+        assert_eq!(e["needed"], 86016);
+        assert!(e["message"].as_str().unwrap().starts_with("167 registers × 512 threads needs 86,016"), "{e}");
+        assert_eq!(v["records"][0]["occupancy"]["threads_from"], "host");
+        assert_eq!(v["records"][0]["display_name"], "poly_eval");
+        assert_eq!(v["records"][0]["ptxas"]["registers"], 167);
+        assert_eq!(Document::from_json(&text).unwrap(), doc);
+        let old = text.replacen("\"schema\": 2", "\"schema\": 1", 1);
+        assert_eq!(Document::from_json(&old).unwrap_err().to_string(), "report schema 1 (this tool reads 2)");
+    }
+}
