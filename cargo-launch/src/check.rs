@@ -6,78 +6,16 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use launch::analysis::{kernel_findings, Detail, Finding, FindingKind, Location, Severity};
+use launch::schema::check::{BaselineState, BaselineUse, Document, FindingRecord, VERSION};
+use launch::schema::report::Toolchain;
 use launch::Arch;
-use launch_build::env::Env;
-use serde::Serialize;
 
 use crate::baseline::{self, Baseline};
 use crate::cargo::{self, PackageKernels};
 use crate::cli::{CheckArgs, Format};
-use crate::report::{self, Record};
-use crate::{exit, Exit};
-
-/// How bad a finding is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Fails the check.
-    Error,
-    /// Fails only with `--deny warnings`.
-    Warning,
-    /// Information (kernels new since the baseline).
-    Note,
-}
-
-/// One problem, for one kernel on one arch where that applies.
-#[derive(Clone, Debug, Serialize)]
-pub struct Finding {
-    /// Error, warning or note.
-    pub severity: Severity,
-    /// `launch`, `spills`, `regression`, `arch`, `contract`, `unbounded`, `max-regs`, `new`, `config`.
-    pub kind: &'static str,
-    /// Package.
-    pub package: String,
-    /// Kernel (demangled), when the finding is about one.
-    pub kernel: Option<String>,
-    /// Arch, when the finding is about one.
-    pub arch: Option<String>,
-    /// Source file, relative to the package root.
-    pub file: Option<String>,
-    /// 1-based line, 0 when unknown.
-    pub line: u32,
-    /// What is wrong, with the arithmetic.
-    pub message: String,
-    /// Absolute path of `file`, for annotations.
-    #[serde(skip)]
-    pub path: Option<PathBuf>,
-}
-
-#[derive(Serialize)]
-struct CheckJson<'a> {
-    schema: u32,
-    toolchain: Option<report::Toolchain<'a>>,
-    kernels: usize,
-    arches: Vec<String>,
-    errors: usize,
-    warnings: usize,
-    /// Per package: which baseline was compared, written or not found.
-    baselines: &'a [BaselineUse],
-    findings: &'a [Finding],
-}
-
-/// What `check` did with one package's baseline.
-#[derive(Clone, Debug, Serialize)]
-pub struct BaselineUse {
-    /// Package.
-    pub package: String,
-    /// The baseline file.
-    pub path: PathBuf,
-    /// `compared`, `written` (`--bless`) or `absent` (the default file does not exist: no
-    /// regression was checked).
-    pub state: &'static str,
-    /// Records read or written (0 when absent).
-    pub records: usize,
-}
+use crate::records::{self, Row};
+use crate::{exit, toolchain, Exit};
 
 /// Runs `cargo launch check`.
 pub fn run(args: &CheckArgs) -> Result<(), Exit> {
@@ -93,30 +31,27 @@ pub fn run(args: &CheckArgs) -> Result<(), Exit> {
         }
         _ => None,
     };
-    report::ensure_toolchain(args.no_setup)?;
+    toolchain::ensure_toolchain(args.no_setup)?;
     let mut findings = Vec::new();
 
     // Arches the toolchain cannot target are findings, not a failed build; the rest is checked.
     let mut arches = Vec::new();
     if !args.arch.is_empty() {
-        let supported = supported_arches()?;
-        let (ok, bad): (Vec<Arch>, Vec<Arch>) = cargo::sorted(&args.arch)
-            .into_iter()
-            .partition(|a| supported.is_empty() || supported.contains(&(a.major * 10 + a.minor)));
+        let supported = toolchain::supported_arches()?;
+        let (ok, bad): (Vec<Arch>, Vec<Arch>) =
+            cargo::sorted(&args.arch).into_iter().partition(|a| supported.is_empty() || supported.contains(&a.sm()));
         for a in bad {
             findings.push(Finding {
                 severity: Severity::Error,
-                kind: "arch",
+                kind: FindingKind::Arch,
                 package: String::new(),
                 kernel: None,
-                arch: Some(a.to_string()),
-                file: None,
-                line: 0,
-                message: format!(
+                arch: Some(a),
+                location: None,
+                detail: Detail::Text(format!(
                     "the toolchain cannot target {a}; it supports: {}",
                     supported.iter().map(|c| format!("sm_{c}")).collect::<Vec<_>>().join(", ")
-                ),
-                path: None,
+                )),
             });
         }
         if ok.is_empty() {
@@ -137,12 +72,12 @@ pub fn run(args: &CheckArgs) -> Result<(), Exit> {
             ),
         ));
     }
-    let records = report::records(&packages, &arches)?;
+    let records = records::rows(&packages, &arches)?;
     let mut baselines = Vec::new();
     for p in &packages {
-        let recs: Vec<&Record> = records.iter().filter(|r| r.package == p.package).collect();
+        let recs: Vec<&Row> = records.iter().filter(|r| r.id.package == p.package).collect();
         for r in &recs {
-            findings.extend(record_findings(p, r));
+            findings.extend(row_findings(p, r));
         }
         findings.extend(unknown_kernel_settings(p));
         if p.manifest.kernels.is_empty() {
@@ -150,7 +85,7 @@ pub fn run(args: &CheckArgs) -> Result<(), Exit> {
         }
         let path = baseline_path(args, p);
         let current = current_baseline(&recs);
-        let mut used = |state, records| {
+        let mut used = |state: BaselineState, records| {
             baselines.push(BaselineUse { package: p.package.clone(), path: path.clone(), state, records })
         };
         if args.bless {
@@ -163,7 +98,7 @@ pub fn run(args: &CheckArgs) -> Result<(), Exit> {
             launch_build::out::write_if_changed(&path, text.as_bytes())
                 .map_err(|e| Exit::new(exit::FAILURE, anyhow::Error::new(e).context("cannot write the baseline")))?;
             eprintln!("wrote {} records to {}", current.len(), path.display());
-            used("written", current.len());
+            used(BaselineState::Written, current.len());
             continue;
         }
         let old = match &explicit {
@@ -180,14 +115,14 @@ pub fn run(args: &CheckArgs) -> Result<(), Exit> {
                     .map(|a| a.to_string())
                     .collect();
                 findings.extend(compare(p, &recs, &old, &path, &checked));
-                used("compared", old.records.len());
+                used(BaselineState::Compared, old.records.len());
             }
-            None => used("absent", 0),
+            None => used(BaselineState::Absent, 0),
         }
     }
-    let arches: Vec<String> = {
-        let mut a: Vec<String> = records.iter().map(|r| r.arch.to_string()).collect();
-        a.sort_by_key(|s| s.parse::<Arch>().ok());
+    let arches: Vec<Arch> = {
+        let mut a: Vec<Arch> = records.iter().map(Row::arch).collect();
+        a.sort();
         a.dedup();
         a
     };
@@ -258,14 +193,12 @@ fn no_kernels(p: &PackageKernels) -> Finding {
     };
     Finding {
         severity: Severity::Warning,
-        kind: "empty",
+        kind: FindingKind::Empty,
         package: p.package.clone(),
         kernel: None,
         arch: None,
-        file: None,
-        line: 0,
-        message: format!("nothing to check in package `{}`: {why}", p.package),
-        path: Some(p.config.root().join(&p.config.kernel_dir)),
+        location: None,
+        detail: Detail::Text(format!("nothing to check in package `{}`: {why}", p.package)),
     }
 }
 
@@ -279,47 +212,37 @@ fn old_format(p: &PackageKernels, path: &Path, version: u32) -> Finding {
     };
     Finding {
         severity: Severity::Warning,
-        kind: "baseline",
+        kind: FindingKind::Baseline,
         package: p.package.clone(),
         kernel: None,
         arch: None,
-        file: Some(baseline_file(p, path)),
-        line: 1,
-        message: format!(
+        location: Some(baseline_location(p, path, 1)),
+        detail: Detail::Text(format!(
             "baseline format v{version} {why}; re-bless with `cargo launch check --bless` to write format v{}",
             baseline::VERSION
-        ),
-        path: Some(path.to_path_buf()),
+        )),
     }
 }
 
-/// The baseline's path as findings show it: relative to the package root when it is inside.
-fn baseline_file(p: &PackageKernels, path: &Path) -> String {
-    path.strip_prefix(p.config.root()).unwrap_or(path).display().to_string()
-}
-
-/// The compute capabilities (`90` for sm_90) the toolchain's NVRTC can target.
-pub fn supported_arches() -> Result<Vec<u32>, Exit> {
-    let tc = launch_build::toolchain::discover(&Env::cli()).map_err(|e| Exit::new(exit::NO_TOOLCHAIN, e))?;
-    let nvrtc = launch_build::nvrtc::Nvrtc::load(&tc.nvrtc).map_err(|e| Exit::new(exit::NO_TOOLCHAIN, e))?;
-    Ok(nvrtc.supported_archs().into_iter().map(|c| c as u32).collect())
+/// A line of the baseline file, shown relative to the package root when it is inside.
+fn baseline_location(p: &PackageKernels, path: &Path, line: u32) -> Location {
+    let file = path.strip_prefix(p.config.root()).unwrap_or(path).display().to_string();
+    Location { file, line, path: Some(path.to_path_buf()) }
 }
 
 /// `[package.metadata.launch.kernel.<name>]` tables whose name matches no kernel (a typo would
 /// otherwise silently drop a spill budget or a dynamic shared-memory size).
 fn unknown_kernel_settings(p: &PackageKernels) -> Vec<Finding> {
-    report::unknown_kernel_settings(&p.config, &p.manifest)
+    records::unknown_kernel_settings(&p.config, &p.manifest)
         .into_iter()
         .map(|message| Finding {
             severity: Severity::Warning,
-            kind: "config",
+            kind: FindingKind::Config,
             package: p.package.clone(),
             kernel: None,
             arch: None,
-            file: Some("Cargo.toml".into()),
-            line: 0,
-            message,
-            path: Some(p.config.manifest_path.clone()),
+            location: Some(Location { file: "Cargo.toml".into(), line: 0, path: Some(p.config.manifest_path.clone()) }),
+            detail: Detail::Text(message),
         })
         .collect()
 }
@@ -333,117 +256,59 @@ fn baseline_path(args: &CheckArgs, p: &PackageKernels) -> PathBuf {
 
 /// The records as `--bless` writes them: keyed by file and symbol, which stay the same when the
 /// display name changes and hold no space.
-fn current_baseline(recs: &[&Record]) -> Baseline {
-    recs.iter().map(|r| ((baseline::key(&r.file, &r.name), r.arch.to_string()), entry(r))).collect()
+fn current_baseline(recs: &[&Row]) -> Baseline {
+    recs.iter().map(|r| ((baseline::key(&r.id.file, &r.id.name), r.arch().to_string()), entry(r))).collect()
 }
 
-fn entry(r: &Record) -> baseline::Entry {
-    let res = &r.ptxas.resources;
+fn entry(r: &Row) -> baseline::Entry {
+    let res = &r.report.resources;
     baseline::Entry {
         registers: res.registers,
-        spill_bytes: res.spill_stores + res.spill_loads,
+        spill_bytes: r.spill_bytes(),
         stack: res.stack_frame,
         shared: res.shared_static,
-        occupancy: r.occupancy.percent,
+        occupancy: r.report.occupancy.percent,
     }
 }
 
-fn finding(p: &PackageKernels, r: &Record, severity: Severity, kind: &'static str, message: String) -> Finding {
+/// A finding about the kernel of `r` on its arch, at its definition.
+fn finding(p: &PackageKernels, r: &Row, severity: Severity, kind: FindingKind, detail: Detail) -> Finding {
     Finding {
         severity,
         kind,
         package: p.package.clone(),
-        kernel: Some(r.display_name.clone()),
-        arch: Some(r.arch.to_string()),
-        file: Some(r.file.clone()),
-        line: r.line,
-        message: format!("{} on {}: {message}", r.display_name, r.arch),
-        path: Some(p.config.root().join(&r.file)),
+        kernel: Some(r.id.display_name.clone()),
+        arch: Some(r.arch()),
+        location: Some(Location {
+            file: r.id.file.clone(),
+            line: r.id.line,
+            path: Some(p.config.root().join(&r.id.file)),
+        }),
+        detail,
     }
 }
 
-/// The launch, spill and contract rules for one kernel on one arch.
-fn record_findings(p: &PackageKernels, r: &Record) -> Vec<Finding> {
-    let mut out = Vec::new();
-    let o = &r.occupancy;
-    if let Some(e) = &o.launch_error {
-        let fix = if r.contract.is_none() && r.max_threads_per_block < o.threads {
-            format!("; add __launch_bounds__({}) or launch ≤ {}", o.threads, r.max_threads_per_block)
-        } else {
-            String::new()
-        };
-        let at = if o.threads_from == "host" { " (host block size)" } else { "" };
-        out.push(finding(
-            p,
-            r,
-            Severity::Error,
-            "launch",
-            format!("cannot launch at {} threads{at}: {e}{fix}", o.threads),
-        ));
-    }
-    let res = &r.ptxas.resources;
-    let spills = res.spill_stores + res.spill_loads;
-    let kernel_budget = p.config.kernel_settings(&r.name, &r.qualified).max_spill_bytes;
-    let spill_text =
-        format!("{} bytes spill stores + {} bytes spill loads = {spills} bytes", res.spill_stores, res.spill_loads);
-    match kernel_budget.or(p.config.max_spill_bytes) {
-        Some(budget) if spills > budget => out.push(finding(
-            p,
-            r,
-            Severity::Error,
-            "spills",
-            format!("{spill_text}, over the budget of {budget} (max-spill-bytes)"),
-        )),
-        None if spills > 0 => {
-            out.push(finding(p, r, Severity::Warning, "spills", format!("{spill_text}; no max-spill-bytes budget set")))
-        }
-        _ => {}
-    }
-    for n in &r.notes {
-        out.push(finding(p, r, Severity::Warning, "contract", n.clone()));
-    }
-    if r.contract.is_none() {
-        out.push(finding(
-            p,
-            r,
-            Severity::Warning,
-            "unbounded",
-            format!(
-                "no launch contract: checked at the host block size {}; the largest block that launches is {}",
-                o.threads, r.max_threads_per_block
-            ),
-        ));
-    }
-    if let (Some(c), Some(cap)) = (&r.contract, r.register_cap) {
-        if c.max_regs.is_some() && spills > 0 && res.registers >= cap {
-            out.push(finding(
-                p,
-                r,
-                Severity::Warning,
-                "max-regs",
-                format!("the cap of {cap} registers per thread forces {spills} bytes of spills"),
-            ));
-        }
-    }
-    out
+/// The launch, spill and contract rules (`launch::analysis::kernel_findings`) for one kernel on one arch.
+fn row_findings(p: &PackageKernels, r: &Row) -> Vec<Finding> {
+    kernel_findings(&r.report, records::spill_budget(&p.config, &r.id))
+        .into_iter()
+        .map(|(severity, kind, detail)| finding(p, r, severity, kind, detail))
+        .collect()
 }
 
 /// Regressions against the baseline (errors), records it lacks (notes), and its records of a
 /// checked arch that no kernel produced (warnings: a renamed, moved or removed kernel would
 /// otherwise leave the gate without a word). A v1/v2 baseline is matched by display name.
-fn compare(
-    p: &PackageKernels,
-    recs: &[&Record],
-    old: &baseline::Parsed,
-    path: &Path,
-    checked: &[String],
-) -> Vec<Finding> {
+fn compare(p: &PackageKernels, recs: &[&Row], old: &baseline::Parsed, path: &Path, checked: &[String]) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for r in recs {
-        let kernel =
-            if old.version < baseline::VERSION { r.display_name.clone() } else { baseline::key(&r.file, &r.name) };
-        let key = (kernel, r.arch.to_string());
+        let kernel = if old.version < baseline::VERSION {
+            r.id.display_name.clone()
+        } else {
+            baseline::key(&r.id.file, &r.id.name)
+        };
+        let key = (kernel, r.arch().to_string());
         match old.records.get(&key) {
             Some(before) => {
                 let worse = baseline::regressions(before, &entry(r));
@@ -452,18 +317,12 @@ fn compare(
                         p,
                         r,
                         Severity::Error,
-                        "regression",
-                        format!("since the baseline: {}", worse.join(", ")),
+                        FindingKind::Regression,
+                        Detail::Regression { changes: worse },
                     ));
                 }
             }
-            None => out.push(finding(
-                p,
-                r,
-                Severity::Note,
-                "new",
-                "not in the baseline (new kernel or arch); run `cargo launch check --bless` to record it".into(),
-            )),
+            None => out.push(finding(p, r, Severity::Note, FindingKind::New, Detail::NotInBaseline)),
         }
         seen.insert(key);
     }
@@ -482,17 +341,15 @@ fn compare(
         };
         out.push(Finding {
             severity: Severity::Warning,
-            kind: "baseline",
+            kind: FindingKind::Baseline,
             package: p.package.clone(),
             kernel: Some(kernel.clone()),
-            arch: Some(arch.clone()),
-            file: Some(baseline_file(p, path)),
-            line: u32::try_from(*line).unwrap_or(u32::MAX),
-            message: format!(
+            arch: arch.parse().ok(),
+            location: Some(baseline_location(p, path, u32::try_from(*line).unwrap_or(u32::MAX))),
+            detail: Detail::Text(format!(
                 "{shown} {arch} is in the baseline but was not built (renamed, removed or moved?); re-bless with \
                  `cargo launch check --bless` if intended"
-            ),
-            path: Some(path.to_path_buf()),
+            )),
         });
     }
     out
@@ -501,34 +358,31 @@ fn compare(
 fn finish(
     args: &CheckArgs,
     packages: &[PackageKernels],
-    records: &[Record],
+    records: &[Row],
     mut findings: Vec<Finding>,
-    arches: Vec<String>,
+    arches: Vec<Arch>,
     baselines: &[BaselineUse],
 ) -> Result<(), Exit> {
-    // Arches by number (sm_90 before sm_100), not as text.
-    let arch = |f: &Finding| f.arch.as_deref().and_then(|a| a.parse::<Arch>().ok());
-    findings.sort_by(|a, b| {
-        (a.severity, &a.package, &a.file, a.line, arch(a)).cmp(&(b.severity, &b.package, &b.file, b.line, arch(b)))
-    });
+    sort(&mut findings);
     let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
     let warnings = findings.iter().filter(|f| f.severity == Severity::Warning).count();
     let kernels: usize = packages.iter().map(|p| p.manifest.kernels.len()).sum();
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Json => {
-            let toolchain = packages
-                .first()
-                .map(|p| report::Toolchain { nvrtc: &p.manifest.toolchain.nvrtc, ptxas: &p.manifest.toolchain.ptxas });
-            let doc = CheckJson {
-                schema: 1,
+            let toolchain = packages.first().map(|p| Toolchain {
+                nvrtc: p.manifest.toolchain.nvrtc.clone(),
+                ptxas: p.manifest.toolchain.ptxas.clone(),
+            });
+            let doc = Document {
+                schema: VERSION,
                 toolchain,
                 kernels,
                 arches: arches.clone(),
                 errors,
                 warnings,
-                baselines,
-                findings: &findings,
+                baselines: baselines.to_vec(),
+                findings: findings.iter().map(FindingRecord::from).collect(),
             };
             serde_json::to_writer_pretty(&mut out, &doc).context("writing JSON")?;
             writeln!(out).context("writing JSON")?;
@@ -552,7 +406,8 @@ fn finish(
                 };
                 format!("nothing to check: {why}")
             } else {
-                format!("checked {kernels} kernels × {} arches ({})", arches.len(), arches.join(", "))
+                let names: Vec<String> = arches.iter().map(Arch::to_string).collect();
+                format!("checked {kernels} kernels × {} arches ({})", arches.len(), names.join(", "))
             };
             writeln!(out, "{checked}: {counts}{}", baseline_summary(baselines)).context("writing the report")?;
         }
@@ -575,22 +430,21 @@ pub const GROUP_ABOVE: usize = 10;
 /// Names listed in a grouped line.
 const FIRST_NAMES: usize = 3;
 
-fn severity_name(s: Severity) -> &'static str {
-    match s {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-        Severity::Note => "note",
-    }
+/// Most severe first, then by package, file, line and arch (by number: sm_90 before sm_100).
+fn sort(findings: &mut [Finding]) {
+    findings.sort_by(|a, b| {
+        (a.severity, &a.package, a.file(), a.line(), a.arch).cmp(&(b.severity, &b.package, b.file(), b.line(), b.arch))
+    });
 }
 
 /// One finding as a line: `warning[kind]: file:line: message`.
 pub fn finding_line(f: &Finding) -> String {
-    let loc = match (&f.file, f.line) {
-        (Some(file), 0) => format!("{file}: "),
-        (Some(file), line) => format!("{file}:{line}: "),
-        _ => String::new(),
+    let loc = match &f.location {
+        Some(l) if l.line == 0 => format!("{}: ", l.file),
+        Some(l) => format!("{}:{}: ", l.file, l.line),
+        None => String::new(),
     };
-    format!("{}[{}]: {loc}{}", severity_name(f.severity), f.kind, f.message)
+    format!("{}[{}]: {loc}{}", f.severity.name(), f.kind, f.message())
 }
 
 /// The text lines for `findings` (sorted): every finding when `verbose`; otherwise a severity
@@ -599,7 +453,7 @@ pub fn finding_line(f: &Finding) -> String {
 /// finding in full, for the arithmetic).
 pub fn text_lines(findings: &[Finding], verbose: bool) -> Vec<String> {
     use std::collections::BTreeMap;
-    let mut count: BTreeMap<(Severity, &str), usize> = BTreeMap::new();
+    let mut count: BTreeMap<(Severity, FindingKind), usize> = BTreeMap::new();
     for f in findings.iter().filter(|f| f.kernel.is_some()) {
         *count.entry((f.severity, f.kind)).or_default() += 1;
     }
@@ -607,7 +461,7 @@ pub fn text_lines(findings: &[Finding], verbose: bool) -> Vec<String> {
         !verbose && f.kernel.is_some() && count.get(&(f.severity, f.kind)).is_some_and(|&n| n > GROUP_ABOVE)
     };
     let mut out = Vec::new();
-    let mut done: std::collections::BTreeSet<(Severity, &str)> = Default::default();
+    let mut done: std::collections::BTreeSet<(Severity, FindingKind)> = Default::default();
     for f in findings {
         if !grouped(f) {
             out.push(finding_line(f));
@@ -635,10 +489,10 @@ fn group_line(members: &[&Finding]) -> String {
     for f in members {
         let name = f.kernel.as_deref().unwrap_or_default();
         // The package and file tell apart kernels of one name in several files.
-        if kernels.insert((&f.package, &f.file, name)) && names.len() <= FIRST_NAMES && !names.contains(&name) {
+        if kernels.insert((&f.package, f.file(), name)) && names.len() <= FIRST_NAMES && !names.contains(&name) {
             names.push(name);
         }
-        arches.insert(f.arch.as_deref());
+        arches.insert(f.arch);
     }
     let more = kernels.len() > FIRST_NAMES;
     names.truncate(FIRST_NAMES);
@@ -655,20 +509,20 @@ fn group_line(members: &[&Finding]) -> String {
         )
     };
     let what = match (first.kind, first.severity) {
-        ("unbounded", _) => "have no launch contract".to_string(),
-        ("spills", Severity::Error) => "spill more than their max-spill-bytes budget".to_string(),
-        ("spills", _) => "spill with no max-spill-bytes budget set".to_string(),
-        ("launch", _) => "cannot launch at their block size".to_string(),
-        ("regression", _) => "regressed since the baseline".to_string(),
-        ("new", _) => "are not in the baseline (`cargo launch check --bless` records them)".to_string(),
-        ("baseline", _) => "are in the baseline but were not built (renamed, removed or moved?)".to_string(),
-        ("contract", _) => "ask for what the arch does not give (ptxas ignores or overrides it)".to_string(),
-        ("max-regs", _) => "have a register cap that forces spills".to_string(),
+        (FindingKind::Unbounded, _) => "have no launch contract".to_string(),
+        (FindingKind::Spills, Severity::Error) => "spill more than their max-spill-bytes budget".to_string(),
+        (FindingKind::Spills, _) => "spill with no max-spill-bytes budget set".to_string(),
+        (FindingKind::Launch, _) => "cannot launch at their block size".to_string(),
+        (FindingKind::Regression, _) => "regressed since the baseline".to_string(),
+        (FindingKind::New, _) => "are not in the baseline (`cargo launch check --bless` records them)".to_string(),
+        (FindingKind::Baseline, _) => "are in the baseline but were not built (renamed, removed or moved?)".to_string(),
+        (FindingKind::Contract, _) => "ask for what the arch does not give (ptxas ignores or overrides it)".to_string(),
+        (FindingKind::MaxRegs, _) => "have a register cap that forces spills".to_string(),
         (kind, _) => format!("have `{kind}` findings"),
     };
     format!(
         "{}[{}]: {who} {what} (first: {}{}); --verbose lists all",
-        severity_name(first.severity),
+        first.severity.name(),
         first.kind,
         names.join(", "),
         if more { ", …" } else { "" }
@@ -683,9 +537,11 @@ fn baseline_summary(baselines: &[BaselineUse]) -> String {
         .map(|b| {
             let path = relative(&b.path, &cwd);
             match b.state {
-                "compared" => format!("compared against {path} ({} records)", b.records),
-                "written" => format!("baseline {path} written ({} records)", b.records),
-                _ => format!("no baseline compared ({path} not found; `cargo launch check --bless` writes it)"),
+                BaselineState::Compared => format!("compared against {path} ({} records)", b.records),
+                BaselineState::Written => format!("baseline {path} written ({} records)", b.records),
+                BaselineState::Absent => {
+                    format!("no baseline compared ({path} not found; `cargo launch check --bless` writes it)")
+                }
             }
         })
         .collect();
@@ -706,14 +562,14 @@ fn github_annotations(out: &mut impl Write, findings: &[Finding]) -> std::io::Re
             Severity::Note => "notice",
         };
         let mut props = Vec::new();
-        if let Some(p) = &f.path {
+        if let Some(Location { path: Some(p), line, .. }) = &f.location {
             props.push(format!("file={}", escape_property(&relative(p, &cwd))));
-            if f.line > 0 {
-                props.push(format!("line={}", f.line));
+            if *line > 0 {
+                props.push(format!("line={line}"));
             }
         }
         props.push(format!("title={}", escape_property(&format!("cargo launch check: {}", f.kind))));
-        writeln!(out, "::{level} {}::{}", props.join(","), escape_data(&f.message))?;
+        writeln!(out, "::{level} {}::{}", props.join(","), escape_data(&f.message()))?;
     }
     Ok(())
 }
@@ -744,15 +600,14 @@ mod tests {
 #[cfg(test)]
 mod grouping {
     use super::*;
-    use crate::report::testing;
+    use crate::records::testing;
 
     fn findings(n: usize, arches: &[&str]) -> Vec<Finding> {
         let dir = tempfile::tempdir().unwrap();
         let p = testing::package(dir.path(), n, arches, &[]);
-        let recs = report::records(std::slice::from_ref(&p), &[]).unwrap();
-        let mut f: Vec<Finding> = recs.iter().flat_map(|r| record_findings(&p, r)).collect();
-        let arch = |f: &Finding| f.arch.as_deref().and_then(|a| a.parse::<Arch>().ok());
-        f.sort_by(|a, b| (a.severity, &a.file, a.line, arch(a)).cmp(&(b.severity, &b.file, b.line, arch(b))));
+        let recs = records::rows(std::slice::from_ref(&p), &[]).unwrap();
+        let mut f: Vec<Finding> = recs.iter().flat_map(|r| row_findings(&p, r)).collect();
+        sort(&mut f);
         f
     }
 

@@ -12,10 +12,12 @@ pub mod cli;
 pub mod init;
 pub mod occupancy_cmd;
 pub mod plot;
+mod records;
 pub mod render;
 pub mod report;
 pub mod select;
 pub mod setup;
+mod toolchain;
 
 use std::process::ExitCode;
 

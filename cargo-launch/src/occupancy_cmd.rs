@@ -11,8 +11,8 @@ use launch::Arch;
 use serde::Serialize;
 
 use crate::cli::{Format, OccupancyArgs, Sweep};
-use crate::report::{group, launch_failure};
 use crate::{exit, plot, Exit};
+use launch::analysis::{group, LaunchFailure};
 
 /// Step of the shared-memory sweep, as in the old spreadsheet's graph.
 const SMEM_STEP: usize = 512;
@@ -215,7 +215,7 @@ impl<'a> Calculator<'a> {
         let more = occ.active_blocks + 1;
         let registers = occupancy::registers_for_blocks_with(dev, &func, a.threads, more, a.dynamic_smem, a.carveout);
         let launch_error = (occ.active_blocks == 0).then(|| {
-            launch_failure(
+            LaunchFailure::diagnose(
                 dev,
                 &launch::Resources {
                     registers: a.registers,
@@ -228,6 +228,7 @@ impl<'a> Calculator<'a> {
                 max_threads,
                 &occ,
             )
+            .to_string()
         });
         let limited = |v: u32| (v != UNLIMITED).then_some(v);
         let block_limits = BlockLimits {

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use crate::cli::Sweep;
 use crate::occupancy_cmd::{Point, Series};
-use crate::report::group;
+use launch::analysis::group;
 
 const WIDTH: f64 = 960.0;
 const LEFT: f64 = 80.0;

@@ -2,51 +2,16 @@
 
 use std::io::{self, Write};
 
-use launch::{Arch, ContractSource};
+use launch::analysis::ThreadsFrom;
+use launch::{Arch, Contract};
 
 use crate::cargo::PackageKernels;
-use crate::report::{ContractJson, Record};
+use crate::records::Row;
 use crate::select::Filter;
 
-/// `@launch(1024, 2)`, `__launch_bounds__(256, 4)`, `__maxnreg__(32)`, or `unbounded`.
-pub fn contract(c: Option<&ContractJson>) -> String {
-    let Some(c) = c else { return "unbounded".to_string() };
-    let mut args: Vec<String> = Vec::new();
-    match c.source {
-        ContractSource::Annotation => {
-            args.extend(c.threads.map(|t| t.to_string()));
-            args.extend(c.min_blocks.map(|b| b.to_string()));
-            args.extend(c.max_regs.map(|r| r.to_string()));
-            format!("@launch({})", args.join(", "))
-        }
-        ContractSource::LaunchBounds => {
-            let mut parts = Vec::new();
-            if let Some(t) = c.threads {
-                let mut a = vec![t.to_string()];
-                a.extend(c.min_blocks.map(|b| b.to_string()));
-                parts.push(format!("__launch_bounds__({})", a.join(", ")));
-            }
-            if let Some(r) = c.max_regs {
-                parts.push(format!("__maxnreg__({r})"));
-            }
-            parts.join(" ")
-        }
-    }
-}
-
-/// The PTX directives a contract became (read back from the PTX after compiling).
-pub fn directives(c: &ContractJson) -> String {
-    let mut d = Vec::new();
-    if let Some(t) = c.threads {
-        d.push(format!(".maxntid {t}, 1, 1"));
-    }
-    if let Some(b) = c.min_blocks {
-        d.push(format!(".minnctapersm {b}"));
-    }
-    if let Some(r) = c.max_regs {
-        d.push(format!(".maxnreg {r}"));
-    }
-    d.join(", ")
+/// A contract as its source spells it, or `unbounded`.
+fn contract(c: Option<&Contract>) -> String {
+    c.map_or_else(|| "unbounded".to_string(), Contract::to_string)
 }
 
 /// What the text report shows: every record of the selected arches (for the header's counts)
@@ -55,9 +20,9 @@ pub struct View<'a> {
     /// The packages built.
     pub packages: &'a [PackageKernels],
     /// Every record of the selected arches.
-    pub all: &'a [Record],
+    pub all: &'a [Row],
     /// The records to print.
-    pub shown: &'a [&'a Record],
+    pub shown: &'a [&'a Row],
     /// `--arch` (sorted; empty: every arch the crate lists).
     pub arches: &'a [Arch],
     /// `--kernel`/`--file`.
@@ -80,13 +45,13 @@ pub fn header(out: &mut impl Write, view: &View, p: &PackageKernels) -> io::Resu
     let m = &p.manifest;
     let arches = view.arches_of(p);
     let names: Vec<String> = arches.iter().map(|a| a.to_string()).collect();
-    let recs: Vec<&Record> = view.all.iter().filter(|r| r.package == p.package).collect();
+    let recs: Vec<&Row> = view.all.iter().filter(|r| r.id.package == p.package).collect();
     let kernels = m.kernels.len();
     if recs.len() == kernels * arches.len() {
         writeln!(out, "{}: {kernels} kernels × {} arches ({})", p.package, arches.len(), names.join(", "))?;
     } else {
         let per_arch: Vec<String> =
-            arches.iter().map(|a| format!("{a}: {}", recs.iter().filter(|r| r.arch == *a).count())).collect();
+            arches.iter().map(|a| format!("{a}: {}", recs.iter().filter(|r| r.arch() == *a).count())).collect();
         writeln!(
             out,
             "{}: {kernels} kernels, {} kernel × arch records ({})",
@@ -96,7 +61,7 @@ pub fn header(out: &mut impl Write, view: &View, p: &PackageKernels) -> io::Resu
         )?;
     }
     if view.filter.is_active() {
-        let shown = view.shown.iter().filter(|r| r.package == p.package).count();
+        let shown = view.shown.iter().filter(|r| r.id.package == p.package).count();
         writeln!(
             out,
             "showing {} of {} records ({})",
@@ -112,7 +77,7 @@ pub fn header(out: &mut impl Write, view: &View, p: &PackageKernels) -> io::Resu
 fn not_compiled(out: &mut impl Write, view: &View, p: &PackageKernels) -> io::Result<()> {
     let arches = view.arches_of(p);
     for k in &p.manifest.kernels {
-        let q = crate::report::qualified(k);
+        let q = crate::records::qualified(k);
         if !view.filter.matches_kernel(&k.display_name, &q, &k.file, Some(&p.config.kernel_dir)) {
             continue;
         }
@@ -147,26 +112,27 @@ pub fn thousands(n: usize) -> String {
 }
 
 /// One row of the compact report.
-fn row(r: &Record) -> Vec<String> {
-    let res = &r.ptxas.resources;
-    let o = &r.occupancy;
-    let (occ, limiter) = match &o.launch_error {
+fn row(r: &Row) -> Vec<String> {
+    let (res, o) = (&r.report.resources, &r.report.occupancy);
+    let (occ, limiter) = match &r.report.launch_failure {
         Some(_) => ("fails".to_string(), "cannot launch".to_string()),
-        None => (format!("{:.1}%", o.percent), o.limiters.join("+")),
+        None => (format!("{:.1}%", o.percent), o.limiters.iter().map(|l| l.name()).collect::<Vec<_>>().join("+")),
     };
-    let threads = if o.threads_from == "contract" { o.threads.to_string() } else { format!("{}*", o.threads) };
-    let loc = if r.line > 0 { format!("{}:{}", r.file, r.line) } else { r.file.clone() };
+    let threads = match o.threads_from {
+        ThreadsFrom::Contract => o.threads.to_string(),
+        ThreadsFrom::Host => format!("{}*", o.threads),
+    };
     vec![
-        r.display_name.clone(),
-        r.arch.to_string(),
+        r.id.display_name.clone(),
+        r.arch().to_string(),
         res.registers.to_string(),
-        (res.spill_stores + res.spill_loads).to_string(),
+        r.spill_bytes().to_string(),
         res.stack_frame.to_string(),
         threads,
         occ,
         limiter,
-        r.max_threads_per_block.to_string(),
-        loc,
+        r.report.largest_block.to_string(),
+        r.location(),
     ]
 }
 
@@ -182,7 +148,7 @@ pub fn compact(out: &mut impl Write, view: &View) -> io::Result<()> {
         }
         header(out, view, p)?;
         writeln!(out)?;
-        let rows: Vec<Vec<String>> = view.shown.iter().filter(|r| r.package == p.package).map(|r| row(r)).collect();
+        let rows: Vec<Vec<String>> = view.shown.iter().filter(|r| r.id.package == p.package).map(|r| row(r)).collect();
         let mut width = HEAD.map(|h| h.chars().count());
         for r in &rows {
             for (w, cell) in width.iter_mut().zip(r) {
@@ -232,58 +198,8 @@ pub fn text(out: &mut impl Write, view: &View) -> io::Result<()> {
         let m = &p.manifest;
         header(out, view, p)?;
         writeln!(out)?;
-        for r in view.shown.iter().filter(|r| r.package == p.package) {
-            let loc = if r.line > 0 { format!("{}:{}", r.file, r.line) } else { r.file.clone() };
-            writeln!(
-                out,
-                "{}  {}  {}  ptxas {}  {loc}",
-                r.display_name,
-                r.arch,
-                contract(r.contract.as_ref()),
-                m.toolchain.ptxas
-            )?;
-            for l in r.ptxas.lines.iter().filter(|l| l.contains("bytes stack frame") || l.contains(": Used ")) {
-                writeln!(out, "  {l}")?;
-            }
-            let o = &r.occupancy;
-            let why = match (o.threads_from, &r.contract) {
-                ("contract", _) => "",
-                (_, None) => " (host block size; no contract)",
-                (_, Some(_)) => " (host block size; the contract sets no thread count)",
-            };
-            match &o.launch_error {
-                Some(e) => writeln!(out, "  occupancy at {} threads{why}: cannot launch: {e}", o.threads)?,
-                None => writeln!(
-                    out,
-                    "  occupancy at {} threads{why}: {} block{}/SM, {} of {} warps ({:.1}%), limited by {}",
-                    o.threads,
-                    o.active_blocks,
-                    if o.active_blocks == 1 { "" } else { "s" },
-                    o.active_warps,
-                    o.max_warps,
-                    o.percent,
-                    o.limiters.join(", ")
-                )?,
-            }
-            if let Some(c) = &r.contract {
-                writeln!(out, "  in the PTX: {}", directives(c))?;
-            }
-            if let Some(cap) = r.register_cap.filter(|&c| c < 255) {
-                writeln!(
-                    out,
-                    "  register cap from the contract: {cap} per thread; ptxas used {}",
-                    r.ptxas.resources.registers
-                )?;
-            }
-            for n in &r.notes {
-                writeln!(out, "  warning: {n}")?;
-            }
-            write!(out, "  largest launchable block: {} threads", r.max_threads_per_block)?;
-            match &r.fails_at {
-                Some(f) => writeln!(out, "; at {} threads the launch fails: {}", f.threads, f.reason)?,
-                None => writeln!(out)?,
-            }
-            writeln!(out)?;
+        for r in view.shown.iter().filter(|r| r.id.package == p.package) {
+            detailed(out, r, &m.toolchain.ptxas)?;
         }
         not_compiled(out, view, p)?;
         for w in &m.warnings {
@@ -293,15 +209,60 @@ pub fn text(out: &mut impl Write, view: &View) -> io::Result<()> {
     Ok(())
 }
 
+/// One kernel × arch of the detailed report.
+fn detailed(out: &mut impl Write, r: &Row, ptxas: &str) -> io::Result<()> {
+    let a = &r.report;
+    let c = a.contract.as_ref();
+    writeln!(out, "{}  {}  {}  ptxas {ptxas}  {}", r.id.display_name, a.arch, contract(c), r.location())?;
+    for l in r.lines.iter().filter(|l| l.contains("bytes stack frame") || l.contains(": Used ")) {
+        writeln!(out, "  {l}")?;
+    }
+    let o = &a.occupancy;
+    let why = match (o.threads_from, c) {
+        (ThreadsFrom::Contract, _) => "",
+        (ThreadsFrom::Host, None) => " (host block size; no contract)",
+        (ThreadsFrom::Host, Some(_)) => " (host block size; the contract sets no thread count)",
+    };
+    match &a.launch_failure {
+        Some(e) => writeln!(out, "  occupancy at {} threads{why}: cannot launch: {e}", o.threads)?,
+        None => writeln!(
+            out,
+            "  occupancy at {} threads{why}: {} block{}/SM, {} of {} warps ({:.1}%), limited by {}",
+            o.threads,
+            o.active_blocks,
+            if o.active_blocks == 1 { "" } else { "s" },
+            o.active_warps,
+            o.max_warps,
+            o.percent,
+            o.limiters
+        )?,
+    }
+    if let Some(c) = c {
+        writeln!(out, "  in the PTX: {}", c.directives())?;
+    }
+    if let Some(cap) = a.register_cap.filter(|&c| c < 255) {
+        writeln!(out, "  register cap from the contract: {cap} per thread; ptxas used {}", a.resources.registers)?;
+    }
+    for n in &a.notes {
+        writeln!(out, "  warning: {n}")?;
+    }
+    write!(out, "  largest launchable block: {} threads", a.largest_block)?;
+    match &a.fails_at {
+        Some(f) => writeln!(out, "; at {} threads the launch fails: {}", f.threads, f.failure)?,
+        None => writeln!(out)?,
+    }
+    writeln!(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{records, testing};
+    use crate::records::{rows, testing};
     use crate::select::{self, SortKey};
 
     fn render(p: &PackageKernels, filter: &Filter, sort: Option<SortKey>, detailed: bool) -> String {
-        let all = records(std::slice::from_ref(p), &[]).unwrap();
-        let mut shown: Vec<&Record> =
+        let all = rows(std::slice::from_ref(p), &[]).unwrap();
+        let mut shown: Vec<&Row> =
             all.iter().filter(|r| filter.matches(r, Some(p.config.kernel_dir.as_path()))).collect();
         if let Some(k) = sort {
             select::sort(&mut shown, k);

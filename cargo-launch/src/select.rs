@@ -6,7 +6,7 @@ use std::path::Path;
 use clap::ValueEnum;
 use regex::Regex;
 
-use crate::report::Record;
+use crate::records::Row;
 
 /// `--sort`: which records come first.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,8 +114,8 @@ pub struct Filter {
 
 impl Filter {
     /// Whether `r` is selected; `kernel_dir` is its crate's kernel folder.
-    pub fn matches(&self, r: &Record, kernel_dir: Option<&Path>) -> bool {
-        self.matches_kernel(&r.display_name, &r.qualified, &r.file, kernel_dir)
+    pub fn matches(&self, r: &Row, kernel_dir: Option<&Path>) -> bool {
+        self.matches_kernel(&r.id.display_name, &r.id.qualified, &r.id.file, kernel_dir)
     }
 
     /// Whether a kernel with these names, in `file`, is selected.
@@ -143,15 +143,14 @@ impl Filter {
 }
 
 /// Orders `records` by `key`; equal records keep their order (source order, lowest arch first).
-pub fn sort(records: &mut [&Record], key: SortKey) {
-    let spills = |r: &Record| r.ptxas.resources.spill_stores + r.ptxas.resources.spill_loads;
+pub fn sort(records: &mut [&Row], key: SortKey) {
     // A kernel that cannot launch at its block size has no occupancy at all: it sorts first.
-    let occupancy = |r: &Record| if r.occupancy.launch_error.is_some() { -1.0 } else { r.occupancy.percent };
+    let occupancy = |r: &Row| if r.report.launch_failure.is_some() { -1.0 } else { r.report.occupancy.percent };
     match key {
-        SortKey::Registers => records.sort_by_key(|r| std::cmp::Reverse(r.ptxas.resources.registers)),
-        SortKey::Spills => records.sort_by_key(|r| std::cmp::Reverse(spills(r))),
+        SortKey::Registers => records.sort_by_key(|r| std::cmp::Reverse(r.report.resources.registers)),
+        SortKey::Spills => records.sort_by_key(|r| std::cmp::Reverse(r.spill_bytes())),
         SortKey::Occupancy => records.sort_by(|a, b| occupancy(a).total_cmp(&occupancy(b))),
-        SortKey::Name => records.sort_by(|a, b| (&a.display_name, a.arch).cmp(&(&b.display_name, b.arch))),
+        SortKey::Name => records.sort_by(|a, b| (&a.id.display_name, a.arch()).cmp(&(&b.id.display_name, b.arch()))),
     }
 }
 

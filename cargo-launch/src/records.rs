@@ -1,0 +1,200 @@
+//! From the packages cargo built to analysed kernels: each kernel × arch of each manifest, with
+//! the host launch its `[package.metadata.launch.kernel."…"]` settings give, analysed by
+//! `launch::analysis`. No arithmetic here: this is where the manifest and the configuration meet
+//! the analysis.
+
+use launch::analysis::{self, HostLaunch, KernelReport};
+use launch::schema::report::KernelId;
+use launch::Arch;
+use launch_build::manifest::KernelEntry;
+
+use crate::cargo::PackageKernels;
+use crate::{exit, Exit};
+
+/// One kernel on one arch: which kernel, its ptxas lines, and the analysis.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// The kernel.
+    pub id: KernelId,
+    /// Its `ptxas -v` lines on this arch, verbatim.
+    pub lines: Vec<String>,
+    /// The analysis.
+    pub report: KernelReport,
+}
+
+impl Row {
+    /// The arch.
+    pub fn arch(&self) -> Arch {
+        self.report.arch
+    }
+
+    /// Spill stores + loads, bytes.
+    pub fn spill_bytes(&self) -> u32 {
+        self.report.resources.spill_stores + self.report.resources.spill_loads
+    }
+
+    /// `file:line`, or the file alone when the line is unknown.
+    pub fn location(&self) -> String {
+        if self.id.line > 0 {
+            format!("{}:{}", self.id.file, self.id.line)
+        } else {
+            self.id.file.clone()
+        }
+    }
+}
+
+/// Every kernel × arch of `packages`, limited to `arches` when not empty (a package that is not
+/// built for one of them is a usage error).
+pub fn rows(packages: &[PackageKernels], arches: &[Arch]) -> Result<Vec<Row>, Exit> {
+    let mut out = Vec::new();
+    for p in packages {
+        if let Some(missing) = arches.iter().find(|a| !p.manifest.arches.contains(a)) {
+            return Err(Exit::new(
+                exit::USAGE,
+                anyhow::anyhow!(
+                    "package `{}` is not built for {missing}; it lists: {}",
+                    p.package,
+                    p.manifest.arches.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        for k in &p.manifest.kernels {
+            let host = host_launch(&p.config, k);
+            for ka in k.arches.iter().filter(|ka| arches.is_empty() || arches.contains(&ka.arch)) {
+                let report = analysis::analyze(ka.arch, &ka.resources, k.contract, host)
+                    .map_err(|e| Exit::new(exit::FAILURE, anyhow::anyhow!("{}: {e}", k.display_name)))?;
+                out.push(Row { id: kernel_id(&p.package, k), lines: ka.ptxas_lines.clone(), report });
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn kernel_id(package: &str, k: &KernelEntry) -> KernelId {
+    KernelId {
+        package: package.to_string(),
+        name: k.name.clone(),
+        display_name: k.display_name.clone(),
+        qualified: qualified(k),
+        file: k.file.clone(),
+        line: k.line,
+    }
+}
+
+/// `path/file.cu::name` of a kernel (manifests written before the field existed lack it).
+pub fn qualified(k: &KernelEntry) -> String {
+    if k.qualified.is_empty() {
+        format!("{}::{}", k.file, k.name)
+    } else {
+        k.qualified.clone()
+    }
+}
+
+/// The host launch of `k` from the crate's metadata: its block size when it has no thread
+/// contract, and its dynamic shared memory.
+pub fn host_launch(config: &launch_build::Config, k: &KernelEntry) -> HostLaunch {
+    let kc = config.kernel_settings(&k.name, &qualified(k));
+    HostLaunch { threads: kc.threads.unwrap_or(config.host_threads), dynamic_smem: kc.dynamic_smem.unwrap_or(0) }
+}
+
+/// The spill budget of `k`: its own `max-spill-bytes`, else the crate's.
+pub fn spill_budget(config: &launch_build::Config, id: &KernelId) -> Option<u32> {
+    config.kernel_settings(&id.name, &id.qualified).max_spill_bytes.or(config.max_spill_bytes)
+}
+
+/// One message per `[package.metadata.launch.kernel."<key>"]` that matches no kernel of the crate
+/// (a name, a qualified name or a pattern).
+pub fn unknown_kernel_settings(config: &launch_build::Config, manifest: &launch_build::Manifest) -> Vec<String> {
+    config
+        .kernel
+        .keys()
+        .filter(|key| {
+            !manifest.kernels.iter().any(|k| {
+                launch_build::config::kernel_key_matches(key, &k.name, &qualified(k)) || &k.display_name == *key
+            })
+        })
+        .map(|name| {
+            let names: Vec<&str> = manifest.kernels.iter().map(|k| k.display_name.as_str()).collect();
+            format!(
+                "[package.metadata.launch.kernel.{name}] names no kernel; its settings are unused. Kernels: {}",
+                names.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// Constructed packages for the renderers' unit tests (no compiler).
+#[cfg(test)]
+pub(crate) mod testing {
+    use launch_build::manifest::{KernelArch, KernelEntry, ToolchainInfo};
+    use std::path::Path;
+
+    use launch_build::Manifest;
+
+    use super::*;
+
+    /// A package `pkg` with `n` unbounded kernels `k00..` in `kernels/many.cu` (line = 10 + i),
+    /// on `arches`; kernel `i` has `i` registers above 16 and, when `i % 7 == 6`, 8 bytes of
+    /// spills. `absent` lists (kernel index, arch) pairs the kernel does not exist on.
+    pub fn package(dir: &Path, n: usize, arches: &[&str], absent: &[(usize, &str)]) -> PackageKernels {
+        std::fs::create_dir_all(dir.join("kernels")).unwrap();
+        let list: Vec<String> = arches.iter().map(|a| format!("\"{a}\"")).collect();
+        let toml = format!(
+            "[package]\nname = \"pkg\"\nversion = \"0.1.0\"\n\n[package.metadata.launch]\narch = [{}]\n",
+            list.join(", ")
+        );
+        std::fs::write(dir.join("Cargo.toml"), toml).unwrap();
+        let config = launch_build::Config::load(&dir.join("Cargo.toml")).unwrap();
+        let mut arches: Vec<Arch> = arches.iter().map(|a| a.parse().unwrap()).collect();
+        arches.sort();
+        let kernels = (0..n)
+            .map(|i| KernelEntry {
+                name: format!("k{i:02}"),
+                display_name: format!("k{i:02}"),
+                qualified: format!("kernels/many.cu::k{i:02}"),
+                rust_name: format!("K{i:02}"),
+                rust_path: format!("kernels::many::K{i:02}"),
+                rust_flat: true,
+                origin: Default::default(),
+                file: "kernels/many.cu".into(),
+                line: 10 + i as u32,
+                col: 1,
+                contract: None,
+                arches: arches
+                    .iter()
+                    .filter(|a| !absent.iter().any(|(k, b)| *k == i && b.parse::<Arch>().unwrap() == **a))
+                    .map(|&arch| KernelArch {
+                        arch,
+                        resources: launch::Resources {
+                            registers: 16 + i as u32,
+                            spill_stores: if i % 7 == 6 { 4 } else { 0 },
+                            spill_loads: if i % 7 == 6 { 4 } else { 0 },
+                            ..Default::default()
+                        },
+                        ptxas_lines: vec![format!("ptxas info    : Used {} registers", 16 + i)],
+                    })
+                    .collect(),
+                missing: absent
+                    .iter()
+                    .filter(|(k, _)| *k == i)
+                    .map(|(_, a)| launch_build::manifest::MissingArch {
+                        arch: a.parse().unwrap(),
+                        reason: "absent from the PTX".into(),
+                    })
+                    .collect(),
+                host_threads: None,
+            })
+            .collect();
+        let manifest = Manifest {
+            schema: launch_build::manifest::SCHEMA,
+            package: "pkg".into(),
+            toolchain: ToolchainInfo { nvrtc: "12.9.86".into(), ptxas: "12.9.86".into(), description: String::new() },
+            arches,
+            host_threads: 256,
+            modules: Vec::new(),
+            kernels,
+            warnings: Vec::new(),
+        };
+        PackageKernels { package: "pkg".into(), launch_dir: dir.to_path_buf(), manifest, config }
+    }
+}
