@@ -17,6 +17,9 @@ pub mod report;
 pub mod select;
 pub mod setup;
 
+#[cfg(test)]
+mod fuzz;
+
 use std::process::ExitCode;
 
 /// Documented exit codes of `cargo launch`.
