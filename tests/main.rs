@@ -38,9 +38,6 @@ mod ci_recipe;
 /// The standard headers and CCCL given to NVRTC; `std-headers = false`; host-only headers.
 mod headers;
 
-/// Property and fuzz targets for every parser, within a time budget (see fuzz/mod.rs).
-mod fuzz;
-
 /// Issue 11 hardening of contracts and sources: bounds written anywhere or through macros, compiler
 /// messages without inserted code, non-UTF-8 sources, warnings for folders and files without kernels.
 mod contracts_hardening;

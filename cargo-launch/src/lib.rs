@@ -19,6 +19,9 @@ pub mod select;
 pub mod setup;
 mod toolchain;
 
+#[cfg(test)]
+mod fuzz;
+
 use std::process::ExitCode;
 
 /// Documented exit codes of `cargo launch`.

@@ -65,6 +65,9 @@ pub mod ptxas_log;
 pub mod source;
 pub mod toolchain;
 
+#[cfg(test)]
+mod fuzz;
+
 use std::path::{Path, PathBuf};
 
 pub use config::Config;

@@ -1,4 +1,7 @@
-//! The baseline of `cargo launch check` (`cargo_launch::baseline::{render, parse}`): a rendered
+//! Property and fuzz target for cargo-launch's parser (the harness, its variables and the long-run
+//! command: the `fuzz-harness` crate); a unit test, so it reaches the parser through `crate::`.
+//!
+//! The baseline of `cargo launch check` (`crate::baseline::{render, parse}`): a rendered
 //! baseline parses back to the same records, whatever its kernel keys hold (spaces, `<>`, `::`,
 //! `/`, `%`, `#`, tabs, non-ASCII); a version-2 file, whose display names may hold spaces, reads
 //! as its records; one with a record missing, duplicated or cut short is refused (never read as
@@ -6,9 +9,9 @@
 
 use std::path::Path;
 
-use cargo_launch::baseline::{self, Baseline, Entry};
+use fuzz_harness::{ensure, mutate, random_bytes, run, text, Input, Rng};
 
-use super::{ensure, mutate, random_bytes, run, text, Input, Rng};
+use crate::baseline::{self, Baseline, Entry};
 
 /// What a demangled display name can look like: spaces, `<>`, `::`, `()`, `*`, non-ASCII.
 fn display_name(rng: &mut Rng) -> String {
@@ -128,6 +131,7 @@ fn ensure_one_word(b: &Baseline, records: &[usize], lines: &[&str]) {
 fn baseline() {
     let path = Path::new("launch-baseline.txt");
     run(
+        env!("CARGO_PKG_NAME"),
         "baseline",
         |rng| {
             if rng.one_in(10) {

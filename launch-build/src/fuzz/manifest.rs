@@ -1,13 +1,14 @@
-//! The manifest reader (`launch_build::Manifest::from_json`): generated manifests round-trip
+//! The manifest reader (`crate::Manifest::from_json`): generated manifests round-trip
 //! through JSON; damaged JSON is refused or read as something that round-trips itself; another
 //! schema is refused.
 
+use fuzz_harness::{ensure, mutate, random_bytes, run, text, Input, Rng};
 use launch::{Contract, ContractSource, Resources, KNOWN_ARCHES};
-use launch_build::manifest::{
+
+use super::PACKAGE;
+use crate::manifest::{
     CubinEntry, KernelArch, KernelEntry, Manifest, MissingArch, ModuleEntry, Origin, PtxEntry, ToolchainInfo, SCHEMA,
 };
-
-use super::{ensure, mutate, random_bytes, run, text, Input, Rng};
 
 fn string(rng: &mut Rng) -> String {
     let pieces =
@@ -108,6 +109,7 @@ const EXTRA: &[&[u8]] = &[
 #[test]
 fn manifest_json() {
     run(
+        PACKAGE,
         "manifest",
         |rng| {
             let m = manifest(rng);

@@ -1,11 +1,12 @@
-//! The cache entry codec (`launch_build::cache::{encode, decode}`) and the lookup of a planted
+//! The cache entry codec (`crate::cache::{encode, decode}`) and the lookup of a planted
 //! entry file (`Cache::load`): entries round-trip; any single damaged byte, any cut, any
 //! appended byte is detected; a section length that lies (with a recomputed checksum) is refused,
 //! never read out of bounds or allocated; random bytes are never an entry.
 
-use launch_build::cache::{self, Cache, Entry, Key, Lookup};
+use fuzz_harness::{ensure, random_bytes, run, Input, Rng};
 
-use super::{ensure, random_bytes, run, Input, Rng};
+use super::PACKAGE;
+use crate::cache::{self, Cache, Entry, Key, Lookup};
 
 fn random_text(rng: &mut Rng) -> String {
     let pieces = ["ptxas info    : Used 32 registers\n", "é€\u{1F600}", "\0", "\r\n", ".entry k(\n", "$CRATE/kernels"];
@@ -126,6 +127,7 @@ fn cache_entry() {
     let dir = tempfile::Builder::new().prefix("launch-fuzz-cache-").tempdir().expect("temp dir");
     let store = Cache::new(dir.path().to_path_buf());
     run(
+        PACKAGE,
         "cache_entry",
         |rng| {
             let mut key = [0u8; 32];

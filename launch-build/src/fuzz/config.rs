@@ -1,13 +1,14 @@
-//! The configuration reader (`launch_build::Config::parse` on Cargo.toml text) and the arch
-//! parsers (`launch::Arch`'s `FromStr` and `Display`, `launch_build::config::parse_arch_list`).
+//! The configuration reader (`crate::Config::parse` on Cargo.toml text) and the arch
+//! parsers (`launch::Arch`'s `FromStr` and `Display`, `crate::config::parse_arch_list`).
 
 use std::path::PathBuf;
 
+use fuzz_harness::{ensure, mutate, random_bytes, run, text, Input, Lines, Rng};
 use launch::{Arch, Variant, KNOWN_ARCHES};
-use launch_build::config::{self, Config};
-use launch_build::Error;
 
-use super::{ensure, mutate, random_bytes, run, text, Input, Lines, Rng};
+use super::PACKAGE;
+use crate::config::{self, Config};
+use crate::error::Error;
 
 /// A crate folder with `kernels/` and `inc/`, for the folder checks of the config; one per test
 /// process, left in the temporary folder's care.
@@ -131,6 +132,7 @@ fn config() {
     let corpus = super::corpus(&["fixtures/crates", "template"], &["Cargo.toml"]);
     let path = crate_dir().join("Cargo.toml");
     run(
+        PACKAGE,
         "config",
         move |rng| match rng.below(10) {
             0..=2 => {
@@ -233,6 +235,7 @@ fn arch_text(rng: &mut Rng) -> String {
 #[test]
 fn arch() {
     run(
+        PACKAGE,
         "arch",
         |rng| {
             let a = Arch {

@@ -1,5 +1,7 @@
-//! Property and fuzz targets for every parser of the project, run by `cargo test` within a small
-//! time budget, with a fresh random seed each run.
+//! The property/fuzz harness of the project's parsers, run by `cargo test` within a small time
+//! budget, with a fresh random seed each run. The targets live in the crates they fuzz, as
+//! `#[cfg(test)] mod fuzz` (launch-build: `src/fuzz/`, cargo-launch: `src/fuzz.rs`), so they reach
+//! the parsers through `crate::` paths; this crate depends on neither.
 //!
 //! Each target generates inputs with a seeded PRNG: mutations of real inputs (the recorded ptxas
 //! logs, the kernels of the template and the fixtures, the fixtures' PTX, rendered baselines and
@@ -10,7 +12,7 @@
 //! an input that takes longer than the per-input limit is a failure too, so a quadratic parser
 //! shows up as one.
 //!
-//! * `LAUNCH_FUZZ_SECONDS`: time per target (default 0.5 s; the module adds about 3 s to
+//! * `LAUNCH_FUZZ_SECONDS`: time per target (default 0.5 s; the targets add about 3 s to
 //!   `cargo test` on two cores).
 //! * `LAUNCH_FUZZ_SEED`: run just the one input of that seed (printed with every failure), to
 //!   replay it.
@@ -22,25 +24,17 @@
 //! input is also written to a file in the temporary folder). The long run:
 //!
 //! ```sh
-//! LAUNCH_FUZZ_SECONDS=300 cargo test --release -p cargo-launch --test integration fuzz:: -- --test-threads=2 --nocapture
+//! LAUNCH_FUZZ_SECONDS=300 cargo test --release -p launch-build --lib fuzz:: -- --test-threads=2 --nocapture
+//! LAUNCH_FUZZ_SECONDS=300 cargo test --release -p cargo-launch --lib fuzz:: -- --nocapture
 //! ```
 //!
 //! (`--nocapture` shows each target's input count and rate.)
 
-mod baseline;
-mod cache;
-mod config;
-mod manifest;
-mod ptx;
-mod ptxas_log;
-mod source;
-
 use std::fmt::Debug;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime};
-
-use launch_build::env::Env;
 
 /// The largest generated input. Big enough for a quadratic parser to show as slow, small enough
 /// that a linear one checks thousands of inputs a second.
@@ -282,8 +276,19 @@ impl<E> Input<E> {
     }
 }
 
+/// A `LAUNCH_FUZZ_*` variable, trimmed; unset when empty. Read directly, not through
+/// launch-build's `Env` (this crate depends on none of the crates it fuzzes): a test run is no
+/// build script, so there is no rerun line to print.
 fn env(name: &str) -> Option<String> {
-    Env::cli().get(name).map(|v| v.to_string_lossy().trim().to_string())
+    #[allow(clippy::disallowed_methods)]
+    let value = std::env::var_os(name)?;
+    Some(value.to_string_lossy().trim().to_string()).filter(|v| !v.is_empty())
+}
+
+/// A variable that is on when set to anything but empty, `0`, `false`, `no` or `off` (as
+/// launch-build's `Env::flag`).
+fn flag(name: &str) -> bool {
+    env(name).is_some_and(|v| !matches!(v.to_ascii_lowercase().as_str(), "0" | "false" | "no" | "off"))
 }
 
 fn seconds(name: &str, default: f64) -> Duration {
@@ -327,12 +332,13 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_else(|| "a panic without a message".into())
 }
 
-/// Runs one target: inputs from `gen` (each from its own seed) checked by `check` on a worker
+/// Runs one target of `package` (the crate whose tests call it, for the replay command a failure
+/// prints): inputs from `gen` (each from its own seed) checked by `check` on a worker
 /// thread, until the time budget is spent; fails with the seed and input of the first input
 /// that breaks a property, panics, or takes longer than the per-input limit. With
 /// `LAUNCH_FUZZ_KEEP_GOING=1` it reports up to 20 failures and fails at the end (to survey a
 /// target that has known failures).
-pub fn run<E, G, C>(target: &str, mut gen: G, check: C)
+pub fn run<E, G, C>(package: &str, target: &str, mut gen: G, check: C)
 where
     E: Debug + Send + 'static,
     G: FnMut(&mut Rng) -> Input<E>,
@@ -341,7 +347,7 @@ where
     let budget = seconds("LAUNCH_FUZZ_SECONDS", 0.5);
     let limit = seconds("LAUNCH_FUZZ_INPUT_SECONDS", 1.0);
     let replay = env("LAUNCH_FUZZ_SEED").map(|s| parse_seed(&s));
-    let keep_going = Env::cli().flag("LAUNCH_FUZZ_KEEP_GOING");
+    let keep_going = flag("LAUNCH_FUZZ_KEEP_GOING");
     let run_seed =
         SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64) ^ hash(target);
     let mut seeds = Rng::new(run_seed);
@@ -387,7 +393,7 @@ where
         if let Some(why) = why {
             // Inputs are a function of their seed: make it again to show it.
             let input = gen(&mut Rng::new(seed));
-            let report = failure(target, seed, &input, &why, t.elapsed());
+            let report = failure(package, target, seed, &input, &why, t.elapsed());
             failures += 1;
             if !keep_going {
                 first = Some(report);
@@ -413,7 +419,7 @@ where
 
 /// The report of one failure: target, property, seed and replay command, the input; the whole
 /// input is also saved to a file.
-fn failure<E: Debug>(target: &str, seed: u64, input: &Input<E>, why: &str, took: Duration) -> String {
+fn failure<E: Debug>(package: &str, target: &str, seed: u64, input: &Input<E>, why: &str, took: Duration) -> String {
     let file = std::env::temp_dir().join(format!("launch-fuzz-{target}-{seed:016x}.bin"));
     let saved = match std::fs::write(&file, &input.data) {
         Ok(()) => format!("the whole input: {}", file.display()),
@@ -424,9 +430,11 @@ fn failure<E: Debug>(target: &str, seed: u64, input: &Input<E>, why: &str, took:
         let cut = (0..=2048).rev().find(|&i| expected.is_char_boundary(i)).unwrap_or(0);
         expected = format!("{} … ({} characters in all)", &expected[..cut], expected.len());
     }
+    // libtest names each test's thread after the test (`fuzz::ptx::ptx`): replay just that one.
+    let test = std::thread::current().name().filter(|n| *n != "main").unwrap_or("fuzz::").to_string();
     format!(
         "fuzz target `{target}` failed: {why}\n  seed: LAUNCH_FUZZ_SEED={seed:#018x} (replay: LAUNCH_FUZZ_SEED={seed:#018x} \
-         cargo test -p cargo-launch --test integration fuzz::)\n  input ({} bytes, checked in {:.3} s): {}\n  \
+         cargo test -p {package} --lib {test})\n  input ({} bytes, checked in {:.3} s): {}\n  \
          expected: {}\n  {saved}",
         input.data.len(),
         took.as_secs_f64(),
@@ -435,12 +443,11 @@ fn failure<E: Debug>(target: &str, seed: u64, input: &Input<E>, why: &str, took:
     )
 }
 
-/// The text of every file under `dir` (recursively) whose name ends with one of `exts`, sorted
-/// by path; the corpus the mutating generators start from.
-pub fn corpus(dirs: &[&str], exts: &[&str]) -> Vec<String> {
-    let root = crate::support::root();
+/// The text of every file under the `dirs` of `root` (recursively) whose name ends with one of
+/// `exts`, sorted by path; the corpus the mutating generators start from.
+pub fn corpus(root: &Path, dirs: &[&str], exts: &[&str]) -> Vec<String> {
     let mut files = Vec::new();
-    let mut stack: Vec<std::path::PathBuf> = dirs.iter().map(|d| root.join(d)).collect();
+    let mut stack: Vec<PathBuf> = dirs.iter().map(|d| root.join(d)).collect();
     while let Some(d) = stack.pop() {
         let Ok(rd) = std::fs::read_dir(&d) else { continue };
         for e in rd.flatten() {
@@ -454,7 +461,7 @@ pub fn corpus(dirs: &[&str], exts: &[&str]) -> Vec<String> {
     }
     files.sort();
     let texts: Vec<String> = files.iter().filter_map(|p| std::fs::read_to_string(p).ok()).collect();
-    assert!(!texts.is_empty(), "no corpus files {exts:?} under {dirs:?}");
+    assert!(!texts.is_empty(), "no corpus files {exts:?} under {dirs:?} of {}", root.display());
     texts
 }
 
@@ -524,4 +531,24 @@ fn the_harness_mutates_within_bounds_and_replays_from_a_seed() {
     assert_eq!((l.line_of(0), l.line_of(3), l.line_of(6), l.line_of(7)), (1, 2, 2, 3));
     assert_eq!((l.offset_of(2, 2), l.offset_of(2, 3), l.offset_of(2, 4)), (Some(4), Some(6), None));
     assert_eq!(escape(b"a\n\xff"), "b\"a\\n\\xff\"");
+}
+
+#[test]
+fn a_failure_names_the_target_the_seed_and_the_test_that_replays_it() {
+    let failed = catch_unwind(|| {
+        run("some-package", "always_fails", |rng| Input::new(rng.bytes(4), ()), |_| Err("the property".to_string()))
+    });
+    let report = panic_message(failed.expect_err("a broken property fails the test"));
+    for part in [
+        "fuzz target `always_fails` failed: the property",
+        "LAUNCH_FUZZ_SEED=0x",
+        "cargo test -p some-package --lib a_failure_names_the_target_the_seed_and_the_test_that_replays_it)",
+        "input (4 bytes",
+    ] {
+        assert!(report.contains(part), "{part:?} is not in the report:\n{report}");
+    }
+    // The input was saved for the reader of a real failure; this one is not read.
+    if let Some((_, file)) = report.split_once("the whole input: ") {
+        let _ = std::fs::remove_file(file.trim());
+    }
 }

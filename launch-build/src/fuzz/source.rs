@@ -1,13 +1,14 @@
-//! The source scanner (`launch_build::source::{scan, kernels}`) and the `@launch` reader
-//! (`launch_build::contract::annotations`): the kernels of the template and the fixtures mutated,
+//! The source scanner (`crate::source::{scan, kernels}`) and the `@launch` reader
+//! (`crate::contract::annotations`): the kernels of the template and the fixtures mutated,
 //! kernel files built from pieces with known kernel positions and annotations, random bytes, and
 //! now and then a 1 MB file (a generated or amalgamated kernel file) that a quadratic scan cannot
 //! get through within the per-input limit.
 
-use launch_build::contract::{self, Annotation};
-use launch_build::source::{self, KernelDef, Scanned};
+use fuzz_harness::{ensure, mutate, random_bytes, run, text, Input, Lines, Rng};
 
-use super::{ensure, mutate, random_bytes, run, text, Input, Lines, Rng};
+use super::PACKAGE;
+use crate::contract::{self, Annotation};
+use crate::source::{self, KernelDef, Scanned};
 
 const EXTRA: &[&[u8]] = &[
     b"__global__",
@@ -218,6 +219,7 @@ enum Scan {
 fn scan() {
     let corpus = super::corpus(&["template/kernels", "fixtures"], &[".cu", ".cuh"]);
     run(
+        PACKAGE,
         "scan",
         move |rng| match rng.below(64) {
             0 => {
@@ -397,6 +399,7 @@ fn check_annotations(
 fn launch() {
     let corpus = super::corpus(&["fixtures/crates/contracts", "template/kernels"], &[".cu"]);
     run(
+        PACKAGE,
         "launch",
         move |rng| {
             let mut b = Builder::new();

@@ -1,9 +1,10 @@
-//! `launch_build::ptxas_log::parse`: the recorded logs of fixtures/ptxas/ mutated, logs built
+//! `crate::ptxas_log::parse`: the recorded logs of fixtures/ptxas/ mutated, logs built
 //! from the grammar with known numbers, random bytes.
 
-use launch_build::ptxas_log::{self, PtxasLog};
+use fuzz_harness::{ensure, mutate, random_bytes, run, text, Input, Rng};
 
-use super::{ensure, mutate, random_bytes, run, text, Input, Rng};
+use super::PACKAGE;
+use crate::ptxas_log::{self, PtxasLog};
 
 /// One generated entry: name, arch, registers, barriers, stack frame, spill stores, spill loads,
 /// static shared memory.
@@ -171,6 +172,7 @@ fn stack_line(name: &str, lines: &[String], stack: u32, stores: u32, loads: u32)
 fn ptxas_log() {
     let corpus = super::corpus(&["fixtures/ptxas"], &[".log"]);
     run(
+        PACKAGE,
         "ptxas_log",
         move |rng| match rng.below(10) {
             0..=3 => {

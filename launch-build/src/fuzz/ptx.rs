@@ -1,10 +1,11 @@
-//! The PTX directive reader (`launch_build::ptx::entries` and each entry's `contract`): the
+//! The PTX directive reader (`crate::ptx::entries` and each entry's `contract`): the
 //! fixtures' PTX mutated, modules built with known directives (up to `u32::MAX`), random bytes.
 
+use fuzz_harness::{ensure, mutate, random_bytes, run, text, Input, Rng};
 use launch::ContractSource;
-use launch_build::ptx::{self, EntryDirectives};
 
-use super::{ensure, mutate, random_bytes, run, text, Input, Rng};
+use super::PACKAGE;
+use crate::ptx::{self, EntryDirectives};
 
 const EXTRA: &[&[u8]] = &[
     b".visible .entry ",
@@ -95,6 +96,7 @@ fn check_contract(e: &EntryDirectives) -> Result<(), String> {
 fn ptx() {
     let corpus = super::corpus(&["fixtures/ptxas/src"], &[".ptx"]);
     run(
+        PACKAGE,
         "ptx",
         move |rng| match rng.below(10) {
             0 => Input::new(".visible .entry )\n.maxntid 4,4294967295", None),
