@@ -14,6 +14,7 @@ pub mod occupancy_cmd;
 pub mod plot;
 pub mod render;
 pub mod report;
+mod sarif;
 pub mod select;
 pub mod setup;
 
