@@ -15,6 +15,7 @@ pub mod plot;
 mod records;
 pub mod render;
 pub mod report;
+mod sarif;
 pub mod select;
 pub mod setup;
 mod toolchain;
