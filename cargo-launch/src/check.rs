@@ -13,9 +13,9 @@ use launch::Arch;
 
 use crate::baseline::{self, Baseline};
 use crate::cargo::{self, PackageKernels};
-use crate::cli::{CheckArgs, Format};
+use crate::cli::{CheckArgs, CheckFormat};
 use crate::records::{self, Row};
-use crate::{exit, toolchain, Exit};
+use crate::{exit, sarif, toolchain, Exit};
 
 /// Runs `cargo launch check`.
 pub fn run(args: &CheckArgs) -> Result<(), Exit> {
@@ -369,7 +369,12 @@ fn finish(
     let kernels: usize = packages.iter().map(|p| p.manifest.kernels.len()).sum();
     let mut out = std::io::stdout().lock();
     match args.format {
-        Format::Json => {
+        CheckFormat::Sarif => {
+            let root = repository_root(packages);
+            let log = sarif_log(&findings, &root);
+            sarif::write(&mut out, &log).context("writing SARIF")?;
+        }
+        CheckFormat::Json => {
             let toolchain = packages.first().map(|p| Toolchain {
                 nvrtc: p.manifest.toolchain.nvrtc.clone(),
                 ptxas: p.manifest.toolchain.ptxas.clone(),
@@ -387,7 +392,7 @@ fn finish(
             serde_json::to_writer_pretty(&mut out, &doc).context("writing JSON")?;
             writeln!(out).context("writing JSON")?;
         }
-        Format::Text => {
+        CheckFormat::Text => {
             for line in text_lines(&findings, args.verbose) {
                 writeln!(out, "{line}").context("writing the report")?;
             }
@@ -421,6 +426,47 @@ fn finish(
         return Err(Exit::silent(exit::CHECK_FAILED));
     }
     Ok(())
+}
+
+/// The folder SARIF paths are relative to: the nearest folder holding `.git` above the first
+/// package (GitHub resolves `%SRCROOT%` to the repository's checkout, which may hold the
+/// workspace in a subfolder), else the current directory.
+fn repository_root(packages: &[PackageKernels]) -> PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let start = packages.first().map_or(cwd.clone(), |p| p.config.root().to_path_buf());
+    start.ancestors().find(|d| d.join(".git").exists()).map_or(cwd, Path::to_path_buf)
+}
+
+/// The findings as a SARIF log. A finding about no file (an arch the toolchain cannot target)
+/// is shown on the first package's manifest, else on `Cargo.toml`: GitHub refuses a result
+/// without a location.
+fn sarif_log(findings: &[Finding], root: &Path) -> sarif::Log {
+    let messages: Vec<String> = findings.iter().map(Finding::message).collect();
+    let arches: Vec<Option<String>> = findings.iter().map(|f| f.arch.map(|a| a.to_string())).collect();
+    let alerts: Vec<sarif::Alert> = findings
+        .iter()
+        .zip(messages.iter().zip(&arches))
+        .map(|(f, (message, arch))| sarif::Alert {
+            kind: f.kind.id(),
+            level: match f.severity {
+                Severity::Error => sarif::Level::Error,
+                Severity::Warning => sarif::Level::Warning,
+                Severity::Note => sarif::Level::Note,
+            },
+            message,
+            uri: f
+                .location
+                .as_ref()
+                .and_then(|l| l.path.as_deref())
+                .and_then(|p| sarif::relative_uri(root, p))
+                .unwrap_or_else(|| "Cargo.toml".into()),
+            line: f.line(),
+            package: &f.package,
+            kernel: f.kernel.as_deref(),
+            arch: arch.as_deref(),
+        })
+        .collect();
+    sarif::document(&alerts, env!("CARGO_PKG_VERSION"), Some(root))
 }
 
 /// Above this many findings of one severity and kind, the text form prints one line for them

@@ -153,6 +153,18 @@ pub struct ReportArgs {
 }
 
 /// `cargo launch check`.
+/// `check`'s output formats.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CheckFormat {
+    /// For people.
+    #[default]
+    Text,
+    /// One JSON document on stdout, for tools.
+    Json,
+    /// A SARIF 2.1.0 log on stdout, for GitHub code scanning and SARIF viewers.
+    Sarif,
+}
+
 #[derive(Args, Debug)]
 pub struct CheckArgs {
     #[command(flatten)]
@@ -161,9 +173,9 @@ pub struct CheckArgs {
     /// not list; default: the crate's `arch` list.
     #[arg(long, value_delimiter = ',', value_name = "ARCH", value_parser = parse_arch)]
     pub arch: Vec<Arch>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    /// Output format: text, json, or sarif (SARIF 2.1.0 for GitHub code scanning).
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
     /// Write the baseline (registers, spills, stack, shared memory, occupancy per kernel × arch)
     /// instead of comparing against it.
     #[arg(long)]

@@ -11,9 +11,6 @@
 //! the caller fills one per finding. The output is validated against the SARIF 2.1.0 JSON schema
 //! by the test in `sarif/tests.rs`.
 
-// Wired into `check --format sarif` by the caller; until then only the tests use it.
-#![allow(dead_code)]
-
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::{Component, Path};
@@ -193,6 +190,7 @@ pub const RULES: &[Rule] = &[
 ];
 
 /// The rule of a kind, if it is one of [`RULES`].
+#[cfg(test)]
 pub fn rule(kind: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.kind == kind)
 }

@@ -292,3 +292,11 @@ fn documents_validate_against_the_sarif_2_1_0_schema() {
     bad["runs"][0]["tool"]["driver"]["informationUri"] = "not a uri".into();
     assert_eq!(validator.iter_errors(&bad).count(), 3, "the schema rejects a bad level, line 0 and a bad URI");
 }
+
+#[test]
+fn every_finding_kind_of_the_analysis_has_a_rule() {
+    for kind in launch::analysis::FindingKind::ALL {
+        assert!(rule(kind.id()).is_some(), "no SARIF rule for `{kind}`");
+    }
+    assert_eq!(RULES.len(), launch::analysis::FindingKind::ALL.len(), "a rule for a kind that does not exist");
+}
