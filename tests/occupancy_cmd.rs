@@ -201,7 +201,7 @@ fn plot_writes_a_self_contained_svg_with_three_graphs() {
     let missing = dir.path().join("no/such/dir/x.svg");
     let (code, _, stderr) =
         run(cargo_launch().args(["launch", "occupancy", "--arch", "sm_90", "--plot", missing.to_str().unwrap()]));
-    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(code, 4, "{stderr}");
     assert!(stderr.contains("x.svg") && !stderr.contains("panicked"), "{stderr}");
 }
 

@@ -2,107 +2,18 @@
 //! the block size the kernel is launched with.
 
 use anyhow::Context;
+use launch::explain::launch_failure;
 use launch::occupancy::{self, Carveout, DeviceLimits, FunctionAttrs};
 use launch::{Arch, Contract};
-use launch_build::env::Env;
 use launch_build::manifest::{KernelArch, KernelEntry};
 use serde::Serialize;
 
 use crate::cargo::{self, PackageKernels};
 use crate::cli::{Format, ReportArgs};
-use crate::{exit, render, select, setup, Exit};
-
-/// One kernel on one arch, as printed and as serialised to JSON.
-#[derive(Debug, Serialize)]
-pub struct Record {
-    /// Package.
-    pub package: String,
-    /// Symbol name.
-    pub name: String,
-    /// Demangled name.
-    pub display_name: String,
-    /// `path/file.cu::name`: names the kernel even where its plain name is in several files.
-    pub qualified: String,
-    /// Arch.
-    pub arch: Arch,
-    /// Source file relative to the crate root.
-    pub file: String,
-    /// 1-based line of the definition.
-    pub line: u32,
-    /// The contract, `null` when unbounded.
-    pub contract: Option<ContractJson>,
-    /// What ptxas printed.
-    pub ptxas: PtxasJson,
-    /// Occupancy at the launch block size.
-    pub occupancy: OccupancyJson,
-    /// The largest block the driver accepts for this binary (`CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`).
-    pub max_threads_per_block: u32,
-    /// For a contract with a thread count: the most registers per thread with which
-    /// `min_blocks` (default 1) blocks of `threads` fit on this arch, i.e. the cap the driver's
-    /// limits impose; `max_regs` lowers it further. Null without a thread count.
-    pub register_cap: Option<u32>,
-    /// What the contract asked for that this arch does not give (ptxas ignores or overrides it).
-    pub notes: Vec<String>,
-    /// For a kernel without a thread contract whose largest block is below 1024: the next power of
-    /// two above it, and why a launch there fails (error 701). Null otherwise.
-    pub fails_at: Option<FailingBlock>,
-}
-
-/// A block size that cannot be launched, and why.
-#[derive(Debug, Serialize)]
-pub struct FailingBlock {
-    /// Threads per block.
-    pub threads: u32,
-    /// The arithmetic.
-    pub reason: String,
-}
-
-/// `contract` in the JSON.
-#[derive(Debug, Serialize)]
-pub struct ContractJson {
-    /// `annotation` (`@launch`) or `launch_bounds` (`__launch_bounds__`/`__maxnreg__`).
-    pub source: launch::ContractSource,
-    /// Threads per CTA.
-    pub threads: Option<u32>,
-    /// `.minnctapersm`.
-    pub min_blocks: Option<u32>,
-    /// `.maxnreg`.
-    pub max_regs: Option<u32>,
-}
-
-/// `ptxas` in the JSON: the lines and the numbers (`registers`, `barriers`, `stack_frame`,
-/// `spill_stores`, `spill_loads`, `cumulative_stack`, `shared_static`, `cmem`).
-#[derive(Debug, Serialize)]
-pub struct PtxasJson {
-    /// The kernel's `ptxas -v` lines, verbatim.
-    pub lines: Vec<String>,
-    /// The parsed numbers.
-    #[serde(flatten)]
-    pub resources: launch::Resources,
-}
-
-/// `occupancy` in the JSON.
-#[derive(Debug, Serialize)]
-pub struct OccupancyJson {
-    /// Block size evaluated: the contract's threads, else the host block size.
-    pub threads: u32,
-    /// Dynamic shared memory per block evaluated (`dynamic-smem` of the kernel's metadata).
-    pub dynamic_smem: u32,
-    /// Where `threads` came from: `contract` or `host` (the `threads` metadata key, default 256).
-    pub threads_from: &'static str,
-    /// CTAs resident per SM (0: the launch fails).
-    pub active_blocks: u32,
-    /// Warps resident per SM.
-    pub active_warps: u32,
-    /// Warps an SM can hold.
-    pub max_warps: u32,
-    /// active_warps / max_warps × 100.
-    pub percent: f64,
-    /// What limits the blocks per SM (every tie listed), in words.
-    pub limiters: Vec<&'static str>,
-    /// Why the launch fails, with the arithmetic; null when it succeeds.
-    pub launch_error: Option<String>,
-}
+use crate::error::Error;
+use crate::record::{ContractJson, FailingBlock, OccupancyJson, PtxasJson, Record};
+use crate::words::qualified;
+use crate::{render, select, toolchain};
 
 /// The JSON document.
 #[derive(Debug, Serialize)]
@@ -129,8 +40,8 @@ pub struct Toolchain<'a> {
 pub const COMPACT_ABOVE: usize = 40;
 
 /// Runs `cargo launch report`.
-pub fn run(args: &ReportArgs) -> Result<(), Exit> {
-    ensure_toolchain(args.no_setup)?;
+pub fn run(args: &ReportArgs) -> Result<(), Error> {
+    toolchain::ensure_toolchain(args.no_setup)?;
     let arches = cargo::sorted(&args.arch);
     refuse_untargetable(&arches)?;
     let packages = cargo::build(&args.packages, &arches)?;
@@ -182,11 +93,11 @@ pub fn run(args: &ReportArgs) -> Result<(), Exit> {
 
 /// An arch the toolchain cannot compile for is a usage error before anything is built (`check`
 /// reports it as a finding instead and checks the rest).
-fn refuse_untargetable(arches: &[Arch]) -> Result<(), Exit> {
+fn refuse_untargetable(arches: &[Arch]) -> Result<(), Error> {
     if arches.is_empty() {
         return Ok(());
     }
-    let supported = crate::check::supported_arches()?;
+    let supported = toolchain::supported_arches()?;
     let bad: Vec<String> = arches
         .iter()
         .filter(|a| !supported.is_empty() && !supported.contains(&(a.major * 10 + a.minor)))
@@ -195,75 +106,23 @@ fn refuse_untargetable(arches: &[Arch]) -> Result<(), Exit> {
     if bad.is_empty() {
         return Ok(());
     }
-    Err(Exit::new(
-        exit::USAGE,
-        anyhow::anyhow!(
-            "the toolchain cannot target {}; it supports: {}",
-            bad.join(", "),
-            supported.iter().map(|c| format!("sm_{c}")).collect::<Vec<_>>().join(", ")
-        ),
-    ))
-}
-
-/// `path/file.cu::name` of a kernel (manifests written before the field existed lack it).
-pub fn qualified(k: &KernelEntry) -> String {
-    if k.qualified.is_empty() {
-        format!("{}::{}", k.file, k.name)
-    } else {
-        k.qualified.clone()
-    }
-}
-
-/// Installs the pinned toolchain first when none is found, unless told not to. An explicit
-/// `LAUNCH_TOOLCHAIN` is never second-guessed: when it holds no working toolchain that is the
-/// error (exit 3), with nothing downloaded, since the build would use it and not the install.
-pub fn ensure_toolchain(no_setup: bool) -> Result<(), Exit> {
-    let env = Env::cli();
-    match launch_build::toolchain::discover(&env) {
-        Ok(_) => Ok(()),
-        Err(e) if env.get("LAUNCH_TOOLCHAIN").is_some() => {
-            let why = match &e {
-                launch_build::Error::ToolchainNotFound { searched } => {
-                    searched.iter().map(|s| s.outcome.as_str()).collect::<Vec<_>>().join("; ")
-                }
-                other => other.to_string(),
-            };
-            let root = env.get("LAUNCH_TOOLCHAIN").unwrap_or_default();
-            Err(Exit::new(
-                exit::NO_TOOLCHAIN,
-                anyhow::anyhow!(
-                    "no CUDA toolchain in LAUNCH_TOOLCHAIN={}: {why}\nfix: point LAUNCH_TOOLCHAIN at a folder holding \
-                     nvidia/cuda_nvrtc and nvidia/cuda_nvcc (a pip --target folder) or at a CUDA toolkit, or unset it; \
-                     while it is set nothing else is searched and nothing is installed",
-                    std::path::Path::new(&root).display()
-                ),
-            ))
-        }
-        Err(e @ launch_build::Error::ToolchainNotFound { .. }) => {
-            let offline = env.offline();
-            if no_setup || env.flag("LAUNCH_NO_AUTO_SETUP") || offline {
-                return Err(Exit::new(exit::NO_TOOLCHAIN, e));
-            }
-            eprintln!("no CUDA toolchain found: installing the pinned one (`cargo launch setup`; --no-setup or LAUNCH_NO_AUTO_SETUP=1 to refuse)");
-            setup::run(false).map(|_| ())
-        }
-        Err(e) => Err(Exit::new(exit::NO_TOOLCHAIN, e)),
-    }
+    Err(Error::Usage(anyhow::anyhow!(
+        "the toolchain cannot target {}; it supports: {}",
+        bad.join(", "),
+        supported.iter().map(|c| format!("sm_{c}")).collect::<Vec<_>>().join(", ")
+    )))
 }
 
 /// Records of every kernel × arch, filtered to `arches` when not empty.
-pub fn records(packages: &[PackageKernels], arches: &[Arch]) -> Result<Vec<Record>, Exit> {
+pub fn records(packages: &[PackageKernels], arches: &[Arch]) -> Result<Vec<Record>, Error> {
     let mut out = Vec::new();
     for p in packages {
         if let Some(missing) = arches.iter().find(|a| !p.manifest.arches.contains(a)) {
-            return Err(Exit::new(
-                exit::USAGE,
-                anyhow::anyhow!(
-                    "package `{}` is not built for {missing}; it lists: {}",
-                    p.package,
-                    p.manifest.arches.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ")
-                ),
-            ));
+            return Err(Error::Usage(anyhow::anyhow!(
+                "package `{}` is not built for {missing}; it lists: {}",
+                p.package,
+                p.manifest.arches.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ")
+            )));
         }
         for k in &p.manifest.kernels {
             let host = host_launch(&p.config, k);
@@ -316,9 +175,9 @@ pub fn host_launch(config: &launch_build::Config, k: &KernelEntry) -> HostLaunch
     HostLaunch { threads: kc.threads.unwrap_or(config.host_threads), dynamic_smem: kc.dynamic_smem.unwrap_or(0) }
 }
 
-fn record(package: &str, host: HostLaunch, k: &KernelEntry, ka: &KernelArch) -> Result<Record, Exit> {
+fn record(package: &str, host: HostLaunch, k: &KernelEntry, ka: &KernelArch) -> Result<Record, Error> {
     let dev = DeviceLimits::for_arch(ka.arch)
-        .ok_or_else(|| Exit::new(exit::FAILURE, anyhow::anyhow!("no occupancy data for {}", ka.arch)))?;
+        .ok_or_else(|| Error::Failure(anyhow::anyhow!("no occupancy data for {}", ka.arch)))?;
     let r = ka.resources;
     let (threads, threads_from) = match k.contract.and_then(|c| c.threads) {
         Some(t) => (t, "contract"),
@@ -329,9 +188,8 @@ fn record(package: &str, host: HostLaunch, k: &KernelEntry, ka: &KernelArch) -> 
     let attrs = FunctionAttrs::new(r.registers, r.shared_static, r.barriers);
     // The driver's default limit on dynamic shared memory is raised (opt-in) when the host asks for more.
     let attrs = attrs.with_max_dynamic_shared(attrs.max_dynamic_shared_on(dev).max(host.dynamic_smem));
-    let occ = occupancy::occupancy(dev, &attrs, threads, host.dynamic_smem, Carveout::Default).map_err(|e| {
-        Exit::new(exit::FAILURE, anyhow::anyhow!("occupancy of {} on {}: {e}", k.display_name, ka.arch))
-    })?;
+    let occ = occupancy::occupancy(dev, &attrs, threads, host.dynamic_smem, Carveout::Default)
+        .map_err(|e| Error::Failure(anyhow::anyhow!("occupancy of {} on {}: {e}", k.display_name, ka.arch)))?;
     let launch_error = (occ.active_blocks == 0 || threads > max_threads)
         .then(|| launch_failure(dev, &r, host.dynamic_smem, threads, max_threads, &occ));
     // The seed article's trap: an unbounded kernel that works at 256 fails once someone tunes the
@@ -339,9 +197,8 @@ fn record(package: &str, host: HostLaunch, k: &KernelEntry, ka: &KernelArch) -> 
     let fails_at = match (maxntid, max_threads < dev.max_threads_per_block) {
         (None, true) => {
             let t = (max_threads + 1).next_power_of_two().min(dev.max_threads_per_block);
-            let o = occupancy::occupancy(dev, &attrs, t, 0, Carveout::Default).map_err(|e| {
-                Exit::new(exit::FAILURE, anyhow::anyhow!("occupancy of {} on {}: {e}", k.display_name, ka.arch))
-            })?;
+            let o = occupancy::occupancy(dev, &attrs, t, 0, Carveout::Default)
+                .map_err(|e| Error::Failure(anyhow::anyhow!("occupancy of {} on {}: {e}", k.display_name, ka.arch)))?;
             Some(FailingBlock { threads: t, reason: launch_failure(dev, &r, 0, t, max_threads, &o) })
         }
         _ => None,
@@ -424,10 +281,6 @@ fn contract_json(c: Contract) -> ContractJson {
     ContractJson { source: c.source, threads: c.threads, min_blocks: c.min_blocks, max_regs: c.max_regs }
 }
 
-// The arithmetic lives in the runtime crate, so the checked launch (`launch::cuda`) says exactly
-// what `cargo launch check` says.
-pub use launch::explain::{group, launch_failure};
-
 /// Constructed packages and records for the renderers' unit tests (no compiler).
 #[cfg(test)]
 pub(crate) mod testing {
@@ -500,6 +353,6 @@ pub(crate) mod testing {
             kernels,
             warnings: Vec::new(),
         };
-        PackageKernels { package: "pkg".into(), launch_dir: dir.to_path_buf(), manifest, config }
+        PackageKernels { package: "pkg".into(), manifest, config }
     }
 }

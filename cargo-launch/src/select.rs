@@ -6,7 +6,7 @@ use std::path::Path;
 use clap::ValueEnum;
 use regex::Regex;
 
-use crate::report::Record;
+use crate::record::Record;
 
 /// `--sort`: which records come first.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,38 @@
+//! Small text helpers shared by the commands and renderers: kernel names and grouped numbers.
+
+use launch_build::manifest::KernelEntry;
+
+// The arithmetic's sentences live in the runtime crate, so the checked launch (`launch::cuda`)
+// says exactly what `cargo launch check` says; numbers are grouped the same way everywhere.
+pub use launch::explain::group;
+
+/// `1234567` → `1,234,567` (a count; the same grouping as [`group`]).
+pub fn thousands(n: usize) -> String {
+    match u32::try_from(n) {
+        Ok(n) => group(n),
+        // More than four billion of anything is not something this tool counts.
+        Err(_) => n.to_string(),
+    }
+}
+
+/// `path/file.cu::name` of a kernel (manifests written before the field existed lack it).
+pub fn qualified(k: &KernelEntry) -> String {
+    if k.qualified.is_empty() {
+        format!("{}::{}", k.file, k.name)
+    } else {
+        k.qualified.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_are_separated() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(8693), "8,693");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+}
