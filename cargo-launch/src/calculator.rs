@@ -206,3 +206,155 @@ pub fn carveout(c: Carveout) -> String {
 pub fn plural(n: u32) -> &'static str {
     ["s", ""][usize::from(n == 1)]
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// The calculator's inputs on `arch` with the command's defaults (256 threads, 32 registers,
+    /// no shared memory, 1 barrier, the default carveout).
+    pub(crate) fn args(arch: &str) -> OccupancyArgs {
+        OccupancyArgs {
+            arch: arch.parse().unwrap(),
+            threads: 256,
+            registers: 32,
+            static_smem: 0,
+            dynamic_smem: 0,
+            barriers: 1,
+            carveout: Carveout::Default,
+            sweep: None,
+            format: crate::cli::Format::Text,
+            plot: None,
+        }
+    }
+
+    fn usage_error(a: &OccupancyArgs) -> String {
+        match Calculator::new(a) {
+            Err(e @ Error::Usage(_)) => {
+                assert_eq!(e.exit_code(), crate::error::USAGE);
+                e.to_string()
+            }
+            Err(e) => panic!("not a usage error: {e:?}"),
+            Ok(_) => panic!("accepted: {a:?}"),
+        }
+    }
+
+    #[test]
+    fn limits_that_depend_on_the_arch_are_usage_errors() {
+        let a = OccupancyArgs { threads: 1024, ..args("sm_90") };
+        assert!(Calculator::new(&a).is_ok(), "1024 threads is the most, and allowed");
+
+        // 48K of static shared memory is the most; a byte more must be dynamic.
+        let a = OccupancyArgs { static_smem: 48 * 1024, ..args("sm_90") };
+        assert!(Calculator::new(&a).is_ok());
+        let a = OccupancyArgs { static_smem: 48 * 1024 + 1, ..args("sm_90") };
+        let e = usage_error(&a);
+        assert!(e.starts_with("--static-smem 49153: ") && e.contains("--dynamic-smem"), "{e}");
+
+        // Static + dynamic up to the opt-in limit (227K on sm_90, 99K on sm_86), not beyond.
+        let a = OccupancyArgs { static_smem: 1000, dynamic_smem: 232_448 - 1000, ..args("sm_90") };
+        assert!(Calculator::new(&a).is_ok());
+        let a = OccupancyArgs { static_smem: 1000, dynamic_smem: 100_377, ..args("sm_86") };
+        let e = usage_error(&a);
+        assert_eq!(
+            e,
+            "--dynamic-smem 100377: 1,000 + 100,377 = 101,377 bytes of shared memory per block exceeds sm_86's \
+             opt-in limit of 101,376 bytes"
+        );
+    }
+
+    #[test]
+    fn the_given_point_is_the_occupancy_models() {
+        let a = OccupancyArgs { registers: 167, ..args("sm_90") };
+        let calc = Calculator::new(&a).unwrap();
+        let (p, occ) = calc.point().unwrap();
+        assert_eq!((p.threads, p.registers, p.active_blocks, p.active_warps, p.max_warps), (256, 167, 1, 8, 64));
+        assert_eq!((p.percent, p.limiters.clone()), (12.5, vec!["registers".to_string()]));
+        assert_eq!(occ.active_blocks, p.active_blocks);
+        assert_eq!(calc.arch_text(), "sm_90 (GH100, compute capability 9.0)");
+        assert_eq!(
+            calc.inputs(),
+            "256 threads, 167 registers, 0 B static + 0 B dynamic shared memory, 1 barrier, carveout default"
+        );
+    }
+
+    #[test]
+    fn sweeps_cover_their_grid_in_order_with_the_given_value_marked() {
+        let a = args("sm_90");
+        let calc = Calculator::new(&a).unwrap();
+        for (variable, len, current, first, last) in [
+            (Variable::Threads, 32, 7, 32, 1024),
+            (Variable::Registers, 256, 32, 0, 255),
+            // 0..=232448 by 512 is 455 points (232448 itself is on the grid), 0 given.
+            (Variable::Smem, 455, 0, 0, 232_448),
+        ] {
+            let s = calc.series(variable).unwrap();
+            let xs: Vec<u32> = s.points.iter().map(|p| x(variable, p)).collect();
+            assert_eq!((s.sweep, xs.len(), s.current), (variable, len, current), "{variable:?}");
+            assert_eq!((xs[0], xs[len - 1]), (first, last), "{variable:?}");
+            assert!(xs.windows(2).all(|w| w[0] < w[1]), "{variable:?}: ascending, each once");
+            assert_eq!(s.points[s.current], calc.point().unwrap().0, "{variable:?}: the marked point is the given one");
+        }
+    }
+
+    #[test]
+    fn a_value_off_the_grid_is_inserted_and_the_swept_memory_keeps_the_static_part() {
+        let a = OccupancyArgs { threads: 100, static_smem: 1000, dynamic_smem: 77, ..args("sm_86") };
+        let calc = Calculator::new(&a).unwrap();
+        let s = calc.series(Variable::Threads).unwrap();
+        assert_eq!((s.points.len(), s.current, s.points[3].threads), (33, 3, 100));
+
+        let s = calc.series(Variable::Smem).unwrap();
+        let given = &s.points[s.current];
+        assert_eq!((given.static_smem, given.dynamic_smem), (1000, 77));
+        // Below the static part the sweep is all static; above it the rest is dynamic.
+        assert_eq!((s.points[1].static_smem, s.points[1].dynamic_smem), (512, 0));
+        let last = s.points.last().unwrap();
+        assert_eq!((last.static_smem, last.dynamic_smem), (1000, 101_376 - 1000));
+        // sm_86's opt-in limit (99K) is on the 512-byte grid: the grid plus the given 1077.
+        assert_eq!(s.points.len(), 101_376 / 512 + 1 + 1);
+    }
+
+    #[test]
+    fn the_detail_has_the_launch_questions_and_the_limits() {
+        let a = OccupancyArgs { registers: 167, ..args("sm_90") };
+        let (d, _) = Calculator::new(&a).unwrap().detail().unwrap();
+        assert_eq!((d.max_threads_per_block, d.registers_for_one_more_block), (384, Some(128)));
+        assert_eq!(d.suggested.map(|s| s.threads), Some(384));
+        assert_eq!((d.active_threads, d.launch_error, d.carveout), (256, None, None));
+        // The reserved KB per block limits blocks even without shared memory on CC >= 8 (228 KB
+        // per SM); barriers limit from 9.0 on.
+        assert_eq!((d.block_limits.shared_memory, d.block_limits.barriers), (Some(228), Some(64)));
+
+        let a = OccupancyArgs { registers: 167, threads: 512, carveout: Carveout::Percent(50), ..args("sm_90") };
+        let (d, _) = Calculator::new(&a).unwrap().detail().unwrap();
+        assert_eq!((d.point.active_blocks, d.carveout), (0, Some(50)));
+        let why = d.launch_error.expect("0 blocks: the launch fails, and the detail says why");
+        assert!(why.contains("86,016 registers per block"), "{why}");
+
+        // Below 9.0 barriers set no limit; before 8.0 nothing is reserved, so no shared memory
+        // sets none either.
+        let (d, _) = Calculator::new(&args("sm_86")).unwrap().detail().unwrap();
+        assert_eq!(d.block_limits.barriers, None);
+        let (d, _) = Calculator::new(&args("sm_75")).unwrap().detail().unwrap();
+        assert_eq!((d.block_limits.shared_memory, d.block_limits.barriers), (None, None));
+    }
+
+    #[test]
+    fn words_for_the_inputs() {
+        assert_eq!((carveout(Carveout::Default), carveout(Carveout::Percent(25))), ("default".into(), "25 %".into()));
+        assert_eq!((plural(0), plural(1), plural(2)), ("s", "", "s"));
+        let p = Point {
+            threads: 64,
+            registers: 40,
+            static_smem: 1024,
+            dynamic_smem: 512,
+            active_blocks: 1,
+            active_warps: 2,
+            max_warps: 64,
+            percent: 3.1,
+            limiters: Vec::new(),
+        };
+        assert_eq!([Variable::Threads, Variable::Registers, Variable::Smem].map(|v| x(v, &p)), [64, 40, 1536]);
+    }
+}

@@ -178,3 +178,43 @@ fn point_text(out: &mut impl Write, calc: &Calculator, d: &Detail, occ: &Occupan
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use launch::occupancy::Carveout;
+
+    use super::*;
+    use crate::calculator::tests::args;
+
+    #[test]
+    fn a_sweep_is_one_row_per_point_with_the_given_one_marked() {
+        let a = OccupancyArgs { registers: 167, ..args("sm_90") };
+        let calc = Calculator::new(&a).unwrap();
+        let mut out = Vec::new();
+        sweep_text(&mut out, &calc, &calc.series(Variable::Threads).unwrap()).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("sm_90 (GH100, compute capability 9.0): occupancy against threads per block\n"));
+        let rows: Vec<&str> = text.lines().filter(|l| l.trim_start().starts_with(char::is_numeric)).collect();
+        assert_eq!(rows.len(), 32, "{text}");
+        let marked: Vec<&&str> = rows.iter().filter(|l| l.ends_with("<- current")).collect();
+        assert_eq!(marked.len(), 1, "{text}");
+        assert!(marked[0].contains("12.5 %  registers"), "{}", marked[0]);
+    }
+
+    #[test]
+    fn the_panels_say_why_a_launch_fails_right_after_what_limits_it() {
+        let a = OccupancyArgs { registers: 167, threads: 512, carveout: Carveout::Percent(50), ..args("sm_90") };
+        let calc = Calculator::new(&a).unwrap();
+        let (d, occ) = calc.detail().unwrap();
+        let mut out = Vec::new();
+        point_text(&mut out, &calc, &d, &occ).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines.iter().position(|l| l.trim_start().starts_with("limited by")).expect(&text);
+        assert!(lines[at + 1].starts_with("  cannot launch: 167 registers × 512 threads"), "{text}");
+        assert!(text.contains("carveout 50 %"), "{text}");
+        for title in ["Occupancy per SM", "Blocks per SM limited by", "Allocation per block", "Launch"] {
+            assert!(lines.contains(&title), "{title}: {text}");
+        }
+    }
+}
