@@ -28,11 +28,10 @@ pub fn qualified(k: &KernelEntry) -> String {
 mod tests {
     use super::*;
 
+    /// A count is grouped as launch groups numbers (tested there), up to `u32::MAX`.
     #[test]
-    fn thousands_are_separated() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(8693), "8,693");
-        assert_eq!(thousands(1234567), "1,234,567");
+    fn counts_are_grouped_like_numbers() {
+        assert_eq!(thousands(8693), group(8693));
+        assert_eq!(thousands(u32::MAX as usize), "4,294,967,295");
     }
 }
