@@ -532,14 +532,14 @@ fn bless_refuses_a_baseline_path_that_is_not_a_regular_file_instead_of_hanging()
 }
 
 #[test]
-fn a_baseline_that_cannot_be_written_is_exit_1_whoever_named_it() {
+fn a_baseline_that_cannot_be_written_is_exit_4_whoever_named_it() {
     // A usable path whose write fails (nothing can be created in /proc, even as root) is an I/O
-    // failure: exit 1 for --baseline as for the default path (it was 2 for --baseline).
+    // failure: exit 4 for --baseline as for the default path (it was 2 for --baseline, then 1).
     toolchain_root();
     let dir = trap("arch = [\"sm_90\"]");
     check_cmd(dir.path(), &["--bless", "--baseline", "/proc/launch-baseline.txt"])
         .assert()
-        .code(1)
+        .code(4)
         .stderr(contains("cannot write the baseline"));
 }
 

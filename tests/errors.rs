@@ -72,7 +72,7 @@ fn a_compile_error_shows_nvrtcs_message_with_file_and_line() {
     toolchain_root();
     let dir = fixture("broken_kernel");
     let (code, _, stderr) = report(&dir);
-    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(code, 4, "{stderr}");
     assert!(stderr.contains("NVRTC 12.9.86 failed to compile kernels/broken.cu for sm_90"), "{stderr}");
     assert!(stderr.contains("kernels/broken.cu(2): error: identifier \"undefined_name\" is undefined"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
@@ -222,13 +222,13 @@ fn exit_codes_are_the_documented_ones() {
     // 2: the calculator's bad values.
     launch_cmd().args(["launch", "occupancy", "--arch", "sm_90", "--threads", "0"]).assert().code(2);
 
-    // 1: a kernel that does not compile, under `check` as under `report`.
+    // 4: a kernel that does not compile, under `check` as under `report` (was 1, `check`'s verdict).
     let broken = fixture("broken_kernel");
     launch_cmd()
         .args(["launch", "check", "--manifest-path"])
         .arg(manifest(&broken))
         .assert()
-        .code(1)
+        .code(4)
         .stderr(contains("kernels/broken.cu(2): error: identifier \"undefined_name\" is undefined"));
 
     // 3: no toolchain and none may be installed, for check and setup too.

@@ -38,7 +38,7 @@ fn std_headers_false_turns_them_off_with_a_hint() {
         std::fs::remove_file(dir.path().join("kernels").join(f)).unwrap();
     }
     let (code, _, stderr) = report(&dir);
-    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(code, 4, "{stderr}");
     assert!(
         stderr.contains("kernels/std_c.cu(2): catastrophic error: cannot open source file \"stdint.h\""),
         "{stderr}"
@@ -58,7 +58,7 @@ fn a_host_only_header_gets_a_clear_error() {
     )
     .unwrap();
     let (code, _, stderr) = report(&dir);
-    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(code, 4, "{stderr}");
     assert!(stderr.contains("kernels/host.cu(1): catastrophic error: cannot open source file \"vector\""), "{stderr}");
     assert!(stderr.contains("<vector> is a host-only header: NVRTC compiles device code only"), "{stderr}");
     assert!(stderr.contains("`exclude`"), "{stderr}");

@@ -1,22 +1,12 @@
-//! `cargo launch occupancy` through the real binary: the seed article's numbers, the JSON shapes,
-//! the marked point of the sweeps, the SVG plot, and exit code 2 for every bad input.
+//! `cargo launch occupancy` through the real binary: the seed article's numbers, the JSON
+//! documents (read into `launch::schema::occupancy`'s types, the ones the command writes), the
+//! marked point of the sweeps, the SVG plot, and exit code 2 for every bad input.
 
-use serde_json::Value;
+use launch::schema::occupancy::{Detail, Point, Sweep, Variable};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 
 use crate::support::{cargo_launch, run};
-
-/// The keys of every point, in order.
-const POINT_KEYS: [&str; 9] = [
-    "threads",
-    "registers",
-    "static_smem",
-    "dynamic_smem",
-    "active_blocks",
-    "active_warps",
-    "max_warps",
-    "percent",
-    "limiters",
-];
 
 /// Runs `cargo launch occupancy ARGS`, expecting success; returns stdout.
 fn occupancy(args: &[&str]) -> String {
@@ -25,41 +15,39 @@ fn occupancy(args: &[&str]) -> String {
     stdout
 }
 
-fn json(args: &[&str]) -> Value {
+/// The `--format json` document as `T`, checked to hold exactly `T`'s fields: written back, it is
+/// the document read.
+fn json<T: Serialize + DeserializeOwned>(args: &[&str]) -> T {
     let mut all = args.to_vec();
     all.extend(["--format", "json"]);
     let out = occupancy(&all);
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"))
+    let raw: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
+    let doc: T = serde_json::from_str(&out).unwrap_or_else(|e| panic!("not the schema's document ({e}):\n{out}"));
+    assert_eq!(serde_json::to_value(&doc).unwrap(), raw, "fields the schema does not know:\n{out}");
+    doc
 }
 
-fn assert_point_shape(p: &Value) {
-    let o = p.as_object().unwrap_or_else(|| panic!("a point is an object: {p}"));
-    for key in POINT_KEYS {
-        assert!(o.contains_key(key), "point lacks `{key}`: {p}");
-    }
-    for key in &POINT_KEYS[..7] {
-        assert!(o[*key].is_u64(), "`{key}` is a count: {p}");
-    }
-    assert!(o["percent"].is_f64(), "percent is a number: {p}");
-    let limiters = o["limiters"].as_array().expect("limiters is a list");
+fn detail(args: &[&str]) -> Detail {
+    json(args)
+}
+
+fn assert_limiter_names(p: &Point) {
     let names = ["warps", "registers", "shared memory", "blocks per SM", "barriers"];
-    assert!(limiters.iter().all(|l| names.contains(&l.as_str().unwrap_or(""))), "limiter names: {p}");
+    assert!(p.limiters.iter().all(|l| names.contains(&l.as_str())), "limiter names: {p:?}");
 }
 
 #[test]
 fn the_articles_numbers() {
     // sm_90, 167 registers, 256 threads: 1 block of 8 warps, 12.5 %, limited by registers.
-    let p = json(&["--arch", "sm_90", "--registers", "167", "--threads", "256"]);
-    assert_point_shape(&p);
-    assert_eq!(p["active_blocks"], 1);
-    assert_eq!(p["active_warps"], 8);
-    assert_eq!(p["max_warps"], 64);
-    assert_eq!(p["percent"], 12.5);
-    assert_eq!(p["limiters"], serde_json::json!(["registers"]));
-    assert_eq!(p["max_threads_per_block"], 384);
-    assert_eq!(p["launch_error"], Value::Null);
-    assert_eq!(p["suggested"]["threads"], 384);
-    assert_eq!(p["registers_for_one_more_block"], 128);
+    let d = detail(&["--arch", "sm_90", "--registers", "167", "--threads", "256"]);
+    let p = &d.point;
+    assert_limiter_names(p);
+    assert_eq!((p.active_blocks, p.active_warps, p.max_warps, p.percent), (1, 8, 64, 12.5));
+    assert_eq!(p.limiters, ["registers"]);
+    assert_eq!(d.max_threads_per_block, 384);
+    assert_eq!(d.launch_error, None);
+    assert_eq!(d.suggested.as_ref().map(|s| s.threads), Some(384));
+    assert_eq!(d.registers_for_one_more_block, Some(128));
 
     let text = occupancy(&["--arch", "sm_90", "--registers", "167", "--threads", "256"]);
     assert!(text.contains("12.5 %"), "{text}");
@@ -71,30 +59,27 @@ fn the_articles_numbers() {
     assert!(text.contains("registers for 2 blocks/SM     ≤ 128"), "{text}");
 
     // At 512 threads the launch fails: 0 blocks, and the arithmetic says why.
-    let p = json(&["--arch", "sm_90", "--registers", "167", "--threads", "512"]);
-    assert_eq!(p["active_blocks"], 0);
-    assert_eq!(p["percent"], 0.0);
-    let why = p["launch_error"].as_str().expect("a launch error");
+    let d = detail(&["--arch", "sm_90", "--registers", "167", "--threads", "512"]);
+    assert_eq!((d.point.active_blocks, d.point.percent), (0, 0.0));
+    let why = d.launch_error.expect("a launch error");
     assert!(why.contains("86,016 registers per block"), "{why}");
     let text = occupancy(&["--arch", "sm_90", "--registers", "167", "--threads", "512"]);
     assert!(text.contains("cannot launch: 167 registers × 512 threads"), "{text}");
 
     // 32 registers at 1024 threads: 2 blocks, every warp slot.
-    let p = json(&["--arch", "sm_90", "--registers", "32", "--threads", "1024"]);
-    assert_eq!(
-        (p["active_blocks"].as_u64(), p["active_warps"].as_u64(), p["percent"].as_f64()),
-        (Some(2), Some(64), Some(100.0))
-    );
+    let p = detail(&["--arch", "sm_90", "--registers", "32", "--threads", "1024"]).point;
+    assert_eq!((p.active_blocks, p.active_warps, p.percent), (2, 64, 100.0));
 }
 
 #[test]
 fn defaults_and_the_measured_h200_numbers() {
     // Defaults: 256 threads, 32 registers, no shared memory, 1 barrier.
-    let p = json(&["--arch", "sm_90"]);
-    assert_eq!((p["threads"].as_u64(), p["registers"].as_u64()), (Some(256), Some(32)));
-    assert_eq!((p["static_smem"].as_u64(), p["dynamic_smem"].as_u64()), (Some(0), Some(0)));
-    assert_eq!(p["block_limits"]["barriers"], 64);
-    assert_eq!(p["allocated_smem_per_block"], 1024, "the reserved KB on CC >= 8");
+    let d = detail(&["--arch", "sm_90"]);
+    assert_eq!((d.point.threads, d.point.registers), (256, 32));
+    assert_eq!((d.point.static_smem, d.point.dynamic_smem), (0, 0));
+    assert_eq!(d.block_limits.barriers, Some(64));
+    assert_eq!(d.allocated_smem_per_block, 1024, "the reserved KB on CC >= 8");
+    assert_eq!((d.arch.to_string(), d.carveout), ("sm_90".to_string(), None));
     let help = occupancy(&["--help"]);
     for default in ["[default: 256]", "[default: 32]", "[default: 1]", "[default: default]"] {
         assert!(help.contains(default), "--help shows {default}:\n{help}");
@@ -107,40 +92,45 @@ fn defaults_and_the_measured_h200_numbers() {
     {
         let mut args = s4k.to_vec();
         args.extend(["--dynamic-smem", dynamic, "--carveout", carveout]);
-        assert_eq!(json(&args)["active_blocks"], blocks, "{args:?}");
+        assert_eq!(detail(&args).point.active_blocks, blocks, "{args:?}");
     }
     // §6.3: barriers. 16 barriers on sm_120 leave 1 block; on sm_90 4.
-    let p = json(&["--arch", "sm_120", "--barriers", "16", "--threads", "32", "--registers", "10"]);
-    assert_eq!(p["active_blocks"], 1);
-    assert!(p["limiters"].as_array().unwrap().contains(&Value::from("barriers")), "{p}");
-    assert_eq!(json(&["--arch", "sm_90a", "--barriers", "16", "--threads", "32"])["active_blocks"], 4);
+    let p = detail(&["--arch", "sm_120", "--barriers", "16", "--threads", "32", "--registers", "10"]).point;
+    assert_eq!(p.active_blocks, 1);
+    assert!(p.limiters.iter().any(|l| l == "barriers"), "{p:?}");
+    assert_eq!(detail(&["--arch", "sm_90a", "--barriers", "16", "--threads", "32"]).point.active_blocks, 4);
     // Below 9.0 barriers do not limit.
-    assert_eq!(json(&["--arch", "sm_86", "--barriers", "16"])["block_limits"]["barriers"], Value::Null);
+    assert_eq!(detail(&["--arch", "sm_86", "--barriers", "16"]).block_limits.barriers, None);
 }
 
 #[test]
 fn sweeps_give_the_three_graphs_with_the_point_marked() {
     let base = ["--arch", "sm_90", "--registers", "167", "--threads", "256"];
-    // (sweep, number of points, index of the given point, the varied key, its first and last value)
+    /// The input a sweep varies (all of the swept shared memory is dynamic: none is given static).
+    fn varied(v: Variable, p: &Point) -> u32 {
+        match v {
+            Variable::Threads => p.threads,
+            Variable::Registers => p.registers,
+            Variable::Smem => p.dynamic_smem,
+        }
+    }
+    // (sweep, number of points, index of the given point, the first and last value of the input)
     let cases = [
-        ("threads", 32, 7, "threads", 32, 1024),
-        ("registers", 256, 167, "registers", 0, 255),
-        ("smem", 455, 0, "dynamic_smem", 0, 232_448),
+        ("threads", Variable::Threads, 32, 7, 32, 1024),
+        ("registers", Variable::Registers, 256, 167, 0, 255),
+        ("smem", Variable::Smem, 455, 0, 0, 232_448),
     ];
-    for (sweep, len, current, key, first, last) in cases {
+    for (sweep, variable, len, current, first, last) in cases {
         let mut args = base.to_vec();
         args.extend(["--sweep", sweep]);
-        let doc = json(&args);
-        assert_eq!(doc["sweep"], sweep);
-        assert_eq!(doc["current"], current, "{sweep}");
-        let points = doc["points"].as_array().expect("points");
+        let doc: Sweep = json(&args);
+        assert_eq!((doc.sweep, doc.current), (variable, current), "{sweep}");
+        let points = &doc.points;
         assert_eq!(points.len(), len, "{sweep}");
-        points.iter().for_each(assert_point_shape);
-        assert_eq!(points[0][key], first, "{sweep}");
-        assert_eq!(points[len - 1][key], last, "{sweep}");
+        points.iter().for_each(assert_limiter_names);
+        assert_eq!((varied(variable, &points[0]), varied(variable, &points[len - 1])), (first, last), "{sweep}");
         let marked = &points[current];
-        assert_eq!((marked["threads"].as_u64(), marked["registers"].as_u64()), (Some(256), Some(167)), "{sweep}");
-        assert_eq!(marked["percent"], 12.5, "{sweep}");
+        assert_eq!((marked.threads, marked.registers, marked.percent), (256, 167, 12.5), "{sweep}");
 
         let text = occupancy(&args);
         let marked: Vec<&str> = text.lines().filter(|l| l.ends_with("<- current")).collect();
@@ -150,19 +140,13 @@ fn sweeps_give_the_three_graphs_with_the_point_marked() {
     }
 
     // A value off the grid is inserted in order and marked.
-    let doc = json(&["--arch", "sm_86", "--threads", "100", "--static-smem", "1000", "--sweep", "threads"]);
-    assert_eq!(doc["current"], 3);
-    assert_eq!(doc["points"][3]["threads"], 100);
-    assert_eq!(doc["points"].as_array().unwrap().len(), 33);
-    let doc = json(&["--arch", "sm_86", "--static-smem", "1000", "--dynamic-smem", "77", "--sweep", "smem"]);
-    let points = doc["points"].as_array().unwrap();
-    let current = &points[doc["current"].as_u64().unwrap() as usize];
-    assert_eq!((current["static_smem"].as_u64(), current["dynamic_smem"].as_u64()), (Some(1000), Some(77)));
-    assert_eq!(
-        points.last().unwrap()["static_smem"].as_u64().unwrap()
-            + points.last().unwrap()["dynamic_smem"].as_u64().unwrap(),
-        101_376
-    );
+    let doc: Sweep = json(&["--arch", "sm_86", "--threads", "100", "--static-smem", "1000", "--sweep", "threads"]);
+    assert_eq!((doc.current, doc.points[3].threads, doc.points.len()), (3, 100, 33));
+    let doc: Sweep = json(&["--arch", "sm_86", "--static-smem", "1000", "--dynamic-smem", "77", "--sweep", "smem"]);
+    let current = &doc.points[doc.current];
+    assert_eq!((current.static_smem, current.dynamic_smem), (1000, 77));
+    let last = doc.points.last().unwrap();
+    assert_eq!(last.static_smem + last.dynamic_smem, 101_376);
 }
 
 #[test]
@@ -194,14 +178,14 @@ fn plot_writes_a_self_contained_svg_with_three_graphs() {
     let (code, stdout, stderr) =
         run(cargo_launch().args(["launch", "occupancy", "--arch", "sm_75", "--format", "json", "--plot", path_arg]));
     assert_eq!(code, 0, "{stderr}");
-    serde_json::from_str::<Value>(&stdout).expect("JSON on stdout");
+    serde_json::from_str::<Detail>(&stdout).expect("the JSON document on stdout");
     assert!(stderr.contains("occupancy.svg"), "{stderr}");
 
     // A folder that does not exist is an error, not a panic.
     let missing = dir.path().join("no/such/dir/x.svg");
     let (code, _, stderr) =
         run(cargo_launch().args(["launch", "occupancy", "--arch", "sm_90", "--plot", missing.to_str().unwrap()]));
-    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(code, 4, "{stderr}");
     assert!(stderr.contains("x.svg") && !stderr.contains("panicked"), "{stderr}");
 }
 

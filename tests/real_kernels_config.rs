@@ -66,7 +66,7 @@ fn without_the_flags_the_modern_kernels_do_not_compile() {
         let dir = fixture("real_config");
         edit_manifest(&dir, FLAGS, flags);
         let (code, _, stderr) = report(&dir);
-        assert_eq!(code, 1, "{flags}: {stderr}");
+        assert_eq!(code, 4, "{flags}: {stderr}");
         assert!(stderr.contains(error), "{flags}: expected `{error}` in:\n{stderr}");
         assert!(stderr.contains("kernels/modern.cu"), "{stderr}");
     }
@@ -103,7 +103,7 @@ fn host_files_not_excluded_are_located_errors() {
     let dir = fixture("real_config");
     edit_manifest(&dir, "exclude = [\"host_launch.cu\", \"legacy\", \"**/*_test.cu\"]", "exclude = [\"legacy\"]");
     let (code, _, stderr) = report(&dir);
-    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(code, 4, "{stderr}");
     for expected in [
         "kernels/host_launch.cu:8:5: error: a call to the host API function `cudaMalloc` is host code, and NVRTC compiles device code only; leave this file out with `exclude = [\"host_launch.cu\"]` in [package.metadata.launch]",
         "kernels/sub/copy_test.cu:4:5: error: a `main` function is host code, and NVRTC compiles device code only; leave this file out with `exclude = [\"sub/copy_test.cu\"]` in [package.metadata.launch]",

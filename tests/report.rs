@@ -214,7 +214,7 @@ fn invalid_launch_annotations_fail_the_build_at_their_line() {
     std::fs::write(&k, src).unwrap();
     let (code, _, stderr) =
         run(cargo_launch().args(["launch", "report", "--manifest-path"]).arg(dir.path().join("Cargo.toml")));
-    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(code, 4, "{stderr}");
     assert!(stderr.contains("kernels/contracts.cu:3:12: error: threads = 48 is not a positive multiple of 32: the CTA would not be a whole number of warps"), "{stderr}");
     assert!(stderr.contains("kernels/contracts.cu:17:17: error: min_blocks = 0: it must be positive"), "{stderr}");
     assert!(

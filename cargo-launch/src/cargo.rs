@@ -13,15 +13,13 @@ use launch::Arch;
 use launch_build::Manifest;
 
 use crate::cli::PackageArgs;
-use crate::{exit, Exit};
+use crate::error::Error;
 
 /// One package's kernels.
 #[derive(Debug)]
 pub struct PackageKernels {
     /// Package name.
     pub package: String,
-    /// Its build script's `OUT_DIR/launch`.
-    pub launch_dir: PathBuf,
     /// The manifest launch-build wrote.
     pub manifest: Manifest,
     /// The package's `[package.metadata.launch]`.
@@ -42,7 +40,7 @@ pub fn cargo_program() -> PathBuf {
 /// own, `<target>/launch-arch/<arches>`: building them into the normal one would rerun the build
 /// script there, so the next `cargo build` would rerun it again and, until then, embed the wrong
 /// arches.
-pub fn build(sel: &PackageArgs, arches: &[Arch]) -> Result<Vec<PackageKernels>, Exit> {
+pub fn build(sel: &PackageArgs, arches: &[Arch]) -> Result<Vec<PackageKernels>, Error> {
     let selected = selected_packages(sel)?;
     let manifests: std::collections::BTreeMap<PackageId, PathBuf> =
         selected.packages.iter().map(|(id, path, _)| (id.clone(), path.clone())).collect();
@@ -73,22 +71,19 @@ pub fn build(sel: &PackageArgs, arches: &[Arch]) -> Result<Vec<PackageKernels>, 
             if !seen.insert(script.package_id.clone()) {
                 continue;
             }
-            let launch_dir = script.out_dir.join("launch").into_std_path_buf();
-            let path = launch_dir.join("manifest.json");
+            let path = script.out_dir.join("launch").join("manifest.json").into_std_path_buf();
             let Ok(text) = std::fs::read_to_string(&path) else { continue };
             let manifest = Manifest::from_json(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            let config = launch_build::Config::load(manifest_path).map_err(|e| Exit::new(exit::USAGE, e))?;
-            found.push(PackageKernels { package: manifest.package.clone(), launch_dir, manifest, config });
+            let config = launch_build::Config::load(manifest_path).map_err(|e| Error::Usage(e.into()))?;
+            found.push(PackageKernels { package: manifest.package.clone(), manifest, config });
         }
     }
     let status = child.wait().context("waiting for cargo")?;
     if !status.success() {
-        return Err(Exit::new(exit::FAILURE, anyhow::anyhow!("`cargo check` failed (see its output above)")));
+        return Err(Error::Build(anyhow::anyhow!("`cargo check` failed (see its output above)")));
     }
     if found.is_empty() {
-        return Err(Exit::new(
-            exit::USAGE,
-            anyhow::anyhow!(
+        return Err(Error::Usage(anyhow::anyhow!(
                 "no selected package builds kernels with launch-build; its build.rs must be `fn main() {{ launch_build::build() }}` \
                  and Cargo.toml must have [package.metadata.launch]"
             ),
@@ -135,14 +130,13 @@ struct Selected {
     target_dir: PathBuf,
 }
 
-fn selected_packages(sel: &PackageArgs) -> Result<Selected, Exit> {
+fn selected_packages(sel: &PackageArgs) -> Result<Selected, Error> {
     let mut mc = MetadataCommand::new();
     mc.cargo_path(cargo_program()).no_deps();
     if let Some(p) = &sel.manifest_path {
         mc.manifest_path(p);
     }
-    let meta =
-        mc.exec().map_err(|e| Exit::new(exit::USAGE, anyhow::Error::new(e).context("`cargo metadata` failed")))?;
+    let meta = mc.exec().map_err(|e| Error::Usage(anyhow::Error::new(e).context("`cargo metadata` failed")))?;
     let members: Vec<_> = meta.workspace_packages();
     let ids: BTreeSet<PackageId> = if !sel.packages.is_empty() {
         let mut ids = BTreeSet::new();
@@ -153,13 +147,10 @@ fn selected_packages(sel: &PackageArgs) -> Result<Selected, Exit> {
                 }
                 None => {
                     let names: Vec<&str> = members.iter().map(|p| p.name.as_str()).collect();
-                    return Err(Exit::new(
-                        exit::USAGE,
-                        anyhow::anyhow!(
-                            "package `{name}` is not in this workspace; its packages: {}",
-                            names.join(", ")
-                        ),
-                    ));
+                    return Err(Error::Usage(anyhow::anyhow!(
+                        "package `{name}` is not in this workspace; its packages: {}",
+                        names.join(", ")
+                    )));
                 }
             }
         }
@@ -172,7 +163,7 @@ fn selected_packages(sel: &PackageArgs) -> Result<Selected, Exit> {
         meta.workspace_default_members.iter().cloned().collect()
     };
     if ids.is_empty() {
-        return Err(Exit::new(exit::USAGE, anyhow::anyhow!("no package selected")));
+        return Err(Error::Usage(anyhow::anyhow!("no package selected")));
     }
     // Check [package.metadata.launch] before building, so a configuration error is a usage error
     // (exit 2) with the build script's exact message rather than a failed build. A package that
@@ -183,7 +174,7 @@ fn selected_packages(sel: &PackageArgs) -> Result<Selected, Exit> {
     let mut packages = Vec::new();
     for p in members.iter().filter(|p| ids.contains(&p.id)) {
         let config = if p.metadata.get("launch").is_some() || uses_launch_build(p) {
-            Some(launch_build::Config::load(p.manifest_path.as_std_path()).map_err(|e| Exit::new(exit::USAGE, e))?)
+            Some(launch_build::Config::load(p.manifest_path.as_std_path()).map_err(|e| Error::Usage(e.into()))?)
         } else {
             None
         };

@@ -14,11 +14,12 @@ use launch::Arch;
 use crate::baseline::{self, Baseline};
 use crate::cargo::{self, PackageKernels};
 use crate::cli::{CheckArgs, CheckFormat};
+use crate::error::Error;
 use crate::records::{self, Row};
-use crate::{exit, sarif, toolchain, Exit};
+use crate::{sarif, toolchain};
 
 /// Runs `cargo launch check`.
-pub fn run(args: &CheckArgs) -> Result<(), Exit> {
+pub fn run(args: &CheckArgs) -> Result<(), Error> {
     // A baseline named on the command line must be readable and well-formed before anything is
     // built: a typo in its path would otherwise turn the regression gate off without a word.
     let explicit = match (&args.baseline, args.bless) {
@@ -63,14 +64,11 @@ pub fn run(args: &CheckArgs) -> Result<(), Exit> {
     let packages = cargo::build(&args.packages, &arches)?;
     if args.baseline.is_some() && packages.len() > 1 {
         // One file cannot hold several packages' baselines (their kernels could share names).
-        return Err(Exit::new(
-            exit::USAGE,
-            anyhow::anyhow!(
-                "--baseline names one file but {} packages are checked; leave it out (each package then uses the \
+        return Err(Error::Usage(anyhow::anyhow!(
+            "--baseline names one file but {} packages are checked; leave it out (each package then uses the \
                  launch-baseline.txt next to its Cargo.toml) or select one package with -p",
-                packages.len()
-            ),
-        ));
+            packages.len()
+        )));
     }
     let records = records::rows(&packages, &arches)?;
     let mut baselines = Vec::new();
@@ -95,8 +93,9 @@ pub fn run(args: &CheckArgs) -> Result<(), Exit> {
             // failure while writing (a read-only file system) is exit 1, whoever named the path.
             let given = if args.baseline.is_some() { " given with --baseline" } else { "" };
             let _absent = usable(&path, given, "write")?;
-            launch_build::out::write_if_changed(&path, text.as_bytes())
-                .map_err(|e| Exit::new(exit::FAILURE, anyhow::Error::new(e).context("cannot write the baseline")))?;
+            launch_build::out::write_if_changed(&path, text.as_bytes()).map_err(|e| {
+                Error::Failure(anyhow::Error::new(e).context("cannot write the baseline"))
+            })?;
             eprintln!("wrote {} records to {}", current.len(), path.display());
             used(BaselineState::Written, current.len());
             continue;
@@ -132,12 +131,11 @@ pub fn run(args: &CheckArgs) -> Result<(), Exit> {
 /// Reads and parses a baseline. A missing default file is `None` (nothing to compare); a missing
 /// explicit one, an unreadable one (a folder, no permission), a non-UTF-8 or damaged one is a
 /// usage error naming the path and the reason.
-fn read_baseline(path: &Path, explicit: bool) -> Result<Option<baseline::Parsed>, Exit> {
+fn read_baseline(path: &Path, explicit: bool) -> Result<Option<baseline::Parsed>, Error> {
     use std::io::Read;
     let given = if explicit { " given with --baseline" } else { "" };
-    let unreadable = |why: String| {
-        Exit::new(exit::USAGE, anyhow::anyhow!("cannot read the baseline `{}`{given}: {why}", path.display()))
-    };
+    let unreadable =
+        |why: String| Error::Usage(anyhow::anyhow!("cannot read the baseline `{}`{given}: {why}", path.display()));
     if let Err(e) = usable(path, given, "read")? {
         if explicit {
             return Err(unreadable(e.to_string()));
@@ -151,17 +149,16 @@ fn read_baseline(path: &Path, explicit: bool) -> Result<Option<baseline::Parsed>
     if bytes.len() as u64 > MAX_BASELINE_BYTES {
         return Err(unreadable(format!("larger than {} MiB, far more than any baseline", MAX_BASELINE_BYTES >> 20)));
     }
-    baseline::decode(path, &bytes).map(Some).map_err(|e| Exit::new(exit::USAGE, e))
+    baseline::decode(path, &bytes).map(Some).map_err(Error::Usage)
 }
 
 /// Whether a baseline's path can be read or written: `Ok(Ok(()))` for a regular file (or a link
 /// to one), `Ok(Err(_))` with the system's error when nothing is there, and a usage error (exit 2)
 /// for anything else: a folder, a FIFO (reading it would block), a device (`/dev/zero` never
 /// ends), or a symbolic link whose target is missing (which would turn the gate off silently).
-fn usable(path: &Path, given: &str, action: &str) -> Result<Result<(), std::io::Error>, Exit> {
-    let refuse = |why: String| {
-        Exit::new(exit::USAGE, anyhow::anyhow!("cannot {action} the baseline `{}`{given}: {why}", path.display()))
-    };
+fn usable(path: &Path, given: &str, action: &str) -> Result<Result<(), std::io::Error>, Error> {
+    let refuse =
+        |why: String| Error::Usage(anyhow::anyhow!("cannot {action} the baseline `{}`{given}: {why}", path.display()));
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Err(e)),
         Err(e) => return Err(refuse(e.to_string())),
@@ -362,7 +359,7 @@ fn finish(
     mut findings: Vec<Finding>,
     arches: Vec<Arch>,
     baselines: &[BaselineUse],
-) -> Result<(), Exit> {
+) -> Result<(), Error> {
     sort(&mut findings);
     let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
     let warnings = findings.iter().filter(|f| f.severity == Severity::Warning).count();
@@ -423,7 +420,7 @@ fn finish(
     }
     let denied = args.deny.iter().any(|d| d == "warnings") && warnings > 0;
     if errors > 0 || denied {
-        return Err(Exit::silent(exit::CHECK_FAILED));
+        return Err(Error::CheckFailed);
     }
     Ok(())
 }
@@ -542,9 +539,8 @@ fn group_line(members: &[&Finding]) -> String {
     }
     let more = kernels.len() > FIRST_NAMES;
     names.truncate(FIRST_NAMES);
-    let plural = |n: usize, one: &str, many: &str| {
-        format!("{} {}", crate::render::thousands(n), if n == 1 { one } else { many })
-    };
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{} {}", crate::words::thousands(n), if n == 1 { one } else { many });
     let who = if kernels.len() * arches.len() == members.len() {
         format!("{} × {}", plural(kernels.len(), "kernel", "kernels"), plural(arches.len(), "arch", "arches"))
     } else {

@@ -6,23 +6,15 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use launch::occupancy::Carveout;
+use launch::schema::occupancy::Variable;
 use launch::Arch;
 
-use crate::{check, exit, init, occupancy_cmd, report, select, setup, Exit};
-
-const EXIT_CODES: &str = "\
-Exit codes:
-  0  success
-  1  `check` found errors (or warnings with --deny warnings); a kernel did not compile,
-     cargo failed, or an unexpected error
-  2  bad command line, bad or missing [package.metadata.launch], no launch-build package
-     selected, or a baseline that is unreadable or damaged
-  3  no CUDA toolchain found and none could be installed (or LAUNCH_TOOLCHAIN points to none)
-";
+use crate::error::{self, Error};
+use crate::select;
 
 /// Exit codes, then every environment variable from the one table that documents them.
 fn after_help() -> String {
-    let mut s = format!("{EXIT_CODES}\nEnvironment:\n");
+    let mut s = format!("{}\nEnvironment:\n", error::help_text());
     for (name, what) in launch_build::env::DOCUMENTED {
         s.push_str(&format!("  {name:<28} {what}\n"));
     }
@@ -48,8 +40,9 @@ pub struct Launch {
     command: Command,
 }
 
+/// A parsed command line: the subcommand and its arguments.
 #[derive(Subcommand, Debug)]
-enum Command {
+pub enum Command {
     /// Build the package(s) and print every kernel's contract, ptxas report and occupancy per arch.
     Report(ReportArgs),
     /// CI gate: fail where a launch cannot succeed (error 701), spills exceed the budget,
@@ -215,6 +208,16 @@ pub enum Sweep {
     Smem,
 }
 
+impl From<Sweep> for Variable {
+    fn from(s: Sweep) -> Variable {
+        match s {
+            Sweep::Threads => Variable::Threads,
+            Sweep::Registers => Variable::Registers,
+            Sweep::Smem => Variable::Smem,
+        }
+    }
+}
+
 /// `cargo launch occupancy`: the inputs of NVIDIA's Occupancy Calculator.
 #[derive(Args, Debug)]
 #[command(after_help = OCCUPANCY_AFTER_HELP)]
@@ -318,27 +321,25 @@ fn parse_arch(s: &str) -> Result<Arch, String> {
     s.trim().parse::<Arch>().map_err(|e| e.to_string())
 }
 
-/// Parses `args` (argv including the program name) and runs the command.
-pub fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), Exit> {
+/// Parses `args` (argv including the program name). `None`: clap printed `--help` or
+/// `--version`, nothing more to do; a bad command line is explained on stderr and returned as
+/// [`Error::UsagePrinted`].
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Option<Command>, Error> {
     let mut args: Vec<OsString> = args.into_iter().collect();
     // `cargo-launch report` (run directly) → `cargo launch report`.
     if args.get(1).is_none_or(|a| a != "launch") {
         args.insert(1.min(args.len()), "launch".into());
     }
-    let CargoCli::Launch(cli) = match CargoCli::try_parse_from(&args) {
-        Ok(c) => c,
+    match CargoCli::try_parse_from(&args) {
+        Ok(CargoCli::Launch(cli)) => Ok(Some(cli.command)),
         Err(e) => {
             let code = e.exit_code();
             let _ = e.print();
-            return if code == 0 { Ok(()) } else { Err(Exit::silent(exit::USAGE)) };
+            if code == 0 {
+                Ok(None)
+            } else {
+                Err(Error::UsagePrinted)
+            }
         }
-    };
-    match cli.command {
-        Command::Report(a) => report::run(&a),
-        Command::Check(a) => check::run(&a),
-        Command::Setup(a) => setup::run(a.force).map(|_| ()),
-        Command::Occupancy(a) => occupancy_cmd::run(&a),
-        Command::Init(a) => init::init(&a),
-        Command::New(a) => init::new(&a),
     }
 }

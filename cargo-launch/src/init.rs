@@ -7,7 +7,7 @@ use anyhow::Context;
 use toml_edit::{value, Array, DocumentMut, InlineTable, Item, Table};
 
 use crate::cli::{InitArgs, NewArgs};
-use crate::{exit, Exit};
+use crate::error::Error;
 
 /// The line a build script needs.
 pub const BUILD_LINE: &str = "launch_build::build();";
@@ -45,7 +45,7 @@ const TEMPLATE: &[(&str, &str)] = &[
 
 /// The checkout that holds `launch/` and `launch-build/`: `--path`, else the one this binary was
 /// built from (nothing is published, so the dependencies are path dependencies).
-pub fn checkout(path: Option<&Path>) -> Result<PathBuf, Exit> {
+pub fn checkout(path: Option<&Path>) -> Result<PathBuf, Error> {
     let dir = match path {
         Some(p) => p.to_path_buf(),
         None => Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap_or(Path::new("..")).to_path_buf(),
@@ -54,22 +54,19 @@ pub fn checkout(path: Option<&Path>) -> Result<PathBuf, Exit> {
     for krate in ["launch", "launch-build"] {
         if !dir.join(krate).join("Cargo.toml").is_file() {
             let how = if path.is_some() { "--path" } else { "the checkout this binary was built from" };
-            return Err(Exit::new(
-                exit::USAGE,
-                anyhow::anyhow!(
-                    "{} ({how}) has no {krate}/Cargo.toml; pass --path DIR with the cargo-launch checkout that holds \
+            return Err(Error::Usage(anyhow::anyhow!(
+                "{} ({how}) has no {krate}/Cargo.toml; pass --path DIR with the cargo-launch checkout that holds \
                      launch/ and launch-build/",
-                    dir.display()
-                ),
-            ));
+                dir.display()
+            )));
         }
     }
     Ok(dir)
 }
 
 /// Runs `cargo launch init`.
-pub fn init(args: &InitArgs) -> Result<(), Exit> {
-    let usage = |e: anyhow::Error| Exit::new(exit::USAGE, e);
+pub fn init(args: &InitArgs) -> Result<(), Error> {
+    let usage = Error::Usage;
     let mut manifest = args.manifest_path.clone().unwrap_or_else(|| PathBuf::from("Cargo.toml"));
     // `--manifest-path DIR` means the crate in DIR, as `cargo launch init` run there would.
     if manifest.is_dir() {
@@ -304,17 +301,15 @@ fn add_dependency(doc: &mut DocumentMut, section: &str, krate: &str, path: &Path
 }
 
 /// Runs `cargo launch new`.
-pub fn new(args: &NewArgs) -> Result<(), Exit> {
+pub fn new(args: &NewArgs) -> Result<(), Error> {
     let dir = &args.path_or_name;
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    check_name(&name)
-        .and_then(|()| check_new_name(&name))
-        .map_err(|e| Exit::new(exit::USAGE, anyhow::anyhow!("{e}")))?;
+    check_name(&name).and_then(|()| check_new_name(&name)).map_err(|e| Error::Usage(anyhow::anyhow!("{e}")))?;
     if dir.exists() {
-        return Err(Exit::new(
-            exit::USAGE,
-            anyhow::anyhow!("`{}` exists already; `cargo launch init` sets up an existing crate", dir.display()),
-        ));
+        return Err(Error::Usage(anyhow::anyhow!(
+            "`{}` exists already; `cargo launch init` sets up an existing crate",
+            dir.display()
+        )));
     }
     let root = checkout(args.path.as_deref())?;
     let ident = name.replace('-', "_");

@@ -1,279 +1,25 @@
 //! `cargo launch occupancy`: NVIDIA's Occupancy Calculator as a command, for what-if questions
-//! with no kernel at hand. Every number comes from `launch::occupancy` (the port of
-//! `cuda_occupancy.h`); this module only chooses the inputs, sweeps them and prints.
+//! with no kernel at hand. The numbers come from [`Calculator`]; this module prints them as text,
+//! JSON (`launch::schema::occupancy`) or an SVG plot.
 
 use std::io::{self, Write};
 
 use anyhow::Context;
-use clap::ValueEnum;
-use launch::occupancy::{self, Carveout, DeviceLimits, FunctionAttrs, Occupancy, UNLIMITED};
-use launch::Arch;
+use launch::occupancy::Occupancy;
+use launch::schema::occupancy::{Detail, Sweep, Variable};
 use serde::Serialize;
 
-use crate::cli::{Format, OccupancyArgs, Sweep};
-use crate::{exit, plot, Exit};
-use launch::analysis::{group, LaunchFailure};
-
-/// Step of the shared-memory sweep, as in the old spreadsheet's graph.
-const SMEM_STEP: usize = 512;
-
-/// The most static shared memory ptxas accepts per block (48 KB); more must be dynamic.
-const MAX_STATIC_SMEM: u32 = 48 * 1024;
-
-/// One evaluated configuration, the fields of `{"points": [...]}`: the inputs (threads, registers,
-/// static and dynamic shared memory in bytes), resident blocks and warps per SM (0 blocks: the
-/// launch fails), the SM's warp slots, the occupancy in percent to one decimal (as the report),
-/// and every limit that binds, ties included, in the report's words.
-#[derive(Debug, Clone, Serialize)]
-pub struct Point {
-    pub threads: u32,
-    pub registers: u32,
-    pub static_smem: u32,
-    pub dynamic_smem: u32,
-    pub active_blocks: u32,
-    pub active_warps: u32,
-    pub max_warps: u32,
-    pub percent: f64,
-    pub limiters: Vec<&'static str>,
-}
-
-/// One of the calculator's three graphs: the points in ascending order of the varied input, and
-/// the index of the given configuration among them.
-#[derive(Debug, Clone)]
-pub struct Series {
-    pub sweep: Sweep,
-    pub points: Vec<Point>,
-    pub current: usize,
-}
-
-impl Series {
-    /// The varied input of `p`.
-    pub fn x(&self, p: &Point) -> u32 {
-        match self.sweep {
-            Sweep::Threads => p.threads,
-            Sweep::Registers => p.registers,
-            Sweep::Smem => p.static_smem + p.dynamic_smem,
-        }
-    }
-}
-
-/// `{"sweep", "current", "points"}`.
-#[derive(Serialize)]
-struct SweepJson<'a> {
-    sweep: String,
-    current: usize,
-    points: &'a [Point],
-}
-
-/// A single configuration in JSON: the point's fields, then the rest of the calculator's answer.
-/// Block limits that do not apply (no registers, no shared memory, barriers below 9.0) are null;
-/// `suggested` is the point at the block size `cuOccupancyMaxPotentialBlockSize` picks.
-#[derive(Serialize)]
-struct Detail {
-    #[serde(flatten)]
-    point: Point,
-    arch: Arch,
-    carveout: Option<u32>,
-    active_threads: u32,
-    block_limits: BlockLimits,
-    allocated_registers_per_block: u32,
-    allocated_smem_per_block: u32,
-    max_threads_per_block: u32,
-    suggested: Option<Point>,
-    /// The most registers per thread with which one more block (`active_blocks + 1`) fits.
-    registers_for_one_more_block: Option<u32>,
-    launch_error: Option<String>,
-}
-
-#[derive(Serialize)]
-struct BlockLimits {
-    warps: u32,
-    registers: Option<u32>,
-    shared_memory: Option<u32>,
-    blocks: u32,
-    barriers: Option<u32>,
-}
-
-/// The validated inputs on one architecture.
-pub struct Calculator<'a> {
-    args: &'a OccupancyArgs,
-    dev: &'static DeviceLimits,
-}
-
-impl<'a> Calculator<'a> {
-    /// Checks what clap cannot: the limits that depend on the arch. Errors exit with code 2.
-    pub fn new(a: &'a OccupancyArgs) -> Result<Calculator<'a>, Exit> {
-        let usage = |msg: String| Exit::new(exit::USAGE, anyhow::anyhow!(msg));
-        let dev = DeviceLimits::for_arch(a.arch).ok_or_else(|| usage(format!("no occupancy data for {}", a.arch)))?;
-        let (arch, optin) = (a.arch, group(dev.smem_per_block_optin));
-        if a.threads > dev.max_threads_per_block {
-            let max = dev.max_threads_per_block;
-            return Err(usage(format!("--threads {}: {arch} allows at most {max} threads per block", a.threads)));
-        }
-        if a.static_smem > MAX_STATIC_SMEM {
-            let what =
-                "static shared memory is at most 49152 bytes (48K) per block; more must be dynamic (--dynamic-smem)";
-            return Err(usage(format!("--static-smem {}: {what}", a.static_smem)));
-        }
-        let total = u64::from(a.static_smem) + u64::from(a.dynamic_smem);
-        if total > u64::from(dev.smem_per_block_optin) {
-            let sum = format!("{} + {} = {}", group(a.static_smem), group(a.dynamic_smem), group(total as u32));
-            let why = format!("{sum} bytes of shared memory per block exceeds {arch}'s opt-in limit of {optin} bytes");
-            return Err(usage(format!("--dynamic-smem {}: {why}", a.dynamic_smem)));
-        }
-        Ok(Calculator { args: a, dev })
-    }
-
-    /// The kernel as the driver sees it. Dynamic shared memory above the 48 KB default counts as
-    /// opted in (`cudaFuncSetAttribute`), as `registers_for_blocks` models it: a what-if question
-    /// about 100 KB per block means a kernel that asked for it.
-    fn func(&self, registers: u32, static_smem: u32, dynamic: u32) -> FunctionAttrs {
-        let f = FunctionAttrs::new(registers, static_smem, self.args.barriers);
-        f.with_max_dynamic_shared(f.max_dynamic_shared_on(self.dev).max(dynamic))
-    }
-
-    /// Threads, registers, static and dynamic shared memory → the point and the full result.
-    fn evaluate(&self, threads: u32, registers: u32, st: u32, dy: u32) -> Result<(Point, Occupancy), Exit> {
-        let occ = occupancy::occupancy(self.dev, &self.func(registers, st, dy), threads, dy, self.args.carveout)
-            .map_err(|e| Exit::new(exit::FAILURE, anyhow::anyhow!("occupancy on {}: {e}", self.args.arch)))?;
-        let point = Point {
-            threads,
-            registers,
-            static_smem: st,
-            dynamic_smem: dy,
-            active_blocks: occ.active_blocks,
-            active_warps: occ.active_warps,
-            max_warps: occ.max_warps,
-            percent: (occ.percent() * 10.0).round() / 10.0,
-            limiters: occ.limiters.iter().map(|l| l.name()).collect(),
-        };
-        Ok((point, occ))
-    }
-
-    /// The given configuration.
-    pub fn point(&self) -> Result<(Point, Occupancy), Exit> {
-        let a = self.args;
-        self.evaluate(a.threads, a.registers, a.static_smem, a.dynamic_smem)
-    }
-
-    /// One graph's data: block sizes 32..=1024 by 32, every register count 0..=255, or shared
-    /// memory per block 0..=opt-in limit by 512 bytes; the given value is added where it is not
-    /// on that grid, so it can always be marked.
-    pub fn series(&self, sweep: Sweep) -> Result<Series, Exit> {
-        let (a, optin) = (self.args, self.dev.smem_per_block_optin);
-        let (mut xs, given): (Vec<u32>, u32) = match sweep {
-            Sweep::Threads => ((32..=self.dev.max_threads_per_block).step_by(32).collect(), a.threads),
-            Sweep::Registers => ((0..=255).collect(), a.registers),
-            Sweep::Smem => ((0..=optin).step_by(SMEM_STEP).chain([optin]).collect(), a.static_smem + a.dynamic_smem),
-        };
-        xs.push(given);
-        xs.sort_unstable();
-        xs.dedup();
-        let mut points = Vec::with_capacity(xs.len());
-        for &x in &xs {
-            let (point, _) = match sweep {
-                Sweep::Threads => self.evaluate(x, a.registers, a.static_smem, a.dynamic_smem)?,
-                Sweep::Registers => self.evaluate(a.threads, x, a.static_smem, a.dynamic_smem)?,
-                // The swept amount keeps the given static part (as far as it reaches) and makes
-                // the rest dynamic; the calculator only sees their sum.
-                Sweep::Smem => self.evaluate(a.threads, a.registers, a.static_smem.min(x), x - a.static_smem.min(x))?,
-            };
-            points.push(point);
-        }
-        let current = xs.iter().position(|&x| x == given).expect("the given value was added");
-        Ok(Series { sweep, points, current })
-    }
-
-    /// "256 threads, 167 registers, 0 B static + 0 B dynamic shared memory, 1 barrier, carveout default".
-    pub fn inputs(&self) -> String {
-        let a = self.args;
-        let smem = format!("{} B static + {} B dynamic shared memory", group(a.static_smem), group(a.dynamic_smem));
-        let barriers = format!("{} barrier{}", a.barriers, plural(a.barriers));
-        format!(
-            "{} threads, {} registers, {smem}, {barriers}, carveout {}",
-            a.threads,
-            a.registers,
-            carveout(a.carveout)
-        )
-    }
-
-    /// "sm_90 (GH100, compute capability 9.0)".
-    pub fn arch_text(&self) -> String {
-        format!("{} ({}, compute capability {}.{})", self.args.arch, self.dev.chip, self.dev.major, self.dev.minor)
-    }
-
-    fn detail(&self) -> Result<(Detail, Occupancy), Exit> {
-        let (a, dev) = (self.args, self.dev);
-        let (point, occ) = self.point()?;
-        let func = self.func(a.registers, a.static_smem, a.dynamic_smem);
-        let max_threads = occupancy::max_threads_per_block(dev, a.registers, None);
-        // With one SM the "minimum grid" is the blocks per SM; only the block size is used.
-        let suggested = match occupancy::max_potential_block_size(dev, &func, a.dynamic_smem, 1, a.carveout) {
-            Ok((_, block)) if block > 0 => Some(self.evaluate(block, a.registers, a.static_smem, a.dynamic_smem)?.0),
-            _ => None,
-        };
-        let more = occ.active_blocks + 1;
-        let registers = occupancy::registers_for_blocks_with(dev, &func, a.threads, more, a.dynamic_smem, a.carveout);
-        let launch_error = (occ.active_blocks == 0).then(|| {
-            LaunchFailure::diagnose(
-                dev,
-                &launch::Resources {
-                    registers: a.registers,
-                    shared_static: a.static_smem,
-                    barriers: a.barriers,
-                    ..Default::default()
-                },
-                a.dynamic_smem,
-                a.threads,
-                max_threads,
-                &occ,
-            )
-            .to_string()
-        });
-        let limited = |v: u32| (v != UNLIMITED).then_some(v);
-        let block_limits = BlockLimits {
-            warps: occ.block_limit_warps,
-            registers: limited(occ.block_limit_regs),
-            shared_memory: limited(occ.block_limit_smem),
-            blocks: occ.block_limit_blocks,
-            barriers: occ.block_limit_barriers,
-        };
-        let detail = Detail {
-            active_threads: occ.active_blocks * a.threads,
-            point,
-            arch: a.arch,
-            carveout: match a.carveout {
-                Carveout::Default => None,
-                Carveout::Percent(p) => Some(p as u32),
-            },
-            block_limits,
-            allocated_registers_per_block: occ.allocated_regs_per_block,
-            allocated_smem_per_block: occ.allocated_smem_per_block,
-            max_threads_per_block: max_threads,
-            suggested,
-            registers_for_one_more_block: registers,
-            launch_error,
-        };
-        Ok((detail, occ))
-    }
-}
-
-fn carveout(c: Carveout) -> String {
-    match c {
-        Carveout::Default => "default".to_string(),
-        Carveout::Percent(p) => format!("{p} %"),
-    }
-}
-
-fn plural(n: u32) -> &'static str {
-    ["s", ""][usize::from(n == 1)]
-}
+use crate::calculator::{carveout, plural, Calculator};
+use crate::cli::{Format, OccupancyArgs};
+use crate::error::Error;
+use crate::plot;
+use crate::words::group;
 
 /// Runs `cargo launch occupancy`.
-pub fn run(args: &OccupancyArgs) -> Result<(), Exit> {
+pub fn run(args: &OccupancyArgs) -> Result<(), Error> {
     let calc = Calculator::new(args)?;
     if let Some(path) = &args.plot {
-        let series = [calc.series(Sweep::Threads)?, calc.series(Sweep::Registers)?, calc.series(Sweep::Smem)?];
+        let series = [calc.series(Variable::Threads)?, calc.series(Variable::Registers)?, calc.series(Variable::Smem)?];
         let (point, _) = calc.point()?;
         let title = plot::title(&calc.arch_text(), &calc.inputs(), &point);
         let svg = plot::svg(&title, &plot::panels(&series), point.max_warps);
@@ -295,17 +41,10 @@ pub fn run(args: &OccupancyArgs) -> Result<(), Exit> {
     let mut out = io::stdout().lock();
     let written = match (args.sweep, args.format) {
         (Some(sweep), format) => {
-            let s = calc.series(sweep)?;
+            let s = calc.series(sweep.into())?;
             match format {
                 Format::Text => sweep_text(&mut out, &calc, &s),
-                Format::Json => json(
-                    &mut out,
-                    &SweepJson {
-                        sweep: sweep.to_possible_value().map_or_else(String::new, |v| v.get_name().to_string()),
-                        current: s.current,
-                        points: &s.points,
-                    },
-                ),
+                Format::Json => json(&mut out, &s),
             }
         }
         (None, Format::Text) => calc.detail().map(|(d, occ)| point_text(&mut out, &calc, &d, &occ))?,
@@ -320,11 +59,11 @@ fn json(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
     writeln!(out)
 }
 
-fn sweep_text(out: &mut impl Write, calc: &Calculator, s: &Series) -> io::Result<()> {
+fn sweep_text(out: &mut impl Write, calc: &Calculator, s: &Sweep) -> io::Result<()> {
     let what = match s.sweep {
-        Sweep::Threads => "threads per block",
-        Sweep::Registers => "registers per thread",
-        Sweep::Smem => "shared memory per block (static + dynamic, bytes)",
+        Variable::Threads => "threads per block",
+        Variable::Registers => "registers per thread",
+        Variable::Smem => "shared memory per block (static + dynamic, bytes)",
     };
     writeln!(out, "{}: occupancy against {what}\ngiven: {}\n", calc.arch_text(), calc.inputs())?;
     writeln!(out, "threads  registers  smem/block  blocks/SM  warps/SM  occupancy  limited by")?;
@@ -438,4 +177,44 @@ fn point_text(out: &mut impl Write, calc: &Calculator, d: &Detail, occ: &Occupan
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use launch::occupancy::Carveout;
+
+    use super::*;
+    use crate::calculator::tests::args;
+
+    #[test]
+    fn a_sweep_is_one_row_per_point_with_the_given_one_marked() {
+        let a = OccupancyArgs { registers: 167, ..args("sm_90") };
+        let calc = Calculator::new(&a).unwrap();
+        let mut out = Vec::new();
+        sweep_text(&mut out, &calc, &calc.series(Variable::Threads).unwrap()).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("sm_90 (GH100, compute capability 9.0): occupancy against threads per block\n"));
+        let rows: Vec<&str> = text.lines().filter(|l| l.trim_start().starts_with(char::is_numeric)).collect();
+        assert_eq!(rows.len(), 32, "{text}");
+        let marked: Vec<&&str> = rows.iter().filter(|l| l.ends_with("<- current")).collect();
+        assert_eq!(marked.len(), 1, "{text}");
+        assert!(marked[0].contains("12.5 %  registers"), "{}", marked[0]);
+    }
+
+    #[test]
+    fn the_panels_say_why_a_launch_fails_right_after_what_limits_it() {
+        let a = OccupancyArgs { registers: 167, threads: 512, carveout: Carveout::Percent(50), ..args("sm_90") };
+        let calc = Calculator::new(&a).unwrap();
+        let (d, occ) = calc.detail().unwrap();
+        let mut out = Vec::new();
+        point_text(&mut out, &calc, &d, &occ).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines.iter().position(|l| l.trim_start().starts_with("limited by")).expect(&text);
+        assert!(lines[at + 1].starts_with("  cannot launch: 167 registers × 512 threads"), "{text}");
+        assert!(text.contains("carveout 50 %"), "{text}");
+        for title in ["Occupancy per SM", "Blocks per SM limited by", "Allocation per block", "Launch"] {
+            assert!(lines.contains(&title), "{title}: {text}");
+        }
+    }
 }

@@ -5,9 +5,10 @@
 
 use std::fmt::Write as _;
 
-use crate::cli::Sweep;
-use crate::occupancy_cmd::{Point, Series};
-use launch::analysis::group;
+use launch::schema::occupancy::{Point, Sweep, Variable};
+
+use crate::calculator::x as varied;
+use crate::words::group;
 
 const WIDTH: f64 = 960.0;
 const LEFT: f64 = 80.0;
@@ -43,14 +44,16 @@ pub struct Panel {
 }
 
 /// The three series as panels.
-pub fn panels(series: &[Series]) -> Vec<Panel> {
+pub fn panels(series: &[Sweep]) -> Vec<Panel> {
     series
         .iter()
         .map(|s| {
             // Registers end at 255; an axis to 256 gives round ticks.
             let (heading, x_label, scale, x_max, x_tick, markers) = match s.sweep {
-                Sweep::Threads => ("Impact of varying block size", "threads per block", 1.0, None, Some(128.0), true),
-                Sweep::Registers => (
+                Variable::Threads => {
+                    ("Impact of varying block size", "threads per block", 1.0, None, Some(128.0), true)
+                }
+                Variable::Registers => (
                     "Impact of varying register count per thread",
                     "registers per thread",
                     1.0,
@@ -58,7 +61,7 @@ pub fn panels(series: &[Series]) -> Vec<Panel> {
                     Some(32.0),
                     false,
                 ),
-                Sweep::Smem => (
+                Variable::Smem => (
                     "Impact of varying shared memory usage per block",
                     "shared memory per block (KB, static + dynamic)",
                     1024.0,
@@ -69,18 +72,23 @@ pub fn panels(series: &[Series]) -> Vec<Panel> {
             };
             let p = &s.points[s.current];
             let unit = match s.sweep {
-                Sweep::Threads => "threads",
-                Sweep::Registers => "registers",
-                Sweep::Smem => "B",
+                Variable::Threads => "threads",
+                Variable::Registers => "registers",
+                Variable::Smem => "B",
             };
             Panel {
                 heading: heading.to_string(),
                 x_label: x_label.to_string(),
-                xs: s.points.iter().map(|p| f64::from(s.x(p)) / scale).collect(),
+                xs: s.points.iter().map(|p| f64::from(varied(s.sweep, p)) / scale).collect(),
                 warps: s.points.iter().map(|p| p.active_warps).collect(),
                 current: s.current,
                 x_max,
-                current_text: format!("{} {unit}: {} warps ({:.1} %)", group(s.x(p)), p.active_warps, p.percent),
+                current_text: format!(
+                    "{} {unit}: {} warps ({:.1} %)",
+                    group(varied(s.sweep, p)),
+                    p.active_warps,
+                    p.percent
+                ),
                 x_tick,
                 markers,
             }

@@ -9,7 +9,8 @@ use launch::Arch;
 use launch_build::manifest::KernelEntry;
 
 use crate::cargo::PackageKernels;
-use crate::{exit, Exit};
+use crate::error::Error;
+use crate::words::qualified;
 
 /// One kernel on one arch: which kernel, its ptxas lines, and the analysis.
 #[derive(Clone, Debug)]
@@ -45,24 +46,21 @@ impl Row {
 
 /// Every kernel × arch of `packages`, limited to `arches` when not empty (a package that is not
 /// built for one of them is a usage error).
-pub fn rows(packages: &[PackageKernels], arches: &[Arch]) -> Result<Vec<Row>, Exit> {
+pub fn rows(packages: &[PackageKernels], arches: &[Arch]) -> Result<Vec<Row>, Error> {
     let mut out = Vec::new();
     for p in packages {
         if let Some(missing) = arches.iter().find(|a| !p.manifest.arches.contains(a)) {
-            return Err(Exit::new(
-                exit::USAGE,
-                anyhow::anyhow!(
-                    "package `{}` is not built for {missing}; it lists: {}",
-                    p.package,
-                    p.manifest.arches.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ")
-                ),
-            ));
+            return Err(Error::Usage(anyhow::anyhow!(
+                "package `{}` is not built for {missing}; it lists: {}",
+                p.package,
+                p.manifest.arches.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ")
+            )));
         }
         for k in &p.manifest.kernels {
             let host = host_launch(&p.config, k);
             for ka in k.arches.iter().filter(|ka| arches.is_empty() || arches.contains(&ka.arch)) {
                 let report = analysis::analyze(ka.arch, &ka.resources, k.contract, host)
-                    .map_err(|e| Exit::new(exit::FAILURE, anyhow::anyhow!("{}: {e}", k.display_name)))?;
+                    .map_err(|e| Error::Failure(anyhow::anyhow!("{}: {e}", k.display_name)))?;
                 out.push(Row { id: kernel_id(&p.package, k), lines: ka.ptxas_lines.clone(), report });
             }
         }
@@ -78,15 +76,6 @@ fn kernel_id(package: &str, k: &KernelEntry) -> KernelId {
         qualified: qualified(k),
         file: k.file.clone(),
         line: k.line,
-    }
-}
-
-/// `path/file.cu::name` of a kernel (manifests written before the field existed lack it).
-pub fn qualified(k: &KernelEntry) -> String {
-    if k.qualified.is_empty() {
-        format!("{}::{}", k.file, k.name)
-    } else {
-        k.qualified.clone()
     }
 }
 
@@ -195,6 +184,6 @@ pub(crate) mod testing {
             kernels,
             warnings: Vec::new(),
         };
-        PackageKernels { package: "pkg".into(), launch_dir: dir.to_path_buf(), manifest, config }
+        PackageKernels { package: "pkg".into(), manifest, config }
     }
 }

@@ -8,6 +8,7 @@ use launch::{Arch, Contract};
 use crate::cargo::PackageKernels;
 use crate::records::Row;
 use crate::select::Filter;
+use crate::words::thousands;
 
 /// A contract as its source spells it, or `unbounded`.
 fn contract(c: Option<&Contract>) -> String {
@@ -77,7 +78,7 @@ pub fn header(out: &mut impl Write, view: &View, p: &PackageKernels) -> io::Resu
 fn not_compiled(out: &mut impl Write, view: &View, p: &PackageKernels) -> io::Result<()> {
     let arches = view.arches_of(p);
     for k in &p.manifest.kernels {
-        let q = crate::records::qualified(k);
+        let q = crate::words::qualified(k);
         if !view.filter.matches_kernel(&k.display_name, &q, &k.file, Some(&p.config.kernel_dir)) {
             continue;
         }
@@ -96,19 +97,6 @@ fn not_compiled(out: &mut impl Write, view: &View, p: &PackageKernels) -> io::Re
         }
     }
     Ok(())
-}
-
-/// `1234567` → `1,234,567`.
-pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// One row of the compact report.
@@ -334,13 +322,5 @@ mod tests {
             assert!(out.starts_with("pkg: 3 kernels, 5 kernel × arch records (sm_80: 2, sm_90: 3)\n"), "{out}");
             assert!(out.contains("\nk01: not compiled for sm_80: absent from the PTX\n"), "{out}");
         }
-    }
-
-    #[test]
-    fn thousands_are_separated() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(8693), "8,693");
-        assert_eq!(thousands(1234567), "1,234,567");
     }
 }

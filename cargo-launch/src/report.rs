@@ -6,15 +6,16 @@ use anyhow::Context;
 use launch::schema::report::{Document, Record, Toolchain};
 
 use crate::cli::{Format, ReportArgs};
+use crate::error::Error;
 use crate::records::{self, Row};
-use crate::{cargo, render, select, toolchain, Exit};
+use crate::{cargo, render, select, toolchain};
 
 /// Above this many records the text report is the compact one (one line per kernel × arch)
 /// unless `--detailed` is given.
 pub const COMPACT_ABOVE: usize = 40;
 
 /// Runs `cargo launch report`.
-pub fn run(args: &ReportArgs) -> Result<(), Exit> {
+pub fn run(args: &ReportArgs) -> Result<(), Error> {
     toolchain::ensure_toolchain(args.no_setup)?;
     let arches = cargo::sorted(&args.arch);
     toolchain::refuse_untargetable(&arches)?;

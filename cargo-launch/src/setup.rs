@@ -16,7 +16,7 @@ use launch_build::env::Env;
 use launch_build::process::Tool;
 use launch_build::toolchain::{self, Origin, Toolchain, PINNED_VERSION};
 
-use crate::{exit, Exit};
+use crate::error::Error;
 
 /// The pinned wheels, with the sha256 of each platform's file (x86_64, aarch64 Linux).
 const REQUIREMENTS: &str = "\
@@ -38,9 +38,9 @@ nvidia-cuda-cccl-cu12==12.9.27 \\
 const COMPLETE: &str = ".complete";
 
 /// Installs the pinned toolchain unless it is already there; returns it.
-pub fn run(force: bool) -> Result<Toolchain, Exit> {
+pub fn run(force: bool) -> Result<Toolchain, Error> {
     let env = Env::cli();
-    install(&env, force).map_err(|e| Exit::new(exit::NO_TOOLCHAIN, e))
+    install(&env, force).map_err(Error::NoToolchain)
 }
 
 fn install(env: &Env, force: bool) -> anyhow::Result<Toolchain> {

@@ -4,12 +4,13 @@
 use launch::Arch;
 use launch_build::env::Env;
 
-use crate::{exit, setup, Exit};
+use crate::error::Error;
+use crate::setup;
 
 /// Installs the pinned toolchain first when none is found, unless told not to. An explicit
 /// `LAUNCH_TOOLCHAIN` is never second-guessed: when it holds no working toolchain that is the
 /// error (exit 3), with nothing downloaded, since the build would use it and not the install.
-pub fn ensure_toolchain(no_setup: bool) -> Result<(), Exit> {
+pub fn ensure_toolchain(no_setup: bool) -> Result<(), Error> {
     let env = Env::cli();
     match launch_build::toolchain::discover(&env) {
         Ok(_) => Ok(()),
@@ -21,31 +22,28 @@ pub fn ensure_toolchain(no_setup: bool) -> Result<(), Exit> {
                 other => other.to_string(),
             };
             let root = env.get("LAUNCH_TOOLCHAIN").unwrap_or_default();
-            Err(Exit::new(
-                exit::NO_TOOLCHAIN,
-                anyhow::anyhow!(
-                    "no CUDA toolchain in LAUNCH_TOOLCHAIN={}: {why}\nfix: point LAUNCH_TOOLCHAIN at a folder holding \
+            Err(Error::NoToolchain(anyhow::anyhow!(
+                "no CUDA toolchain in LAUNCH_TOOLCHAIN={}: {why}\nfix: point LAUNCH_TOOLCHAIN at a folder holding \
                      nvidia/cuda_nvrtc and nvidia/cuda_nvcc (a pip --target folder) or at a CUDA toolkit, or unset it; \
                      while it is set nothing else is searched and nothing is installed",
-                    std::path::Path::new(&root).display()
-                ),
-            ))
+                std::path::Path::new(&root).display()
+            )))
         }
         Err(e @ launch_build::Error::ToolchainNotFound { .. }) => {
             let offline = env.offline();
             if no_setup || env.flag("LAUNCH_NO_AUTO_SETUP") || offline {
-                return Err(Exit::new(exit::NO_TOOLCHAIN, e));
+                return Err(Error::NoToolchain(anyhow::Error::from(e)));
             }
             eprintln!("no CUDA toolchain found: installing the pinned one (`cargo launch setup`; --no-setup or LAUNCH_NO_AUTO_SETUP=1 to refuse)");
             setup::run(false).map(|_| ())
         }
-        Err(e) => Err(Exit::new(exit::NO_TOOLCHAIN, e)),
+        Err(e) => Err(Error::NoToolchain(anyhow::Error::from(e))),
     }
 }
 
 /// An arch the toolchain cannot compile for is a usage error before anything is built (`check`
 /// reports it as a finding instead and checks the rest).
-pub fn refuse_untargetable(arches: &[Arch]) -> Result<(), Exit> {
+pub fn refuse_untargetable(arches: &[Arch]) -> Result<(), Error> {
     if arches.is_empty() {
         return Ok(());
     }
@@ -58,19 +56,16 @@ pub fn refuse_untargetable(arches: &[Arch]) -> Result<(), Exit> {
     if bad.is_empty() {
         return Ok(());
     }
-    Err(Exit::new(
-        exit::USAGE,
-        anyhow::anyhow!(
-            "the toolchain cannot target {}; it supports: {}",
-            bad.join(", "),
-            supported.iter().map(|c| format!("sm_{c}")).collect::<Vec<_>>().join(", ")
-        ),
-    ))
+    Err(Error::Usage(anyhow::anyhow!(
+        "the toolchain cannot target {}; it supports: {}",
+        bad.join(", "),
+        supported.iter().map(|c| format!("sm_{c}")).collect::<Vec<_>>().join(", ")
+    )))
 }
 
 /// The compute capabilities ([`Arch::sm`]: `90` for sm_90) the toolchain's NVRTC can target.
-pub fn supported_arches() -> Result<Vec<u32>, Exit> {
-    let tc = launch_build::toolchain::discover(&Env::cli()).map_err(|e| Exit::new(exit::NO_TOOLCHAIN, e))?;
-    let nvrtc = launch_build::nvrtc::Nvrtc::load(&tc.nvrtc).map_err(|e| Exit::new(exit::NO_TOOLCHAIN, e))?;
+pub fn supported_arches() -> Result<Vec<u32>, Error> {
+    let tc = launch_build::toolchain::discover(&Env::cli()).map_err(|e| Error::NoToolchain(anyhow::Error::from(e)))?;
+    let nvrtc = launch_build::nvrtc::Nvrtc::load(&tc.nvrtc).map_err(|e| Error::NoToolchain(anyhow::Error::from(e)))?;
     Ok(nvrtc.supported_archs().into_iter().map(|c| c as u32).collect())
 }

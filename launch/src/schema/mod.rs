@@ -8,6 +8,7 @@
 //! they do not know, with a message saying what to rebuild or upgrade.
 
 pub mod check;
+pub mod occupancy;
 pub mod report;
 
 use std::fmt;
