@@ -310,8 +310,11 @@ fn a_damaged_baseline_is_an_error_at_its_line_not_a_list_of_new_kernels() {
     assert!(stdout.contains("compared against ") && !stdout.contains("note[new]"), "{stdout}");
     // A version-1 baseline (what --bless wrote before the header, keyed by display name) is
     // compared, with a warning.
-    let v1 =
-        format!("{}\n{}", cargo_launch::baseline::V1_HEADER, lines[2..].join("\n").replace("kernels/poly.cu::", ""));
+    // The first line exactly as version 1 wrote it (a file format: the old files users committed).
+    const V1_HEADER: &str = "# cargo launch check --bless: per kernel and arch, registers, spill bytes (stores + \
+         loads), stack frame, static shared memory and occupancy at the launch block size. Regenerate after an \
+         intended change.";
+    let v1 = format!("{V1_HEADER}\n{}", lines[2..].join("\n").replace("kernels/poly.cu::", ""));
     std::fs::write(&baseline, v1).unwrap();
     let (code, stdout, _) = check(dir.path(), &[]);
     assert_eq!(code, 0, "{stdout}");

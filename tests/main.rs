@@ -1,5 +1,6 @@
-//! The project's one integration-test binary: each module runs the real `cargo-launch` binary on
-//! fixture crates copied to temporary folders (or on the template in place).
+//! The end-to-end test binary of the launch-tests crate: each module runs the real `cargo-launch`
+//! binary (built once per run, see `support::binary`) on fixture crates copied to temporary folders
+//! (or on the template in place). Tests of one library alone live with it (launch/tests/).
 
 mod support;
 
@@ -15,14 +16,8 @@ mod errors;
 /// Every configuration error names its key path, `Cargo.toml:LINE:COL`, the value and what is expected.
 mod config_errors;
 
-/// Our occupancy calculator against NVIDIA's own `cuda_occupancy.h`, compiled with the C compiler.
-mod occupancy_oracle;
-
 /// `cargo launch occupancy`: the calculator as a command.
 mod occupancy_cmd;
-
-/// Our calculator against the driver of a real H200 (recorded results in fixtures/h200/).
-mod h200_driver;
 
 /// The kernel cache (each invalidation rule, damaged entries, a killed build, two builds at once,
 /// checkout-independent outputs) and jobserver parallelism (`-j1` is serial).

@@ -93,9 +93,8 @@ pub fn run(args: &CheckArgs) -> Result<(), Error> {
             // failure while writing (a read-only file system) is exit 1, whoever named the path.
             let given = if args.baseline.is_some() { " given with --baseline" } else { "" };
             let _absent = usable(&path, given, "write")?;
-            launch_build::out::write_if_changed(&path, text.as_bytes()).map_err(|e| {
-                Error::Failure(anyhow::Error::new(e).context("cannot write the baseline"))
-            })?;
+            launch_build::out::write_if_changed(&path, text.as_bytes())
+                .map_err(|e| Error::Failure(anyhow::Error::new(e).context("cannot write the baseline")))?;
             eprintln!("wrote {} records to {}", current.len(), path.display());
             used(BaselineState::Written, current.len());
             continue;

@@ -9,9 +9,7 @@
 //! types and the leaf modules (`error`, `words`, `records`, ...), never the other way round.
 #![forbid(unsafe_code)]
 
-// Fuzzed from the workspace's fuzz harness (to move into this crate); not an API.
-#[doc(hidden)]
-pub mod baseline;
+mod baseline;
 mod calculator;
 mod cargo;
 mod check;

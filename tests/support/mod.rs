@@ -4,9 +4,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+mod binary;
+pub use binary::binary;
+
 /// The repository root.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("cargo-launch/ has a parent").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
 }
 
 /// Variables that would change what the binary under test does; removed from every child.
@@ -33,7 +36,7 @@ pub const SCRUBBED: &[&str] = &[
 /// `cargo-launch` with a clean environment. Fixture builds share one target dir, so their
 /// dependencies compile once per test run.
 pub fn cargo_launch() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-launch"));
+    let mut cmd = Command::new(binary());
     for v in SCRUBBED {
         cmd.env_remove(v);
     }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Runs on the GPU machine, from the repository root, after tools/gpu/build.sh copied the binaries
-# into .device-carry/. Writes the logs under $OUT (or ./gpu-out).
+# (the `gpu` test of launch-tests and the template's program) into .device-carry/. Writes the logs
+# under $OUT (or ./gpu-out).
 set -u
 out=${OUT:-gpu-out}
 mkdir -p "$out"

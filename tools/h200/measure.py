@@ -19,7 +19,7 @@ Run on a machine with an NVIDIA GPU, nvcc and the `cuda.bindings` (cuda-python) 
    * after the opt-in (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` = opt-in limit - static):
      the same three queries on SUBSET_BLOCK_SIZES.
    Function attributes are properties of the loaded module; no device setting is changed.
-3. Writes DIR/occupancy-sm90.json (the fixture format read by tests/h200_driver.rs) and
+3. Writes DIR/occupancy-sm90.json (the fixture format read by launch/tests/h200_driver.rs) and
    DIR/ptxas-sm90.log (the verbatim `-Xptxas -v` output).
 
 A failing CUDA call in an occupancy query is recorded (negative CUresult in a blocks array, `err`

@@ -199,7 +199,8 @@ fn launch_configuration_matches_h200_driver() {
 const FULL_SWEEP: &str = "blocks per SM (every block size)";
 
 fn load() -> Record {
-    let path = crate::support::root().join(FIXTURE);
+    // The recording stays with the other fixtures, next to the tool that made it (tools/h200/).
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(FIXTURE);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     let record: Record = serde_json::from_str(&text).unwrap_or_else(|e| panic!("parse {}: {e}", path.display()));
     assert!(record.kernels.len() >= MIN_KERNELS, "only {} kernels recorded", record.kernels.len());

@@ -4,7 +4,7 @@
  *
  *     <kind> <inputs...> | <outputs...>
  *
- * tests/occupancy_oracle.rs recomputes every <outputs> part from <inputs> with the Rust port and
+ * launch/tests/occupancy_oracle.rs recomputes every <outputs> part from <inputs> with the Rust port and
  * compares the text. Kinds:
  *
  *   hdr                                                  | __CUDA_OCC_MAJOR__ __CUDA_OCC_MINOR__

@@ -1,5 +1,5 @@
 //! `launch::occupancy` against NVIDIA's own calculator: compiles `oracle/occupancy_oracle.c`
-//! with the toolchain's `cuda_occupancy.h` (CUDA 12.9), runs it over its grid (~250 000 points:
+//! with the toolchain's `cuda_occupancy.h` (CUDA 12.9; see header.rs for where it is found), runs it over its grid (~250 000 points:
 //! 20 compute capabilities × registers 0…257 × static/dynamic shared memory × barriers × block
 //! sizes × carveouts × limit configurations × partitioned caching, plus max threads per block,
 //! the potential block size, available dynamic shared memory and registers-for-N-blocks), and
@@ -33,8 +33,9 @@ const MIN_ROWS: usize = 200_000;
 
 #[test]
 fn occupancy_matches_cuda_occupancy_h() {
-    let include = crate::support::toolchain_root().join("nvidia/cuda_runtime/include");
-    assert!(include.join("cuda_occupancy.h").is_file(), "{} has no cuda_occupancy.h", include.display());
+    let Some(include) = crate::header::include_dir("occupancy_oracle::occupancy_matches_cuda_occupancy_h") else {
+        return;
+    };
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("occupancy-oracle-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let exe = compile_oracle(&dir, &include);
@@ -276,12 +277,16 @@ const EXHAUSTIVE_POINTS: usize = (4 + 20) * 256 * 1024;
 #[test]
 fn occupancy_matches_cuda_occupancy_h_on_millions_of_points() {
     let started = Instant::now();
-    let include = crate::support::toolchain_root().join("nvidia/cuda_runtime/include");
+    let Some(include) =
+        crate::header::include_dir("occupancy_oracle::occupancy_matches_cuda_occupancy_h_on_millions_of_points")
+    else {
+        return;
+    };
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("occupancy-points-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let exe = compile_oracle(&dir, &include);
-    let seed = launch_build::env::Env::cli()
-        .get("LAUNCH_ORACLE_SEED")
+    #[allow(clippy::disallowed_methods)] // a test switch, not build configuration
+    let seed = std::env::var_os("LAUNCH_ORACLE_SEED")
         .map(|s| s.to_string_lossy().trim().parse::<u64>().expect("LAUNCH_ORACLE_SEED is a number"))
         .unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
     eprintln!("occupancy points: random seed {seed} (LAUNCH_ORACLE_SEED={seed} repeats this run)");

@@ -2,15 +2,16 @@
 //! `fixtures/crates/gpu` (static and dynamic shared memory, 6 and 16 barriers, launch bounds, an
 //! `@launch` contract, spills).
 //!
-//! They build everywhere. Without a CUDA driver or GPU each test prints why it skipped and passes,
-//! unless `LAUNCH_TEST_REQUIRE_GPU=1`, which makes that a failure. To run them on a GPU machine
-//! without Rust, build here and copy the binary (tools/gpu/run.sh does both):
+//! They build wherever the kernel crates build (NVRTC and ptxas, at build time). Without a CUDA
+//! driver or GPU each test prints why it skipped and passes, unless `LAUNCH_TEST_REQUIRE_GPU=1`,
+//! which makes that a failure. They live in launch-tests rather than in launch so that `cargo test
+//! -p launch` needs no CUDA toolchain. To run them on a GPU machine without Rust, build here and
+//! copy the binary (tools/gpu/build.sh builds and copies, tools/gpu/device.sh runs there):
 //!
 //! ```sh
-//! cargo test -p launch --release --test gpu --no-run    # prints the binary's path
+//! cargo test -p launch-tests --release --test gpu --no-run    # prints the binary's path
 //! LAUNCH_TEST_REQUIRE_GPU=1 CUDA_CACHE_DISABLE=1 ./gpu-<hash> --test-threads=1 --nocapture
 //! ```
-#![cfg(feature = "cudarc")]
 
 use std::io::Write;
 use std::sync::Arc;
