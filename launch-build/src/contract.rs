@@ -779,7 +779,7 @@ pub fn apply_to_ptx(ptx: &str, annotations: &[Annotation]) -> String {
         if let Some(symbol) = crate::ptx::entry_name(t) {
             // Annotations name the kernel as written; a kernel that is not extern "C" has a
             // mangled symbol in the PTX.
-            let name = crate::assemble::source_name(symbol);
+            let name = crate::names::source_name(symbol);
             pending = caps.get(symbol).or_else(|| caps.get(name.as_str())).copied();
         }
         if t.starts_with(".maxnreg") {

@@ -57,6 +57,7 @@ pub mod headers;
 pub mod jobs;
 pub mod locate;
 pub mod manifest;
+pub mod names;
 pub mod nvrtc;
 pub mod out;
 pub mod process;
@@ -238,7 +239,7 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
     for (s, p) in sources.iter().zip(&prepared) {
         let Some(f) = files.iter().find(|f| f.source.file == s.file && !f.outputs.is_empty()) else { continue };
         let built: std::collections::HashSet<String> =
-            manifest.kernels.iter().filter(|k| k.file == s.file).map(|k| assemble::source_name(&k.name)).collect();
+            manifest.kernels.iter().filter(|k| k.file == s.file).map(|k| names::source_name(&k.name)).collect();
         let absent: Vec<String> = p
             .kernels
             .iter()
@@ -412,7 +413,7 @@ fn docs_stub(config: &Config, sources: &[SourceFile], launch_dir: &Path) -> Resu
             if !seen.insert(d.name.clone()) {
                 continue;
             }
-            let rust_name = assemble::rust_name(&d.name);
+            let rust_name = names::rust_name(&d.name);
             manifest.kernels.push(manifest::KernelEntry {
                 rust_path: format!("{module}::{rust_name}"),
                 rust_name,
