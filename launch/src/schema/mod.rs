@@ -6,3 +6,5 @@
 //! An additive change (a new field, a new enum value a reader may ignore) keeps a document's
 //! version; a field removed, renamed or given another meaning bumps it. Readers refuse a version
 //! they do not know, with a message saying what to rebuild or upgrade.
+
+pub mod manifest;
