@@ -7,7 +7,7 @@ use launch::{Arch, ContractSource};
 
 use crate::compile::{sanitize, JobOutput, SourceFile};
 use crate::config::Config;
-use crate::error::Error;
+use crate::error::{Diagnostic, Error};
 use crate::manifest::{
     CubinEntry, KernelArch, KernelEntry, Manifest, MissingArch, ModuleEntry, Origin, PtxEntry, ToolchainInfo, SCHEMA,
 };
@@ -166,16 +166,18 @@ pub fn manifest(config: &Config, toolchain: ToolchainInfo, files: &[FileOutputs]
                         && d.minnctapersm == a.min_blocks
                         && (a.max_regs.is_none() || d.maxnreg == a.max_regs);
                     if !reached && disagreeing.insert((a.line, a.col)) {
-                        unreached.push(format!(
-                            "{}:{}:{}: error: {} of kernel `{}` disagrees with the bounds the kernel was compiled with: \
-                             its PTX for {arch} has {}. A __launch_bounds__ or __maxnreg__ that the source does not \
-                             show (written through a macro?) overrides it; declare the contract once",
-                            f.source.file,
+                        unreached.push(Diagnostic::error(
+                            &f.source.file,
                             a.line,
                             a.col,
-                            a.written(),
-                            a.kernel,
-                            directives(&d)
+                            format!(
+                                "{} of kernel `{}` disagrees with the bounds the kernel was compiled with: its PTX \
+                                 for {arch} has {}. A __launch_bounds__ or __maxnreg__ that the source does not \
+                                 show (written through a macro?) overrides it; declare the contract once",
+                                a.written(),
+                                a.kernel,
+                                directives(&d)
+                            ),
                         ));
                     }
                 }
@@ -380,7 +382,7 @@ pub fn finish_names(kernels: &mut [KernelEntry]) {
 /// (`void tmpl<8>(int*)` → `TMPL_8`) where that is unique in the file, else with them
 /// (`k(float*)`, `k(int*)` → `K_FLOAT`, `K_INT`: C++ overloads). Returns an error per kernel
 /// whose name still collides, and sets `rust_path`.
-fn name_in_module(kernels: &mut [KernelEntry], module: &str) -> Vec<String> {
+fn name_in_module(kernels: &mut [KernelEntry], module: &str) -> Vec<Diagnostic> {
     let mut count: HashMap<String, usize> = HashMap::new();
     for k in kernels.iter() {
         *count.entry(k.rust_name.clone()).or_default() += 1;
@@ -395,10 +397,15 @@ fn name_in_module(kernels: &mut [KernelEntry], module: &str) -> Vec<String> {
     let mut clashes = Vec::new();
     for k in kernels.iter() {
         if let Some(prev) = seen.insert(&k.rust_name, k) {
-            clashes.push(format!(
-                "{}:{}:{}: kernel `{}` would be generated as `{}`, like `{}` at line {} of the same file: two kernels \
-                 of one file need distinct Rust names; rename one of them",
-                k.file, k.line, k.col, k.display_name, k.rust_path, prev.display_name, prev.line
+            clashes.push(Diagnostic::error(
+                &k.file,
+                k.line,
+                k.col,
+                format!(
+                    "kernel `{}` would be generated as `{}`, like `{}` at line {} of the same file: two kernels \
+                     of one file need distinct Rust names; rename one of them",
+                    k.display_name, k.rust_path, prev.display_name, prev.line
+                ),
             ));
         }
     }
@@ -591,7 +598,8 @@ mod tests {
         };
         assert_eq!(e.len(), 1, "{e:?}");
         assert!(
-            e[0].contains("would be generated as `kernels::o::A_B`") && e[0].contains("rename one of them"),
+            e[0].message.contains("would be generated as `kernels::o::A_B`")
+                && e[0].to_string().contains("rename one of them"),
             "{e:?}"
         );
     }

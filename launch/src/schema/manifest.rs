@@ -3,10 +3,9 @@
 //! relative (to the crate root for sources, to `OUT_DIR/launch` for outputs), so the manifest does
 //! not depend on where the checkout lives.
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 
+pub use super::ReadError;
 use crate::{Arch, Contract, Resources};
 
 /// The version of this document (its `schema` field): bumped on any incompatible change.
@@ -186,52 +185,11 @@ impl Manifest {
     /// # Errors
     /// Text that is not a manifest, or a manifest of another [`VERSION`].
     pub fn from_json(text: &str) -> Result<Manifest, ReadError> {
-        let m: Manifest = serde_json::from_str(text).map_err(|e| ReadError::Json {
-            message: e.to_string(),
-            line: e.line(),
-            column: e.column(),
-        })?;
-        if m.schema != VERSION {
-            return Err(ReadError::Version { found: m.schema });
-        }
+        let m: Manifest = super::read_json(text)?;
+        super::check_version("manifest", m.schema, VERSION)?;
         Ok(m)
     }
 }
-
-/// Why a manifest could not be read. Comparable (and so plain data rather than the JSON
-/// library's error), so readers and tests can match on it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ReadError {
-    /// Not JSON, or not the shape of a manifest.
-    Json {
-        /// The JSON reader's message, with its position (`... at line 3 column 7`).
-        message: String,
-        /// 1-based line of the fault (0 when it is not about a position, such as a missing field
-        /// at the end).
-        line: usize,
-        /// 1-based column of the fault.
-        column: usize,
-    },
-    /// A manifest of another version: written by another launch-build.
-    Version {
-        /// Its `schema`.
-        found: u32,
-    },
-}
-
-impl fmt::Display for ReadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ReadError::Json { message, .. } => write!(f, "{message}"),
-            ReadError::Version { found } => {
-                write!(f, "manifest schema {found} (this tool reads {VERSION}); rebuild the crate")
-            }
-        }
-    }
-}
-
-impl std::error::Error for ReadError {}
 
 #[cfg(test)]
 mod tests {
@@ -298,7 +256,7 @@ mod tests {
     fn another_version_or_no_manifest_is_a_typed_error() {
         let text = serde_json::to_string(&Manifest { schema: 2, ..sample() }).expect("serialises");
         let e = Manifest::from_json(&text).unwrap_err();
-        assert!(matches!(e, ReadError::Version { found: 2 }), "{e:?}");
+        assert!(matches!(e, ReadError::Version { found: 2, .. }), "{e:?}");
         assert_eq!(e.to_string(), "manifest schema 2 (this tool reads 1); rebuild the crate");
         assert!(matches!(Manifest::from_json("{"), Err(ReadError::Json { line: 1, .. })));
     }

@@ -7,4 +7,9 @@
 //! version; a field removed, renamed or given another meaning bumps it. Readers refuse a version
 //! they do not know, with a message saying what to rebuild or upgrade.
 
+pub mod diagnostics;
 pub mod manifest;
+mod read;
+
+pub use read::ReadError;
+pub(crate) use read::{check_version, read_json};
