@@ -329,7 +329,7 @@ fn compare(p: &PackageKernels, recs: &[&Row], old: &baseline::Parsed, path: &Pat
         let (kernel, arch) = key;
         // `kernels/t.cu::_Z4tmplILi8EEvPi` says little to a reader: add what it demangles to.
         let symbol = kernel.rsplit("::").next().unwrap_or(kernel);
-        let readable = launch_build::assemble::demangle(symbol);
+        let readable = launch_build::names::demangle(symbol);
         let shown = if old.version == baseline::VERSION && readable != symbol {
             format!("{kernel} ({readable})")
         } else {

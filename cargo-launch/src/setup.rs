@@ -1,5 +1,6 @@
 //! `cargo launch setup`: installs NVIDIA's pinned toolchain wheels with
-//! `python3 -m pip install --target`, hashes pinned, into the per-user cache.
+//! `python3 -m pip install --target`, hashes pinned (`launch_build::toolchain::pin`), into the
+//! per-user cache.
 //!
 //! The install goes to a temporary folder next to the final one and is renamed into place only
 //! once it is complete and its ptxas answers, so an interrupted install is never used. A lock file
@@ -14,25 +15,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use launch_build::env::Env;
 use launch_build::process::Tool;
-use launch_build::toolchain::{self, Origin, Toolchain, PINNED_VERSION};
+use launch_build::toolchain::{self, pin, Origin, Toolchain, PINNED_VERSION};
 
 use crate::error::Error;
-
-/// The pinned wheels, with the sha256 of each platform's file (x86_64, aarch64 Linux).
-const REQUIREMENTS: &str = "\
-nvidia-cuda-nvrtc-cu12==12.9.86 \\
-    --hash=sha256:210cf05005a447e29214e9ce50851e83fc5f4358df8b453155d5e1918094dcb4 \\
-    --hash=sha256:096d4de6bda726415dfaf3198d4f5c522b8e70139c97feef5cd2ca6d4cd9cead
-nvidia-cuda-nvcc-cu12==12.9.86 \\
-    --hash=sha256:5d6a0d32fdc7ea39917c20065614ae93add6f577d840233237ff08e9a38f58f0 \\
-    --hash=sha256:44e1eca4d08926193a558d2434b1bf83d57b4d5743e0c431c0c83d51da1df62b
-nvidia-cuda-runtime-cu12==12.9.79 \\
-    --hash=sha256:25bba2dfb01d48a9b59ca474a1ac43c6ebf7011f1b0b8cc44f54eb6ac48a96c3 \\
-    --hash=sha256:83469a846206f2a733db0c42e223589ab62fd2fabac4432d2f8802de4bded0a4
-nvidia-cuda-cccl-cu12==12.9.27 \\
-    --hash=sha256:37869e17ce2e1ecec6eddf1927cca0f8c34e64fd848d40453df559091e2d7117 \\
-    --hash=sha256:d7898b38aa68beaa234d48f0868273702342a196d6e2e9d0ef058dca2390ebea
-";
 
 /// Marker written last into a complete install.
 const COMPLETE: &str = ".complete";
@@ -77,7 +62,7 @@ fn install(env: &Env, force: bool) -> anyhow::Result<Toolchain> {
     let tmp = parent.join(format!(".cuda-{PINNED_VERSION}.partial-{}", std::process::id()));
     remove_dir(&tmp)?;
     let req = parent.join(format!("requirements-{PINNED_VERSION}.txt"));
-    fs::write(&req, REQUIREMENTS).with_context(|| format!("failed to write `{}`", req.display()))?;
+    fs::write(&req, pin::requirements()).with_context(|| format!("failed to write `{}`", req.display()))?;
     let python = toolchain::python(env);
     eprintln!(
         "installing NVIDIA's CUDA {PINNED_VERSION} NVRTC + ptxas + CCCL wheels (about 135 MB, hashes pinned) into {}",

@@ -7,10 +7,11 @@ use launch::{Arch, ContractSource};
 
 use crate::compile::{sanitize, JobOutput, SourceFile};
 use crate::config::Config;
-use crate::error::Error;
+use crate::error::{Diagnostic, Error};
 use crate::manifest::{
     CubinEntry, KernelArch, KernelEntry, Manifest, MissingArch, ModuleEntry, Origin, PtxEntry, ToolchainInfo, SCHEMA,
 };
+use crate::names::{base_name, demangle, rust_name, rust_name_with_params, source_name};
 use crate::{locate, ptx, source};
 
 /// All outputs of one source file, by arch (lowest first).
@@ -165,16 +166,18 @@ pub fn manifest(config: &Config, toolchain: ToolchainInfo, files: &[FileOutputs]
                         && d.minnctapersm == a.min_blocks
                         && (a.max_regs.is_none() || d.maxnreg == a.max_regs);
                     if !reached && disagreeing.insert((a.line, a.col)) {
-                        unreached.push(format!(
-                            "{}:{}:{}: error: {} of kernel `{}` disagrees with the bounds the kernel was compiled with: \
-                             its PTX for {arch} has {}. A __launch_bounds__ or __maxnreg__ that the source does not \
-                             show (written through a macro?) overrides it; declare the contract once",
-                            f.source.file,
+                        unreached.push(Diagnostic::error(
+                            &f.source.file,
                             a.line,
                             a.col,
-                            a.written(),
-                            a.kernel,
-                            directives(&d)
+                            format!(
+                                "{} of kernel `{}` disagrees with the bounds the kernel was compiled with: its PTX \
+                                 for {arch} has {}. A __launch_bounds__ or __maxnreg__ that the source does not \
+                                 show (written through a macro?) overrides it; declare the contract once",
+                                a.written(),
+                                a.kernel,
+                                directives(&d)
+                            ),
                         ));
                     }
                 }
@@ -379,7 +382,7 @@ pub fn finish_names(kernels: &mut [KernelEntry]) {
 /// (`void tmpl<8>(int*)` → `TMPL_8`) where that is unique in the file, else with them
 /// (`k(float*)`, `k(int*)` → `K_FLOAT`, `K_INT`: C++ overloads). Returns an error per kernel
 /// whose name still collides, and sets `rust_path`.
-fn name_in_module(kernels: &mut [KernelEntry], module: &str) -> Vec<String> {
+fn name_in_module(kernels: &mut [KernelEntry], module: &str) -> Vec<Diagnostic> {
     let mut count: HashMap<String, usize> = HashMap::new();
     for k in kernels.iter() {
         *count.entry(k.rust_name.clone()).or_default() += 1;
@@ -394,10 +397,15 @@ fn name_in_module(kernels: &mut [KernelEntry], module: &str) -> Vec<String> {
     let mut clashes = Vec::new();
     for k in kernels.iter() {
         if let Some(prev) = seen.insert(&k.rust_name, k) {
-            clashes.push(format!(
-                "{}:{}:{}: kernel `{}` would be generated as `{}`, like `{}` at line {} of the same file: two kernels \
-                 of one file need distinct Rust names; rename one of them",
-                k.file, k.line, k.col, k.display_name, k.rust_path, prev.display_name, prev.line
+            clashes.push(Diagnostic::error(
+                &k.file,
+                k.line,
+                k.col,
+                format!(
+                    "kernel `{}` would be generated as `{}`, like `{}` at line {} of the same file: two kernels \
+                     of one file need distinct Rust names; rename one of them",
+                    k.display_name, k.rust_path, prev.display_name, prev.line
+                ),
             ));
         }
     }
@@ -426,74 +434,6 @@ fn directives(d: &ptx::EntryDirectives) -> String {
     } else {
         parts.join(", ")
     }
-}
-
-/// `_Z4tmplILi8EEvPi` → `void tmpl<8>(int*)`; unmangled names are returned as they are.
-pub fn demangle(name: &str) -> String {
-    // Only `_Z` symbols are mangled: `h` alone would demangle as the type `unsigned char`.
-    if !name.starts_with("_Z") {
-        return name.to_string();
-    }
-    cpp_demangle::Symbol::new(name)
-        .ok()
-        .and_then(|s| s.demangle(&cpp_demangle::DemangleOptions::default()).ok())
-        .unwrap_or_else(|| name.to_string())
-}
-
-/// The identifier a kernel has in its source, from its symbol: `_Z7mangledPf` → `mangled`.
-pub fn source_name(symbol: &str) -> String {
-    base_name(&demangle(symbol)).to_string()
-}
-
-/// The function's own identifier in a demangled signature: `void ns::tmpl<8>(int*)` → `tmpl`.
-fn base_name(display: &str) -> &str {
-    let before_params = display.split('(').next().unwrap_or(display);
-    let before_tmpl = before_params.split('<').next().unwrap_or(before_params);
-    let last = before_tmpl.rsplit("::").next().unwrap_or(before_tmpl);
-    last.rsplit(' ').next().unwrap_or(last)
-}
-
-/// The Rust static's name: `poly_eval` → `POLY_EVAL`, `void tmpl<8>(int*)` → `TMPL_8`.
-pub fn rust_name(display: &str) -> String {
-    let sig = display.split('(').next().unwrap_or(display);
-    // Drop the return type of a demangled template signature.
-    let sig = match sig.find('<') {
-        Some(lt) => match sig[..lt].rfind(' ') {
-            Some(sp) => &sig[sp + 1..],
-            None => sig,
-        },
-        None => sig.rsplit(' ').next().unwrap_or(sig),
-    };
-    let out = shout(sig);
-    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("K_{out}")
-    } else {
-        out
-    }
-}
-
-/// [`rust_name`] with the parameter types, for overloads: `k(float const*)` → `K_FLOAT_CONST`.
-pub fn rust_name_with_params(display: &str) -> String {
-    let params = display.find('(').map_or("", |at| &display[at..]);
-    let params = shout(params);
-    if params.is_empty() {
-        rust_name(display)
-    } else {
-        format!("{}_{params}", rust_name(display))
-    }
-}
-
-/// Upper-case ASCII letters and digits, every other run of characters one `_`, none at the ends.
-fn shout(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_uppercase());
-        } else if !out.ends_with('_') && !out.is_empty() {
-            out.push('_');
-        }
-    }
-    out.trim_end_matches('_').to_string()
 }
 
 #[cfg(test)]
@@ -658,7 +598,8 @@ mod tests {
         };
         assert_eq!(e.len(), 1, "{e:?}");
         assert!(
-            e[0].contains("would be generated as `kernels::o::A_B`") && e[0].contains("rename one of them"),
+            e[0].message.contains("would be generated as `kernels::o::A_B`")
+                && e[0].to_string().contains("rename one of them"),
             "{e:?}"
         );
     }
@@ -758,17 +699,5 @@ mod tests {
         // Not in the file at all: line 1 stands for the file, and the manifest says so.
         assert_eq!(at("kernels/unary.cu::from_a_header"), (1, 1, Origin::NotFound));
         assert!(m.kernels.iter().all(|k| k.line > 0));
-    }
-
-    #[test]
-    fn names_are_demangled_for_display_and_rust() {
-        assert_eq!(demangle("poly_eval"), "poly_eval");
-        assert_eq!(demangle("h"), "h");
-        assert_eq!(demangle("_Z4tmplILi8EEvPi"), "void tmpl<8>(int*)");
-        assert_eq!(base_name("void tmpl<8>(int*)"), "tmpl");
-        assert_eq!(base_name("ns::k(float const*)"), "k");
-        assert_eq!(rust_name("poly_eval"), "POLY_EVAL");
-        assert_eq!(rust_name("void tmpl<8>(int*)"), "TMPL_8");
-        assert_eq!(rust_name("ns::k(float const*)"), "NS_K");
     }
 }

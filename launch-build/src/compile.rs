@@ -18,7 +18,7 @@ use crate::nvrtc::Nvrtc;
 use crate::process::{self, quote, Tool};
 use crate::ptxas_log::{self, PtxasLog, Severity};
 use crate::toolchain::Toolchain;
-use crate::{assemble, source};
+use crate::{names, source};
 
 /// A kernel source file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -154,7 +154,7 @@ impl Compiler {
     /// Fails unless the toolchain can target every arch (`a`/`f` variants count as their base).
     pub fn check_arches(&self, arches: &[Arch]) -> Result<(), Error> {
         for a in arches {
-            let cc = (a.major * 10 + a.minor) as i32;
+            let cc = a.sm() as i32;
             if !self.supported.is_empty() && !self.supported.contains(&cc) {
                 return Err(Error::UnsupportedArch {
                     arch: a.to_string(),
@@ -420,8 +420,8 @@ fn ptx_notes(job: &Job, ptx: &str, log: &str) -> Vec<String> {
             notes.push(format!("{}: note: PTX line {n} (`{shown}`) is outside every kernel", job.source.file));
             continue;
         };
-        let display = assemble::demangle(symbol);
-        let base = assemble::source_name(symbol);
+        let display = names::demangle(symbol);
+        let base = names::source_name(symbol);
         let defs = defs.get_or_insert_with(|| {
             let scanned = source::scan(job.text);
             source::kernels(job.text, &scanned)

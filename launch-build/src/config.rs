@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use launch::Arch;
 use toml_edit::{ImDocument, Item, Key, TableLike, Value};
 
-use crate::error::Error;
+use crate::error::{Error, Location};
 use crate::flags::{self, Mapped};
 
 /// The keys `[package.metadata.launch]` accepts.
@@ -1005,14 +1005,12 @@ fn is_identifier(s: &str) -> bool {
 }
 
 /// `path:line:col` of a byte offset, or just `path`.
-fn location(path: &Path, text: &str, span: Option<Range<usize>>) -> String {
-    match span {
-        Some(span) => {
-            let (line, col) = line_col(text, span.start);
-            format!("{}:{line}:{col}", path.display())
-        }
-        None => path.display().to_string(),
-    }
+fn location(path: &Path, text: &str, span: Option<Range<usize>>) -> Location {
+    let at = span.map(|span| {
+        let (line, col) = line_col(text, span.start);
+        (u32::try_from(line).unwrap_or(u32::MAX), u32::try_from(col).unwrap_or(u32::MAX))
+    });
+    Location::File { path: path.to_path_buf(), at }
 }
 
 /// 1-based line and column of a byte offset.

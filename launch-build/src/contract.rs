@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use crate::error::Diagnostic;
 use crate::source::{KernelDef, Scanned};
 
 /// A validated `@launch` annotation, attached to a kernel.
@@ -71,7 +72,7 @@ pub fn annotations(
     src: &str,
     scanned: &Scanned,
     kernels: &[KernelDef],
-) -> Result<Vec<Annotation>, Vec<String>> {
+) -> Result<Vec<Annotation>, Vec<Diagnostic>> {
     attach(file, src, scanned, kernels).map(|a| a.into_iter().map(|a| a.annotation).collect())
 }
 
@@ -80,14 +81,14 @@ fn attach<'k>(
     src: &str,
     scanned: &Scanned,
     kernels: &'k [KernelDef],
-) -> Result<Vec<Attached<'k>>, Vec<String>> {
+) -> Result<Vec<Attached<'k>>, Vec<Diagnostic>> {
     let mut errors = Vec::new();
     let mut out: Vec<Attached> = Vec::new();
     // Kernel name → line of its annotation (one annotation per kernel).
     let mut seen: HashMap<&str, u32> = HashMap::new();
     let by_start = KernelsByStart::new(kernels);
     for raw in find(scanned) {
-        let err = |errors: &mut Vec<String>, at: usize, reason: String| {
+        let err = |errors: &mut Vec<Diagnostic>, at: usize, reason: String| {
             errors.push(diagnostic(file, src, scanned, at, &raw.text, raw.offset, &reason));
         };
         if let Some(reason) = raw.unclosed {
@@ -548,21 +549,30 @@ fn conflicting_bounds(code: &str, from: usize, k: &KernelDef, values: &[(Value, 
     None
 }
 
-fn diagnostic(file: &str, src: &str, scanned: &Scanned, at: usize, text: &str, start: usize, reason: &str) -> String {
+/// The error at offset `at`, with the annotation `text` (starting at offset `start`) and a caret
+/// under the column.
+fn diagnostic(
+    file: &str,
+    src: &str,
+    scanned: &Scanned,
+    at: usize,
+    text: &str,
+    start: usize,
+    reason: &str,
+) -> Diagnostic {
     let at = at.min(src.len());
     let lines = &scanned.lines;
     let line = lines.line(at);
     let line_start = lines.line_start(at);
-    let col = lines.col(src, at) as usize;
-    if lines.line(start) != line {
+    let col = lines.col(src, at);
+    let (text, caret) = if lines.line(start) != line {
         // The bad argument is on a later line of a /* */ comment: show that line.
-        let text = src[line_start..].lines().next().unwrap_or("");
-        let caret = " ".repeat(col - 1);
-        return format!("{file}:{line}:{col}: error: {reason}\n    {text}\n    {caret}^");
-    }
-    let ann_col = lines.col(src, start) as usize - 1;
-    let caret = " ".repeat(col.saturating_sub(1).saturating_sub(ann_col));
-    format!("{file}:{line}:{col}: error: {reason}\n    {text}\n    {caret}^")
+        (src[line_start..].lines().next().unwrap_or(""), " ".repeat((col as usize).saturating_sub(1)))
+    } else {
+        let ann_col = (lines.col(src, start) as usize).saturating_sub(1);
+        (text, " ".repeat((col as usize).saturating_sub(1).saturating_sub(ann_col)))
+    };
+    Diagnostic { excerpt: vec![text.to_string(), format!("{caret}^")], ..Diagnostic::error(file, line, col, reason) }
 }
 
 /// A kernel source with the annotations applied, and what was inserted where (so that the
@@ -586,7 +596,7 @@ pub fn prepare(
     src: &str,
     scanned: &Scanned,
     kernels: &[KernelDef],
-) -> Result<(Vec<Annotation>, Applied), Vec<String>> {
+) -> Result<(Vec<Annotation>, Applied), Vec<Diagnostic>> {
     let attached = attach(file, src, scanned, kernels)?;
     let applied = apply(src, scanned, &attached);
     Ok((attached.into_iter().map(|a| a.annotation).collect(), applied))
@@ -779,7 +789,7 @@ pub fn apply_to_ptx(ptx: &str, annotations: &[Annotation]) -> String {
         if let Some(symbol) = crate::ptx::entry_name(t) {
             // Annotations name the kernel as written; a kernel that is not extern "C" has a
             // mangled symbol in the PTX.
-            let name = crate::assemble::source_name(symbol);
+            let name = crate::names::source_name(symbol);
             pending = caps.get(symbol).or_else(|| caps.get(name.as_str())).copied();
         }
         if t.starts_with(".maxnreg") {

@@ -93,7 +93,7 @@ fn timeout_from(text: &str) -> Result<Duration, Error> {
     match text.trim().parse::<u64>() {
         Ok(secs) if secs >= 1 => Ok(Duration::from_secs(secs)),
         _ => Err(Error::Config {
-            location: "environment".into(),
+            location: crate::error::Location::Environment,
             key: "LAUNCH_COMPILE_TIMEOUT".into(),
             message: format!(
                 "`{text}` is not a time limit: expected a whole number of seconds, at least 1 (the default is {})",

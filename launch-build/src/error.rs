@@ -6,6 +6,37 @@ use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use launch::schema::diagnostics::{Diagnostic, Severity};
+
+mod diagnostics;
+pub use diagnostics::DIAGNOSTICS_FILE;
+pub(crate) use diagnostics::{remove_diagnostics, write_diagnostics};
+
+/// Where a configuration value was read from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// An environment variable (the error's key names it).
+    Environment,
+    /// A file (`Cargo.toml`), at the 1-based line and column of the value where known.
+    File {
+        /// The file, as given to [`crate::Config::load`].
+        path: PathBuf,
+        /// 1-based line and column.
+        at: Option<(u32, u32)>,
+    },
+}
+
+/// `path/Cargo.toml:12:9`, `path/Cargo.toml` or `environment`.
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Location::Environment => f.write_str("environment"),
+            Location::File { path, at: None } => write!(f, "{}", path.display()),
+            Location::File { path, at: Some((line, col)) } => write!(f, "{}:{line}:{col}", path.display()),
+        }
+    }
+}
+
 /// One place the toolchain discovery looked, and why it was not used.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Searched {
@@ -23,10 +54,10 @@ pub struct Searched {
 pub enum Error {
     /// A build-script variable cargo always sets is missing: not running under cargo.
     NotBuildScript(&'static str),
-    /// `[package.metadata.launch]` is missing or wrong. `location` is `Cargo.toml:LINE:COL` where known.
+    /// `[package.metadata.launch]` (or a `LAUNCH_*` variable) is missing or wrong.
     Config {
-        /// `path/Cargo.toml[:line:col]`.
-        location: String,
+        /// `path/Cargo.toml[:line:col]`, or the environment.
+        location: Location,
         /// The key at fault, dotted (`package.metadata.launch.arch`).
         key: String,
         /// What is wrong and the valid choices.
@@ -107,9 +138,9 @@ pub enum Error {
         /// What was wrong.
         reason: String,
     },
-    /// Kernels that break a rule (duplicate names, bad `@launch`, ...): one line per problem,
-    /// each starting with `file:line:col`.
-    Kernels(Vec<String>),
+    /// Kernels that break a rule (duplicate names, bad `@launch`, host code, a source that is not
+    /// text, ...): every problem found, each at its `file:line:col`.
+    Kernels(Vec<Diagnostic>),
     /// Kernel files failed to compile: every failure of the build (all jobs ran), one entry per
     /// failing file, in file order. See [`FileFailure`].
     Failed(Vec<FileFailure>),
@@ -292,8 +323,8 @@ impl fmt::Display for Error {
             Error::Report { file, arch, reason } => {
                 write!(f, "cannot read the ptxas report of {file} for {arch}: {reason}")
             }
-            Error::Kernels(lines) => {
-                for (i, l) in lines.iter().enumerate() {
+            Error::Kernels(list) => {
+                for (i, l) in list.iter().enumerate() {
                     if i > 0 {
                         writeln!(f)?;
                     }

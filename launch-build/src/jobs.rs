@@ -584,9 +584,10 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
     for (i, o) in outputs.into_iter().enumerate() {
         // Every job either came from the cache or compiled (a job that did not would have
         // returned above); say which one did not rather than panic.
-        all.push(
-            o.ok_or_else(|| Error::Kernels(vec![format!("{}: no output for {}", jobs[i].source.file, jobs[i].arch)]))?,
-        );
+        all.push(o.ok_or_else(|| {
+            let no_output = format!("no output for {}", jobs[i].arch);
+            Error::Kernels(vec![crate::error::Diagnostic::error(&jobs[i].source.file, 0, 0, no_output)])
+        })?);
     }
     Ok(Built { outputs: all, compiled: fresh, stats })
 }

@@ -57,6 +57,7 @@ pub mod headers;
 pub mod jobs;
 pub mod locate;
 pub mod manifest;
+pub mod names;
 pub mod nvrtc;
 pub mod out;
 pub mod process;
@@ -93,24 +94,42 @@ pub fn build() {
 ///
 /// # Errors
 /// A configuration error, a missing toolchain, a kernel that does not compile, or an I/O error.
-/// Nothing under `OUT_DIR` is changed unless every kernel compiled.
+/// Nothing under `OUT_DIR` is changed unless every kernel compiled, except
+/// `OUT_DIR/launch/diagnostics.json`: a failed build writes the error's located problems there
+/// ([`Error::diagnostics`]) for `cargo launch check` and editors; a successful one removes it.
 pub fn try_build() -> Result<Manifest, Error> {
     let env = Env::build_script();
     let manifest_dir =
         PathBuf::from(env.untracked("CARGO_MANIFEST_DIR").ok_or(Error::NotBuildScript("CARGO_MANIFEST_DIR"))?);
     let out_dir = PathBuf::from(env.untracked("OUT_DIR").ok_or(Error::NotBuildScript("OUT_DIR"))?);
+    let launch_dir = out_dir.join("launch");
+    let result = build_crate(&env, &manifest_dir, &launch_dir);
+    match &result {
+        Ok(_) => error::remove_diagnostics(&launch_dir)?,
+        Err(e) => {
+            let package = env.untracked("CARGO_PKG_NAME").map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+            // Best effort: the build's own error is what must reach the user, not a failure to
+            // write this copy of it.
+            let _ = error::write_diagnostics(&launch_dir, &manifest_dir, &package, e);
+        }
+    }
+    result
+}
+
+/// [`try_build`] once the build script's folders are known.
+fn build_crate(env: &Env, manifest_dir: &Path, launch_dir: &Path) -> Result<Manifest, Error> {
     let manifest_path = manifest_dir.join("Cargo.toml");
     println!("cargo:rerun-if-changed={}", manifest_path.display());
     let mut config = Config::load(&manifest_path)?;
     // `cargo launch check --arch ...` builds for arches the crate may not list.
     if let Some(list) = env.get("LAUNCH_ARCH") {
         config.arches = config::parse_arch_list(&list.to_string_lossy()).map_err(|message| Error::Config {
-            location: "environment".into(),
+            location: error::Location::Environment,
             key: "LAUNCH_ARCH".into(),
             message,
         })?;
     }
-    build_with(&env, &config, &out_dir.join("launch"))
+    build_with(env, &config, launch_dir)
 }
 
 /// The pipeline for an already loaded configuration, writing into `launch_dir`.
@@ -146,9 +165,14 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
         };
         let scanned = source::scan(&text);
         if let Some(h) = source::host_code(&text, &scanned) {
-            errors.push(format!(
-                "{}:{}:{}: error: {} is host code, and NVRTC compiles device code only; leave this file out with `exclude = [\"{}\"]` in [package.metadata.launch]",
-                s.file, h.line, h.col, h.what, s.kernel_rel
+            errors.push(error::Diagnostic::error(
+                &s.file,
+                h.line,
+                h.col,
+                format!(
+                    "{} is host code, and NVRTC compiles device code only; leave this file out with `exclude = [\"{}\"]` in [package.metadata.launch]",
+                    h.what, s.kernel_rel
+                ),
             ));
             continue;
         }
@@ -241,7 +265,7 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
     for (s, p) in sources.iter().zip(&prepared) {
         let Some(f) = files.iter().find(|f| f.source.file == s.file && !f.outputs.is_empty()) else { continue };
         let built: std::collections::HashSet<String> =
-            manifest.kernels.iter().filter(|k| k.file == s.file).map(|k| assemble::source_name(&k.name)).collect();
+            manifest.kernels.iter().filter(|k| k.file == s.file).map(|k| names::source_name(&k.name)).collect();
         let absent: Vec<String> = p
             .kernels
             .iter()
@@ -415,7 +439,7 @@ fn docs_stub(config: &Config, sources: &[SourceFile], launch_dir: &Path) -> Resu
             if !seen.insert(d.name.clone()) {
                 continue;
             }
-            let rust_name = assemble::rust_name(&d.name);
+            let rust_name = names::rust_name(&d.name);
             manifest.kernels.push(manifest::KernelEntry {
                 rust_path: format!("{module}::{rust_name}"),
                 rust_name,

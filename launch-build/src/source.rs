@@ -5,6 +5,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use crate::error::Diagnostic;
+
 /// A `__global__` function definition found in a source file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KernelDef {
@@ -155,14 +157,17 @@ pub fn line_of(src: &str, offset: usize) -> u32 {
 
 /// A kernel source's text; for bytes that are not UTF-8, the compiler-style error
 /// `file:line:col: error: not valid UTF-8 (byte 0xNN at offset N)` pointing at the first of them.
-pub fn decode(file: &str, bytes: Vec<u8>) -> Result<String, String> {
+pub fn decode(file: &str, bytes: Vec<u8>) -> Result<String, Diagnostic> {
     // NVRTC takes the source as a C string: a NUL byte would cut it short.
     if let Some(at) = bytes.iter().position(|&b| b == 0) {
         let before = String::from_utf8_lossy(&bytes[..at]);
         let line = before.bytes().filter(|&c| c == b'\n').count() + 1;
         let col = before[before.rfind('\n').map_or(0, |n| n + 1)..].chars().count() + 1;
-        return Err(format!(
-            "{file}:{line}:{col}: error: a NUL byte (at offset {at}): kernel sources must be text without NUL bytes"
+        return Err(Diagnostic::error(
+            file,
+            count(line),
+            count(col),
+            format!("a NUL byte (at offset {at}): kernel sources must be text without NUL bytes"),
         ));
     }
     String::from_utf8(bytes).map_err(|e| {
@@ -172,11 +177,18 @@ pub fn decode(file: &str, bytes: Vec<u8>) -> Result<String, String> {
         let good = String::from_utf8_lossy(&bytes[..at]);
         let line = good.bytes().filter(|&c| c == b'\n').count() + 1;
         let col = good[good.rfind('\n').map_or(0, |n| n + 1)..].chars().count() + 1;
-        format!(
-            "{file}:{line}:{col}: error: not valid UTF-8 (byte 0x{:02x} at offset {at}): kernel sources must be UTF-8 text",
-            bytes[at]
+        Diagnostic::error(
+            file,
+            count(line),
+            count(col),
+            format!("not valid UTF-8 (byte 0x{:02x} at offset {at}): kernel sources must be UTF-8 text", bytes[at]),
         )
     })
+}
+
+/// A line or column count as a diagnostic holds it.
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// Whether `offset` lies in a preprocessor directive (a `#define` body included, through its
@@ -757,18 +769,18 @@ extern "C" __global__ void __maxnreg__(32) capped(int n)
     #[test]
     fn nul_bytes_are_located() {
         // Before: NVRTC's C-string conversion failed with no line ("the source contains a NUL byte").
-        let err = decode("kernels/a.cu", b"// a\n__global__ void k() {}\nx\0y\n".to_vec()).unwrap_err();
+        let err = decode("kernels/a.cu", b"// a\n__global__ void k() {}\nx\0y\n".to_vec()).unwrap_err().to_string();
         assert!(err.starts_with("kernels/a.cu:3:2: error: a NUL byte (at offset 29)"), "{err}");
     }
 
     #[test]
     fn non_utf8_sources_are_located() {
-        let e = decode("kernels/k.cu", b"int a;\n// caf\xe9\n".to_vec()).unwrap_err();
+        let e = decode("kernels/k.cu", b"int a;\n// caf\xe9\n".to_vec()).unwrap_err().to_string();
         assert_eq!(
             e,
             "kernels/k.cu:2:7: error: not valid UTF-8 (byte 0xe9 at offset 13): kernel sources must be UTF-8 text"
         );
-        let e = decode("k.cu", b"\xff".to_vec()).unwrap_err();
+        let e = decode("k.cu", b"\xff".to_vec()).unwrap_err().to_string();
         assert!(e.starts_with("k.cu:1:1: error: not valid UTF-8 (byte 0xff at offset 0)"), "{e}");
         assert_eq!(decode("k.cu", "é\n".into()).unwrap(), "é\n");
     }

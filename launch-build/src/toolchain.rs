@@ -14,8 +14,9 @@ use crate::env::Env;
 use crate::error::{Error, Searched};
 use crate::process::Tool;
 
-/// The toolchain `cargo launch setup` installs: the versions the seed article used.
-pub const PINNED_VERSION: &str = "12.9.86";
+pub mod pin;
+
+pub use pin::PINNED_VERSION;
 
 /// Where a toolchain was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,11 +147,14 @@ fn probe(root: &Path, origin: Origin) -> Result<Toolchain, String> {
     }
     let wheel = root.join("nvidia");
     let layouts = [
-        // pip --target / site-packages: nvidia-cuda-nvrtc-cu12, nvidia-cuda-nvcc-cu12, nvidia-cuda-runtime-cu12
+        // pip --target / site-packages: the wheels of the pin (or their CUDA 13 versions).
         (
-            vec![wheel.join("cuda_nvrtc/lib/libnvrtc.so.12"), wheel.join("cuda_nvrtc/lib/libnvrtc.so.13")],
-            vec![wheel.join("cuda_nvcc/bin/ptxas")],
-            vec![wheel.join("cuda_runtime/include")],
+            vec![
+                wheel.join(pin::NVRTC.folder).join("lib/libnvrtc.so.12"),
+                wheel.join(pin::NVRTC.folder).join("lib/libnvrtc.so.13"),
+            ],
+            vec![wheel.join(pin::NVCC.folder).join("bin/ptxas")],
+            vec![wheel.join(pin::RUNTIME.folder).join("include")],
         ),
         // CUDA toolkit
         (
@@ -171,7 +175,9 @@ fn probe(root: &Path, origin: Origin) -> Result<Toolchain, String> {
         match (nvrtc, ptxas) {
             // `cargo launch setup` installs CCCL since it pins it: an install without it is one an
             // earlier cargo-launch made, to be upgraded rather than used.
-            (Some(_), Some(_)) if origin == Origin::Cache && !has_cccl(&wheel.join("cuda_cccl/include")) => {
+            (Some(_), Some(_))
+                if origin == Origin::Cache && !has_cccl(&wheel.join(pin::CCCL.folder).join("include")) =>
+            {
                 return Err("installed by an earlier cargo-launch, without CCCL (nvidia/cuda_cccl): run \
                             `cargo launch setup` to upgrade it"
                     .into());
@@ -186,7 +192,7 @@ fn probe(root: &Path, origin: Origin) -> Result<Toolchain, String> {
                         .into_iter()
                         .find(|i| i.join("cuda_runtime.h").is_file() || i.join("cuda_fp16.h").is_file()),
                     // The wheel's own folder; CUDA 13 toolkits keep CCCL in include/cccl.
-                    cccl_include: [wheel.join("cuda_cccl/include"), root.join("include/cccl")]
+                    cccl_include: [wheel.join(pin::CCCL.folder).join("include"), root.join("include/cccl")]
                         .into_iter()
                         .find(|i| has_cccl(i)),
                     nvrtc_version: String::new(),

@@ -3,14 +3,14 @@
 use super::*;
 use crate::source;
 
-fn check(src: &str) -> Result<Vec<Annotation>, Vec<String>> {
+fn check(src: &str) -> Result<Vec<Annotation>, Vec<Diagnostic>> {
     let sc = source::scan(src);
     let ks = source::kernels(src, &sc);
     annotations("k.cu", src, &sc, &ks)
 }
 
 fn error(src: &str) -> String {
-    check(src).unwrap_err().join("\n")
+    check(src).unwrap_err().iter().map(Diagnostic::to_string).collect::<Vec<_>>().join("\n")
 }
 
 #[test]

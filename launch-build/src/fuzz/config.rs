@@ -161,6 +161,7 @@ fn config() {
                     ensure((1..=1024).contains(&c.host_threads), || format!("host threads {}", c.host_threads))?;
                 }
                 Err(Error::Config { location, key, message }) => {
+                    let location = &location.to_string();
                     // Errors outside our table (`package.name` of the wrong type, broken TOML) name their
                     // own key; every error names one.
                     ensure(!key.is_empty(), || "an error without a key".to_string())?;
@@ -194,6 +195,7 @@ fn config() {
                 (Expect::Bad { key, .. }, Ok(c)) => Err(format!("a bad `{key}` accepted: {c:?}")),
                 (Expect::Bad { key: bad, line }, Err(e)) => {
                     let Error::Config { location, key, message } = &e else { unreachable!("checked above") };
+                    let location = location.to_string();
                     let on_line = location.ends_with(&format!(":{line}")) || location.contains(&format!(":{line}:"));
                     let want = format!("package.metadata.launch.{bad}");
                     // A list element or a nested key is named below the key: `include[0]`, `kernel.k.threads`.

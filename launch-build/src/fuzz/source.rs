@@ -477,7 +477,9 @@ fn launch() {
             let lines = Lines::new(src);
             let sc = source::scan(src);
             let ks = source::kernels(src, &sc);
-            let result = contract::annotations("k.cu", src, &sc, &ks);
+            // The errors as the build prints them.
+            let result = contract::annotations("k.cu", src, &sc, &ks)
+                .map_err(|e| e.iter().map(ToString::to_string).collect::<Vec<_>>());
             check_annotations(src, &lines, &ks, &result)?;
             if let Ok(anns) = &result {
                 // Applying the contracts keeps every line where the user wrote it.

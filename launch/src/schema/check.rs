@@ -34,8 +34,8 @@ pub struct Document {
 
 impl Document {
     /// Reads a document, checking its version.
-    pub fn from_json(text: &str) -> Result<Document, super::SchemaError> {
-        super::read(text, "check", VERSION)
+    pub fn from_json(text: &str) -> Result<Document, super::ReadError> {
+        super::read(text, "check", VERSION, "written by another version of cargo-launch")
     }
 }
 

@@ -32,8 +32,8 @@ impl Document {
     }
 
     /// Reads a document, checking its version.
-    pub fn from_json(text: &str) -> Result<Document, super::SchemaError> {
-        super::read(text, "report", VERSION)
+    pub fn from_json(text: &str) -> Result<Document, super::ReadError> {
+        super::read(text, "report", VERSION, "written by another version of cargo-launch")
     }
 }
 
@@ -210,6 +210,9 @@ mod tests {
         assert_eq!(v["records"][0]["ptxas"]["registers"], 167);
         assert_eq!(Document::from_json(&text).unwrap(), doc);
         let old = text.replacen("\"schema\": 2", "\"schema\": 1", 1);
-        assert_eq!(Document::from_json(&old).unwrap_err().to_string(), "report schema 1 (this tool reads 2)");
+        assert_eq!(
+            Document::from_json(&old).unwrap_err().to_string(),
+            "report schema 1 (this tool reads 2); written by another version of cargo-launch"
+        );
     }
 }

@@ -1,0 +1,151 @@
+//! `OUT_DIR/launch/diagnostics.json`: the located errors of a failed kernel build (a bad
+//! `[package.metadata.launch]` key, a bad `@launch`, host code in a kernel file, a compiler
+//! error), written by launch-build when the build fails and removed when it succeeds, so that
+//! `cargo launch check` and editors can place them without reading the build's text.
+//!
+//! Files are relative to the crate root where they lie under it, `/`-separated.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// The version of this document (its `schema` field).
+pub const VERSION: u32 = 1;
+
+/// The document: every located problem of one failed build, in the order the build met them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostics {
+    /// [`VERSION`].
+    pub schema: u32,
+    /// The package whose build failed.
+    pub package: String,
+    /// The problems.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// One located problem, as a compiler states it: `file:line:col: error: message`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    /// The file, relative to the crate root where it is under it (`kernels/a.cu`, `Cargo.toml`).
+    pub file: String,
+    /// 1-based line; 0 when the problem is about the file as a whole.
+    pub line: u32,
+    /// 1-based column (in characters); 0 when only the line is known (NVRTC gives no column).
+    pub col: u32,
+    /// How serious it is.
+    pub severity: Severity,
+    /// What is wrong, on one line, and the fix where there is one.
+    pub message: String,
+    /// Lines shown under the message: the source line and a caret under the column.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub excerpt: Vec<String>,
+    /// The tool that said it and the arches it said it for (`NVRTC 12.9.86, sm_80, sm_90`); absent
+    /// when launch-build itself found the problem.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+}
+
+/// How serious a [`Diagnostic`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// The build fails because of it.
+    Error,
+    /// Worth reading; the build would not fail for it alone.
+    Warning,
+    /// More about the error before it (where a ptxas error comes from in the source).
+    Note,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        })
+    }
+}
+
+impl Diagnostic {
+    /// An error at `file:line:col`.
+    pub fn error(file: impl Into<String>, line: u32, col: u32, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            file: file.into(),
+            line,
+            col,
+            severity: Severity::Error,
+            message: message.into(),
+            excerpt: Vec::new(),
+            tool: None,
+        }
+    }
+
+    /// `file`, `file:line` or `file:line:col`, as far as it is known.
+    pub fn location(&self) -> String {
+        match (self.line, self.col) {
+            (0, _) => self.file.clone(),
+            (line, 0) => format!("{}:{line}", self.file),
+            (line, col) => format!("{}:{line}:{col}", self.file),
+        }
+    }
+}
+
+/// `kernels/a.cu:1:12: error: message`, then each excerpt line indented by four spaces.
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}", self.location(), self.severity, self.message)?;
+        for l in &self.excerpt {
+            write!(f, "\n    {l}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Diagnostics {
+    /// Reads the document, checking its version.
+    ///
+    /// # Errors
+    /// Text that is not this document, or another [`VERSION`] of it.
+    pub fn from_json(text: &str) -> Result<Diagnostics, super::ReadError> {
+        let d: Diagnostics = super::read(text, "diagnostics", VERSION, "rebuild the crate")?;
+        Ok(d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_diagnostic_reads_like_a_compiler_message() {
+        let mut d = Diagnostic::error("k.cu", 1, 12, "threads = 48 is not a positive multiple of 32");
+        d.excerpt = vec!["@launch(48)".into(), "        ^".into()];
+        assert_eq!(
+            d.to_string(),
+            "k.cu:1:12: error: threads = 48 is not a positive multiple of 32\n    @launch(48)\n            ^"
+        );
+        assert_eq!(Diagnostic { col: 0, ..d.clone() }.location(), "k.cu:1");
+        assert_eq!(Diagnostic { line: 0, ..d.clone() }.location(), "k.cu");
+    }
+
+    #[test]
+    fn the_document_reads_back_and_refuses_another_version() {
+        let doc = Diagnostics {
+            schema: VERSION,
+            package: "p".into(),
+            diagnostics: vec![Diagnostic {
+                tool: Some("NVRTC 12.9.86, sm_90".into()),
+                ..Diagnostic::error("a.cu", 2, 0, "x")
+            }],
+        };
+        let text = serde_json::to_string_pretty(&doc).expect("serialises");
+        assert!(text.contains("\"severity\": \"error\"") && !text.contains("excerpt"), "{text}");
+        assert_eq!(Diagnostics::from_json(&text).expect("reads"), doc);
+        let other = serde_json::to_string(&Diagnostics { schema: 9, ..doc }).expect("serialises");
+        assert_eq!(
+            Diagnostics::from_json(&other).unwrap_err().to_string(),
+            "diagnostics schema 9 (this tool reads 1); rebuild the crate"
+        );
+    }
+}

@@ -1,0 +1,262 @@
+//! `OUT_DIR/launch/manifest.json`: everything launch-build learned about one crate's kernels, for
+//! `cargo launch` and other tools. Written by launch-build, read by cargo-launch. Paths are
+//! relative (to the crate root for sources, to `OUT_DIR/launch` for outputs), so the manifest does
+//! not depend on where the checkout lives.
+
+use serde::{Deserialize, Serialize};
+
+pub use super::ReadError;
+use crate::{Arch, Contract, Resources};
+
+/// The version of this document (its `schema` field): bumped on any incompatible change.
+pub const VERSION: u32 = 1;
+
+/// [`VERSION`] under the name launch-build has always used.
+pub const SCHEMA: u32 = VERSION;
+
+/// The manifest of one crate's kernels.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// [`VERSION`].
+    pub schema: u32,
+    /// The package name.
+    pub package: String,
+    /// The toolchain that produced the outputs.
+    pub toolchain: ToolchainInfo,
+    /// Arches built, lowest first.
+    pub arches: Vec<Arch>,
+    /// Block size for kernels without a contract.
+    pub host_threads: u32,
+    /// One entry per kernel source file.
+    pub modules: Vec<ModuleEntry>,
+    /// One entry per kernel.
+    pub kernels: Vec<KernelEntry>,
+    /// Compiler warnings, verbatim (`file: ptxas warning : ...`).
+    pub warnings: Vec<String>,
+}
+
+/// Which toolchain ran.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolchainInfo {
+    /// NVRTC version (`12.9.86`).
+    pub nvrtc: String,
+    /// ptxas version (`12.9.86`).
+    pub ptxas: String,
+    /// How it was found and where.
+    pub description: String,
+}
+
+/// One `.cu` file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModuleEntry {
+    /// Source path relative to the crate root, `/`-separated.
+    pub file: String,
+    /// Fallback PTX (lowest arch), relative to `OUT_DIR/launch`.
+    pub ptx: String,
+    /// Arch of the fallback PTX.
+    pub ptx_arch: Arch,
+    /// `.version` of that PTX (`8.8`): the driver must support this PTX ISA to JIT it.
+    pub ptx_version: String,
+    /// One cubin per arch the file is compiled for, relative to `OUT_DIR/launch`.
+    pub cubins: Vec<CubinEntry>,
+    /// PTX of higher arches, embedded only for kernels the fallback PTX lacks (a kernel under
+    /// `#if __CUDA_ARCH__ >= 900`): for each such kernel, the lowest arch whose PTX holds it.
+    #[serde(default)]
+    pub extra_ptx: Vec<PtxEntry>,
+    /// The generated Rust module of this file, from the include site: `kernels::sub::fill` for
+    /// `<kernel folder>/sub/fill.cu`.
+    #[serde(default)]
+    pub rust_module: String,
+}
+
+/// One embedded PTX file besides the fallback.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PtxEntry {
+    /// Its arch.
+    pub arch: Arch,
+    /// Path relative to `OUT_DIR/launch`.
+    pub path: String,
+    /// Its `.version` (PTX ISA).
+    pub version: String,
+}
+
+/// One cubin file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CubinEntry {
+    /// Its arch.
+    pub arch: Arch,
+    /// Path relative to `OUT_DIR/launch`.
+    pub path: String,
+}
+
+/// One kernel.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelEntry {
+    /// Symbol name (mangled where the kernel is not `extern "C"`).
+    pub name: String,
+    /// How people name it: the demangled name when no other file of the crate has a kernel of
+    /// that name, else [`KernelEntry::qualified`].
+    pub display_name: String,
+    /// `file::demangled name` (`kernels/a.cu::fill`): unique in the crate.
+    #[serde(default)]
+    pub qualified: String,
+    /// Name of the generated Rust static inside its file's module.
+    pub rust_name: String,
+    /// Path of the static from the include site (`kernels::a::FILL`).
+    #[serde(default)]
+    pub rust_path: String,
+    /// Whether the static is also re-exported at the include site as `rust_name` (only when no
+    /// other kernel of the crate has that Rust name).
+    #[serde(default)]
+    pub rust_flat: bool,
+    /// Source file, relative to the crate root.
+    pub file: String,
+    /// 1-based line of the definition, of the macro invocation that produced it, or 1 when neither
+    /// was found (see [`KernelEntry::origin`]). Never 0 for a compiled kernel.
+    pub line: u32,
+    /// 1-based column of the name or of the macro's name.
+    pub col: u32,
+    /// What `line:col` points at.
+    #[serde(default)]
+    pub origin: Origin,
+    /// Launch contract, `None` when unbounded.
+    pub contract: Option<Contract>,
+    /// Per-arch results, lowest arch first: only the arches whose PTX has the kernel.
+    pub arches: Vec<KernelArch>,
+    /// The crate's arches the kernel does not exist on, and why.
+    #[serde(default)]
+    pub missing: Vec<MissingArch>,
+    /// The host block size of this kernel when it has no contract: its
+    /// `[package.metadata.launch.kernel."<name or pattern>"] threads`, `None` for the crate's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_threads: Option<u32>,
+}
+
+/// Where a kernel's `line:col` comes from.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Origin {
+    /// The `__global__` definition's name.
+    #[default]
+    Definition,
+    /// An invocation of this macro, whose arguments carry the kernel's name (or, for names pasted
+    /// together with `##`, a piece of it).
+    Macro {
+        /// The macro's name.
+        name: String,
+    },
+    /// Defined in (or generated by a macro invoked in) a header of the crate: `line:col` is the
+    /// file's `#include` that brings it in.
+    Header {
+        /// The header, relative to the crate root.
+        file: String,
+        /// 1-based line of the definition or invocation in the header.
+        line: u32,
+    },
+    /// Found neither in the file nor in its headers in the crate (a macro that builds its name
+    /// in a way the scan cannot follow, or a toolkit header): line 1 stands for the file.
+    NotFound,
+}
+
+/// An arch of the crate that a kernel is not compiled for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MissingArch {
+    /// The arch.
+    pub arch: Arch,
+    /// Why: `absent from the PTX` (an `#if __CUDA_ARCH__` leaves it out) or
+    /// `file setting arch = [sm_90]`.
+    pub reason: String,
+}
+
+/// One kernel on one arch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelArch {
+    /// The arch.
+    pub arch: Arch,
+    /// Numbers from `ptxas -v`.
+    pub resources: Resources,
+    /// The kernel's `ptxas -v` lines, verbatim.
+    pub ptxas_lines: Vec<String>,
+}
+
+impl Manifest {
+    /// Reads a manifest, checking its version.
+    ///
+    /// # Errors
+    /// Text that is not a manifest, or a manifest of another [`VERSION`].
+    pub fn from_json(text: &str) -> Result<Manifest, ReadError> {
+        let m: Manifest = super::read(text, "manifest", VERSION, "rebuild the crate")?;
+        Ok(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ContractSource;
+
+    fn sample() -> Manifest {
+        let arch: Arch = "sm_90".parse().expect("known arch");
+        Manifest {
+            schema: VERSION,
+            package: "p".into(),
+            toolchain: ToolchainInfo { nvrtc: "12.9.86".into(), ptxas: "12.9.86".into(), description: "d".into() },
+            arches: vec![arch],
+            host_threads: 256,
+            modules: vec![ModuleEntry {
+                file: "kernels/a.cu".into(),
+                ptx: "ptx/a.cu.sm_90.ptx".into(),
+                ptx_arch: arch,
+                ptx_version: "8.8".into(),
+                cubins: vec![CubinEntry { arch, path: "cubin/a.cu.sm_90.cubin".into() }],
+                extra_ptx: Vec::new(),
+                rust_module: "kernels::a".into(),
+            }],
+            kernels: vec![KernelEntry {
+                name: "fill".into(),
+                display_name: "fill".into(),
+                qualified: "kernels/a.cu::fill".into(),
+                rust_name: "FILL".into(),
+                rust_path: "kernels::a::FILL".into(),
+                rust_flat: true,
+                file: "kernels/a.cu".into(),
+                line: 3,
+                col: 17,
+                origin: Origin::Macro { name: "M".into() },
+                contract: Some(Contract {
+                    source: ContractSource::Annotation,
+                    threads: Some(256),
+                    min_blocks: None,
+                    max_regs: None,
+                    exact: true,
+                }),
+                arches: vec![KernelArch { arch, resources: Resources::default(), ptxas_lines: vec!["l".into()] }],
+                missing: Vec::new(),
+                host_threads: None,
+            }],
+            warnings: vec!["w".into()],
+        }
+    }
+
+    #[test]
+    fn a_manifest_reads_back_as_written() {
+        let text = serde_json::to_string_pretty(&sample()).expect("serialises");
+        let back = Manifest::from_json(&text).expect("reads");
+        assert_eq!(back, sample());
+        assert_eq!(serde_json::to_string_pretty(&back).expect("serialises"), text);
+        // Field names readers depend on.
+        for key in ["\"schema\": 1", "\"kind\": \"macro\"", "\"cmem\": null", "\"source\": \"annotation\""] {
+            assert!(text.contains(key), "{key} in {text}");
+        }
+        assert!(!text.contains("host_threads\": null"), "skipped when none: {text}");
+    }
+
+    #[test]
+    fn another_version_or_no_manifest_is_a_typed_error() {
+        let text = serde_json::to_string(&Manifest { schema: 2, ..sample() }).expect("serialises");
+        let e = Manifest::from_json(&text).unwrap_err();
+        assert!(matches!(e, ReadError::Version { found: 2, .. }), "{e:?}");
+        assert_eq!(e.to_string(), "manifest schema 2 (this tool reads 1); rebuild the crate");
+        assert!(matches!(Manifest::from_json("{"), Err(ReadError::Json { line: 1, .. })));
+    }
+}
