@@ -9,6 +9,7 @@
 
 pub mod check;
 pub mod report;
+pub mod stats;
 
 use std::fmt;
 
