@@ -38,6 +38,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::cache::{self, Cache, Entry, FileId, HeaderDigests, KeyInputs, Lookup, ToolchainId};
+use crate::cargo_directives;
 use crate::compile::{self, Compiler, Job, JobOutput, JobTiming};
 use crate::env::Env;
 use crate::error::{Error, FileFailure};
@@ -470,9 +471,9 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
     if let Some(first) = &first_damage {
         if env.is_build_script() {
             let entries = if corrupt == 1 { "entry" } else { "entries" };
-            println!(
-                "cargo:warning=launch-build: {corrupt} damaged kernel cache {entries} compiled again and replaced (first: {first})"
-            );
+            cargo_directives::launch_build_warning(&format!(
+                "{corrupt} damaged kernel cache {entries} compiled again and replaced (first: {first})"
+            ));
         }
     }
 
@@ -505,7 +506,7 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
     });
     if let Some(message) = store_failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
         if env.is_build_script() {
-            println!("cargo:warning=launch-build: {message} (the build goes on without it)");
+            cargo_directives::launch_build_warning(&format!("{message} (the build goes on without it)"));
         }
     }
     let max_parallel = ran.max_active;
@@ -570,15 +571,15 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
     stats.wall_ms = ms(started.elapsed());
     stats.peak_rss_kib = peak_rss_kib();
     if debug {
-        println!(
-            "cargo:warning=launch-build: {} jobs: {} compiled ({} at most at once, {}), {} from the cache{}",
+        cargo_directives::launch_build_warning(&format!(
+            "{} jobs: {} compiled ({} at most at once, {}), {} from the cache{}",
             stats.jobs,
             stats.compiled,
             stats.max_parallel,
             stats.tokens,
             stats.cached,
             stats.cache_dir.as_ref().map(|d| format!(" at {}", d.display())).unwrap_or_else(|| " (off)".into())
-        );
+        ));
     }
     let mut all = Vec::with_capacity(jobs.len());
     for (i, o) in outputs.into_iter().enumerate() {
@@ -599,7 +600,7 @@ pub fn write_stats(launch_dir: &Path, stats: &BuildStats) -> Result<(), Error> {
 
 fn note(debug: bool, message: &str) {
     if debug {
-        println!("cargo:warning=launch-build: {message}");
+        cargo_directives::launch_build_warning(message);
     }
 }
 

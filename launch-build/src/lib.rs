@@ -46,6 +46,7 @@
 
 pub mod assemble;
 pub mod cache;
+mod cargo_directives;
 pub mod compile;
 pub mod config;
 pub mod contract;
@@ -100,7 +101,7 @@ pub fn try_build() -> Result<Manifest, Error> {
         PathBuf::from(env.untracked("CARGO_MANIFEST_DIR").ok_or(Error::NotBuildScript("CARGO_MANIFEST_DIR"))?);
     let out_dir = PathBuf::from(env.untracked("OUT_DIR").ok_or(Error::NotBuildScript("OUT_DIR"))?);
     let manifest_path = manifest_dir.join("Cargo.toml");
-    println!("cargo:rerun-if-changed={}", manifest_path.display());
+    cargo_directives::rerun_if_changed(&manifest_path);
     let mut config = Config::load(&manifest_path)?;
     // `cargo launch check --arch ...` builds for arches the crate may not list.
     if let Some(list) = env.get("LAUNCH_ARCH") {
@@ -281,7 +282,7 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
     if env.is_build_script() {
         let mut seen = std::collections::HashSet::new();
         for w in printed.iter().filter(|w| seen.insert(*w)) {
-            println!("cargo:warning={w}");
+            cargo_directives::warning(w);
         }
     }
     Ok(manifest)
@@ -362,16 +363,16 @@ struct Prepared {
 /// header it includes from the crate. (A path that does not exist would rerun the script forever.)
 fn announce_inputs(config: &Config, sources: &[SourceFile]) {
     let root = config.root();
-    println!("cargo:rerun-if-changed={}", root.join(&config.kernel_dir).display());
+    cargo_directives::rerun_if_changed(&root.join(&config.kernel_dir));
     let include_dirs: Vec<PathBuf> =
         std::iter::once(&config.kernel_dir).chain(&config.include_dirs).map(|d| root.join(d)).collect();
     let mut deps = std::collections::BTreeSet::new();
     for s in sources {
-        println!("cargo:rerun-if-changed={}", s.path.display());
+        cargo_directives::rerun_if_changed(&s.path);
         deps.extend(source::dependencies(&s.path, &include_dirs));
     }
     for d in deps {
-        println!("cargo:rerun-if-changed={}", d.display());
+        cargo_directives::rerun_if_changed(&d);
     }
 }
 
