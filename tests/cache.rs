@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
+use launch::schema::stats::BuildStats;
 use serde_json::Value;
 
 use crate::support::{fixture, root, run, toolchain_root, SCRUBBED};
@@ -61,7 +62,7 @@ fn cargo_build(dir: &Path, cache: &Path, toolchain: &Path) -> Command {
 struct Built {
     out_dir: PathBuf,
     build_script: PathBuf,
-    stats: Value,
+    stats: BuildStats,
 }
 
 impl Built {
@@ -71,20 +72,14 @@ impl Built {
 
     /// `(file, arch)` of every job that compiled, e.g. `("a", "sm_80")`.
     fn compiled(&self) -> BTreeSet<(String, String)> {
-        self.stats["compiled_jobs"]
-            .as_array()
-            .expect("compiled_jobs")
+        self.stats
+            .compiled_jobs
             .iter()
             .map(|j| {
-                let file = j["file"].as_str().unwrap();
-                let stem = file.trim_start_matches("kernels/").trim_end_matches(".cu");
-                (stem.to_string(), j["arch"].as_str().unwrap().to_string())
+                let stem = j.file.trim_start_matches("kernels/").trim_end_matches(".cu");
+                (stem.to_string(), j.arch.clone())
             })
             .collect()
-    }
-
-    fn count(&self, field: &str) -> u64 {
-        self.stats[field].as_u64().unwrap_or_else(|| panic!("{field} in {}", self.stats))
     }
 }
 
@@ -118,10 +113,10 @@ fn build(mut cmd: Command) -> Built {
     Built { out_dir, build_script: build_script.expect("the build script's artifact"), stats }
 }
 
-fn read_stats(out_dir: &Path) -> Value {
+fn read_stats(out_dir: &Path) -> BuildStats {
     let path = out_dir.join("launch/build-stats.json");
     let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).expect("build-stats.json is JSON")
+    BuildStats::from_json(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// Sets a file's modification time ahead (a `touch` that cargo cannot miss on coarse clocks).
@@ -249,8 +244,8 @@ fn each_change_recompiles_exactly_the_jobs_it_affects() {
     let all = jobs(&["a", "b", "c"], &["sm_80", "sm_90"]);
 
     let cold = b();
-    assert_eq!(cold.compiled(), all, "{}", cold.stats);
-    assert_eq!((cold.count("cached"), cold.count("corrupt")), (0, 0));
+    assert_eq!(cold.compiled(), all, "{:?}", cold.stats);
+    assert_eq!((cold.stats.cached, cold.stats.corrupt), (0, 0));
     assert_eq!(entries(cache.path()).len(), 6);
     let outputs = snapshot(&cold.launch_dir());
     let stats_text = fs::read_to_string(cold.launch_dir().join("build-stats.json")).unwrap();
@@ -266,8 +261,8 @@ fn each_change_recompiles_exactly_the_jobs_it_affects() {
         touch(&d.join(f));
     }
     let touched = b();
-    assert_eq!(touched.compiled(), BTreeSet::new(), "{}", touched.stats);
-    assert_eq!(touched.count("cached"), 6);
+    assert_eq!(touched.compiled(), BTreeSet::new(), "{:?}", touched.stats);
+    assert_eq!(touched.stats.cached, 6);
     assert_eq!(fs::metadata(&cubin).unwrap().modified().unwrap(), cubin_mtime, "an unchanged output was rewritten");
     assert_eq!(snapshot(&touched.launch_dir()), outputs);
 
@@ -292,7 +287,7 @@ fn each_change_recompiles_exactly_the_jobs_it_affects() {
     edit(&d.join("Cargo.toml"), "arch = [\"sm_80\", \"sm_90\"]", "arch = [\"sm_80\", \"sm_90\", \"sm_100\"]");
     let more = b();
     assert_eq!(more.compiled(), jobs(&["a", "b", "c"], &["sm_100"]), "an added arch");
-    assert_eq!(more.count("cached"), 6);
+    assert_eq!(more.stats.cached, 6);
 }
 
 #[test]
@@ -339,9 +334,9 @@ fn j1_runs_one_compile_at_a_time_and_j2_runs_two() {
     let iv = intervals(&log);
     assert_eq!(iv.len(), 6, "{iv:?}");
     assert!(!overlaps(&iv), "-j1 ran two ptxas at once: {iv:?}");
-    assert_eq!(one.count("max_parallel"), 1, "{}", one.stats);
-    assert_eq!(one.stats["tokens"], "cargo jobserver");
-    assert_eq!(one.stats["cache_dir"], Value::Null);
+    assert_eq!(one.stats.max_parallel, 1, "{:?}", one.stats);
+    assert_eq!(one.stats.tokens, "cargo jobserver");
+    assert_eq!(one.stats.cache_dir, None);
     assert!(entries(cache.path()).is_empty(), "LAUNCH_NO_CACHE wrote to the cache");
 
     fs::remove_file(&log).unwrap();
@@ -351,7 +346,7 @@ fn j1_runs_one_compile_at_a_time_and_j2_runs_two() {
     let two = build(cmd);
     let iv = intervals(&log);
     assert_eq!(iv.len(), 6, "{iv:?}");
-    assert_eq!(two.count("max_parallel"), 2, "{}", two.stats);
+    assert_eq!(two.stats.max_parallel, 2, "{:?}", two.stats);
     assert!(overlaps(&iv), "-j2 never ran two ptxas at once: {iv:?}");
 }
 
@@ -377,12 +372,12 @@ fn a_damaged_cache_entry_is_compiled_again_never_loaded() {
         touch(&dir.path().join(f));
     }
     let rebuilt = build(cargo_build(dir.path(), cache.path(), &tc));
-    assert_eq!((rebuilt.count("corrupt"), rebuilt.count("compiled"), rebuilt.count("cached")), (2, 2, 4));
+    assert_eq!((rebuilt.stats.corrupt, rebuilt.stats.compiled, rebuilt.stats.cached), (2, 2, 4));
     assert_eq!(snapshot(&rebuilt.launch_dir()), outputs);
 
     touch(&dir.path().join("kernels/a.cu"));
     let healed = build(cargo_build(dir.path(), cache.path(), &tc));
-    assert_eq!((healed.count("corrupt"), healed.count("compiled")), (0, 0), "{}", healed.stats);
+    assert_eq!((healed.stats.corrupt, healed.stats.compiled), (0, 0), "{:?}", healed.stats);
 }
 
 #[test]
@@ -399,13 +394,13 @@ fn a_folder_in_an_entrys_place_is_replaced_once_not_compiled_on_every_build() {
 
     touch(&dir.path().join("kernels/a.cu"));
     let replaced = build(cargo_build(dir.path(), cache.path(), &tc));
-    assert_eq!((replaced.count("corrupt"), replaced.count("compiled")), (1, 1), "{}", replaced.stats);
+    assert_eq!((replaced.stats.corrupt, replaced.stats.compiled), (1, 1), "{:?}", replaced.stats);
     assert!(fs::symlink_metadata(&e[0]).unwrap().is_file(), "the folder was not replaced by an entry");
 
     // Before the fix the folder stayed, and this build compiled that job again.
     touch(&dir.path().join("kernels/a.cu"));
     let again = build(cargo_build(dir.path(), cache.path(), &tc));
-    assert_eq!((again.count("corrupt"), again.count("compiled"), again.count("cached")), (0, 0, 6), "{}", again.stats);
+    assert_eq!((again.stats.corrupt, again.stats.compiled, again.stats.cached), (0, 0, 6), "{:?}", again.stats);
 }
 
 #[test]
@@ -436,10 +431,10 @@ fn a_build_killed_mid_compile_is_followed_by_a_good_build() {
     assert!(!cargo.wait().unwrap().success(), "the build whose script was killed must fail");
 
     let good = build(cargo_build(dir.path(), cache.path(), &fake));
-    let cached = good.count("cached");
-    assert!(cached >= 2, "the jobs that finished before the kill are in the cache: {}", good.stats);
-    assert_eq!(good.count("compiled"), 6 - cached);
-    assert_eq!(good.count("corrupt"), 0);
+    let cached = good.stats.cached;
+    assert!(cached >= 2, "the jobs that finished before the kill are in the cache: {:?}", good.stats);
+    assert_eq!(good.stats.compiled, 6 - cached);
+    assert_eq!(good.stats.corrupt, 0);
     assert_eq!(entries(cache.path()).len(), 6);
 }
 
@@ -480,7 +475,7 @@ fn two_build_scripts_at_once_share_one_cache() {
         let out = child.wait_with_output().unwrap();
         assert!(out.status.success(), "build script {i} failed:\n{}", String::from_utf8_lossy(&out.stderr));
         let stats = read_stats(outs[i].path());
-        compiled += stats["compiled"].as_u64().unwrap();
+        compiled += stats.compiled;
         // The fake ptxas is another binary, but the kernels are the same: same outputs.
         let fake_manifest = |s: Vec<(String, Vec<u8>)>| -> Vec<(String, Vec<u8>)> {
             s.into_iter().filter(|(p, _)| p != "manifest.json").collect()
@@ -504,7 +499,7 @@ fn two_build_scripts_at_once_share_one_cache() {
         let out = script(i).output().unwrap();
         assert!(out.status.success());
         let stats = read_stats(o.path());
-        assert_eq!((stats["cached"].as_u64(), stats["corrupt"].as_u64()), (Some(6), Some(0)), "{stats}");
+        assert_eq!((stats.cached, stats.corrupt), (6, 0), "{stats:?}");
     }
 }
 
@@ -520,11 +515,11 @@ fn outputs_do_not_depend_on_the_checkout_folder() {
     let sa = snapshot(&a.launch_dir());
     let b = build(cargo_build(two.path(), cache_two.path(), &tc));
     let sb = snapshot(&b.launch_dir());
-    assert_eq!((a.count("compiled"), b.count("compiled")), (6, 6));
+    assert_eq!((a.stats.compiled, b.stats.compiled), (6, 6));
     assert!(sa.iter().any(|(p, _)| p.starts_with("cubin/")), "{:?}", sa.iter().map(|x| &x.0).collect::<Vec<_>>());
     assert_eq!(sa, sb);
     // Keys do not depend on the folder either: a third checkout compiles nothing.
     let c = build(cargo_build(three.path(), cache_one.path(), &tc));
-    assert_eq!((c.count("compiled"), c.count("cached")), (0, 6), "{}", c.stats);
+    assert_eq!((c.stats.compiled, c.stats.cached), (0, 6), "{:?}", c.stats);
     assert_eq!(snapshot(&c.launch_dir()), sa);
 }

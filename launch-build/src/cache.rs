@@ -30,6 +30,11 @@
 //! never followed: a symbolic link (to `/dev/zero`, say), a FIFO, a device or a folder in an
 //! entry's place is damaged like a bad checksum, and the next store replaces it.
 //!
+//! # Storage
+//! [`Cache`] encodes, checks and decodes entries; where their bytes live is a [`Store`]
+//! ([`store`]): the local folder above ([`LocalFolder`]) today, a shared remote store for CI
+//! fleets later, without touching the build.
+//!
 //! # Compile times
 //! Beside the entry folder, `<cache root>/kernel-timings/<crate>.tsv` ([`Timings`]) holds each
 //! job's last compile time, by (file, arch) as the crate names them, so the next build that has to compile starts
@@ -39,14 +44,17 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::fs;
-use std::io::{self, Read as _, Write as _};
+use std::io::{self, Read as _};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use sha2::{Digest, Sha256};
 
 use crate::contract::Annotation;
+use crate::out;
+
+mod store;
+pub use store::{LocalFolder, Store};
 
 /// Version of the key and entry layout. Bump it whenever either changes, or whenever something
 /// new can change a compiler's output.
@@ -57,9 +65,6 @@ const MAGIC: &[u8; 8] = b"LAUNCHKC";
 /// The largest entry that is read (PTX and cubins of one file and arch are megabytes at most);
 /// anything larger is damaged, never loaded into memory.
 pub const MAX_ENTRY: u64 = 1 << 30;
-
-/// Temporary files older than this in an entry folder are leftovers of a killed build.
-const STALE_TEMP: Duration = Duration::from_secs(3600);
 
 /// A cache key: SHA-256 of a job's inputs.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -294,195 +299,64 @@ pub fn decode(key: &Key, bytes: &[u8]) -> Result<Entry, String> {
     Ok(Entry { ptx, cubin, ptxas_log, nvrtc_log })
 }
 
-/// A cache folder.
+/// The kernel cache: entries encoded, checked and decoded here, their bytes kept in a [`Store`]
+/// (by default the local folder, [`LocalFolder`]).
 #[derive(Clone, Debug)]
-pub struct Cache {
-    dir: PathBuf,
+pub struct Cache<S = LocalFolder> {
+    store: S,
 }
 
 impl Cache {
-    /// The cache in `dir` (created on first store).
+    /// The cache in the local folder `dir` (created on first store).
     pub fn new(dir: PathBuf) -> Cache {
-        Cache { dir }
+        Cache::with_store(LocalFolder::new(dir))
     }
 
     /// Its folder.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        self.store.dir()
     }
 
     /// Where the entry of `key` lives.
     pub fn entry_path(&self, key: &Key) -> PathBuf {
-        let hex = key.to_string();
-        self.dir.join(&hex[..2]).join(hex)
+        self.store.entry_path(key)
+    }
+}
+
+impl<S: Store> Cache<S> {
+    /// A cache whose entries live in `store`.
+    pub fn with_store(store: S) -> Cache<S> {
+        Cache { store }
     }
 
-    /// Looks `key` up. An entry that cannot be read, or is not a regular file of at most
-    /// [`MAX_ENTRY`] bytes, is [`Lookup::Corrupt`] (it is rebuilt and replaced).
+    /// Where the store is, for messages.
+    pub fn location(&self) -> String {
+        self.store.location()
+    }
+
+    /// Looks `key` up. An entry that fails the checksum or belongs to another key, or that the
+    /// store cannot hand over as one (for the local folder: not a regular file of at most
+    /// [`MAX_ENTRY`] bytes), is [`Lookup::Corrupt`] (it is rebuilt and replaced).
     pub fn load(&self, key: &Key) -> Lookup {
-        let path = self.entry_path(key);
-        match read_entry(&path) {
+        let damaged = |reason: String| Lookup::Corrupt(format!("{}: {reason}", self.store.entry_location(key)));
+        match self.store.get(key) {
             Ok(Some(bytes)) => match decode(key, &bytes) {
                 Ok(e) => Lookup::Hit(e),
-                Err(reason) => Lookup::Corrupt(format!("{}: {reason}", path.display())),
+                Err(reason) => damaged(reason),
             },
             Ok(None) => Lookup::Miss,
-            Err(reason) => Lookup::Corrupt(format!("{}: {reason}", path.display())),
+            Err(reason) => damaged(reason),
         }
     }
 
-    /// Stores `entry` under `key`: a unique temporary file in the entry's folder, renamed into
-    /// place. Another build storing the same key at the same time is harmless (same bytes; the
-    /// last rename wins; a lost race counts as success).
+    /// Stores `entry` under `key`, all or nothing ([`Store::put`]). Another build storing the same
+    /// key at the same time is harmless (same bytes; the last write wins; a lost race counts as
+    /// success: a failed put with a whole entry in place is no failure).
     pub fn store(&self, key: &Key, entry: &Entry) -> io::Result<()> {
-        let path = self.entry_path(key);
-        let dir = path.parent().expect("entries live in a folder");
-        fs::create_dir_all(dir)?;
-        sweep_stale_temps(dir);
-        // A rename cannot replace a folder: a folder in the entry's place goes first, or every
-        // build would compile this job again. (Links, FIFOs and devices are replaced by the
-        // rename itself, never written through.)
-        if fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
-            match fs::remove_dir_all(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e),
-            }
-        }
-        let bytes = encode(key, entry);
-        let (tmp, mut file) = create_temp(dir, &key.to_string())?;
-        let written = file.write_all(&bytes).and_then(|()| file.flush());
-        drop(file);
-        if let Err(e) = written {
-            let _ = fs::remove_file(&tmp);
-            return Err(e);
-        }
-        match fs::rename(&tmp, &path) {
+        match self.store.put(key, &encode(key, entry)) {
             Ok(()) => Ok(()),
-            Err(e) => {
-                let _ = fs::remove_file(&tmp);
-                // Another build put the same entry in place first (platforms where rename does
-                // not replace): that counts as success.
-                if e.kind() == io::ErrorKind::AlreadyExists || matches!(self.load(key), Lookup::Hit(_)) {
-                    Ok(())
-                } else {
-                    Err(e)
-                }
-            }
-        }
-    }
-}
-
-/// The bytes of the entry file at `path`: `Ok(None)` when there is none, `Err(reason)` when
-/// something other than a regular file of at most [`MAX_ENTRY`] bytes is there. Never follows a
-/// link, never blocks on a FIFO, never allocates more than the file holds.
-fn read_entry(path: &Path) -> Result<Option<Vec<u8>>, String> {
-    let meta = match fs::symlink_metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e.to_string()),
-    };
-    regular(&meta)?;
-    let mut file = open_no_follow(path).map_err(|e| match e.raw_os_error() {
-        #[cfg(unix)]
-        Some(libc::ELOOP) => "a symbolic link, not a cache entry".to_string(),
-        _ => e.to_string(),
-    })?;
-    // Checked again on what was opened: the path may have been replaced in between.
-    let meta = file.metadata().map_err(|e| e.to_string())?;
-    regular(&meta)?;
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    // `take` bounds the read even if the file grows while it is read.
-    (&mut file).take(MAX_ENTRY + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > MAX_ENTRY {
-        return Err(format!("more than {MAX_ENTRY} bytes, larger than any entry"));
-    }
-    Ok(Some(bytes))
-}
-
-/// Fails unless `meta` is a regular file of at most [`MAX_ENTRY`] bytes.
-fn regular(meta: &fs::Metadata) -> Result<(), String> {
-    let t = meta.file_type();
-    if t.is_file() {
-        if meta.len() > MAX_ENTRY {
-            return Err(format!("{} bytes, larger than any entry (at most {MAX_ENTRY})", meta.len()));
-        }
-        return Ok(());
-    }
-    let what = if t.is_symlink() {
-        "a symbolic link"
-    } else if t.is_dir() {
-        "a folder"
-    } else {
-        kind_of_special(&t)
-    };
-    Err(format!("{what}, not a cache entry"))
-}
-
-#[cfg(unix)]
-fn kind_of_special(t: &fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else {
-        "not a regular file"
-    }
-}
-
-#[cfg(not(unix))]
-fn kind_of_special(_: &fs::FileType) -> &'static str {
-    "not a regular file"
-}
-
-/// Opens for reading without following a final symbolic link and without blocking (a FIFO would
-/// wait for a writer).
-fn open_no_follow(path: &Path) -> io::Result<fs::File> {
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
-    options.open(path)
-}
-
-/// A new file `.<name>.<pid>.<n>.tmp` in `dir`, created exclusively (never one another build owns).
-fn create_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, fs::File)> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    loop {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
-        match fs::OpenOptions::new().write(true).create_new(true).open(&tmp) {
-            Ok(f) => return Ok((tmp, f)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// Removes temporary files that a killed build left in `dir` (older than an hour, so never one
-/// a running build is still writing).
-fn sweep_stale_temps(dir: &Path) {
-    let Ok(rd) = fs::read_dir(dir) else { return };
-    for e in rd.flatten() {
-        let name = e.file_name();
-        let name = name.to_string_lossy();
-        if !(name.starts_with('.') && name.ends_with(".tmp")) {
-            continue;
-        }
-        let old = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > STALE_TEMP);
-        if old {
-            let _ = fs::remove_file(e.path());
+            Err(_) if matches!(self.load(key), Lookup::Hit(_)) => Ok(()),
+            Err(e) => Err(e),
         }
     }
 }
@@ -531,20 +405,12 @@ impl Timings {
         let Some(path) = &self.path else { return Ok(()) };
         let dir = path.parent().expect("timings live in a folder");
         fs::create_dir_all(dir)?;
-        sweep_stale_temps(dir);
+        store::sweep_stale_temps(dir);
         let mut text = String::new();
         for ((file, arch), ms) in &self.times {
             text.push_str(&format!("{ms}\t{arch}\t{file}\n"));
         }
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let (tmp, mut f) = create_temp(dir, &name)?;
-        let written = f.write_all(text.as_bytes()).and_then(|()| f.flush());
-        drop(f);
-        if let Err(e) = written.and_then(|()| fs::rename(&tmp, path)) {
-            let _ = fs::remove_file(&tmp);
-            return Err(e);
-        }
-        Ok(())
+        out::write_atomically(path, text.as_bytes())
     }
 }
 
@@ -570,7 +436,7 @@ fn read_entry_limited(path: &Path, limit: u64) -> Option<Vec<u8>> {
     if !meta.file_type().is_file() || meta.len() > limit {
         return None;
     }
-    let mut file = open_no_follow(path).ok()?;
+    let mut file = store::open_no_follow(path).ok()?;
     let mut bytes = Vec::new();
     (&mut file).take(limit + 1).read_to_end(&mut bytes).ok()?;
     (bytes.len() as u64 <= limit).then_some(bytes)

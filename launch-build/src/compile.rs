@@ -254,7 +254,7 @@ impl Compiler {
         let options = self.options(job, false);
         let nvrtc_line = nvrtc_command_line(file, &options);
         if self.debug {
-            println!("cargo:warning=launch-build: {nvrtc_line}");
+            crate::cargo_directives::launch_build_warning(&nvrtc_line);
         }
         let nvrtc_name = format!("NVRTC {}", self.toolchain.nvrtc_version);
         let started = Instant::now();
@@ -293,7 +293,7 @@ impl Compiler {
             .arg(&cubin_path)
             .timeout(self.timeout);
         if self.debug {
-            println!("cargo:warning=launch-build: {tool}");
+            crate::cargo_directives::launch_build_warning(&tool.to_string());
         }
         let ptxas_name = format!("ptxas {}", self.toolchain.ptxas_version);
         let started = Instant::now();

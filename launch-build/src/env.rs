@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::time::Duration;
 
+use crate::cargo_directives;
 use crate::error::Error;
 use crate::process::DEFAULT_TIMEOUT;
 
@@ -55,7 +56,7 @@ impl Env {
     /// A variable whose change must rerun the build script.
     pub fn get(&self, name: &str) -> Option<OsString> {
         if self.build_script && self.announced.borrow_mut().insert(name.to_string()) {
-            println!("cargo:rerun-if-env-changed={name}");
+            cargo_directives::rerun_if_env_changed(name);
         }
         #[allow(clippy::disallowed_methods)]
         std::env::var_os(name).filter(|v| !v.is_empty())

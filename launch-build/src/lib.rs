@@ -28,8 +28,8 @@
 //! # What triggers a rebuild
 //! Cargo.toml, the kernel folder, every kernel file and every header it includes from the crate,
 //! and the variables listed in [`env::DOCUMENTED`]. A rerun compiles only the (file, arch) jobs
-//! whose content-addressed key changed ([`cache`]), in parallel through cargo's jobserver ([`jobs`]),
-//! the longest jobs first.
+//! whose content-addressed key changed ([`cache`], [`cached_compile`]), in parallel through cargo's
+//! jobserver ([`scheduler`]), the longest jobs first; [`build_stats`] says what ran.
 //!
 //! # Failures and warnings
 //! A kernel file that does not compile does not stop the others: every job runs, and the error
@@ -45,7 +45,10 @@
 #![allow(clippy::needless_doctest_main)]
 
 pub mod assemble;
+pub mod build_stats;
 pub mod cache;
+pub mod cached_compile;
+mod cargo_directives;
 pub mod compile;
 pub mod config;
 pub mod contract;
@@ -54,7 +57,6 @@ pub mod env;
 pub mod error;
 pub mod flags;
 pub mod headers;
-pub mod jobs;
 pub mod locate;
 pub mod manifest;
 pub mod names;
@@ -63,6 +65,7 @@ pub mod out;
 pub mod process;
 pub mod ptx;
 pub mod ptxas_log;
+pub mod scheduler;
 pub mod source;
 pub mod toolchain;
 
@@ -119,7 +122,7 @@ pub fn try_build() -> Result<Manifest, Error> {
 /// [`try_build`] once the build script's folders are known.
 fn build_crate(env: &Env, manifest_dir: &Path, launch_dir: &Path) -> Result<Manifest, Error> {
     let manifest_path = manifest_dir.join("Cargo.toml");
-    println!("cargo:rerun-if-changed={}", manifest_path.display());
+    cargo_directives::rerun_if_changed(&manifest_path);
     let mut config = Config::load(&manifest_path)?;
     // `cargo launch check --arch ...` builds for arches the crate may not list.
     if let Some(list) = env.get("LAUNCH_ARCH") {
@@ -210,7 +213,7 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
         Some(i) => prepared[i].applied.restore_log(file, &prepared[i].original, log),
         None => log.to_string(),
     };
-    let built = jobs::run_all(env, &compiler, launch_dir, &jobs).map_err(|e| match e {
+    let built = cached_compile::run_all(env, &compiler, launch_dir, &jobs).map_err(|e| match e {
         Error::Failed(mut files) => {
             for f in &mut files {
                 let file = f.file.clone();
@@ -301,11 +304,11 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
     printed.extend(fresh_warnings);
     manifest.warnings.splice(0..0, warnings);
     embed::write(launch_dir, &manifest, &files)?;
-    jobs::write_stats(launch_dir, &stats)?;
+    build_stats::write(launch_dir, &stats)?;
     if env.is_build_script() {
         let mut seen = std::collections::HashSet::new();
         for w in printed.iter().filter(|w| seen.insert(*w)) {
-            println!("cargo:warning={w}");
+            cargo_directives::warning(w);
         }
     }
     Ok(manifest)
@@ -386,16 +389,16 @@ struct Prepared {
 /// header it includes from the crate. (A path that does not exist would rerun the script forever.)
 fn announce_inputs(config: &Config, sources: &[SourceFile]) {
     let root = config.root();
-    println!("cargo:rerun-if-changed={}", root.join(&config.kernel_dir).display());
+    cargo_directives::rerun_if_changed(&root.join(&config.kernel_dir));
     let include_dirs: Vec<PathBuf> =
         std::iter::once(&config.kernel_dir).chain(&config.include_dirs).map(|d| root.join(d)).collect();
     let mut deps = std::collections::BTreeSet::new();
     for s in sources {
-        println!("cargo:rerun-if-changed={}", s.path.display());
+        cargo_directives::rerun_if_changed(&s.path);
         deps.extend(source::dependencies(&s.path, &include_dirs));
     }
     for d in deps {
-        println!("cargo:rerun-if-changed={}", d.display());
+        cargo_directives::rerun_if_changed(&d);
     }
 }
 

@@ -1,14 +1,19 @@
-//! Writing outputs under `OUT_DIR/launch`: only what changed, atomically.
+//! Writing files atomically, and outputs under `OUT_DIR/launch` only when they changed.
+//!
+//! [`write_atomically`] is the one temp-file-and-rename of the crate: the outputs here and the
+//! kernel cache's entries and compile times ([`crate::cache`]) all go through it.
 
 use std::collections::BTreeSet;
 use std::fs;
+use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 
 /// Writes `bytes` to `path` unless it already holds exactly them (keeps the mtime, so nothing
-/// downstream rebuilds). Writes a temporary file in the same folder and renames it into place, so
-/// a reader never sees half a file. Returns whether the file was written.
+/// downstream rebuilds), creating its folder. Refuses to replace anything but a regular file
+/// ([`refuse_non_regular`]). A reader never sees half a file ([`write_atomically`]). Returns
+/// whether the file was written.
 pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, Error> {
     refuse_non_regular(path)?;
     if fs::read(path).map(|old| old == bytes).unwrap_or(false) {
@@ -16,14 +21,37 @@ pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, Error> {
     }
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(Error::io("create folder", dir))?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    fs::write(&tmp, bytes).map_err(Error::io("write", &tmp))?;
-    fs::rename(&tmp, path).map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        Error::io("rename into place", path)(e)
-    })?;
+    write_atomically(path, bytes).map_err(Error::io("write", path))?;
     Ok(true)
+}
+
+/// Replaces `path` (whose folder must exist) with `bytes`, all or nothing: the bytes go to a new
+/// temporary file `.<name>.<random>.tmp` in the same folder, created exclusively (two writers at
+/// once never share one), then renamed over `path`. A reader sees the old file or the new one,
+/// never half of either; of two writers at once the last rename wins. On an error the temporary
+/// file is removed; a killed process can leave one behind, never a half-written `path` (the cache
+/// sweeps such leftovers: their names start with `.` and end in `.tmp`).
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    // The permissions `fs::write` gives (0666 less the umask), not tempfile's private 0600:
+    // outputs and cache entries are read like any other file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.flush()?;
+    // On failure the temporary file is dropped, which deletes it.
+    tmp.persist(path).map(drop).map_err(|e| e.error)
 }
 
 /// Fails when something other than a regular file is at `path`: reading a FIFO or a device to
@@ -81,6 +109,46 @@ mod tests {
         assert_eq!(fs::read(&p).unwrap(), b"abd");
         // No temporary file is left behind.
         assert_eq!(fs::read_dir(d.path().join("sub")).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn atomic_writes_replace_whole_files_and_leave_no_temporary_file() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        let big: Vec<u8> = (0..300_000u32).map(|i| i as u8).collect();
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..10 {
+                        write_atomically(&p, &big).unwrap();
+                    }
+                });
+                s.spawn(|| {
+                    for _ in 0..20 {
+                        if let Ok(read) = fs::read(&p) {
+                            assert_eq!(read.len(), big.len(), "a reader saw half a file");
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(fs::read(&p).unwrap(), big);
+        let names: Vec<_> = fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["f"]);
+        // No folder, no file: the error is the OS's, and nothing is left.
+        assert!(write_atomically(&d.path().join("missing/f"), b"x").is_err());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn atomic_writes_get_the_usual_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (d.path().join("a"), d.path().join("b"));
+        fs::write(&a, b"x").unwrap();
+        write_atomically(&b, b"x").unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&b), mode(&a), "as fs::write would create it");
     }
 
     #[cfg(unix)]

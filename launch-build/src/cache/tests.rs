@@ -1,5 +1,7 @@
 //! Tests of [`super`] (cache.rs).
 
+use std::time::Duration;
+
 use super::*;
 
 fn toolchain() -> ToolchainId {

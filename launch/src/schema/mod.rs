@@ -13,6 +13,7 @@ pub mod manifest;
 pub mod occupancy;
 mod read;
 pub mod report;
+pub mod stats;
 
 pub(crate) use read::read;
 pub use read::ReadError;

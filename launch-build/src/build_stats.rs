@@ -1,0 +1,160 @@
+//! The build statistics, `OUT_DIR/launch/build-stats.json` (layout:
+//! [`launch::schema::stats`]): how many jobs compiled and how many came from the cache, which
+//! ones compiled and how long each compiler took, the most jobs that ran at once and the build
+//! script's peak resident memory. Written only when the whole build succeeded ([`write`]);
+//! `LAUNCH_BUILD_DEBUG=1` also prints a summary ([`print_summary`]).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub use launch::schema::stats::{BuildStats, CompiledJob, VERSION};
+
+use crate::cargo_directives;
+use crate::compile::JobTiming;
+use crate::error::Error;
+use crate::out;
+use crate::scheduler::Tokens;
+
+/// The counts of a build whose every job is done; [`add_compiled`] adds each compiled job's
+/// times and [`finish`] the wall time and memory.
+pub fn counts(
+    jobs: usize,
+    compiled: usize,
+    corrupt: usize,
+    cache_dir: Option<PathBuf>,
+    tokens: &Tokens,
+    max_parallel: usize,
+) -> BuildStats {
+    BuildStats {
+        schema: VERSION,
+        jobs,
+        compiled,
+        cached: jobs - compiled,
+        corrupt,
+        cache_dir,
+        tokens: tokens.describe().to_string(),
+        max_parallel,
+        nvrtc_ms: 0.0,
+        ptxas_ms: 0.0,
+        wall_ms: 0.0,
+        peak_rss_kib: None,
+        compiled_jobs: Vec::new(),
+    }
+}
+
+/// Adds one compiled job (in job order).
+pub fn add_compiled(stats: &mut BuildStats, file: &str, arch: &str, timing: JobTiming) {
+    let JobTiming { nvrtc, ptxas } = timing;
+    stats.nvrtc_ms += ms(nvrtc);
+    stats.ptxas_ms += ms(ptxas);
+    stats.compiled_jobs.push(CompiledJob {
+        file: file.to_string(),
+        arch: arch.to_string(),
+        nvrtc_ms: ms(nvrtc),
+        ptxas_ms: ms(ptxas),
+    });
+}
+
+/// Rounds the sums and records the wall time since `started` and the peak memory.
+pub fn finish(stats: &mut BuildStats, started: Instant) {
+    stats.nvrtc_ms = round3(stats.nvrtc_ms);
+    stats.ptxas_ms = round3(stats.ptxas_ms);
+    stats.wall_ms = ms(started.elapsed());
+    stats.peak_rss_kib = peak_rss_kib();
+}
+
+/// The one-line summary `LAUNCH_BUILD_DEBUG=1` prints.
+pub fn print_summary(stats: &BuildStats) {
+    cargo_directives::launch_build_warning(&summary(stats));
+}
+
+fn summary(stats: &BuildStats) -> String {
+    format!(
+        "{} jobs: {} compiled ({} at most at once, {}), {} from the cache{}",
+        stats.jobs,
+        stats.compiled,
+        stats.max_parallel,
+        stats.tokens,
+        stats.cached,
+        stats.cache_dir.as_ref().map(|d| format!(" at {}", d.display())).unwrap_or_else(|| " (off)".into())
+    )
+}
+
+/// Writes `launch_dir/build-stats.json` (after the build succeeded).
+pub fn write(launch_dir: &Path, stats: &BuildStats) -> Result<(), Error> {
+    let json = serde_json::to_string_pretty(stats).expect("the statistics serialise");
+    out::write_if_changed(&launch_dir.join("build-stats.json"), json.as_bytes()).map(drop)
+}
+
+/// Milliseconds, to the microsecond.
+fn ms(d: Duration) -> f64 {
+    round3(d.as_secs_f64() * 1e3)
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1e3).round() / 1e3
+}
+
+/// `VmHWM` of this process (Linux), KiB.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timing(nvrtc_us: u64, ptxas_us: u64) -> JobTiming {
+        JobTiming { nvrtc: Duration::from_micros(nvrtc_us), ptxas: Duration::from_micros(ptxas_us) }
+    }
+
+    /// The field names are the file's layout: renaming one is a new `VERSION` (see
+    /// `launch::schema`), so they are pinned here, where the file is written.
+    #[test]
+    fn the_file_has_todays_fields_and_reads_back_into_the_shared_type() {
+        let mut stats = counts(3, 2, 1, Some(PathBuf::from("/c/kernels")), &Tokens::Serial, 1);
+        add_compiled(&mut stats, "kernels/a.cu", "sm_80", timing(1500, 2250));
+        add_compiled(&mut stats, "kernels/b.cu", "sm_90", timing(1, 2));
+        finish(&mut stats, Instant::now());
+        assert_eq!((stats.schema, stats.cached, stats.nvrtc_ms, stats.ptxas_ms), (VERSION, 1, 1.501, 2.252));
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), &stats).unwrap();
+        let text = std::fs::read_to_string(d.path().join("build-stats.json")).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let mut fields: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
+        fields.sort_unstable();
+        assert_eq!(
+            fields,
+            [
+                "cache_dir",
+                "cached",
+                "compiled",
+                "compiled_jobs",
+                "corrupt",
+                "jobs",
+                "max_parallel",
+                "nvrtc_ms",
+                "peak_rss_kib",
+                "ptxas_ms",
+                "schema",
+                "tokens",
+                "wall_ms"
+            ]
+        );
+        let mut job: Vec<&str> = json["compiled_jobs"][0].as_object().unwrap().keys().map(String::as_str).collect();
+        job.sort_unstable();
+        assert_eq!(job, ["arch", "file", "nvrtc_ms", "ptxas_ms"]);
+        assert_eq!(json["schema"], 1);
+        assert_eq!(serde_json::from_str::<BuildStats>(&text).unwrap(), stats);
+    }
+
+    #[test]
+    fn the_summary_names_the_cache_or_says_it_is_off() {
+        let on = counts(6, 2, 0, Some(PathBuf::from("/c/kernels")), &Tokens::Serial, 1);
+        assert_eq!(summary(&on), "6 jobs: 2 compiled (1 at most at once, serial), 4 from the cache at /c/kernels");
+        let off = counts(6, 6, 0, None, &Tokens::Serial, 1);
+        assert!(summary(&off).ends_with("0 from the cache (off)"), "{}", summary(&off));
+    }
+}

@@ -1,0 +1,216 @@
+//! Where cache entries are kept: the [`Store`] interface, and [`LocalFolder`], the per-user
+//! folder every build uses today.
+//!
+//! A store moves opaque entry bytes by [`Key`]; it never decodes them. The checksum, the format
+//! and the key inside an entry are checked by [`Cache::load`](super::Cache::load) on whatever a
+//! store returns, so a store cannot hand the build a damaged entry, whichever store it is.
+//!
+//! # A shared store
+//! A remote store for CI fleets (what sccache does through `opendal`: S3, Redis, the GitHub
+//! Actions cache) plugs in here: implement [`Store`] over the service, with the key's 64 hex
+//! digits as the object name (keys hold nothing about the machine or the checkout, see
+//! [`super`]), and build a [`Cache::with_store`](super::Cache::with_store). Nothing else in the
+//! build changes: [`crate::cached_compile`] only calls [`Cache::load`](super::Cache::load) and
+//! [`Cache::store`](super::Cache::store). Such a store should enforce [`MAX_ENTRY`] while it
+//! downloads, treat a timeout or a network error as a miss (the job compiles) and a failed upload
+//! as a failed `put` (one warning, the build goes on). None is implemented yet.
+
+use std::fs;
+use std::io::{self, Read as _};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::{Key, MAX_ENTRY};
+use crate::out;
+
+/// Entry storage by key.
+pub trait Store: Send + Sync {
+    /// The bytes stored under `key`: `Ok(None)` when there are none; `Err(reason)` when something
+    /// is there that cannot be an entry (more than [`MAX_ENTRY`] bytes, not a regular file, a read
+    /// error): the job is compiled again and the next [`Store::put`] replaces it. Never returns
+    /// more than [`MAX_ENTRY`] bytes.
+    fn get(&self, key: &Key) -> Result<Option<Vec<u8>>, String>;
+
+    /// Stores `bytes` under `key`, replacing whatever is there, all or nothing: a concurrent
+    /// [`Store::get`] (another build) sees the old bytes, the new ones, or none, never part of
+    /// them; of two builds putting the same key at once, either one's bytes may remain.
+    fn put(&self, key: &Key, bytes: &[u8]) -> io::Result<()>;
+
+    /// Where the store is, for messages (a folder, a bucket).
+    fn location(&self) -> String;
+
+    /// Where the entry of `key` is, for messages.
+    fn entry_location(&self, key: &Key) -> String {
+        format!("{}/{key}", self.location())
+    }
+}
+
+/// Temporary files older than this in an entry folder are leftovers of a killed build.
+const STALE_TEMP: Duration = Duration::from_secs(3600);
+
+/// Entries as files in a local folder: `<dir>/<first two hex digits>/<key hex>`.
+///
+/// Only a regular file is read as an entry, never more than [`MAX_ENTRY`] bytes, and links are
+/// never followed: a symbolic link (to `/dev/zero`, say), a FIFO, a device or a folder in an
+/// entry's place is damaged like a bad checksum, and the next `put` replaces it. An entry is
+/// written with [`out::write_atomically`] (a unique temporary file in its folder, renamed into
+/// place), so no lock is taken anywhere.
+#[derive(Clone, Debug)]
+pub struct LocalFolder {
+    dir: PathBuf,
+}
+
+impl LocalFolder {
+    /// The folder `dir` (created on the first `put`).
+    pub fn new(dir: PathBuf) -> LocalFolder {
+        LocalFolder { dir }
+    }
+
+    /// Its folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where the entry of `key` lives.
+    pub fn entry_path(&self, key: &Key) -> PathBuf {
+        let hex = key.to_string();
+        self.dir.join(&hex[..2]).join(hex)
+    }
+}
+
+impl Store for LocalFolder {
+    fn get(&self, key: &Key) -> Result<Option<Vec<u8>>, String> {
+        read_entry(&self.entry_path(key))
+    }
+
+    /// A lost race with another build counts as success (same key, same entry): a rename that
+    /// finds the entry in place on platforms where rename does not replace.
+    fn put(&self, key: &Key, bytes: &[u8]) -> io::Result<()> {
+        let path = self.entry_path(key);
+        let dir = path.parent().expect("entries live in a folder");
+        fs::create_dir_all(dir)?;
+        sweep_stale_temps(dir);
+        // A rename cannot replace a folder: a folder in the entry's place goes first, or every
+        // build would compile this job again. (Links, FIFOs and devices are replaced by the
+        // rename itself, never written through.)
+        if fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+            match fs::remove_dir_all(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        match out::write_atomically(&path, bytes) {
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+            r => r,
+        }
+    }
+
+    fn location(&self) -> String {
+        self.dir.display().to_string()
+    }
+
+    fn entry_location(&self, key: &Key) -> String {
+        self.entry_path(key).display().to_string()
+    }
+}
+
+/// The bytes of the entry file at `path`: `Ok(None)` when there is none, `Err(reason)` when
+/// something other than a regular file of at most [`MAX_ENTRY`] bytes is there. Never follows a
+/// link, never blocks on a FIFO, never allocates more than the file holds.
+fn read_entry(path: &Path) -> Result<Option<Vec<u8>>, String> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    regular(&meta)?;
+    let mut file = open_no_follow(path).map_err(|e| match e.raw_os_error() {
+        #[cfg(unix)]
+        Some(libc::ELOOP) => "a symbolic link, not a cache entry".to_string(),
+        _ => e.to_string(),
+    })?;
+    // Checked again on what was opened: the path may have been replaced in between.
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    regular(&meta)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    // `take` bounds the read even if the file grows while it is read.
+    (&mut file).take(MAX_ENTRY + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_ENTRY {
+        return Err(format!("more than {MAX_ENTRY} bytes, larger than any entry"));
+    }
+    Ok(Some(bytes))
+}
+
+/// Fails unless `meta` is a regular file of at most [`MAX_ENTRY`] bytes.
+fn regular(meta: &fs::Metadata) -> Result<(), String> {
+    let t = meta.file_type();
+    if t.is_file() {
+        if meta.len() > MAX_ENTRY {
+            return Err(format!("{} bytes, larger than any entry (at most {MAX_ENTRY})", meta.len()));
+        }
+        return Ok(());
+    }
+    let what = if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_dir() {
+        "a folder"
+    } else {
+        kind_of_special(&t)
+    };
+    Err(format!("{what}, not a cache entry"))
+}
+
+#[cfg(unix)]
+fn kind_of_special(t: &fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    }
+}
+
+#[cfg(not(unix))]
+fn kind_of_special(_: &fs::FileType) -> &'static str {
+    "not a regular file"
+}
+
+/// Opens for reading without following a final symbolic link and without blocking (a FIFO would
+/// wait for a writer).
+pub(super) fn open_no_follow(path: &Path) -> io::Result<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    options.open(path)
+}
+
+/// Removes temporary files that a killed build left in `dir` (older than an hour, so never one
+/// a running build is still writing): [`out::write_atomically`] names them `.<name>.<random>.tmp`.
+pub(super) fn sweep_stale_temps(dir: &Path) {
+    let Ok(rd) = fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with('.') && name.ends_with(".tmp")) {
+            continue;
+        }
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_TEMP);
+        if old {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! Every `cargo:` line the build script prints, in one place: cargo reads them from its stdout
+//! (<https://doc.rust-lang.org/cargo/reference/build-scripts.html#outputs-of-the-build-script>).
+//! The rest of the crate calls these functions and never prints a `cargo:` line itself, so the
+//! protocol (and a future switch to the `cargo::` spelling) lives here alone.
+//!
+//! Callers decide whether they run inside a build script ([`Env::is_build_script`]); these
+//! functions only print.
+//!
+//! [`Env::is_build_script`]: crate::env::Env::is_build_script
+
+use std::path::Path;
+
+/// `cargo:warning=TEXT`: shown by cargo under the crate's name.
+pub(crate) fn warning(text: &str) {
+    println!("cargo:warning={text}");
+}
+
+/// `cargo:warning=launch-build: TEXT`: a warning about launch-build itself (the cache, the
+/// commands it runs), not about the user's kernels.
+pub(crate) fn launch_build_warning(text: &str) {
+    warning(&format!("launch-build: {text}"));
+}
+
+/// `cargo:rerun-if-changed=PATH`: rerun the script when `path` (a file or a folder) changes.
+pub(crate) fn rerun_if_changed(path: &Path) {
+    println!("cargo:rerun-if-changed={}", path.display());
+}
+
+/// `cargo:rerun-if-env-changed=NAME`: rerun the script when the variable `name` changes.
+pub(crate) fn rerun_if_env_changed(name: &str) {
+    println!("cargo:rerun-if-env-changed={name}");
+}

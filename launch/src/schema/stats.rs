@@ -1,0 +1,60 @@
+//! `OUT_DIR/launch/build-stats.json`: what one successful `launch-build` run did (written by
+//! `launch_build::build_stats`, read by the cache tests and by anyone tuning a build).
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// The layout version, written as the `schema` field.
+pub const VERSION: u32 = 1;
+
+/// `OUT_DIR/launch/build-stats.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BuildStats {
+    /// Layout version of this file: [`VERSION`].
+    pub schema: u32,
+    /// Jobs (files × arches).
+    pub jobs: usize,
+    /// Jobs that ran NVRTC and ptxas.
+    pub compiled: usize,
+    /// Jobs served from the cache.
+    pub cached: usize,
+    /// Cache entries found damaged or cut short (compiled again).
+    pub corrupt: usize,
+    /// The cache folder, or `null` when `LAUNCH_NO_CACHE` is set.
+    pub cache_dir: Option<PathBuf>,
+    /// Where job slots came from: `cargo jobserver`, `NUM_JOBS` or `serial`.
+    pub tokens: String,
+    /// The most jobs that ran at once.
+    pub max_parallel: usize,
+    /// Sum over compiled jobs of NVRTC's time, milliseconds.
+    pub nvrtc_ms: f64,
+    /// Sum over compiled jobs of ptxas's time, milliseconds.
+    pub ptxas_ms: f64,
+    /// Wall time of this step (keys, lookups, compiles, cache writes), milliseconds.
+    pub wall_ms: f64,
+    /// Peak resident memory of the build script so far (`VmHWM`), KiB; `null` where unknown.
+    pub peak_rss_kib: Option<u64>,
+    /// Every compiled job, in job order.
+    pub compiled_jobs: Vec<CompiledJob>,
+}
+
+impl BuildStats {
+    /// Reads `build-stats.json`, checking its version.
+    pub fn from_json(text: &str) -> Result<BuildStats, super::ReadError> {
+        super::read(text, "build-stats.json", VERSION, "rebuild the crate")
+    }
+}
+
+/// One compiled job in [`BuildStats`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompiledJob {
+    /// Kernel file, relative to the crate.
+    pub file: String,
+    /// Arch.
+    pub arch: String,
+    /// NVRTC's time, milliseconds.
+    pub nvrtc_ms: f64,
+    /// ptxas's time, milliseconds.
+    pub ptxas_ms: f64,
+}
