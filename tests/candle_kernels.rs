@@ -26,8 +26,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use launch_build::env::Env;
-use launch_build::process::Tool;
+use launch_build::tooling::Env;
+use launch_build::tooling::Tool;
 use serde_json::Value;
 
 use crate::support::{cargo_launch, root, run, toolchain_root, SCRUBBED};
@@ -136,7 +136,7 @@ fn launch_dir(package: &str) -> PathBuf {
 /// test processes from installing at once.
 pub fn cuobjdump() -> PathBuf {
     let env = Env::cli();
-    let tools = launch_build::toolchain::cache_dir(&env).expect("HOME is set").join("tools");
+    let tools = launch_build::tooling::toolchain::cache_dir(&env).expect("HOME is set").join("tools");
     let dir = tools.join(format!("cuobjdump-{CUOBJDUMP_VERSION}"));
     let bin = dir.join("nvidia/cu13/bin/cuobjdump");
     let complete = dir.join(".complete");
@@ -153,7 +153,7 @@ pub fn cuobjdump() -> PathBuf {
     let _ = fs::remove_dir_all(&tmp);
     let req = tools.join(format!("cuobjdump-{CUOBJDUMP_VERSION}.txt"));
     fs::write(&req, CUOBJDUMP_REQUIREMENTS).expect("write the requirements");
-    Tool::new(launch_build::toolchain::python(&env))
+    Tool::new(launch_build::tooling::toolchain::python(&env))
         .args(["-m", "pip", "install", "--no-deps", "--require-hashes", "--only-binary=:all:", "--no-compile"])
         .args(["--disable-pip-version-check", "--no-warn-script-location", "--quiet", "--target"])
         .arg(&tmp)

@@ -14,17 +14,7 @@ use launch_build::Manifest;
 
 use crate::cli::PackageArgs;
 use crate::error::Error;
-
-/// One package's kernels.
-#[derive(Debug)]
-pub struct PackageKernels {
-    /// Package name.
-    pub package: String,
-    /// The manifest launch-build wrote.
-    pub manifest: Manifest,
-    /// The package's `[package.metadata.launch]`.
-    pub config: launch_build::Config,
-}
+use crate::records::PackageKernels;
 
 /// The cargo to call back: `$CARGO` (set when run as `cargo launch`), else `cargo`.
 pub fn cargo_program() -> PathBuf {

@@ -12,10 +12,10 @@ use launch::schema::report::Toolchain;
 use launch::Arch;
 
 use crate::baseline::{self, Baseline};
-use crate::cargo::{self, PackageKernels};
+use crate::cargo;
 use crate::cli::{CheckArgs, CheckFormat};
 use crate::error::Error;
-use crate::records::{self, Row};
+use crate::records::{self, PackageKernels, Row};
 use crate::{sarif, toolchain};
 
 /// Runs `cargo launch check`.
@@ -93,7 +93,7 @@ pub fn run(args: &CheckArgs) -> Result<(), Error> {
             // failure while writing (a read-only file system) is exit 1, whoever named the path.
             let given = if args.baseline.is_some() { " given with --baseline" } else { "" };
             let _absent = usable(&path, given, "write")?;
-            launch_build::out::write_if_changed(&path, text.as_bytes())
+            launch_build::tooling::write_if_changed(&path, text.as_bytes())
                 .map_err(|e| Error::Failure(anyhow::Error::new(e).context("cannot write the baseline")))?;
             eprintln!("wrote {} records to {}", current.len(), path.display());
             used(BaselineState::Written, current.len());
@@ -329,7 +329,7 @@ fn compare(p: &PackageKernels, recs: &[&Row], old: &baseline::Parsed, path: &Pat
         let (kernel, arch) = key;
         // `kernels/t.cu::_Z4tmplILi8EEvPi` says little to a reader: add what it demangles to.
         let symbol = kernel.rsplit("::").next().unwrap_or(kernel);
-        let readable = launch_build::names::demangle(symbol);
+        let readable = launch_build::tooling::demangle(symbol);
         let shown = if old.version == baseline::VERSION && readable != symbol {
             format!("{kernel} ({readable})")
         } else {

@@ -15,7 +15,7 @@ use crate::select;
 /// Exit codes, then every environment variable from the one table that documents them.
 fn after_help() -> String {
     let mut s = format!("{}\nEnvironment:\n", error::help_text());
-    for (name, what) in launch_build::env::DOCUMENTED {
+    for (name, what) in launch_build::tooling::DOCUMENTED {
         s.push_str(&format!("  {name:<28} {what}\n"));
     }
     s

@@ -105,7 +105,7 @@ pub fn init(args: &InitArgs) -> Result<(), Error> {
         ))
     })?;
     if new_text != text {
-        launch_build::out::write_if_changed(&manifest, new_text.as_bytes())
+        launch_build::tooling::write_if_changed(&manifest, new_text.as_bytes())
             .with_context(|| format!("cannot write `{}`", manifest.display()))?;
     }
 

@@ -34,7 +34,7 @@ pub fn run(args: &OccupancyArgs) -> Result<(), Error> {
         }
         // Written aside and renamed into place: a reader never sees half a picture, a failure
         // leaves any previous file, and a FIFO, link or device at `path` is refused.
-        launch_build::out::write_if_changed(path, svg.as_bytes())
+        launch_build::tooling::write_if_changed(path, svg.as_bytes())
             .with_context(|| format!("writing the plot to {}", path.display()))?;
         eprintln!("wrote {}", path.display());
     }

@@ -7,10 +7,21 @@ use launch::analysis::{self, HostLaunch, KernelReport};
 use launch::schema::report::KernelId;
 use launch::Arch;
 use launch_build::manifest::KernelEntry;
+use launch_build::Manifest;
 
-use crate::cargo::PackageKernels;
 use crate::error::Error;
 use crate::words::qualified;
+
+/// One package's kernels.
+#[derive(Debug)]
+pub struct PackageKernels {
+    /// Package name.
+    pub package: String,
+    /// The manifest launch-build wrote.
+    pub manifest: Manifest,
+    /// The package's `[package.metadata.launch]`.
+    pub config: launch_build::Config,
+}
 
 /// One kernel on one arch: which kernel, its ptxas lines, and the analysis.
 #[derive(Clone, Debug)]

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use launch::analysis::ThreadsFrom;
 use launch::{Arch, Contract};
 
-use crate::cargo::PackageKernels;
+use crate::records::PackageKernels;
 use crate::records::Row;
 use crate::select::Filter;
 use crate::words::thousands;

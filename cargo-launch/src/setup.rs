@@ -1,5 +1,5 @@
 //! `cargo launch setup`: installs NVIDIA's pinned toolchain wheels with
-//! `python3 -m pip install --target`, hashes pinned (`launch_build::toolchain::pin`), into the
+//! `python3 -m pip install --target`, hashes pinned (`launch_build::tooling::toolchain::pin`), into the
 //! per-user cache.
 //!
 //! The install goes to a temporary folder next to the final one and is renamed into place only
@@ -13,9 +13,9 @@ use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use launch_build::env::Env;
-use launch_build::process::Tool;
-use launch_build::toolchain::{self, pin, Origin, Toolchain, PINNED_VERSION};
+use launch_build::tooling::toolchain::{self, pin, Origin, Toolchain, PINNED_VERSION};
+use launch_build::tooling::Env;
+use launch_build::tooling::Tool;
 
 use crate::error::Error;
 

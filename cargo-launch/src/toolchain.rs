@@ -2,7 +2,7 @@
 //! it can target.
 
 use launch::Arch;
-use launch_build::env::Env;
+use launch_build::tooling::Env;
 
 use crate::error::Error;
 use crate::setup;
@@ -12,7 +12,7 @@ use crate::setup;
 /// error (exit 3), with nothing downloaded, since the build would use it and not the install.
 pub fn ensure_toolchain(no_setup: bool) -> Result<(), Error> {
     let env = Env::cli();
-    match launch_build::toolchain::discover(&env) {
+    match launch_build::tooling::toolchain::discover(&env) {
         Ok(_) => Ok(()),
         Err(e) if env.get("LAUNCH_TOOLCHAIN").is_some() => {
             let why = match &e {
@@ -65,7 +65,9 @@ pub fn refuse_untargetable(arches: &[Arch]) -> Result<(), Error> {
 
 /// The compute capabilities ([`Arch::sm`]: `90` for sm_90) the toolchain's NVRTC can target.
 pub fn supported_arches() -> Result<Vec<u32>, Error> {
-    let tc = launch_build::toolchain::discover(&Env::cli()).map_err(|e| Error::NoToolchain(anyhow::Error::from(e)))?;
-    let nvrtc = launch_build::nvrtc::Nvrtc::load(&tc.nvrtc).map_err(|e| Error::NoToolchain(anyhow::Error::from(e)))?;
+    let tc = launch_build::tooling::toolchain::discover(&Env::cli())
+        .map_err(|e| Error::NoToolchain(anyhow::Error::from(e)))?;
+    let nvrtc =
+        launch_build::tooling::Nvrtc::load(&tc.nvrtc).map_err(|e| Error::NoToolchain(anyhow::Error::from(e)))?;
     Ok(nvrtc.supported_archs().into_iter().map(|c| c as u32).collect())
 }

@@ -317,6 +317,7 @@ impl Cache {
         self.store.dir()
     }
 
+    #[cfg(test)]
     /// Where the entry of `key` lives.
     pub fn entry_path(&self, key: &Key) -> PathBuf {
         self.store.entry_path(key)

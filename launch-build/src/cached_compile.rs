@@ -43,13 +43,8 @@ pub fn toolchain_id(compiler: &Compiler) -> ToolchainId {
     }
 }
 
-/// The key of every job, in order. Headers are found like `source::dependencies` finds them, in
-/// NVRTC's search order, and hashed by content.
-pub fn keys(compiler: &Compiler, jobs: &[Job]) -> Vec<Key> {
-    keys_and_sizes(compiler, jobs).into_iter().map(|(k, _)| k).collect()
-}
-
-/// [`keys`], with each job's size: its text plus every header it includes, in bytes (what the
+/// The key of every job, in order (headers found in NVRTC's search order and hashed by content),
+/// with each job's size: its text plus every header it includes, in bytes (what the
 /// start order guesses from without history).
 fn keys_and_sizes(compiler: &Compiler, jobs: &[Job]) -> Vec<(Key, u64)> {
     let id = toolchain_id(compiler);

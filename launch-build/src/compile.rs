@@ -242,12 +242,8 @@ impl Compiler {
         }
     }
 
-    /// Runs one job: NVRTC to PTX, ptxas to cubin, then parses ptxas's report.
-    pub fn run(&self, job: &Job) -> Result<JobOutput, Error> {
-        self.run_timed(job).map(|(out, _)| out)
-    }
-
-    /// [`Compiler::run`], also returning how long each compiler took.
+    /// Runs one job: NVRTC to PTX, ptxas to cubin, then parses ptxas's report; also returns how
+    /// long each compiler took.
     pub fn run_timed(&self, job: &Job) -> Result<(JobOutput, JobTiming), Error> {
         let file = &job.source.file;
         let arch = job.arch.to_string();

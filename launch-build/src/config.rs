@@ -34,6 +34,7 @@ use toml_edit::{ImDocument, Item, Key, TableLike, Value};
 
 use crate::error::{Error, Location};
 use crate::flags::{self, Mapped};
+use crate::suggest::edit_distance;
 
 /// The keys `[package.metadata.launch]` accepts.
 pub const KEYS: &[&str] = &[
@@ -916,22 +917,6 @@ fn key_at(text: &str, offset: usize) -> String {
 fn closest_key(name: &str, keys: &[&'static str]) -> Option<&'static str> {
     let norm = name.to_ascii_lowercase().replace('_', "-");
     keys.iter().map(|k| (edit_distance(&norm, k), *k)).filter(|(d, _)| *d <= 2).min().map(|(_, k)| k)
-}
-
-/// Levenshtein distance, for the "did you mean" hints of keys and flags.
-pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 /// Why `path` is not a usable folder (`does not exist`, `is a file, not a folder`, ...), or `None`.

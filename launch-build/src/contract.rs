@@ -65,6 +65,7 @@ struct Attached<'k> {
     decl_at: usize,
 }
 
+#[cfg(test)]
 /// Finds, validates and attaches every `@launch` of one file. Errors are compiler-style lines
 /// (`file:line:col: error: ...`, the annotation, a caret), all of them at once.
 pub fn annotations(
@@ -602,6 +603,7 @@ pub fn prepare(
     Ok((attached.into_iter().map(|a| a.annotation).collect(), applied))
 }
 
+#[cfg(test)]
 /// The source with each annotated kernel's `__launch_bounds__` inserted at the start of its
 /// declaration (see [`declaration_start`]), on the same line so every line number stays what the
 /// user wrote, and seeds/004's `ctx` constants at the start of its body. (A file whose

@@ -10,7 +10,6 @@ pub use launch::schema::diagnostics::{Diagnostic, Severity};
 
 mod diagnostics;
 pub use diagnostics::DIAGNOSTICS_FILE;
-pub(crate) use diagnostics::{remove_diagnostics, write_diagnostics};
 
 /// Where a configuration value was read from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -307,9 +306,9 @@ impl fmt::Display for Error {
                     write!(
                         f,
                         "fix: if it is not stuck, allow it longer with LAUNCH_COMPILE_TIMEOUT=<seconds> (the default is {})",
-                        seconds(crate::process::DEFAULT_TIMEOUT)
+                        seconds(crate::timeouts::DEFAULT_TIMEOUT)
                     )
-                } else if *timeout == crate::process::PROBE_TIMEOUT {
+                } else if *timeout == crate::timeouts::PROBE_TIMEOUT {
                     // A question such as `--version`: no setting helps.
                     write!(f, "fix: it should answer at once; the tool is broken or stuck: point LAUNCH_TOOLCHAIN at a working one")
                 } else {
@@ -530,7 +529,7 @@ mod tests {
             command: "`ptxas --version`".into(),
             file: None,
             arch: None,
-            timeout: crate::process::PROBE_TIMEOUT,
+            timeout: crate::timeouts::PROBE_TIMEOUT,
         };
         let text = probe.to_string();
         assert!(text.contains("it should answer at once") && !text.contains("LAUNCH_COMPILE_TIMEOUT"), "{text}");

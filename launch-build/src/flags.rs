@@ -29,7 +29,7 @@
 //!   `-include` (a pre-included header would not be tracked for rebuilds), and anything NVRTC or
 //!   ptxas lacks.
 
-use crate::config::edit_distance;
+use crate::suggest::edit_distance;
 
 /// Where one accepted flag goes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -266,6 +266,7 @@ const PTXAS: &[Spec] = &[
     spec(&["--machine", "-m"], ANY, Act::Machine),
 ];
 
+#[cfg(test)]
 /// Maps `flags` (one option per element; an option's value may be the next element) to NVRTC
 /// options, include folders and ptxas options, in order, without repeats.
 pub fn map_nvrtc(list: &[&str]) -> Result<Vec<Mapped>, Refused> {

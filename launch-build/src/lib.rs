@@ -44,30 +44,33 @@
 // The one-line build.rs is the example users copy, `fn main` included.
 #![allow(clippy::needless_doctest_main)]
 
-pub mod assemble;
-pub mod build_stats;
-pub mod cache;
-pub mod cached_compile;
+mod assemble;
+mod build_stats;
+mod cache;
+mod cached_compile;
 mod cargo_directives;
-pub mod compile;
+mod compile;
 pub mod config;
-pub mod contract;
-pub mod embed;
-pub mod env;
+mod contract;
+mod diagnostics_file;
+mod embed;
+mod env;
 pub mod error;
-pub mod flags;
-pub mod headers;
-pub mod locate;
+mod flags;
+mod headers;
+mod locate;
 pub mod manifest;
-pub mod names;
-pub mod nvrtc;
-pub mod out;
-pub mod process;
-pub mod ptx;
-pub mod ptxas_log;
-pub mod scheduler;
-pub mod source;
-pub mod toolchain;
+mod names;
+mod nvrtc;
+mod out;
+mod process;
+mod ptx;
+mod ptxas_log;
+mod scheduler;
+mod source;
+mod suggest;
+mod timeouts;
+mod toolchain;
 
 #[cfg(test)]
 mod fuzz;
@@ -77,6 +80,25 @@ use std::path::{Path, PathBuf};
 pub use config::Config;
 pub use error::Error;
 pub use manifest::Manifest;
+
+/// What `cargo launch` and the project's end-to-end tests use besides the build: the one
+/// environment reader, the toolchain's discovery and pinned install, NVRTC's arch list, the tool
+/// runner, the atomic writer and the demangler. Shared so the CLI does exactly what the build
+/// does; not a stable API for other users.
+pub mod tooling {
+    pub use crate::env::{Env, DOCUMENTED};
+    pub use crate::names::demangle;
+    pub use crate::nvrtc::Nvrtc;
+    pub use crate::out::write_if_changed;
+    pub use crate::process::Tool;
+
+    /// Finding and installing the CUDA toolchain.
+    pub mod toolchain {
+        pub use crate::toolchain::{
+            at, cache_dir, discover, pin, pinned_dir, python, Origin, Toolchain, PINNED_VERSION,
+        };
+    }
+}
 
 use assemble::FileOutputs;
 use compile::{Compiler, Job, SourceFile};
@@ -108,12 +130,12 @@ pub fn try_build() -> Result<Manifest, Error> {
     let launch_dir = out_dir.join("launch");
     let result = build_crate(&env, &manifest_dir, &launch_dir);
     match &result {
-        Ok(_) => error::remove_diagnostics(&launch_dir)?,
+        Ok(_) => diagnostics_file::remove_diagnostics(&launch_dir)?,
         Err(e) => {
             let package = env.untracked("CARGO_PKG_NAME").map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
             // Best effort: the build's own error is what must reach the user, not a failure to
             // write this copy of it.
-            let _ = error::write_diagnostics(&launch_dir, &manifest_dir, &package, e);
+            let _ = diagnostics_file::write_diagnostics(&launch_dir, &manifest_dir, &package, e);
         }
     }
     result
@@ -136,7 +158,7 @@ fn build_crate(env: &Env, manifest_dir: &Path, launch_dir: &Path) -> Result<Mani
 }
 
 /// The pipeline for an already loaded configuration, writing into `launch_dir`.
-pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manifest, Error> {
+fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manifest, Error> {
     let root = config.root().to_path_buf();
     let sources = compile::kernel_files(&root, &config.kernel_dir, &config.exclude)?;
     if env.is_build_script() {
@@ -317,7 +339,7 @@ pub fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manif
 /// The arches a file is compiled for: the crate's (lowest first), kept to those its `arch` setting
 /// lists when it has one. Arches of the setting that the crate does not build are not added (a
 /// `cargo launch check --arch` run builds only the arches it names).
-pub fn file_arches(crate_arches: &[Arch], setting: Option<&[Arch]>) -> Vec<Arch> {
+pub(crate) fn file_arches(crate_arches: &[Arch], setting: Option<&[Arch]>) -> Vec<Arch> {
     crate_arches.iter().copied().filter(|a| setting.is_none_or(|s| s.contains(a))).collect()
 }
 

@@ -168,6 +168,7 @@ pub struct Ran<T> {
 }
 
 impl<T> Ran<T> {
+    #[cfg(test)]
     /// Every result, or the error of the lowest failed index.
     pub fn all(self) -> Result<Vec<T>, Error> {
         let mut out = Vec::with_capacity(self.results.len());

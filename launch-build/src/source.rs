@@ -148,6 +148,7 @@ pub fn scan(src: &str) -> Scanned {
     Scanned { code, comments, lines }
 }
 
+#[cfg(test)]
 /// 1-based line of a byte offset. Counts from the start of the text: for one-off lookups; use
 /// [`Scanned::lines`] for many.
 pub fn line_of(src: &str, offset: usize) -> u32 {

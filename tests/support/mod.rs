@@ -58,7 +58,8 @@ pub fn toolchain_root() -> PathBuf {
         let out = cargo_launch().args(["launch", "setup"]).output().expect("run cargo-launch setup");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "cargo launch setup failed:\n{stderr}");
-        let dir = launch_build::toolchain::pinned_dir(&launch_build::env::Env::cli()).expect("HOME is set");
+        let dir =
+            launch_build::tooling::toolchain::pinned_dir(&launch_build::tooling::Env::cli()).expect("HOME is set");
         assert!(dir.join("nvidia/cuda_nvcc/bin/ptxas").is_file(), "setup left no ptxas in {}", dir.display());
         dir
     })

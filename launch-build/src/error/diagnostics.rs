@@ -6,10 +6,6 @@
 //! `ptxas x.ptx, line N; error : ...` placed through the note saying which source line PTX line N
 //! comes from (see `compile::with_ptx_notes`). Anything else about a file is placed at the file.
 
-use std::path::Path;
-
-use launch::schema::diagnostics::{self, Diagnostics};
-
 use super::{Diagnostic, Error, Location, Severity};
 
 /// The document's name under `OUT_DIR/launch`.
@@ -135,30 +131,6 @@ fn parse_location(at: &str) -> (String, u32, u32) {
     (at.to_string(), 0, 0)
 }
 
-/// Writes `launch_dir/diagnostics.json` for a failed build of `package`: `error`'s diagnostics,
-/// with files under `root` made relative to it. Written whole or not at all (a reader never sees
-/// half a document).
-pub(crate) fn write_diagnostics(launch_dir: &Path, root: &Path, package: &str, error: &Error) -> Result<(), Error> {
-    let mut list = error.diagnostics();
-    for d in &mut list {
-        if let Ok(rel) = Path::new(&d.file).strip_prefix(root) {
-            d.file = rel.display().to_string().replace('\\', "/");
-        }
-    }
-    let doc = Diagnostics { schema: diagnostics::VERSION, package: package.to_string(), diagnostics: list };
-    let json = serde_json::to_string_pretty(&doc).expect("diagnostics serialise");
-    crate::out::write_if_changed(&launch_dir.join(DIAGNOSTICS_FILE), json.as_bytes()).map(|_| ())
-}
-
-/// Removes a `diagnostics.json` left by an earlier failed build, once a build succeeds.
-pub(crate) fn remove_diagnostics(launch_dir: &Path) -> Result<(), Error> {
-    let path = launch_dir.join(DIAGNOSTICS_FILE);
-    match std::fs::remove_file(&path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io("remove", path)(e)),
-        _ => Ok(()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,28 +209,5 @@ mod tests {
         assert_eq!(Error::Kernels(rules.clone()).diagnostics(), rules);
         assert_eq!(Error::Kernels(rules).to_string(), "kernels/c.cu:1:4: error: bad");
         assert!(Error::ToolNotFound { tool: "ptxas".into() }.diagnostics().is_empty());
-    }
-
-    #[test]
-    fn a_failed_build_writes_the_document_and_a_good_one_removes_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let launch_dir = dir.path().join("out/launch");
-        let root = dir.path().join("crate");
-        let e = Error::Config {
-            location: Location::File { path: root.join("Cargo.toml"), at: Some((7, 8)) },
-            key: "k".into(),
-            message: "m".into(),
-        };
-        write_diagnostics(&launch_dir, &root, "p", &e).unwrap();
-        let path = launch_dir.join(DIAGNOSTICS_FILE);
-        let doc = Diagnostics::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        assert_eq!(doc.package, "p");
-        // Relative to the crate root, so the document does not depend on the checkout's place.
-        assert_eq!(doc.diagnostics, [Diagnostic::error("Cargo.toml", 7, 8, "`k`: m")]);
-        // No temporary file is left next to it.
-        assert_eq!(std::fs::read_dir(&launch_dir).unwrap().count(), 1);
-        remove_diagnostics(&launch_dir).unwrap();
-        assert!(!path.exists());
-        remove_diagnostics(&launch_dir).unwrap();
     }
 }

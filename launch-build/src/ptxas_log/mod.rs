@@ -88,11 +88,13 @@ pub struct EntryReport {
 }
 
 impl EntryReport {
+    #[cfg(test)]
     /// The entry's `Used …` line as printed, if the log had one.
     pub fn used_line(&self) -> Option<&str> {
         self.lines.iter().map(String::as_str).find(|l| info_text(l).is_some_and(|t| t.starts_with("Used ")))
     }
 
+    #[cfg(test)]
     /// Whether the `Used` line printed a barrier count. ptxas before 12.6 never does, in which
     /// case [`launch::Resources::barriers`] is 0 without meaning "no barriers".
     pub fn barriers_reported(&self) -> bool {
@@ -170,26 +172,31 @@ impl fmt::Display for ParseError {
 impl std::error::Error for ParseError {}
 
 impl PtxasLog {
+    #[cfg(test)]
     /// The first entry with this (mangled) name.
     pub fn entry(&self, name: &str) -> Option<&EntryReport> {
         self.entries.iter().find(|e| e.name == name)
     }
 
+    #[cfg(test)]
     /// The entry with this name compiled for this arch (for logs that concatenate several runs).
     pub fn entry_for(&self, name: &str, arch: &str) -> Option<&EntryReport> {
         self.entries.iter().find(|e| e.name == name && e.arch == arch)
     }
 
+    #[cfg(test)]
     /// The first non-inlined device function with this name.
     pub fn function(&self, name: &str) -> Option<&FunctionReport> {
         self.functions.iter().find(|f| f.name == name)
     }
 
+    #[cfg(test)]
     /// The `error` and `fatal` diagnostics.
     pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
         self.diagnostics.iter().filter(|d| d.severity >= Severity::Error)
     }
 
+    #[cfg(test)]
     /// The `warning` diagnostics.
     pub fn warnings(&self) -> impl Iterator<Item = &Diagnostic> {
         self.diagnostics.iter().filter(|d| d.severity == Severity::Warning)
@@ -491,6 +498,7 @@ fn kind_and_text(s: &str) -> Option<(Severity, &str)> {
     })
 }
 
+#[cfg(test)]
 /// The unlocated info text after the colon, for a verbatim `ptxas info    : …` line.
 fn info_text(line: &str) -> Option<&str> {
     let header = line.strip_prefix("ptxas ")?;
