@@ -5,7 +5,7 @@
 
 use launch::analysis::LaunchFailure;
 use launch::occupancy::{self, Carveout, DeviceLimits, FunctionAttrs, Occupancy, UNLIMITED};
-use launch::schema::occupancy::{BlockLimits, Detail, Point, Sweep, Variable};
+use launch::schema::occupancy::{self as occupancy_doc, BlockLimits, Detail, Point, Sweep, Variable};
 
 use crate::cli::OccupancyArgs;
 use crate::error::Error;
@@ -117,7 +117,7 @@ impl<'a> Calculator<'a> {
             points.push(point);
         }
         let current = xs.iter().position(|&x| x == given).expect("the given value was added");
-        Ok(Sweep { sweep, points, current })
+        Ok(Sweep { schema: occupancy_doc::VERSION, sweep, points, current })
     }
 
     /// "256 threads, 167 registers, 0 B static + 0 B dynamic shared memory, 1 barrier, carveout default".
@@ -176,6 +176,7 @@ impl<'a> Calculator<'a> {
             barriers: occ.block_limit_barriers,
         };
         let detail = Detail {
+            schema: occupancy_doc::VERSION,
             active_threads: occ.active_blocks * a.threads,
             point,
             arch: a.arch,

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Arch;
 
-/// The version of these documents (not written into them; see the module docs of `schema`).
+/// The version of these documents (their `schema` field).
 pub const VERSION: u32 = 1;
 
 /// One evaluated configuration, the fields of `{"points": [...]}`: the inputs (threads, registers,
@@ -52,6 +52,8 @@ pub enum Variable {
 /// input, `current` the index of the given configuration among them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Sweep {
+    /// [`VERSION`].
+    pub schema: u32,
     /// The varied input.
     pub sweep: Variable,
     /// Index of the given configuration in `points`.
@@ -65,6 +67,8 @@ pub struct Sweep {
 /// `suggested` is the point at the block size `cuOccupancyMaxPotentialBlockSize` picks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Detail {
+    /// [`VERSION`].
+    pub schema: u32,
     /// The given configuration.
     #[serde(flatten)]
     pub point: Point,
@@ -88,6 +92,20 @@ pub struct Detail {
     pub registers_for_one_more_block: Option<u32>,
     /// Why the launch fails, with the arithmetic; null when it succeeds.
     pub launch_error: Option<String>,
+}
+
+impl Sweep {
+    /// Reads a `--sweep` document, checking its version.
+    pub fn from_json(text: &str) -> Result<Sweep, super::ReadError> {
+        super::read(text, "occupancy sweep", VERSION, "written by another version of cargo-launch")
+    }
+}
+
+impl Detail {
+    /// Reads a single-configuration document, checking its version.
+    pub fn from_json(text: &str) -> Result<Detail, super::ReadError> {
+        super::read(text, "occupancy", VERSION, "written by another version of cargo-launch")
+    }
 }
 
 /// Blocks per SM each resource allows; null where the resource sets no limit.
