@@ -10,6 +10,9 @@ mod report;
 /// `cargo launch check`: launch failures, spill budgets, baselines, arches, annotations.
 mod check;
 
+/// `check` on kernels that do not build: located `compile` findings in text, JSON and SARIF.
+mod check_build_failure;
+
 /// Bad configuration, broken kernels and a missing toolchain give the documented errors.
 mod errors;
 

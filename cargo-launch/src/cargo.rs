@@ -13,7 +13,7 @@ use launch::Arch;
 use launch_build::Manifest;
 
 use crate::cli::PackageArgs;
-use crate::error::Error;
+use crate::error::{BuildFailure, Error};
 use crate::records::PackageKernels;
 
 /// The cargo to call back: `$CARGO` (set when run as `cargo launch`), else `cargo`.
@@ -33,7 +33,7 @@ pub fn cargo_program() -> PathBuf {
 pub fn build(sel: &PackageArgs, arches: &[Arch]) -> Result<Vec<PackageKernels>, Error> {
     let selected = selected_packages(sel)?;
     let manifests: std::collections::BTreeMap<PackageId, PathBuf> =
-        selected.packages.iter().map(|(id, path, _)| (id.clone(), path.clone())).collect();
+        selected.packages.iter().map(|p| (p.id.clone(), p.manifest_path.clone())).collect();
 
     let mut cmd = Command::new(cargo_program());
     cmd.arg("check").arg("--message-format=json-render-diagnostics");
@@ -43,13 +43,15 @@ pub fn build(sel: &PackageArgs, arches: &[Arch]) -> Result<Vec<PackageKernels>, 
         && selected
             .packages
             .iter()
-            .any(|(_, _, c)| c.as_ref().is_some_and(|c| arches.iter().any(|a| !c.arches.contains(a))));
+            .any(|p| p.config.as_ref().is_some_and(|c| arches.iter().any(|a| !c.arches.contains(a))));
     if unlisted {
         cmd.arg("--target-dir").arg(arch_target_dir(&selected.target_dir, &arches));
         cmd.env("LAUNCH_ARCH", arches.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(","));
     }
     // cargo's progress and any build error go straight to the user's terminal.
     cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).stdin(Stdio::null());
+    // A diagnostics.json older than this run is an earlier build's.
+    let started = std::time::SystemTime::now();
     let mut child = cmd.spawn().with_context(|| format!("could not start `{}`", cargo_program().display()))?;
     let stdout = child.stdout.take().expect("stdout is piped");
     let mut found = Vec::new();
@@ -70,7 +72,14 @@ pub fn build(sel: &PackageArgs, arches: &[Arch]) -> Result<Vec<PackageKernels>, 
     }
     let status = child.wait().context("waiting for cargo")?;
     if !status.success() {
-        return Err(Error::Build(anyhow::anyhow!("`cargo check` failed (see its output above)")));
+        let target_dir = if unlisted { arch_target_dir(&selected.target_dir, &arches) } else { selected.target_dir };
+        let failures = selected
+            .packages
+            .iter()
+            .filter(|p| p.config.is_some())
+            .filter_map(|p| failure(&target_dir, p, started))
+            .collect();
+        return Err(Error::Build { error: anyhow::anyhow!("`cargo check` failed (see its output above)"), failures });
     }
     if found.is_empty() {
         return Err(Error::Usage(anyhow::anyhow!(
@@ -114,10 +123,53 @@ fn push_selection(cmd: &mut Command, sel: &PackageArgs) {
 /// manifest (the workspace's default members when it is a virtual manifest).
 /// The selected packages and the workspace's target folder.
 struct Selected {
-    /// Id, Cargo.toml and, for a package that builds kernels, its `[package.metadata.launch]`.
-    packages: Vec<(PackageId, PathBuf, Option<launch_build::Config>)>,
+    /// The packages.
+    packages: Vec<SelectedPackage>,
     /// `cargo metadata`'s `target_directory` (honours `CARGO_TARGET_DIR` and `.cargo/config.toml`).
     target_dir: PathBuf,
+}
+
+/// One selected package.
+struct SelectedPackage {
+    id: PackageId,
+    name: String,
+    manifest_path: PathBuf,
+    /// For a package that builds kernels, its `[package.metadata.launch]`.
+    config: Option<launch_build::Config>,
+}
+
+/// The located errors the failed build script of `p` wrote in this run, if it wrote any: the
+/// `build/<name>-*/out/launch/diagnostics.json` under the target folder (or a `<target>/<triple>/`
+/// one) written since `since` for this checkout of the package (fixture copies and worktrees of
+/// one package can share a target folder).
+fn failure(target: &Path, p: &SelectedPackage, since: std::time::SystemTime) -> Option<BuildFailure> {
+    use launch::schema::diagnostics::Diagnostics;
+    let root = p.manifest_path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let same_root = |r: &str| std::fs::canonicalize(r).ok() == std::fs::canonicalize(&root).ok();
+    let prefix = format!("{}-", p.name);
+    let profiles = std::iter::once(target.join("debug"))
+        .chain(std::fs::read_dir(target).into_iter().flatten().flatten().map(|e| e.path().join("debug")));
+    let mut newest: Option<(std::time::SystemTime, Diagnostics)> = None;
+    for build in profiles.map(|d| d.join("build")) {
+        for entry in std::fs::read_dir(&build).into_iter().flatten().flatten() {
+            if !entry.file_name().to_string_lossy().starts_with(&prefix) {
+                continue;
+            }
+            let path = entry.path().join("out/launch").join(launch_build::error::DIAGNOSTICS_FILE);
+            let Ok(modified) = std::fs::metadata(&path).and_then(|m| m.modified()) else { continue };
+            if modified < since || newest.as_ref().is_some_and(|(t, _)| modified <= *t) {
+                continue;
+            }
+            let Some(doc) = std::fs::read_to_string(&path).ok().and_then(|t| Diagnostics::from_json(&t).ok()) else {
+                continue;
+            };
+            if same_root(&doc.root) {
+                newest = Some((modified, doc));
+            }
+        }
+    }
+    let (_, doc) = newest?;
+    Some(BuildFailure { package: p.name.clone(), root, diagnostics: doc.diagnostics })
 }
 
 fn selected_packages(sel: &PackageArgs) -> Result<Selected, Error> {
@@ -168,7 +220,12 @@ fn selected_packages(sel: &PackageArgs) -> Result<Selected, Error> {
         } else {
             None
         };
-        packages.push((p.id.clone(), p.manifest_path.clone().into_std_path_buf(), config));
+        packages.push(SelectedPackage {
+            id: p.id.clone(),
+            name: p.name.to_string(),
+            manifest_path: p.manifest_path.clone().into_std_path_buf(),
+            config,
+        });
     }
     Ok(Selected { packages, target_dir: meta.target_directory.clone().into_std_path_buf() })
 }

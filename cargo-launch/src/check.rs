@@ -14,7 +14,7 @@ use launch::Arch;
 use crate::baseline::{self, Baseline};
 use crate::cargo;
 use crate::cli::{CheckArgs, CheckFormat};
-use crate::error::Error;
+use crate::error::{BuildFailure, Error};
 use crate::records::{self, PackageKernels, Row};
 use crate::{sarif, toolchain};
 
@@ -61,7 +61,17 @@ pub fn run(args: &CheckArgs) -> Result<(), Error> {
         arches = ok;
     }
 
-    let packages = cargo::build(&args.packages, &arches)?;
+    let packages = match cargo::build(&args.packages, &arches) {
+        Ok(packages) => packages,
+        // The kernels did not build: their located errors are findings too (placed in SARIF and
+        // in annotations), then the exit code is the failed build's.
+        Err(Error::Build { error, failures }) if !failures.is_empty() => {
+            findings.extend(failures.iter().flat_map(compile_findings));
+            let _verdict = finish(args, &[], &[], findings, Vec::new(), &[]);
+            return Err(Error::Build { error, failures });
+        }
+        Err(e) => return Err(e),
+    };
     if args.baseline.is_some() && packages.len() > 1 {
         // One file cannot hold several packages' baselines (their kernels could share names).
         return Err(Error::Usage(anyhow::anyhow!(
@@ -177,6 +187,26 @@ fn usable(path: &Path, given: &str, action: &str) -> Result<Result<(), std::io::
 
 /// About 800,000 records: far above any crate's kernels × arches.
 const MAX_BASELINE_BYTES: u64 = 64 << 20;
+
+/// The errors a failed build script wrote, as findings at their lines.
+fn compile_findings(failure: &BuildFailure) -> Vec<Finding> {
+    failure
+        .diagnostics
+        .iter()
+        .map(|d| Finding {
+            severity: d.severity,
+            kind: FindingKind::Compile,
+            package: failure.package.clone(),
+            kernel: None,
+            arch: None,
+            location: Some(Location { file: d.file.clone(), line: d.line, path: Some(failure.root.join(&d.file)) }),
+            detail: Detail::Text(match &d.tool {
+                Some(tool) => format!("{} ({tool})", d.message),
+                None => d.message.clone(),
+            }),
+        })
+        .collect()
+}
 
 /// A package whose kernel folder holds no kernel: the gate would pass having checked nothing.
 fn no_kernels(p: &PackageKernels) -> Finding {
@@ -397,7 +427,10 @@ fn finish(
                 if errors == 1 { "" } else { "s" },
                 if warnings == 1 { "" } else { "s" }
             );
-            let checked = if records.is_empty() {
+            let built = !findings.iter().any(|f| f.kind == FindingKind::Compile);
+            let checked = if !built {
+                "the kernels did not build".to_string()
+            } else if records.is_empty() {
                 let why = if packages.is_empty() {
                     "the toolchain can target none of the requested arches".to_string()
                 } else {

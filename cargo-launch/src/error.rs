@@ -52,9 +52,15 @@ pub enum Error {
     /// `check` found errors; the findings are already printed (exit 1).
     #[error("the check found errors")]
     CheckFailed,
-    /// The build failed: cargo (and so a build script) failed (exit 4).
-    #[error("{}", message(.0))]
-    Build(anyhow::Error),
+    /// The build failed: cargo (and so a build script) failed (exit 4). `failures`: the located
+    /// errors the failed build scripts wrote (`OUT_DIR/launch/diagnostics.json`), where found.
+    #[error("{}", message(.error))]
+    Build {
+        /// What failed.
+        error: anyhow::Error,
+        /// Per package whose kernels did not build, its errors.
+        failures: Vec<BuildFailure>,
+    },
     /// Anything else: an I/O failure, a bug (exit 4).
     #[error("{}", message(.0))]
     Failure(anyhow::Error),
@@ -67,14 +73,14 @@ impl Error {
             Error::CheckFailed => CHECK_FAILED,
             Error::Usage(_) | Error::UsagePrinted => USAGE,
             Error::NoToolchain(_) => NO_TOOLCHAIN,
-            Error::Build(_) | Error::Failure(_) => FAILURE,
+            Error::Build { .. } | Error::Failure(_) => FAILURE,
         }
     }
 
     /// The error to print, `None` when it was printed already.
     pub fn cause(&self) -> Option<&anyhow::Error> {
         match self {
-            Error::Usage(e) | Error::NoToolchain(e) | Error::Build(e) | Error::Failure(e) => Some(e),
+            Error::Usage(e) | Error::NoToolchain(e) | Error::Build { error: e, .. } | Error::Failure(e) => Some(e),
             Error::UsagePrinted | Error::CheckFailed => None,
         }
     }
@@ -87,6 +93,17 @@ impl Error {
             })
         })
     }
+}
+
+/// One package whose kernels did not build, with the located errors its build script wrote.
+#[derive(Debug)]
+pub struct BuildFailure {
+    /// The package.
+    pub package: String,
+    /// Its root folder (the diagnostics' files are relative to it).
+    pub root: std::path::PathBuf,
+    /// The errors, in the order the build met them.
+    pub diagnostics: Vec<launch::schema::diagnostics::Diagnostic>,
 }
 
 /// `?` on an unexpected failure (I/O, a bug) makes it exit 4.
@@ -159,7 +176,7 @@ mod tests {
             (Error::UsagePrinted, USAGE),
             (Error::NoToolchain(any()), NO_TOOLCHAIN),
             (Error::CheckFailed, CHECK_FAILED),
-            (Error::Build(any()), FAILURE),
+            (Error::Build { error: any(), failures: Vec::new() }, FAILURE),
             (Error::Failure(any()), FAILURE),
         ];
         for (e, code) in errors {

@@ -187,6 +187,16 @@ pub const RULES: &[Rule] = &[
         help: "If the change is intended, re-bless with `cargo launch check --bless` and commit the baseline.",
         level: Level::Warning,
     },
+    Rule {
+        kind: "compile",
+        name: "KernelBuildFailed",
+        short: "The kernels did not build.",
+        full: "NVRTC or ptxas refused a kernel file, or launch-build refused it first: a bad `@launch`, a bad \
+               [package.metadata.launch] setting, host code in a kernel file. Nothing else is checked until it builds.",
+        help: "Fix the error at its line; the build's full log (cargo's output) has the compiler's message and \
+               excerpt.",
+        level: Level::Error,
+    },
 ];
 
 /// The rule of a kind, if it is one of [`RULES`].

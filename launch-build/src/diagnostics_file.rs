@@ -17,9 +17,18 @@ pub(crate) fn write_diagnostics(launch_dir: &Path, root: &Path, package: &str, e
             d.file = rel.display().to_string().replace('\\', "/");
         }
     }
-    let doc = Diagnostics { schema: diagnostics::VERSION, package: package.to_string(), diagnostics: list };
+    let doc = Diagnostics {
+        schema: diagnostics::VERSION,
+        package: package.to_string(),
+        root: root.display().to_string(),
+        diagnostics: list,
+    };
     let json = serde_json::to_string_pretty(&doc).expect("diagnostics serialise");
-    crate::out::write_if_changed(&launch_dir.join(DIAGNOSTICS_FILE), json.as_bytes()).map(|_| ())
+    // Written on every failed run, even unchanged: `cargo launch check` takes the file's time to
+    // tell this run's failure from an earlier one's.
+    let path = launch_dir.join(DIAGNOSTICS_FILE);
+    std::fs::create_dir_all(launch_dir).map_err(Error::io("create", launch_dir.to_path_buf()))?;
+    crate::out::write_atomically(&path, json.as_bytes()).map_err(Error::io("write", path))
 }
 
 /// Removes a `diagnostics.json` left by an earlier failed build, once a build succeeds.

@@ -10,19 +10,9 @@ use serde_json::Value;
 use super::*;
 
 /// Every kind `cargo launch check` reports today (`FindingKind`'s kebab-case names).
-const KINDS: &[&str] = &[
-    "launch",
-    "spills",
-    "regression",
-    "arch",
-    "contract",
-    "unbounded",
-    "max-regs",
-    "new",
-    "config",
-    "empty",
-    "baseline",
-];
+fn kinds() -> Vec<&'static str> {
+    launch::analysis::FindingKind::ALL.iter().map(|k| k.id()).collect()
+}
 
 fn alert<'a>(
     kind: &'a str,
@@ -39,7 +29,7 @@ fn alert<'a>(
 /// and kind (as contract notes are), and file names that need encoding.
 fn sample() -> Vec<Alert<'static>> {
     let mut out = Vec::new();
-    for (i, kind) in KINDS.iter().enumerate() {
+    for (i, kind) in kinds().iter().enumerate() {
         let level = [Level::Error, Level::Warning, Level::Note][i % 3];
         out.push(alert(kind, level, "with a line", "demo/kernels/gemm.cu", 12, Some("gemm")));
         out.push(alert(kind, level, "without a line", "demo/Cargo.toml", 0, None));
@@ -60,15 +50,15 @@ fn json(log: &Log) -> Value {
 
 #[test]
 fn every_kind_has_one_rule_with_its_text() {
-    assert_eq!(RULES.len(), KINDS.len());
-    for kind in KINDS {
+    assert_eq!(RULES.len(), kinds().len());
+    for kind in kinds() {
         let r = rule(kind).unwrap_or_else(|| panic!("no rule for `{kind}`"));
         assert!(!r.short.is_empty() && !r.full.is_empty() && !r.help.is_empty(), "{kind}");
     }
     let log = document(&[], "0.1.0", None);
     let rules = &log.runs[0].tool.driver.rules;
     let ids: Vec<&str> = rules.iter().map(|r| r.id.as_str()).collect();
-    assert_eq!(ids, KINDS.iter().map(|k| format!("launch/{k}")).collect::<Vec<_>>());
+    assert_eq!(ids, kinds().iter().map(|k| format!("launch/{k}")).collect::<Vec<_>>());
 }
 
 #[test]

@@ -21,6 +21,12 @@ pub enum Severity {
     Note,
 }
 
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl Severity {
     /// `error`, `warning`, `note`.
     pub fn name(self) -> &'static str {
@@ -59,11 +65,14 @@ pub enum FindingKind {
     Empty,
     /// The baseline file itself: an old format, or records nothing built.
     Baseline,
+    /// The kernels did not build: a compiler error, a bad `@launch` or configuration, host code in
+    /// a kernel file (from the build's `diagnostics.json`).
+    Compile,
 }
 
 impl FindingKind {
     /// Every kind.
-    pub const ALL: [FindingKind; 11] = [
+    pub const ALL: [FindingKind; 12] = [
         FindingKind::Launch,
         FindingKind::Spills,
         FindingKind::Regression,
@@ -75,6 +84,7 @@ impl FindingKind {
         FindingKind::Config,
         FindingKind::Empty,
         FindingKind::Baseline,
+        FindingKind::Compile,
     ];
 
     /// The kebab-case name: `launch`, `max-regs`, ...
@@ -91,6 +101,7 @@ impl FindingKind {
             FindingKind::Config => "config",
             FindingKind::Empty => "empty",
             FindingKind::Baseline => "baseline",
+            FindingKind::Compile => "compile",
         }
     }
 }

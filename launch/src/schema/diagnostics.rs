@@ -19,6 +19,10 @@ pub struct Diagnostics {
     pub schema: u32,
     /// The package whose build failed.
     pub package: String,
+    /// The crate root the files are relative to, absolute: which checkout failed, when several
+    /// builds of one package share a target folder.
+    #[serde(default)]
+    pub root: String,
     /// The problems.
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -45,27 +49,9 @@ pub struct Diagnostic {
     pub tool: Option<String>,
 }
 
-/// How serious a [`Diagnostic`] is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    /// The build fails because of it.
-    Error,
-    /// Worth reading; the build would not fail for it alone.
-    Warning,
-    /// More about the error before it (where a ptxas error comes from in the source).
-    Note,
-}
-
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Note => "note",
-        })
-    }
-}
+/// How serious a [`Diagnostic`] is: the analysis's own severities (`error`, `warning`, `note`: for
+/// a diagnostic, more about the error before it).
+pub use crate::analysis::Severity;
 
 impl Diagnostic {
     /// An error at `file:line:col`.
@@ -132,6 +118,7 @@ mod tests {
     #[test]
     fn the_document_reads_back_and_refuses_another_version() {
         let doc = Diagnostics {
+            root: "/src/p".into(),
             schema: VERSION,
             package: "p".into(),
             diagnostics: vec![Diagnostic {
