@@ -26,6 +26,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use launch::schema::manifest::Manifest;
+use launch::schema::report::Document;
 use launch_build::tooling::Env;
 use launch_build::tooling::Tool;
 use serde_json::Value;
@@ -108,12 +110,12 @@ fn crate_with(package: &str, sources: &Path, kernels: &str, metadata: &str) -> t
 }
 
 /// `cargo launch report --format json` on the crate: the parsed document.
-fn report_json(dir: &Path) -> Value {
+fn report_json(dir: &Path) -> Document {
     let (code, stdout, stderr) = run(cargo_launch()
         .args(["launch", "report", "--format", "json", "--manifest-path"])
         .arg(dir.join("Cargo.toml")));
     assert_eq!(code, 0, "cargo launch report failed:\n{stderr}");
-    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("report JSON: {e}\n{stdout}"))
+    Document::from_json(&stdout).unwrap_or_else(|e| panic!("report JSON: {e}\n{stdout}"))
 }
 
 /// `OUT_DIR/launch` of `package` in the fixtures' target folder: the one written last (a fixed
@@ -129,6 +131,13 @@ fn launch_dir(package: &str) -> PathBuf {
         .filter(|d| d.join("manifest.json").is_file())
         .max_by_key(|d| fs::metadata(d.join("manifest.json")).and_then(|m| m.modified()).ok())
         .unwrap_or_else(|| panic!("no {package}-*/out/launch/manifest.json under {}", build.display()))
+}
+
+/// `launch_dir/manifest.json`, read through the schema (its version checked).
+fn read_manifest(launch_dir: &Path) -> Manifest {
+    let path = launch_dir.join("manifest.json");
+    let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    Manifest::from_json(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// NVIDIA's cuobjdump, installed once into `<cargo-launch cache>/tools/cuobjdump-<version>` with
@@ -232,17 +241,16 @@ fn reserved_shared(cuobjdump: &Path, cubin: &Path) -> u64 {
 /// Checks every record of `report` against cuobjdump's reading of the cubins listed in
 /// `launch_dir/manifest.json`, both ways, and that no record is at line 0. Returns the number of
 /// records checked.
-pub fn check_against_cuobjdump(report: &Value, launch_dir: &Path) -> usize {
+pub fn check_against_cuobjdump(report: &Document, launch_dir: &Path) -> usize {
     let tool = cuobjdump();
-    let manifest: Value =
-        serde_json::from_slice(&fs::read(launch_dir.join("manifest.json")).expect("manifest.json")).expect("JSON");
+    let manifest = read_manifest(launch_dir);
     // (file, arch, symbol) → usage, from every embedded cubin.
     let mut dumped: BTreeMap<(String, String, String), Usage> = BTreeMap::new();
-    for m in manifest["modules"].as_array().expect("modules") {
-        let file = m["file"].as_str().expect("module file");
-        for c in m["cubins"].as_array().expect("cubins") {
-            let arch = c["arch"].as_str().expect("cubin arch");
-            let cubin = launch_dir.join(c["path"].as_str().expect("cubin path"));
+    for m in &manifest.modules {
+        let file = m.file.as_str();
+        for c in &m.cubins {
+            let arch = c.arch.to_string();
+            let cubin = launch_dir.join(&c.path);
             let reserved = reserved_shared(&tool, &cubin);
             for (name, mut usage) in cubin_usage(&tool, &cubin) {
                 // Only a kernel with shared memory of its own has the reserved part added (measured
@@ -256,33 +264,28 @@ pub fn check_against_cuobjdump(report: &Value, launch_dir: &Path) -> usize {
                         )
                     });
                 }
-                dumped.insert((file.to_string(), arch.to_string(), name), usage);
+                dumped.insert((file.to_string(), arch.clone(), name), usage);
             }
         }
     }
-    let records = report["records"].as_array().expect("records");
+    let records = &report.records;
     assert!(!records.is_empty(), "the report has no record");
     let mut differences = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for r in records {
-        let (file, arch, name) =
-            (r["file"].as_str().unwrap(), r["arch"].as_str().unwrap(), r["name"].as_str().unwrap());
-        let line = r["line"].as_u64().unwrap_or(0);
+        let (file, arch, name) = (r.kernel.file.as_str(), r.arch.to_string(), r.kernel.name.as_str());
+        let line = r.kernel.line;
         if line == 0 {
             differences.push(format!("{file}:0: kernel `{name}` ({arch}) is at line 0"));
         }
-        let key = (file.to_string(), arch.to_string(), name.to_string());
+        let key = (file.to_string(), arch.clone(), name.to_string());
         let Some(d) = dumped.get(&key) else {
             differences.push(format!("{file}:{line}: `{name}` ({arch}) is in the report but in no cubin"));
             continue;
         };
         seen.insert(key);
-        let p = &r["ptxas"];
-        let ours = Usage {
-            registers: p["registers"].as_u64().unwrap_or(u64::MAX),
-            stack: p["stack_frame"].as_u64().unwrap_or(u64::MAX),
-            shared: p["shared_static"].as_u64().unwrap_or(u64::MAX),
-        };
+        let p = &r.ptxas.resources;
+        let ours = Usage { registers: p.registers.into(), stack: p.stack_frame.into(), shared: p.shared_static.into() };
         if ours != *d {
             differences.push(format!("{file}:{line}: `{name}` ({arch}): report {ours:?}, cuobjdump {d:?}"));
         }
@@ -341,9 +344,8 @@ fn candle_kernels_build_unmodified_and_match_cuobjdump() {
     let checked = check_against_cuobjdump(&report, &launch);
 
     // Every device file of the folder compiled (the excluded ones left out), for both arches.
-    let manifest: Value = serde_json::from_slice(&fs::read(launch.join("manifest.json")).unwrap()).unwrap();
-    let mut modules: Vec<&str> =
-        manifest["modules"].as_array().unwrap().iter().map(|m| m["file"].as_str().unwrap()).collect();
+    let manifest = read_manifest(&launch);
+    let mut modules: Vec<&str> = manifest.modules.iter().map(|m| m.file.as_str()).collect();
     modules.sort();
     let expected: Vec<String> =
         ["affine", "binary", "cast", "conv", "fill", "indexing", "quantized", "reduce", "sort", "ternary", "unary"]

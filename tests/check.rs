@@ -2,9 +2,10 @@ use std::path::Path;
 
 use predicates::str::contains;
 
-use serde_json::Value;
+use launch::analysis::{FindingKind, Severity};
+use launch::schema::check::{BaselineState, Document, FindingRecord};
 
-use crate::support::{cargo_launch, fixture, launch_cmd, root, run, toolchain_root};
+use crate::support::{cargo_launch, exact, fixture, launch_cmd, root, run, toolchain_root};
 
 /// The `trap` fixture with the template's five poly_eval kernels and `meta` as its metadata.
 fn trap(meta: &str) -> tempfile::TempDir {
@@ -74,15 +75,15 @@ fn spill_budgets_fail_per_kernel_and_can_be_overridden() {
     let dir = trap("arch = [\"sm_90\"]\nmax-spill-bytes = 6000");
     let (code, stdout, _) = check(dir.path(), &["--format", "json"]);
     assert_eq!(code, 1);
-    let doc: Value = serde_json::from_str(&stdout).unwrap();
-    let spills: Vec<&Value> = doc["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "spills").collect();
+    let doc = exact(&stdout, Document::from_json);
+    let spills: Vec<&FindingRecord> = doc.findings.iter().filter(|f| f.kind == FindingKind::Spills).collect();
     assert_eq!(spills.len(), 3);
-    assert!(spills.iter().all(|f| f["severity"] == "error"));
-    assert!(spills[0]["message"].as_str().unwrap().contains(
+    assert!(spills.iter().all(|f| f.severity == Severity::Error));
+    assert!(spills[0].message.contains(
         "3168 bytes spill stores + 3208 bytes spill loads = 6376 bytes, over the budget of 6000 (max-spill-bytes)"
     ));
-    assert_eq!(doc["errors"], 3);
-    assert_eq!(doc["kernels"], 5);
+    assert_eq!(doc.errors, 3);
+    assert_eq!(doc.kernels, 5);
 }
 
 #[test]
@@ -202,19 +203,16 @@ fn a_register_cap_that_forces_spills_is_a_warning() {
     .unwrap();
     let (code, stdout, _) = check(dir.path(), &["--format", "json"]);
     assert_eq!(code, 0, "warnings only: {stdout}");
-    let doc: Value = serde_json::from_str(&stdout).unwrap();
-    let f: Vec<&Value> = doc["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "max-regs").collect();
+    let doc = Document::from_json(&stdout).expect("a check document");
+    let f: Vec<&FindingRecord> = doc.findings.iter().filter(|f| f.kind == FindingKind::MaxRegs).collect();
     assert_eq!(f.len(), 1, "{stdout}");
-    assert_eq!(f[0]["severity"], "warning");
-    assert_eq!(f[0]["file"], "kernels/capped.cu");
-    assert_eq!(f[0]["line"], 4);
+    assert_eq!(f[0].severity, Severity::Warning);
+    assert_eq!(f[0].file.as_deref(), Some("kernels/capped.cu"));
+    assert_eq!(f[0].line, 4);
     assert!(
-        f[0]["message"]
-            .as_str()
-            .unwrap()
-            .starts_with("poly_capped on sm_90: the cap of 32 registers per thread forces "),
+        f[0].message.starts_with("poly_capped on sm_90: the cap of 32 registers per thread forces "),
         "{}",
-        f[0]["message"]
+        f[0].message
     );
     let (code, _, _) = check(dir.path(), &["--deny", "warnings"]);
     assert_eq!(code, 1);
@@ -333,9 +331,9 @@ fn the_summary_says_which_baseline_was_compared_or_that_none_was() {
     assert!(stdout.contains("0 errors, 4 warnings; no baseline compared ("), "{stdout}");
     assert!(stdout.contains("launch-baseline.txt not found; `cargo launch check --bless` writes it)"), "{stdout}");
     let (_, stdout, _) = check(dir.path(), &["--format", "json"]);
-    let doc: Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(doc["baselines"][0]["state"], "absent", "{stdout}");
-    assert_eq!(doc["baselines"][0]["records"], 0);
+    let baseline = &Document::from_json(&stdout).expect("a check document").baselines[0];
+    assert_eq!(baseline.state, BaselineState::Absent, "{stdout}");
+    assert_eq!(baseline.records, 0);
 
     let (code, stdout, _) = check(dir.path(), &["--bless"]);
     assert_eq!(code, 0);
@@ -344,10 +342,10 @@ fn the_summary_says_which_baseline_was_compared_or_that_none_was() {
     assert!(stdout.contains("0 errors, 4 warnings; compared against "), "{stdout}");
     assert!(stdout.contains("launch-baseline.txt (5 records)"), "{stdout}");
     let (_, stdout, _) = check(dir.path(), &["--format", "json"]);
-    let doc: Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(doc["baselines"][0]["state"], "compared", "{stdout}");
-    assert_eq!(doc["baselines"][0]["records"], 5);
-    assert_eq!(doc["baselines"][0]["path"], dir.path().join("launch-baseline.txt").display().to_string());
+    let baseline = &Document::from_json(&stdout).expect("a check document").baselines[0];
+    assert_eq!(baseline.state, BaselineState::Compared, "{stdout}");
+    assert_eq!(baseline.records, 5);
+    assert_eq!(baseline.path, dir.path().join("launch-baseline.txt"));
 }
 
 #[test]

@@ -1,8 +1,9 @@
 use std::path::Path;
 
-use serde_json::Value;
+use launch::analysis::FindingKind;
+use launch::schema::{check, report};
 
-use crate::support::{cargo_launch, fixture, root, run, toolchain_root};
+use crate::support::{cargo_launch, exact, fixture, root, run, toolchain_root};
 
 fn launch(dir: &Path, args: &[&str]) -> (i32, String, String) {
     toolchain_root();
@@ -52,11 +53,11 @@ fn sixty_records_get_the_compact_report_and_filters_and_check_groups_them() {
 
     // JSON: filtered and sorted the same way, every field present.
     let (_, json, _) = launch(dir.path(), &["report", "--format", "json", "--kernel", "^mix_", "--sort", "name"]);
-    let doc: Value = serde_json::from_str(&json).unwrap();
-    let names: Vec<&str> = doc["records"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    let doc = exact(&json, report::Document::from_json);
+    let names: Vec<&str> = doc.records.iter().map(|r| r.kernel.name.as_str()).collect();
     assert_eq!(names.len(), 20);
     assert_eq!(&names[..3], ["mix_f32_2", "mix_f32_2", "mix_f32_3"]);
-    assert_eq!(doc["records"][0]["qualified"], "kernels/many.cu::mix_f32_2");
+    assert_eq!(doc.records[0].kernel.qualified, "kernels/many.cu::mix_f32_2");
 
     // check: 60 unbounded warnings are one line; --verbose and JSON list all.
     let (code, out, stderr) = launch(dir.path(), &["check"]);
@@ -72,8 +73,8 @@ fn sixty_records_get_the_compact_report_and_filters_and_check_groups_them() {
     let (_, verbose, _) = launch(dir.path(), &["check", "--verbose"]);
     assert_eq!(verbose.matches("warning[unbounded]").count(), 60, "{verbose}");
     let (_, json, _) = launch(dir.path(), &["check", "--format", "json"]);
-    let doc: Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(doc["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "unbounded").count(), 60);
+    let doc = check::Document::from_json(&json).expect("a check document");
+    assert_eq!(doc.findings.iter().filter(|f| f.kind == FindingKind::Unbounded).count(), 60);
 }
 
 /// `cargo check -v` of the fixture in the tests' shared target dir.
@@ -95,8 +96,8 @@ fn unlisted_arches_build_elsewhere_and_the_normal_build_stays_fresh() {
     // The crate lists sm_80, sm_90: report compiles sm_100 as check does.
     let (code, out, stderr) = launch(dir.path(), &["report", "--format", "json", "--arch", "sm_100,sm_90"]);
     assert_eq!(code, 0, "{stderr}");
-    let doc: Value = serde_json::from_str(&out).unwrap();
-    let arches: Vec<&str> = doc["records"].as_array().unwrap().iter().map(|r| r["arch"].as_str().unwrap()).collect();
+    let doc = report::Document::from_json(&out).expect("a report document");
+    let arches: Vec<String> = doc.records.iter().map(|r| r.arch.to_string()).collect();
     assert_eq!(arches, ["sm_90", "sm_100", "sm_90", "sm_100", "sm_90", "sm_100"], "sorted by number per kernel");
     let (code, out, stderr) = launch(dir.path(), &["check", "--arch", "sm_100,sm_90"]);
     assert_eq!(code, 0, "{out}\n{stderr}");

@@ -3,7 +3,9 @@
 //! from the PTX), compiler messages without the code the tool inserted, a source that is not
 //! UTF-8, and the quiet successes that now warn.
 
-use crate::support::{cargo_launch, fixture, run, toolchain_root};
+use launch::schema::diagnostics::Diagnostics;
+
+use crate::support::{cargo_launch, exact, fixture, run, toolchain_root};
 
 /// `cargo launch report` on the fixture copy; (exit code, stdout, stderr).
 fn report(dir: &tempfile::TempDir) -> (i32, String, String) {
@@ -48,25 +50,19 @@ fn bounds_written_before_global_disagreeing_or_agreeing_are_read_from_the_source
     assert!(!stderr.contains("panicked"), "{stderr}");
     // The same errors as data, for `cargo launch check` and editors (issue 12).
     let doc = diagnostics_json(&dir).expect("a failed build writes OUT_DIR/launch/diagnostics.json");
-    let located: Vec<String> = doc["diagnostics"]
-        .as_array()
-        .expect("a list")
-        .iter()
-        .map(|d| {
-            format!("{}:{}:{}: {}", d["file"].as_str().unwrap(), d["line"], d["col"], d["severity"].as_str().unwrap())
-        })
-        .collect();
+    let located: Vec<String> =
+        doc.diagnostics.iter().map(|d| format!("{}:{}:{}: {}", d.file, d.line, d.col, d.severity)).collect();
     for expected in
         ["kernels/disagree.cu:1:4: error", "kernels/disagree.cu:15:17: error", "kernels/latin1.cu:1:7: error"]
     {
         assert!(located.iter().any(|l| l == expected), "missing `{expected}` in {located:?}");
     }
-    assert_eq!(doc["schema"], 1);
+    assert_eq!(doc.schema, 1);
 }
 
 /// The `diagnostics.json` of the fixture copy `dir`'s last build. Copies share the target dir but
 /// each has a package name of its own, which names its build script's folders and the document.
-fn diagnostics_json(dir: &tempfile::TempDir) -> Option<serde_json::Value> {
+fn diagnostics_json(dir: &tempfile::TempDir) -> Option<Diagnostics> {
     let manifest = std::fs::read_to_string(dir.path().join("Cargo.toml")).ok()?;
     let name = manifest.lines().find_map(|l| l.strip_prefix("name = \""))?.trim_end_matches('"').to_string();
     let build = crate::support::root().join("target/fixtures/debug/build");
@@ -77,8 +73,8 @@ fn diagnostics_json(dir: &tempfile::TempDir) -> Option<serde_json::Value> {
             return None;
         }
         let text = std::fs::read_to_string(e.path().join("out/launch/diagnostics.json")).ok()?;
-        let doc: serde_json::Value = serde_json::from_str(&text).ok()?;
-        (doc["package"] == name.as_str()).then_some(doc)
+        let doc = exact(&text, Diagnostics::from_json);
+        (doc.package == name).then_some(doc)
     })
 }
 

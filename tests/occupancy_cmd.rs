@@ -3,10 +3,10 @@
 //! marked point of the sweeps, the SVG plot, and exit code 2 for every bad input.
 
 use launch::schema::occupancy::{Detail, Point, Sweep, Variable};
-use serde::de::DeserializeOwned;
+use launch::schema::ReadError;
 use serde::Serialize;
 
-use crate::support::{cargo_launch, run};
+use crate::support::{cargo_launch, exact, run};
 
 /// Runs `cargo launch occupancy ARGS`, expecting success; returns stdout.
 fn occupancy(args: &[&str]) -> String {
@@ -15,20 +15,16 @@ fn occupancy(args: &[&str]) -> String {
     stdout
 }
 
-/// The `--format json` document as `T`, checked to hold exactly `T`'s fields: written back, it is
-/// the document read.
-fn json<T: Serialize + DeserializeOwned>(args: &[&str]) -> T {
+/// The `--format json` document, read with `read` and checked to hold exactly its type's fields
+/// (see [`exact`]).
+fn json<T: Serialize>(args: &[&str], read: fn(&str) -> Result<T, ReadError>) -> T {
     let mut all = args.to_vec();
     all.extend(["--format", "json"]);
-    let out = occupancy(&all);
-    let raw: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
-    let doc: T = serde_json::from_str(&out).unwrap_or_else(|e| panic!("not the schema's document ({e}):\n{out}"));
-    assert_eq!(serde_json::to_value(&doc).unwrap(), raw, "fields the schema does not know:\n{out}");
-    doc
+    exact(&occupancy(&all), read)
 }
 
 fn detail(args: &[&str]) -> Detail {
-    json(args)
+    json(args, Detail::from_json)
 }
 
 fn assert_limiter_names(p: &Point) {
@@ -123,7 +119,7 @@ fn sweeps_give_the_three_graphs_with_the_point_marked() {
     for (sweep, variable, len, current, first, last) in cases {
         let mut args = base.to_vec();
         args.extend(["--sweep", sweep]);
-        let doc: Sweep = json(&args);
+        let doc = json(&args, Sweep::from_json);
         assert_eq!((doc.sweep, doc.current), (variable, current), "{sweep}");
         let points = &doc.points;
         assert_eq!(points.len(), len, "{sweep}");
@@ -140,9 +136,13 @@ fn sweeps_give_the_three_graphs_with_the_point_marked() {
     }
 
     // A value off the grid is inserted in order and marked.
-    let doc: Sweep = json(&["--arch", "sm_86", "--threads", "100", "--static-smem", "1000", "--sweep", "threads"]);
+    let doc =
+        json(&["--arch", "sm_86", "--threads", "100", "--static-smem", "1000", "--sweep", "threads"], Sweep::from_json);
     assert_eq!((doc.current, doc.points[3].threads, doc.points.len()), (3, 100, 33));
-    let doc: Sweep = json(&["--arch", "sm_86", "--static-smem", "1000", "--dynamic-smem", "77", "--sweep", "smem"]);
+    let doc = json(
+        &["--arch", "sm_86", "--static-smem", "1000", "--dynamic-smem", "77", "--sweep", "smem"],
+        Sweep::from_json,
+    );
     let current = &doc.points[doc.current];
     assert_eq!((current.static_smem, current.dynamic_smem), (1000, 77));
     let last = doc.points.last().unwrap();
@@ -178,7 +178,7 @@ fn plot_writes_a_self_contained_svg_with_three_graphs() {
     let (code, stdout, stderr) =
         run(cargo_launch().args(["launch", "occupancy", "--arch", "sm_75", "--format", "json", "--plot", path_arg]));
     assert_eq!(code, 0, "{stderr}");
-    serde_json::from_str::<Detail>(&stdout).expect("the JSON document on stdout");
+    Detail::from_json(&stdout).expect("the JSON document on stdout");
     assert!(stderr.contains("occupancy.svg"), "{stderr}");
 
     // A folder that does not exist is an error, not a panic.

@@ -1,7 +1,7 @@
 //! Issue 10, items 2, 3 and 9 through the real binary: compiler flags in nvcc's spellings,
 //! `exclude`, per-file settings, host files, and the include folders `LAUNCH_BUILD_DEBUG` shows.
 
-use serde_json::Value;
+use launch::schema::report::Document;
 
 use crate::support::{cargo_launch, fixture, run, toolchain_root};
 
@@ -31,13 +31,9 @@ fn the_folder_builds_with_flags_exclusions_and_per_file_defines() {
     let dir = fixture("real_config");
     let (code, stdout, stderr) = report(&dir);
     assert_eq!(code, 0, "{stderr}");
-    let doc: Value = serde_json::from_str(&stdout).unwrap();
-    let mut kernels: Vec<(String, String)> = doc["records"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| (r["file"].as_str().unwrap().to_string(), r["name"].as_str().unwrap().to_string()))
-        .collect();
+    let doc = Document::from_json(&stdout).expect("a report document");
+    let mut kernels: Vec<(String, String)> =
+        doc.records.iter().map(|r| (r.kernel.file.clone(), r.kernel.name.clone())).collect();
     kernels.sort();
     let expected = [
         ("kernels/modern.cu", "scale_f32"),
@@ -176,14 +172,9 @@ fn a_file_arch_setting_keeps_its_kernels_to_those_arches() {
     );
     let (code, stdout, stderr) = report(&dir);
     assert_eq!(code, 0, "{stderr}");
-    let doc: Value = serde_json::from_str(&stdout).unwrap();
-    let arches: Vec<&str> = doc["records"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["name"] == "plain_fill")
-        .map(|r| r["arch"].as_str().unwrap())
-        .collect();
+    let doc = Document::from_json(&stdout).expect("a report document");
+    let arches: Vec<String> =
+        doc.records.iter().filter(|r| r.kernel.name == "plain_fill").map(|r| r.arch.to_string()).collect();
     assert_eq!(arches, ["sm_90"], "{stdout}");
 
     let (code, stdout, stderr) = run(cargo_launch()
@@ -209,12 +200,8 @@ fn host_code_in_branches_nvrtc_never_compiles_builds() {
     let dir = fixture("host_guarded");
     let (code, stdout, stderr) = report(&dir);
     assert_eq!(code, 0, "{stderr}");
-    let doc: Value = serde_json::from_str(&stdout).unwrap();
-    let kernels: Vec<(&str, &str)> = doc["records"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| (r["file"].as_str().unwrap(), r["name"].as_str().unwrap()))
-        .collect();
+    let doc = Document::from_json(&stdout).expect("a report document");
+    let kernels: Vec<(&str, &str)> =
+        doc.records.iter().map(|r| (r.kernel.file.as_str(), r.kernel.name.as_str())).collect();
     assert_eq!(kernels, [("kernels/guarded.cu", "guarded_fill")], "{stderr}");
 }

@@ -5,9 +5,10 @@
 
 use std::process::Command;
 
-use serde_json::Value;
+use launch::schema::manifest::{Manifest, Origin};
+use launch::schema::report::Document;
 
-use crate::support::{cargo_launch, fixture, root, run, toolchain_root, SCRUBBED};
+use crate::support::{cargo_launch, exact, fixture, root, run, toolchain_root, SCRUBBED};
 
 /// `cargo <args>` in the fixture copy, with the fixtures' shared target dir.
 fn cargo(dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
@@ -32,13 +33,12 @@ fn duplicate_names_macro_kernels_and_arch_gated_kernels_build_run_and_report() {
     assert_eq!(code, 0, "{stderr}");
     // Files whose kernels all come from macros or headers are not "files without a kernel".
     assert!(!stderr.contains("no kernel (__global__"), "{stderr}");
-    let doc: Value = serde_json::from_str(&stdout).unwrap();
-    let records = doc["records"].as_array().unwrap();
+    let records = Document::from_json(&stdout).expect("a report document").records;
     let at = |display: &str, arch: &str| {
         records
             .iter()
-            .find(|r| r["display_name"] == display && r["arch"] == arch)
-            .map(|r| (r["file"].as_str().unwrap().to_string(), r["line"].as_u64().unwrap()))
+            .find(|r| r.kernel.display_name == display && r.arch.to_string() == arch)
+            .map(|r| (r.kernel.file.clone(), r.kernel.line))
     };
     // Item 4: the same name in two files was fatal ("would be generated as FILL_ONES ... rename
     // one of them"); now both are kept and shown qualified because the plain name is ambiguous.
@@ -51,7 +51,7 @@ fn duplicate_names_macro_kernels_and_arch_gated_kernels_build_run_and_report() {
     assert_eq!(at("ucopy_f64", "sm_80"), Some(("kernels/b/ops.cu".into(), 12)));
     assert_eq!(at("neg_f32", "sm_90"), Some(("kernels/b/ops.cu".into(), 13)));
     assert_eq!(at("sqr_f32", "sm_90"), Some(("kernels/b/ops.cu".into(), 13)));
-    assert!(records.iter().all(|r| r["line"].as_u64().unwrap() > 0), "no kernel at line 0");
+    assert!(records.iter().all(|r| r.kernel.line > 0), "no kernel at line 0");
     // Item 7: `hopper_only` exists on sm_90 only: one record, not an sm_80 record with zeros.
     assert_eq!(at("hopper_only", "sm_90"), Some(("kernels/gated.cu".into(), 5)));
     assert_eq!(at("hopper_only", "sm_80"), None);
@@ -60,7 +60,7 @@ fn duplicate_names_macro_kernels_and_arch_gated_kernels_build_run_and_report() {
     // The manifest says where each kernel exists, why it is missing elsewhere, and which PTX
     // gives it a JIT path; the sm_90 PTX is embedded next to the sm_80 fallback.
     let manifest = find_manifest(&dir);
-    let m = launch_build::Manifest::from_json(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    let m = exact(&std::fs::read_to_string(&manifest).unwrap(), Manifest::from_json);
     let hopper = m.kernels.iter().find(|k| k.name == "hopper_only").unwrap();
     assert_eq!(hopper.missing.len(), 1);
     assert_eq!(
@@ -75,7 +75,7 @@ fn duplicate_names_macro_kernels_and_arch_gated_kernels_build_run_and_report() {
     let fill = m.kernels.iter().find(|k| k.qualified == "kernels/b/ops.cu::fill_ones").unwrap();
     assert_eq!(
         fill.origin,
-        launch_build::manifest::Origin::Header { file: "include/fills.cuh".into(), line: 5 },
+        Origin::Header { file: "include/fills.cuh".into(), line: 5 },
         "a kernel from a shared header is at the #include that brings it in"
     );
 

@@ -1,10 +1,13 @@
-use serde_json::Value;
+use launch::analysis::{LaunchFailure, Note, ThreadsFrom};
+use launch::occupancy::Limiter;
+use launch::schema::report::{Document, Record};
+use launch::ContractSource;
 
-use crate::support::{cargo_launch, fixture, root, run, toolchain_root};
+use crate::support::{cargo_launch, exact, fixture, root, run, toolchain_root};
 
 /// The seed article's table, per variant: (kernel, contract threads, registers, spill stores,
 /// spill loads, stack frame, occupancy %).
-const ARTICLE: &[(&str, u32, u64, u64, u64, u64, f64)] = &[
+const ARTICLE: &[(&str, u32, u32, u32, u32, u32, f64)] = &[
     ("poly_eval", 256, 167, 0, 0, 0, 12.5),
     ("poly_eval_lb256", 256, 200, 0, 0, 0, 12.5),
     ("poly_eval_lb1024", 1024, 64, 3168, 3208, 1384, 50.0),
@@ -51,46 +54,51 @@ fn template_text_report_prints_the_articles_ptxas_lines_and_occupancy() {
 
 #[test]
 fn template_json_report_has_the_documented_schema_and_ptxas_numbers() {
-    let doc: Value = serde_json::from_str(&template_report("json")).expect("stdout is one JSON document");
-    assert_eq!(doc["toolchain"]["nvrtc"], "12.9.86");
-    assert_eq!(doc["toolchain"]["ptxas"], "12.9.86");
-    let records = doc["records"].as_array().expect("records");
+    let doc = exact(&template_report("json"), Document::from_json);
+    assert_eq!(doc.toolchain.nvrtc, "12.9.86");
+    assert_eq!(doc.toolchain.ptxas, "12.9.86");
+    let records = &doc.records;
     assert_eq!(records.len(), 10, "5 kernels × 2 arches");
     for r in records {
-        let name = r["name"].as_str().unwrap();
+        let name = r.kernel.name.as_str();
         let &(_, threads, regs, stores, loads, frame, pct) =
             ARTICLE.iter().find(|a| a.0 == name).unwrap_or_else(|| panic!("unexpected kernel {name}"));
-        assert!(["sm_90", "sm_100"].contains(&r["arch"].as_str().unwrap()));
-        assert_eq!(r["file"], "kernels/poly.cu");
-        assert_eq!(r["ptxas"]["registers"], regs, "{name}");
-        assert_eq!(r["ptxas"]["spill_stores"], stores, "{name}");
-        assert_eq!(r["ptxas"]["spill_loads"], loads, "{name}");
-        assert_eq!(r["ptxas"]["stack_frame"], frame, "{name}");
-        assert_eq!(r["ptxas"]["cumulative_stack"], frame, "{name}");
-        assert_eq!(r["ptxas"]["barriers"], 0);
-        assert_eq!(r["ptxas"]["shared_static"], 0);
-        assert!(r["ptxas"]["cmem"].is_null(), "sm_90+ prints no cmem");
-        assert!(r["ptxas"]["lines"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|l| l.as_str().unwrap().contains(&format!("Used {regs} registers"))));
-        assert_eq!(r["occupancy"]["threads"], threads, "{name}");
-        assert_eq!(r["occupancy"]["percent"], pct, "{name}");
-        assert_eq!(r["occupancy"]["max_warps"], 64);
-        assert!(r["occupancy"]["limiters"].as_array().unwrap().iter().any(|l| l == "registers"), "{name}");
+        assert!(["sm_90", "sm_100"].contains(&r.arch.to_string().as_str()));
+        assert_eq!(r.kernel.file, "kernels/poly.cu");
+        let p = &r.ptxas.resources;
+        assert_eq!(p.registers, regs, "{name}");
+        assert_eq!(p.spill_stores, stores, "{name}");
+        assert_eq!(p.spill_loads, loads, "{name}");
+        assert_eq!(p.stack_frame, frame, "{name}");
+        assert_eq!(p.cumulative_stack, frame, "{name}");
+        assert_eq!(p.barriers, 0);
+        assert_eq!(p.shared_static, 0);
+        assert_eq!(p.cmem0, None, "sm_90+ prints no cmem");
+        assert!(r.ptxas.lines.iter().any(|l| l.contains(&format!("Used {regs} registers"))));
+        assert_eq!(r.occupancy.threads, threads, "{name}");
+        assert_eq!(r.occupancy.percent, pct, "{name}");
+        assert_eq!(r.occupancy.max_warps, 64);
+        assert!(r.occupancy.limiters.contains(Limiter::Registers), "{name}");
         if name == "poly_eval" {
-            assert!(r["contract"].is_null());
-            assert_eq!(r["max_threads_per_block"], 384);
-            assert_eq!(r["fails_at"]["threads"], 512);
+            assert_eq!(r.contract, None);
+            assert_eq!(r.occupancy.threads_from, ThreadsFrom::Host, "no contract: the host's block size");
+            assert_eq!(r.max_threads_per_block, 384);
+            let fails = r.fails_at.as_ref().expect("the unbounded build fails at some block size");
+            assert_eq!(fails.threads, 512);
+            assert!(
+                matches!(fails.reason.value, LaunchFailure::Registers { registers: 167, threads: 512, .. }),
+                "{fails:?}"
+            );
         } else {
-            assert_eq!(r["contract"]["source"], "launch_bounds");
-            assert_eq!(r["contract"]["threads"], threads);
+            let c = r.contract.expect("a contract");
+            assert_eq!(r.occupancy.threads_from, ThreadsFrom::Contract, "{name}");
+            assert_eq!(c.source, ContractSource::LaunchBounds);
+            assert_eq!(c.threads, Some(threads));
         }
     }
-    let lb = records.iter().find(|r| r["name"] == "poly_eval_lb1024x2").unwrap();
-    assert_eq!(lb["contract"]["min_blocks"], 2);
-    assert_eq!(lb["occupancy"]["active_blocks"], 2);
+    let lb = records.iter().find(|r| r.kernel.name == "poly_eval_lb1024x2").unwrap();
+    assert_eq!(lb.contract.and_then(|c| c.min_blocks), Some(2));
+    assert_eq!(lb.occupancy.active_blocks, 2);
 }
 
 #[test]
@@ -101,20 +109,21 @@ fn arch_filter_and_several_files_headers_defines_and_mangled_names() {
         .args(["launch", "report", "--format", "json", "--arch", "sm_80", "--manifest-path"])
         .arg(dir.path().join("Cargo.toml")));
     assert_eq!(code, 0, "{stderr}");
-    let doc: Value = serde_json::from_str(&stdout).unwrap();
-    let records = doc["records"].as_array().unwrap();
-    assert!(records.iter().all(|r| r["arch"] == "sm_80"), "--arch filters");
-    let names: Vec<&str> = records.iter().map(|r| r["display_name"].as_str().unwrap()).collect();
+    let records = Document::from_json(&stdout).expect("a report document").records;
+    assert!(records.iter().all(|r| r.arch.to_string() == "sm_80"), "--arch filters");
+    let names: Vec<&str> = records.iter().map(|r| r.kernel.display_name.as_str()).collect();
     assert_eq!(names, ["smem_tile", "void scale<4>(int*)", "capped"]);
-    let smem = &records[0];
-    assert_eq!(smem["ptxas"]["shared_static"], 4096, "TILE=64 from metadata defines: 64*16 floats");
-    assert_eq!(smem["ptxas"]["barriers"], 1);
-    assert!(smem["ptxas"]["cmem"].as_u64().unwrap() > 0, "sm_80 prints cmem[0]");
-    assert_eq!(smem["occupancy"]["threads"], 128, "host block size from metadata");
-    assert_eq!(records[1]["name"], "_Z5scaleILi4EEvPi");
-    assert_eq!(records[2]["file"], "kernels/sub/capped.cu");
-    assert_eq!(records[2]["contract"]["max_regs"], 40);
-    assert!(records[2]["contract"]["threads"].is_null());
+    let smem = &records[0].ptxas.resources;
+    assert_eq!(smem.shared_static, 4096, "TILE=64 from metadata defines: 64*16 floats");
+    assert_eq!(smem.barriers, 1);
+    assert!(smem.cmem0.is_some_and(|c| c > 0), "sm_80 prints cmem[0]");
+    assert_eq!(records[0].occupancy.threads, 128, "host block size from metadata");
+    assert_eq!(records[0].occupancy.threads_from, ThreadsFrom::Host);
+    assert_eq!(records[1].kernel.name, "_Z5scaleILi4EEvPi");
+    assert_eq!(records[2].kernel.file, "kernels/sub/capped.cu");
+    let capped = records[2].contract.expect("a contract");
+    assert_eq!(capped.max_regs, Some(40));
+    assert_eq!(capped.threads, None);
     // Arches the crate does not list are compiled too (cli_scale::unlisted_arches_...).
 }
 
@@ -145,47 +154,51 @@ fn launch_annotations_reach_the_ptx_and_the_report() {
         .args(["launch", "report", "--format", "json", "--manifest-path"])
         .arg(dir.path().join("Cargo.toml")));
     assert_eq!(code, 0, "{stderr}");
-    let doc: Value = serde_json::from_str(&stdout).unwrap();
-    let rec = |name: &str, arch: &str| {
-        doc["records"].as_array().unwrap().iter().find(|r| r["name"] == name && r["arch"] == arch).cloned().unwrap()
+    let doc = Document::from_json(&stdout).expect("a report document");
+    let rec = |name: &str, arch: &str| -> &Record {
+        doc.records
+            .iter()
+            .find(|r| r.kernel.name == name && r.arch.to_string() == arch)
+            .unwrap_or_else(|| panic!("no record of {name} on {arch}"))
     };
+    let contract = |name: &str, arch: &str| rec(name, arch).contract.unwrap_or_else(|| panic!("{name}: a contract"));
     for arch in ["sm_90", "sm_120"] {
-        let c = &rec("one_arg", arch)["contract"];
-        assert_eq!(
-            (c["source"].as_str(), c["threads"].as_u64(), c["min_blocks"].as_u64()),
-            (Some("annotation"), Some(128), None)
-        );
-        let c = &rec("two_args", arch)["contract"];
-        assert_eq!((c["threads"].as_u64(), c["min_blocks"].as_u64()), (Some(1024), Some(2)));
-        let c = &rec("three_args", arch)["contract"];
-        assert_eq!(
-            (c["threads"].as_u64(), c["min_blocks"].as_u64(), c["max_regs"].as_u64()),
-            (Some(256), Some(2), Some(40))
-        );
-        assert!(rec("three_args", arch)["ptxas"]["registers"].as_u64().unwrap() <= 40);
-        assert_eq!(rec("one_arg", arch)["occupancy"]["threads"], 128);
+        let c = contract("one_arg", arch);
+        assert_eq!((c.source, c.threads, c.min_blocks), (ContractSource::Annotation, Some(128), None));
+        let c = contract("two_args", arch);
+        assert_eq!((c.threads, c.min_blocks), (Some(1024), Some(2)));
+        let c = contract("three_args", arch);
+        assert_eq!((c.threads, c.min_blocks, c.max_regs), (Some(256), Some(2), Some(40)));
+        assert!(rec("three_args", arch).ptxas.resources.registers <= 40);
+        assert_eq!(rec("one_arg", arch).occupancy.threads, 128);
     }
-    assert_eq!(rec("two_args", "sm_90")["occupancy"]["percent"], 100.0);
+    assert_eq!(rec("two_args", "sm_90").occupancy.percent, 100.0);
     // The register cap each contract implies, and what an arch does not honour.
-    assert_eq!(rec("two_args", "sm_90")["register_cap"], 32);
-    assert_eq!(rec("two_args", "sm_90")["notes"].as_array().unwrap().len(), 0);
-    let notes = rec("two_args", "sm_120")["notes"].to_string();
+    assert_eq!(rec("two_args", "sm_90").register_cap, Some(32));
+    assert_eq!(rec("two_args", "sm_90").notes.len(), 0);
+    let notes = &rec("two_args", "sm_120").notes;
     assert!(
-        notes.contains(
-            "min_blocks 2 cannot be met on sm_120: 2 × 1024 threads exceed the SM's 1536 threads; ptxas ignores it"
-        ),
-        "{notes}"
+        notes.iter().any(|n| matches!(n.value, Note::MinBlocksImpossible { blocks: 2, threads: 1024, .. })
+            && n.message.contains(
+                "min_blocks 2 cannot be met on sm_120: 2 × 1024 threads exceed the SM's 1536 threads; ptxas ignores it"
+            )),
+        "{notes:?}"
     );
-    assert_eq!(rec("three_args", "sm_90")["register_cap"], 40);
+    assert_eq!(rec("three_args", "sm_90").register_cap, Some(40));
     let high = rec("cap_above_bound", "sm_90");
-    assert_eq!(high["contract"]["max_regs"], 128);
-    assert_eq!(high["register_cap"], 64);
-    assert!(high["notes"].to_string().contains("max_regs 128 is above the 64 registers that 1 block(s) of 1024 threads leave per thread on sm_90; ptxas holds the kernel to 64"));
+    assert_eq!(contract("cap_above_bound", "sm_90").max_regs, Some(128));
+    assert_eq!(high.register_cap, Some(64));
+    assert!(
+        high.notes.iter().any(|n| matches!(n.value, Note::MaxRegsAboveFit { max_regs: 128, fit: 64, .. })
+            && n.message.contains("max_regs 128 is above the 64 registers that 1 block(s) of 1024 threads leave per thread on sm_90; ptxas holds the kernel to 64")),
+        "{:?}",
+        high.notes
+    );
 
     let (_, text, _) =
         run(cargo_launch().args(["launch", "report", "--manifest-path"]).arg(dir.path().join("Cargo.toml")));
     assert!(text.contains("three_args  sm_90  @launch(256, 2, 40)"), "{text}");
-    assert_eq!(rec("one_arg", "sm_90")["ptxas"]["shared_static"], 512, "ctx.threads sized the shared array");
+    assert_eq!(rec("one_arg", "sm_90").ptxas.resources.shared_static, 512, "ctx.threads sized the shared array");
 
     // The generated Rust exposes each contract to host code.
     let mut cargo = std::process::Command::new(env!("CARGO"));
