@@ -50,8 +50,10 @@ pub fn build(sel: &PackageArgs, arches: &[Arch]) -> Result<Vec<PackageKernels>, 
     }
     // cargo's progress and any build error go straight to the user's terminal.
     cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).stdin(Stdio::null());
-    // A diagnostics.json older than this run is an earlier build's.
-    let started = std::time::SystemTime::now();
+    // The build scripts write it into a failed build's diagnostics.json: this run's failure, not an
+    // earlier one's left in the target folder.
+    let run = run_id();
+    cmd.env("LAUNCH_RUN_ID", &run);
     let mut child = cmd.spawn().with_context(|| format!("could not start `{}`", cargo_program().display()))?;
     let stdout = child.stdout.take().expect("stdout is piped");
     let mut found = Vec::new();
@@ -77,7 +79,7 @@ pub fn build(sel: &PackageArgs, arches: &[Arch]) -> Result<Vec<PackageKernels>, 
             .packages
             .iter()
             .filter(|p| p.config.is_some())
-            .filter_map(|p| failure(&target_dir, p, started))
+            .filter_map(|p| failure(&target_dir, p, &run))
             .collect();
         return Err(Error::Build { error: anyhow::anyhow!("`cargo check` failed (see its output above)"), failures });
     }
@@ -138,38 +140,38 @@ struct SelectedPackage {
     config: Option<launch_build::Config>,
 }
 
-/// The located errors the failed build script of `p` wrote in this run, if it wrote any: the
+/// An id no other run shares: this process and the time.
+fn run_id() -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    format!("{}-{nanos}", std::process::id())
+}
+
+/// The located errors the failed build script of `p` wrote in run `run`, if it wrote any: the
 /// `build/<name>-*/out/launch/diagnostics.json` under the target folder (or a `<target>/<triple>/`
-/// one) written since `since` for this checkout of the package (fixture copies and worktrees of
-/// one package can share a target folder).
-fn failure(target: &Path, p: &SelectedPackage, since: std::time::SystemTime) -> Option<BuildFailure> {
+/// one) of this run and this checkout of the package (copies of one package can share a target
+/// folder, and a failed build leaves its document until the next success).
+fn failure(target: &Path, p: &SelectedPackage, run: &str) -> Option<BuildFailure> {
     use launch::schema::diagnostics::Diagnostics;
     let root = p.manifest_path.parent().unwrap_or(Path::new(".")).to_path_buf();
     let same_root = |r: &str| std::fs::canonicalize(r).ok() == std::fs::canonicalize(&root).ok();
     let prefix = format!("{}-", p.name);
     let profiles = std::iter::once(target.join("debug"))
         .chain(std::fs::read_dir(target).into_iter().flatten().flatten().map(|e| e.path().join("debug")));
-    let mut newest: Option<(std::time::SystemTime, Diagnostics)> = None;
     for build in profiles.map(|d| d.join("build")) {
         for entry in std::fs::read_dir(&build).into_iter().flatten().flatten() {
             if !entry.file_name().to_string_lossy().starts_with(&prefix) {
                 continue;
             }
             let path = entry.path().join("out/launch").join(launch_build::error::DIAGNOSTICS_FILE);
-            let Ok(modified) = std::fs::metadata(&path).and_then(|m| m.modified()) else { continue };
-            if modified < since || newest.as_ref().is_some_and(|(t, _)| modified <= *t) {
-                continue;
-            }
             let Some(doc) = std::fs::read_to_string(&path).ok().and_then(|t| Diagnostics::from_json(&t).ok()) else {
                 continue;
             };
-            if same_root(&doc.root) {
-                newest = Some((modified, doc));
+            if doc.run.as_deref() == Some(run) && same_root(&doc.root) {
+                return Some(BuildFailure { package: p.name.clone(), root, diagnostics: doc.diagnostics });
             }
         }
     }
-    let (_, doc) = newest?;
-    Some(BuildFailure { package: p.name.clone(), root, diagnostics: doc.diagnostics })
+    None
 }
 
 fn selected_packages(sel: &PackageArgs) -> Result<Selected, Error> {

@@ -10,7 +10,13 @@ use crate::error::{Error, DIAGNOSTICS_FILE};
 /// Writes `launch_dir/diagnostics.json` for a failed build of `package`: `error`'s diagnostics,
 /// with files under `root` made relative to it. Written whole or not at all (a reader never sees
 /// half a document).
-pub(crate) fn write_diagnostics(launch_dir: &Path, root: &Path, package: &str, error: &Error) -> Result<(), Error> {
+pub(crate) fn write_diagnostics(
+    launch_dir: &Path,
+    root: &Path,
+    package: &str,
+    run: Option<String>,
+    error: &Error,
+) -> Result<(), Error> {
     let mut list = error.diagnostics();
     for d in &mut list {
         if let Ok(rel) = Path::new(&d.file).strip_prefix(root) {
@@ -21,11 +27,12 @@ pub(crate) fn write_diagnostics(launch_dir: &Path, root: &Path, package: &str, e
         schema: diagnostics::VERSION,
         package: package.to_string(),
         root: root.display().to_string(),
+        run,
         diagnostics: list,
     };
-    let json = serde_json::to_string_pretty(&doc).expect("diagnostics serialise");
-    // Written on every failed run, even unchanged: `cargo launch check` takes the file's time to
-    // tell this run's failure from an earlier one's.
+    let json =
+        serde_json::to_string_pretty(&doc).map_err(|e| Error::io("serialise", launch_dir.to_path_buf())(e.into()))?;
+    // Written on every failed run, even unchanged: a failure is a fresh report each time.
     let path = launch_dir.join(DIAGNOSTICS_FILE);
     std::fs::create_dir_all(launch_dir).map_err(Error::io("create", launch_dir.to_path_buf()))?;
     crate::out::write_atomically(&path, json.as_bytes()).map_err(Error::io("write", path))
@@ -55,10 +62,10 @@ mod tests {
             key: "k".into(),
             message: "m".into(),
         };
-        write_diagnostics(&launch_dir, &root, "p", &e).unwrap();
+        write_diagnostics(&launch_dir, &root, "p", Some("run-1".into()), &e).unwrap();
         let path = launch_dir.join(DIAGNOSTICS_FILE);
         let doc = Diagnostics::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        assert_eq!(doc.package, "p");
+        assert_eq!((doc.package.as_str(), doc.run.as_deref()), ("p", Some("run-1")));
         // Relative to the crate root, so the document does not depend on the checkout's place.
         assert_eq!(doc.diagnostics, [Diagnostic::error("Cargo.toml", 7, 8, "`k`: m")]);
         // No temporary file is left next to it.

@@ -130,12 +130,18 @@ pub fn try_build() -> Result<Manifest, Error> {
     let launch_dir = out_dir.join("launch");
     let result = build_crate(&env, &manifest_dir, &launch_dir);
     match &result {
-        Ok(_) => diagnostics_file::remove_diagnostics(&launch_dir)?,
+        // Best effort both ways: the build's result is what must reach the user, not a failure to
+        // write or remove this copy of its errors.
+        Ok(_) => {
+            if let Err(e) = diagnostics_file::remove_diagnostics(&launch_dir) {
+                cargo_directives::launch_build_warning(&e.to_string());
+            }
+        }
         Err(e) => {
             let package = env.untracked("CARGO_PKG_NAME").map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
-            // Best effort: the build's own error is what must reach the user, not a failure to
-            // write this copy of it.
-            let _ = diagnostics_file::write_diagnostics(&launch_dir, &manifest_dir, &package, e);
+            // Set by `cargo launch` for its own builds only; its change must not rerun the script.
+            let run = env.untracked("LAUNCH_RUN_ID").map(|r| r.to_string_lossy().into_owned());
+            let _ = diagnostics_file::write_diagnostics(&launch_dir, &manifest_dir, &package, run, e);
         }
     }
     result

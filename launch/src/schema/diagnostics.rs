@@ -23,6 +23,10 @@ pub struct Diagnostics {
     /// builds of one package share a target folder.
     #[serde(default)]
     pub root: String,
+    /// The `cargo launch` run whose build wrote it (`LAUNCH_RUN_ID`), so the command tells its
+    /// own run's failure from an earlier one's; absent for a plain `cargo build`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
     /// The problems.
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -119,6 +123,7 @@ mod tests {
     fn the_document_reads_back_and_refuses_another_version() {
         let doc = Diagnostics {
             root: "/src/p".into(),
+            run: None,
             schema: VERSION,
             package: "p".into(),
             diagnostics: vec![Diagnostic {
