@@ -53,22 +53,20 @@ fn at_file(e: &Error, file: &str, arch: Option<&str>) -> Diagnostic {
 fn from_log(file: &str, log: &str, tool: &str) -> Vec<Diagnostic> {
     let lines: Vec<&str> = log.lines().map(str::trim_end).collect();
     // PTX line → where in the source it comes from, from our notes (`at: note: PTX line N (...)`).
-    let ptx_sources: Vec<(usize, Diagnostic)> = lines
-        .iter()
-        .filter_map(|l| {
-            let (at, rest) = l.split_once(": note: PTX line ")?;
-            let n = rest.split(' ').next()?.parse().ok()?;
-            let (f, line, col) = parse_location(at);
-            Some((n, Diagnostic::error(f, line, col, String::new())))
-        })
-        .collect();
+    // A map, not a list: a log with many notes and many ptxas errors stays linear.
+    let mut ptx_sources: std::collections::HashMap<usize, (String, u32, u32)> = std::collections::HashMap::new();
+    for l in &lines {
+        let Some((at, rest)) = l.split_once(": note: PTX line ") else { continue };
+        let Some(n) = rest.split(' ').next().and_then(|n| n.parse().ok()) else { continue };
+        ptx_sources.entry(n).or_insert_with(|| parse_location(at));
+    }
     let mut out: Vec<Diagnostic> = Vec::new();
     for l in &lines {
         let found = if let Some((f, line, severity, message)) = nvrtc_message(l) {
             Some(Diagnostic { severity, ..Diagnostic::error(f, line, 0, message) })
         } else if let Some((ptx_line, severity, message)) = ptxas_message(l) {
-            let place = ptx_line.and_then(|n| ptx_sources.iter().find(|(m, _)| *m == n)).map(|(_, d)| d);
-            let (f, line, col) = place.map_or((file.to_string(), 0, 0), |d| (d.file.clone(), d.line, d.col));
+            let place = ptx_line.and_then(|n| ptx_sources.get(&n));
+            let (f, line, col) = place.map_or((file.to_string(), 0, 0), |(f, line, col)| (f.clone(), *line, *col));
             Some(Diagnostic { severity, ..Diagnostic::error(f, line, col, message) })
         } else {
             // The source line and caret NVRTC prints under a message.
@@ -165,6 +163,22 @@ mod tests {
         assert_eq!((d[0].severity, d[0].line, d[0].col), (Severity::Warning, 2, 0));
         assert_eq!(d[1].to_string(), "kernels/a.cu:3: error: identifier \"x\" is undefined\n        x = 1;\n        ^");
         assert_eq!(d[1].tool.as_deref(), Some("NVRTC 12.9.86, sm_90"));
+    }
+
+    /// 20,000 ptxas errors, each with its note: each error finds its note in a map (a list
+    /// searched per error took seconds here, quadratic in the log).
+    #[test]
+    fn a_long_ptxas_log_is_placed_in_linear_time() {
+        let mut log = String::new();
+        for i in 0..20_000 {
+            log.push_str(&format!("ptxas /o/work/x.ptx, line {i}; error   : bad {i}\n"));
+            log.push_str(&format!("kernels/k.cu:{}:1: note: PTX line {i} (`x;`) comes from the code here\n", i + 1));
+        }
+        let started = std::time::Instant::now();
+        let d = from_log("kernels/k.cu", &log, "ptxas");
+        assert_eq!(d.len(), 20_000);
+        assert_eq!((d[19_999].line, d[19_999].message.as_str()), (20_000, "bad 19999"));
+        assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
     }
 
     #[test]
