@@ -86,7 +86,7 @@ pub struct Config {
     pub kernel: BTreeMap<String, KernelConfig>,
     /// The keys of `kernel` that are patterns, in the order the file lists them.
     pub kernel_patterns: Vec<String>,
-    /// `flags`: NVRTC options in canonical spelling (see [`crate::flags`]); `-I` folders are in
+    /// `flags`: NVRTC options in canonical spelling (see `flags.rs`); `-I` folders are in
     /// `include_dirs`, `-Xptxas` options in `ptxas_flags`.
     pub flags: Vec<String>,
     /// `ptxas-flags`, and what `flags` passes with `-Xptxas`: ptxas options in canonical spelling.

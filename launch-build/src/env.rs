@@ -75,7 +75,7 @@ impl Env {
     }
 
     /// `LAUNCH_COMPILE_TIMEOUT`: how long one compiler run may take (whole seconds, at least 1;
-    /// default [`DEFAULT_TIMEOUT`]). Anything else is a configuration error naming the variable.
+    /// default `DEFAULT_TIMEOUT`, 30 minutes). Anything else is a configuration error naming the variable.
     pub fn compile_timeout(&self) -> Result<Duration, Error> {
         let Some(value) = self.get("LAUNCH_COMPILE_TIMEOUT") else { return Ok(DEFAULT_TIMEOUT) };
         timeout_from(&value.to_string_lossy())

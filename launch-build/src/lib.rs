@@ -28,8 +28,8 @@
 //! # What triggers a rebuild
 //! Cargo.toml, the kernel folder, every kernel file and every header it includes from the crate,
 //! and the variables listed in [`env::DOCUMENTED`]. A rerun compiles only the (file, arch) jobs
-//! whose content-addressed key changed ([`cache`], [`cached_compile`]), in parallel through cargo's
-//! jobserver ([`scheduler`]), the longest jobs first; [`build_stats`] says what ran.
+//! whose content-addressed key changed (`cache`, `cached_compile`), in parallel through cargo's
+//! jobserver (`scheduler`), the longest jobs first; `build_stats` says what ran.
 //!
 //! # Failures and warnings
 //! A kernel file that does not compile does not stop the others: every job runs, and the error

@@ -12,7 +12,7 @@ use crate::error::Error;
 
 /// Writes `bytes` to `path` unless it already holds exactly them (keeps the mtime, so nothing
 /// downstream rebuilds), creating its folder. Refuses to replace anything but a regular file
-/// ([`refuse_non_regular`]). A reader never sees half a file ([`write_atomically`]). Returns
+/// (`refuse_non_regular`). A reader never sees half a file (`write_atomically`). Returns
 /// whether the file was written.
 pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, Error> {
     refuse_non_regular(path)?;

@@ -60,7 +60,7 @@ impl Tool {
     }
 
     /// Kills the tool and fails with [`Error::ToolTimedOut`] if it runs longer than `timeout`
-    /// (default [`DEFAULT_TIMEOUT`]).
+    /// (default `DEFAULT_TIMEOUT`, 30 minutes).
     pub fn timeout(mut self, timeout: Duration) -> Tool {
         self.timeout = timeout;
         self
