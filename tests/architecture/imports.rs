@@ -19,13 +19,40 @@ use crate::graph::{Graph, Location};
 
 /// The graph of the crate in `crate_dir`.
 pub fn crate_graph(crate_dir: &Path) -> Result<Graph, String> {
+    Ok(read(crate_dir)?.graph)
+}
+
+/// For each module with sub-modules (`cuda`, `analysis`, `cache`, ...), the graph of its direct
+/// sub-modules: which uses which (a sub-module's own sub-modules count as it). Only paths to a
+/// sibling count: an item the parent declares or re-exports is the parent's, so these graphs
+/// miss a cycle that goes through the parent's re-exports, never report one that is not there.
+pub fn nested_graphs(crate_dir: &Path) -> Result<BTreeMap<String, Graph>, String> {
+    let reader = read(crate_dir)?;
+    let mut graphs = reader.nested;
+    for (parent, children) in &reader.children {
+        let g = graphs.entry(parent.clone()).or_default();
+        children.iter().for_each(|c| g.add_module(c));
+    }
+    graphs.retain(|parent, _| reader.children.get(parent).is_some_and(|c| c.len() > 1));
+    Ok(graphs)
+}
+
+fn read(crate_dir: &Path) -> Result<Reader<'_>, String> {
     let root_file = ["src/lib.rs", "src/main.rs"]
         .iter()
         .map(|f| crate_dir.join(f))
         .find(|f| f.is_file())
         .ok_or_else(|| format!("{} has neither src/lib.rs nor src/main.rs", crate_dir.display()))?;
     let root = parse(&root_file)?;
-    let mut reader = Reader { crate_dir, top: BTreeSet::new(), root_names: BTreeMap::new(), graph: Graph::default() };
+    let mut reader = Reader {
+        crate_dir,
+        top: BTreeSet::new(),
+        root_names: BTreeMap::new(),
+        graph: Graph::default(),
+        children: BTreeMap::new(),
+        pending: Vec::new(),
+        nested: BTreeMap::new(),
+    };
     for item in root.items.iter().filter(|i| !is_test_only(attrs(i))) {
         match item {
             Item::Mod(m) => {
@@ -49,7 +76,19 @@ pub fn crate_graph(crate_dir: &Path) -> Result<Graph, String> {
             }
         }
     }
-    Ok(reader.graph)
+    // Sibling edges, now that every module's children are known.
+    for (from, to, at) in std::mem::take(&mut reader.pending) {
+        for d in 1..from.len().min(to.len()) {
+            if from[..d] != to[..d] {
+                break;
+            }
+            let parent = from[..d].join("::");
+            if from[d] != to[d] && reader.children.get(&parent).is_some_and(|c| c.contains(&to[d])) {
+                reader.nested.entry(parent).or_default().add_edge(&from[d], &to[d], at.clone());
+            }
+        }
+    }
+    Ok(reader)
 }
 
 struct Reader<'a> {
@@ -59,6 +98,12 @@ struct Reader<'a> {
     /// Names the root imports, and the top-level module each comes from.
     root_names: BTreeMap<String, String>,
     graph: Graph,
+    /// Each module path (`cuda`, `analysis`) and the names of its direct sub-modules.
+    children: BTreeMap<String, BTreeSet<String>>,
+    /// Every reference (from module path, to absolute path, where), for the sibling graphs.
+    pending: Vec<(Vec<String>, Vec<String>, Location)>,
+    /// Per module path, the graph of its direct sub-modules.
+    nested: BTreeMap<String, Graph>,
 }
 
 impl Reader<'_> {
@@ -67,6 +112,9 @@ impl Reader<'_> {
     fn module(&mut self, m: &syn::ItemMod, parent: &[String], file: &Path, dir: &Path) -> Result<(), String> {
         let mut path = parent.to_vec();
         path.push(m.ident.to_string());
+        if !parent.is_empty() {
+            self.children.entry(parent.join("::")).or_default().insert(m.ident.to_string());
+        }
         if let Some(a) = m.attrs.iter().find(|a| a.path().is_ident("path")) {
             let at = self.location(file, a.path().segments[0].ident.span().start().line);
             return Err(format!("{at}: #[path] is not followed by this test; declare the module in its usual file"));
@@ -98,10 +146,11 @@ impl Reader<'_> {
             let mut refs = Refs { module, found: Vec::new() };
             refs.visit_item(item);
             for (path, line) in refs.found {
+                let at = self.location(file, line);
                 if let Some(to) = self.top_level(&path) {
-                    let at = self.location(file, line);
-                    self.graph.add_edge(&module[0], &to, at);
+                    self.graph.add_edge(&module[0], &to, at.clone());
                 }
+                self.pending.push((module.to_vec(), path, at));
             }
         }
         Ok(())
@@ -357,6 +406,25 @@ mod tests {
             ]
         );
         assert_eq!(g.cycles().iter().map(|c| c.name()).collect::<Vec<_>>(), ["a → exit → a"]);
+    }
+
+    #[test]
+    fn sibling_sub_modules_have_their_own_graph_and_a_parents_item_is_no_edge() {
+        let dir = write_crate(&[
+            ("src/lib.rs", "mod a;\nmod b;\n"),
+            ("src/a/mod.rs", "mod x;\nmod y;\nmod z;\npub struct Shared;\n"),
+            // x → y and y → x (a cycle); z uses the parent's item only (no edge).
+            ("src/a/x.rs", "use super::y::f;\npub fn g() {}\n"),
+            ("src/a/y.rs", "pub fn f() { crate::a::x::g(); }\n"),
+            ("src/a/z.rs", "use super::Shared;\n"),
+            ("src/b.rs", "use crate::a::Shared;\n"),
+        ]);
+        let graphs = nested_graphs(dir.path()).unwrap();
+        assert_eq!(graphs.keys().collect::<Vec<_>>(), ["a"], "b has no sub-modules");
+        let g = &graphs["a"];
+        assert_eq!(g.modules().collect::<Vec<_>>(), ["x", "y", "z"]);
+        assert_eq!(edges(g), ["x -> y (src/a/x.rs:1)", "y -> x (src/a/y.rs:1)"]);
+        assert_eq!(g.cycles().iter().map(|c| c.name()).collect::<Vec<_>>(), ["x → y → x"]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The workspace's architecture, checked on its sources: no crate has an import cycle between its
-//! top-level modules (a sub-module counts as its parent), so each crate reads as layers and a
-//! module can be understood, tested and moved with what it uses. Run with
+//! top-level modules (a sub-module counts as its parent), nor any module between its direct
+//! sub-modules, so each crate reads as layers and a module can be understood, tested and moved
+//! with what it uses. Run with
 //! `cargo test -p launch-tests --test architecture`.
 
 /// A module graph and the cycles in it.
@@ -32,6 +33,27 @@ fn no_crate_has_an_import_cycle_between_its_top_level_modules() {
     }
     eprint!("{found}");
     assert!(found.is_empty(), "import cycles between top-level modules (a sub-module counts as its parent):\n{found}");
+}
+
+/// The same one level down: the sub-modules of each directory module (`launch::cuda`,
+/// `launch::analysis`, `launch_build::cache`, ...) form layers too.
+#[test]
+fn no_module_has_an_import_cycle_between_its_sub_modules() {
+    let mut found = String::new();
+    let (mut checked, mut imports) = (0, 0);
+    for name in CRATES {
+        let graphs = imports::nested_graphs(&crate_dir(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        for (parent, graph) in &graphs {
+            checked += 1;
+            imports += graph.edge_count();
+            for cycle in graph.cycles() {
+                write!(found, "{name}::{parent}: {cycle}").unwrap();
+            }
+        }
+    }
+    eprint!("{found}");
+    assert!(checked >= 3 && imports >= 5, "only {checked} modules with sub-modules, {imports} imports between them");
+    assert!(found.is_empty(), "import cycles between sibling sub-modules:\n{found}");
 }
 
 /// Guards the test above against passing on an empty reading: every crate yields modules and imports.
