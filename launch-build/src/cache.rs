@@ -44,7 +44,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::fs;
-use std::io::{self, Read as _};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -433,14 +433,7 @@ fn parse_timings(text: &str) -> BTreeMap<(String, String), u64> {
 /// A regular file's bytes when it holds at most `limit` bytes; `None` otherwise (missing, a link,
 /// a FIFO, too large, unreadable).
 fn read_entry_limited(path: &Path, limit: u64) -> Option<Vec<u8>> {
-    let meta = fs::symlink_metadata(path).ok()?;
-    if !meta.file_type().is_file() || meta.len() > limit {
-        return None;
-    }
-    let mut file = store::open_no_follow(path).ok()?;
-    let mut bytes = Vec::new();
-    (&mut file).take(limit + 1).read_to_end(&mut bytes).ok()?;
-    (bytes.len() as u64 <= limit).then_some(bytes)
+    store::read_bounded(path, limit).ok().flatten()
 }
 
 /// Replaces each `(text, placeholder)` pair's text by its placeholder, in order (put the longer,

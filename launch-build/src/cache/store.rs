@@ -116,15 +116,21 @@ impl Store for LocalFolder {
 }
 
 /// The bytes of the entry file at `path`: `Ok(None)` when there is none, `Err(reason)` when
-/// something other than a regular file of at most [`MAX_ENTRY`] bytes is there. Never follows a
-/// link, never blocks on a FIFO, never allocates more than the file holds.
+/// something other than a regular file of at most [`MAX_ENTRY`] bytes is there.
 fn read_entry(path: &Path) -> Result<Option<Vec<u8>>, String> {
+    read_bounded(path, MAX_ENTRY)
+}
+
+/// The bytes of the file at `path`: `Ok(None)` when there is none, `Err(reason)` when something
+/// other than a regular file of at most `limit` bytes is there. Never follows a link, never
+/// blocks on a FIFO, never allocates more than the file holds.
+pub(super) fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, String> {
     let meta = match fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e.to_string()),
     };
-    regular(&meta)?;
+    regular(&meta, limit)?;
     let mut file = open_no_follow(path).map_err(|e| match e.raw_os_error() {
         #[cfg(unix)]
         Some(libc::ELOOP) => "a symbolic link, not a cache entry".to_string(),
@@ -132,22 +138,22 @@ fn read_entry(path: &Path) -> Result<Option<Vec<u8>>, String> {
     })?;
     // Checked again on what was opened: the path may have been replaced in between.
     let meta = file.metadata().map_err(|e| e.to_string())?;
-    regular(&meta)?;
+    regular(&meta, limit)?;
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     // `take` bounds the read even if the file grows while it is read.
-    (&mut file).take(MAX_ENTRY + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > MAX_ENTRY {
-        return Err(format!("more than {MAX_ENTRY} bytes, larger than any entry"));
+    (&mut file).take(limit + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > limit {
+        return Err(format!("more than {limit} bytes, larger than any entry"));
     }
     Ok(Some(bytes))
 }
 
-/// Fails unless `meta` is a regular file of at most [`MAX_ENTRY`] bytes.
-fn regular(meta: &fs::Metadata) -> Result<(), String> {
+/// Fails unless `meta` is a regular file of at most `limit` bytes.
+fn regular(meta: &fs::Metadata, limit: u64) -> Result<(), String> {
     let t = meta.file_type();
     if t.is_file() {
-        if meta.len() > MAX_ENTRY {
-            return Err(format!("{} bytes, larger than any entry (at most {MAX_ENTRY})", meta.len()));
+        if meta.len() > limit {
+            return Err(format!("{} bytes, larger than any entry (at most {limit})", meta.len()));
         }
         return Ok(());
     }
