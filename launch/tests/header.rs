@@ -1,9 +1,9 @@
 //! Where the oracle finds `cuda_occupancy.h`. It is NVIDIA's licensed header and is not copied
 //! into this repository: it comes from a CUDA toolchain, the one `LAUNCH_TOOLCHAIN` names or else
-//! the one `cargo launch setup` installed in the user cache (the search launch-build's
-//! `toolchain::discover` makes, reduced to this header, since `launch` cannot depend on
-//! launch-build). Without one the oracle tests print why and pass, so `cargo test -p launch`
-//! needs no CUDA toolchain; `LAUNCH_TEST_REQUIRE_ORACLE=1` (set by .ci/run) makes that a failure.
+//! the one `cargo launch setup` installed in the user cache (launch-build's own folders, through
+//! its `tooling` module: a dev-dependency, which builds without any CUDA toolchain). Without one
+//! the oracle tests print why and pass, so `cargo test -p launch` needs no CUDA toolchain;
+//! `LAUNCH_TEST_REQUIRE_ORACLE=1` (set by .ci/run) makes that a failure.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -35,38 +35,16 @@ pub fn include_dir(test: &str) -> Option<PathBuf> {
 
 /// Include folders to look in, best first.
 fn candidates() -> Vec<PathBuf> {
-    // An explicit toolchain is the only one looked at, as in the build.
-    let roots = match var("LAUNCH_TOOLCHAIN") {
-        Some(root) => vec![PathBuf::from(root)],
-        None => cached_toolchains(),
+    let env = launch_build::tooling::Env::cli();
+    // An explicit toolchain is the only one looked at, as in the build; else the pinned install.
+    let root = match var("LAUNCH_TOOLCHAIN") {
+        Some(root) => Some(PathBuf::from(root)),
+        None => launch_build::tooling::toolchain::pinned_dir(&env),
     };
-    roots
-        .into_iter()
+    root.into_iter()
         // The wheels' layout (what setup installs), then a CUDA toolkit's.
         .flat_map(|root| [root.join("nvidia/cuda_runtime/include"), root.join("include")])
         .collect()
-}
-
-/// The toolchains `cargo launch setup` installed (`<cache>/toolchain/cuda-<version>`), newest first.
-fn cached_toolchains() -> Vec<PathBuf> {
-    let cache = var("LAUNCH_CACHE_DIR")
-        .map(PathBuf::from)
-        .or_else(|| var("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("cargo-launch")))
-        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache/cargo-launch")));
-    let Some(Ok(entries)) = cache.map(|c| std::fs::read_dir(c.join("toolchain"))) else {
-        return Vec::new();
-    };
-    let mut found: Vec<(Vec<u64>, PathBuf)> = entries
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            let version =
-                name.strip_prefix("cuda-")?.split('.').map(|n| n.parse().ok()).collect::<Option<Vec<u64>>>()?;
-            Some((version, e.path()))
-        })
-        .collect();
-    found.sort();
-    found.into_iter().rev().map(|(_, path)| path).collect()
 }
 
 fn var(name: &str) -> Option<OsString> {
