@@ -53,3 +53,20 @@ fn a_kernel_that_does_not_compile_is_a_located_compile_finding_in_text_json_and_
     assert_ne!(code, 4, "{stdout}\n{stderr}");
     assert!(!stdout.contains("[compile]"), "{stdout}");
 }
+
+/// A build that fails before any file (a bad `LAUNCH_COMPILE_TIMEOUT`) has nothing to place: no
+/// summary that would read as a clean check, no document, only cargo's output and exit 4.
+#[test]
+fn a_failure_located_nowhere_prints_no_verdict() {
+    toolchain_root();
+    let dir = fixture("broken_kernel");
+    for format in ["text", "json"] {
+        let (code, stdout, stderr) = run(cargo_launch()
+            .args(["launch", "check", "--format", format, "--manifest-path"])
+            .arg(dir.path().join("Cargo.toml"))
+            .env("LAUNCH_COMPILE_TIMEOUT", "abc"));
+        assert_eq!(code, 4, "{stdout}\n{stderr}");
+        assert_eq!(stdout, "", "{format}: no verdict for a check that did not run");
+        assert!(stderr.contains("LAUNCH_COMPILE_TIMEOUT"), "{stderr}");
+    }
+}

@@ -65,7 +65,8 @@ pub fn run(args: &CheckArgs) -> Result<(), Error> {
         Ok(packages) => packages,
         // The kernels did not build: their located errors are findings too (placed in SARIF and
         // in annotations), then the exit code is the failed build's.
-        Err(Error::Build { error, failures }) if !failures.is_empty() => {
+        // (A failure located nowhere, such as a bad environment variable, is cargo's output alone.)
+        Err(Error::Build { error, failures }) if failures.iter().any(|f| !f.diagnostics.is_empty()) => {
             findings.extend(failures.iter().flat_map(compile_findings));
             let _verdict = finish(args, &[], &[], findings, Vec::new(), &[]);
             return Err(Error::Build { error, failures });
