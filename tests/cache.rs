@@ -77,7 +77,7 @@ impl Built {
             .iter()
             .map(|j| {
                 let stem = j.file.trim_start_matches("kernels/").trim_end_matches(".cu");
-                (stem.to_string(), j.arch.clone())
+                (stem.to_string(), j.arch.to_string())
             })
             .collect()
     }

@@ -6,6 +6,7 @@
 use launch::analysis::LaunchFailure;
 use launch::occupancy::{self, Carveout, DeviceLimits, FunctionAttrs, Occupancy, UNLIMITED};
 use launch::schema::occupancy::{self as occupancy_doc, BlockLimits, Detail, Point, Sweep, Variable};
+use launch::schema::report::Explained;
 
 use crate::cli::OccupancyArgs;
 use crate::error::Error;
@@ -62,8 +63,7 @@ impl<'a> Calculator<'a> {
     /// opted in (`cudaFuncSetAttribute`), as `registers_for_blocks` models it: a what-if question
     /// about 100 KB per block means a kernel that asked for it.
     fn func(&self, registers: u32, static_smem: u32, dynamic: u32) -> FunctionAttrs {
-        let f = FunctionAttrs::new(registers, static_smem, self.args.barriers);
-        f.with_max_dynamic_shared(f.max_dynamic_shared_on(self.dev).max(dynamic))
+        FunctionAttrs::new(registers, static_smem, self.args.barriers).opted_in(self.dev, dynamic)
     }
 
     /// Threads, registers, static and dynamic shared memory → the point and the full result.
@@ -78,8 +78,8 @@ impl<'a> Calculator<'a> {
             active_blocks: occ.active_blocks,
             active_warps: occ.active_warps,
             max_warps: occ.max_warps,
-            percent: (occ.percent() * 10.0).round() / 10.0,
-            limiters: occ.limiters.iter().map(|l| l.name().to_string()).collect(),
+            percent: occ.percent_rounded(),
+            limiters: occ.limiters,
         };
         Ok((point, occ))
     }
@@ -152,7 +152,7 @@ impl<'a> Calculator<'a> {
         let more = occ.active_blocks + 1;
         let registers = occupancy::registers_for_blocks_with(dev, &func, a.threads, more, a.dynamic_smem, a.carveout);
         let launch_error = (occ.active_blocks == 0).then(|| {
-            LaunchFailure::diagnose(
+            Explained::new(LaunchFailure::diagnose(
                 dev,
                 &launch::Resources {
                     registers: a.registers,
@@ -164,8 +164,7 @@ impl<'a> Calculator<'a> {
                 a.threads,
                 max_threads,
                 &occ,
-            )
-            .to_string()
+            ))
         });
         let limited = |v: u32| (v != UNLIMITED).then_some(v);
         let block_limits = BlockLimits {
@@ -211,6 +210,8 @@ pub fn plural(n: u32) -> &'static str {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use launch::occupancy::{Limiter, Limiters};
+
     use super::*;
 
     /// The calculator's inputs on `arch` with the command's defaults (256 threads, 32 registers,
@@ -271,7 +272,7 @@ pub(crate) mod tests {
         let calc = Calculator::new(&a).unwrap();
         let (p, occ) = calc.point().unwrap();
         assert_eq!((p.threads, p.registers, p.active_blocks, p.active_warps, p.max_warps), (256, 167, 1, 8, 64));
-        assert_eq!((p.percent, p.limiters.clone()), (12.5, vec!["registers".to_string()]));
+        assert_eq!((p.percent, p.limiters), (12.5, [Limiter::Registers].into_iter().collect()));
         assert_eq!(occ.active_blocks, p.active_blocks);
         assert_eq!(calc.arch_text(), "sm_90 (GH100, compute capability 9.0)");
         assert_eq!(
@@ -332,7 +333,8 @@ pub(crate) mod tests {
         let (d, _) = Calculator::new(&a).unwrap().detail().unwrap();
         assert_eq!((d.point.active_blocks, d.carveout), (0, Some(50)));
         let why = d.launch_error.expect("0 blocks: the launch fails, and the detail says why");
-        assert!(why.contains("86,016 registers per block"), "{why}");
+        assert!(matches!(why.value, LaunchFailure::Registers { needed: 86_016, .. }), "{why:?}");
+        assert!(why.message.contains("86,016 registers per block"), "{why:?}");
 
         // Below 9.0 barriers set no limit; before 8.0 nothing is reserved, so no shared memory
         // sets none either.
@@ -355,7 +357,7 @@ pub(crate) mod tests {
             active_warps: 2,
             max_warps: 64,
             percent: 3.1,
-            limiters: Vec::new(),
+            limiters: Limiters::NONE,
         };
         assert_eq!([Variable::Threads, Variable::Registers, Variable::Smem].map(|v| x(v, &p)), [64, 40, 1536]);
     }

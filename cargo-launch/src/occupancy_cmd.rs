@@ -69,7 +69,7 @@ fn sweep_text(out: &mut impl Write, calc: &Calculator, s: &Sweep) -> io::Result<
     writeln!(out, "threads  registers  smem/block  blocks/SM  warps/SM  occupancy  limited by")?;
     for (i, p) in s.points.iter().enumerate() {
         let mark = if i == s.current { "  <- current" } else { "" };
-        let limiters = if p.limiters.is_empty() { "-".to_string() } else { p.limiters.join(", ") };
+        let limiters = if p.limiters.is_empty() { "-".to_string() } else { p.limiters.to_string() };
         let (t, r, smem, b, w, pct) =
             (p.threads, p.registers, p.static_smem + p.dynamic_smem, p.active_blocks, p.active_warps, p.percent);
         writeln!(out, "{t:>7}  {r:>9}  {smem:>10}  {b:>9}  {w:>8}  {pct:>8.1} %  {limiters}{mark}")?;
@@ -113,7 +113,8 @@ fn point_text(out: &mut impl Write, calc: &Calculator, d: &Detail, occ: &Occupan
         None => ("-".to_string(), "no register count fits".to_string()),
     };
     let more_name = format!("registers for {} block{}/SM", p.active_blocks + 1, plural(p.active_blocks + 1));
-    let limiters = if p.limiters.is_empty() { "none".to_string() } else { p.limiters.join(", ") };
+    // Limiters's words: the names joined by ", ", or "none".
+    let limiters = p.limiters.to_string();
     let (threads, sm_threads) = (group(d.active_threads), group(dev.max_threads_per_sm));
     let (block_regs, block_smem, optin) =
         (group(dev.regs_per_block), group(dev.smem_per_block), group(dev.smem_per_block_optin));
@@ -173,7 +174,7 @@ fn point_text(out: &mut impl Write, calc: &Calculator, d: &Detail, occ: &Occupan
             None => writeln!(out, "{}", format!("  {name:<30}{value:<14}{why}").trim_end())?,
         }
         if let ("limited by", Some(e)) = (*name, &d.launch_error) {
-            writeln!(out, "  cannot launch: {e}")?;
+            writeln!(out, "  cannot launch: {}", e.message)?;
         }
     }
     Ok(())

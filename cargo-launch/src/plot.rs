@@ -98,7 +98,7 @@ pub fn panels(series: &[Sweep]) -> Vec<Panel> {
 
 /// The three title lines: what, the inputs, the result.
 pub fn title(arch: &str, inputs: &str, p: &Point) -> [String; 3] {
-    let limited = if p.limiters.is_empty() { String::new() } else { format!(", limited by {}", p.limiters.join(", ")) };
+    let limited = if p.limiters.is_empty() { String::new() } else { format!(", limited by {}", p.limiters) };
     let blocks = format!("{} block{}/SM", p.active_blocks, if p.active_blocks == 1 { "" } else { "s" });
     let warps = format!("{} of {} warps per SM", p.active_warps, p.max_warps);
     [

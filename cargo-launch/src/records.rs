@@ -186,7 +186,7 @@ pub(crate) mod testing {
             })
             .collect();
         let manifest = Manifest {
-            schema: launch_build::manifest::SCHEMA,
+            schema: launch_build::manifest::VERSION,
             package: "pkg".into(),
             toolchain: ToolchainInfo { nvrtc: "12.9.86".into(), ptxas: "12.9.86".into(), description: String::new() },
             arches,

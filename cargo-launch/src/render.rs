@@ -228,7 +228,7 @@ fn detailed(out: &mut impl Write, r: &Row, ptxas: &str) -> io::Result<()> {
     if let Some(c) = c {
         writeln!(out, "  in the PTX: {}", c.directives())?;
     }
-    if let Some(cap) = a.register_cap.filter(|&c| c < 255) {
+    if let Some(cap) = a.binding_register_cap() {
         writeln!(out, "  register cap from the contract: {cap} per thread; ptxas used {}", a.resources.registers)?;
     }
     for n in &a.notes {

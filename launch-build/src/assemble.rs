@@ -9,7 +9,7 @@ use crate::compile::{sanitize, JobOutput, SourceFile};
 use crate::config::Config;
 use crate::error::{Diagnostic, Error};
 use crate::manifest::{
-    CubinEntry, KernelArch, KernelEntry, Manifest, MissingArch, ModuleEntry, Origin, PtxEntry, ToolchainInfo, SCHEMA,
+    CubinEntry, KernelArch, KernelEntry, Manifest, MissingArch, ModuleEntry, Origin, PtxEntry, ToolchainInfo, VERSION,
 };
 use crate::names::{base_name, demangle, rust_name, rust_name_with_params, source_name};
 use crate::{locate, ptx, source};
@@ -314,7 +314,7 @@ pub fn manifest(config: &Config, toolchain: ToolchainInfo, files: &[FileOutputs]
     warnings.retain(|w| seen_w.insert(w.clone()));
 
     Ok(Manifest {
-        schema: SCHEMA,
+        schema: VERSION,
         package: config.package.clone(),
         toolchain,
         arches: config.arches.clone(),

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub use launch::schema::stats::{BuildStats, CompiledJob, VERSION};
+use launch::Arch;
 
 use crate::cargo_directives;
 use crate::compile::JobTiming;
@@ -43,16 +44,11 @@ pub fn counts(
 }
 
 /// Adds one compiled job (in job order).
-pub fn add_compiled(stats: &mut BuildStats, file: &str, arch: &str, timing: JobTiming) {
+pub fn add_compiled(stats: &mut BuildStats, file: &str, arch: Arch, timing: JobTiming) {
     let JobTiming { nvrtc, ptxas } = timing;
     stats.nvrtc_ms += ms(nvrtc);
     stats.ptxas_ms += ms(ptxas);
-    stats.compiled_jobs.push(CompiledJob {
-        file: file.to_string(),
-        arch: arch.to_string(),
-        nvrtc_ms: ms(nvrtc),
-        ptxas_ms: ms(ptxas),
-    });
+    stats.compiled_jobs.push(CompiledJob { file: file.to_string(), arch, nvrtc_ms: ms(nvrtc), ptxas_ms: ms(ptxas) });
 }
 
 /// Rounds the sums and records the wall time since `started` and the peak memory.
@@ -115,8 +111,8 @@ mod tests {
     #[test]
     fn the_file_has_todays_fields_and_reads_back_into_the_shared_type() {
         let mut stats = counts(3, 2, 1, Some(PathBuf::from("/c/kernels")), &Tokens::Serial, 1);
-        add_compiled(&mut stats, "kernels/a.cu", "sm_80", timing(1500, 2250));
-        add_compiled(&mut stats, "kernels/b.cu", "sm_90", timing(1, 2));
+        add_compiled(&mut stats, "kernels/a.cu", "sm_80".parse().unwrap(), timing(1500, 2250));
+        add_compiled(&mut stats, "kernels/b.cu", "sm_90".parse().unwrap(), timing(1, 2));
         finish(&mut stats, Instant::now());
         assert_eq!((stats.schema, stats.cached, stats.nvrtc_ms, stats.ptxas_ms), (VERSION, 1, 1.501, 2.252));
         let d = tempfile::tempdir().unwrap();
@@ -146,6 +142,7 @@ mod tests {
         let mut job: Vec<&str> = json["compiled_jobs"][0].as_object().unwrap().keys().map(String::as_str).collect();
         job.sort_unstable();
         assert_eq!(job, ["arch", "file", "nvrtc_ms", "ptxas_ms"]);
+        assert_eq!(json["compiled_jobs"][0]["arch"], "sm_80", "the arch is written as its name");
         assert_eq!(json["schema"], 1);
         assert_eq!(serde_json::from_str::<BuildStats>(&text).unwrap(), stats);
     }

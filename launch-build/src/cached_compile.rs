@@ -189,7 +189,7 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
     let mut stats = build_stats::counts(jobs.len(), pending.len(), corrupt, cache_dir, &tokens, max_parallel);
     let mut fresh = vec![false; jobs.len()];
     for (i, (out, timing)) in compiled {
-        build_stats::add_compiled(&mut stats, &jobs[i].source.file, &jobs[i].arch.to_string(), timing);
+        build_stats::add_compiled(&mut stats, &jobs[i].source.file, jobs[i].arch, timing);
         outputs[i] = Some(out);
         fresh[i] = true;
     }

@@ -435,7 +435,7 @@ fn announce_inputs(config: &Config, sources: &[SourceFile]) {
 fn docs_stub(config: &Config, sources: &[SourceFile], launch_dir: &Path) -> Result<Manifest, Error> {
     let arch = config.arches[0];
     let mut manifest = Manifest {
-        schema: manifest::SCHEMA,
+        schema: manifest::VERSION,
         package: config.package.clone(),
         toolchain: ToolchainInfo {
             nvrtc: "none".into(),

@@ -54,31 +54,24 @@ impl Contract {
     }
 }
 
-/// As the source spells it: `@launch(1024, 2)`, `__launch_bounds__(256, 4) __maxnreg__(32)`, or
-/// `.reqntid 128` for an exact block size read from PTX.
+/// As the source spells it: `@launch(1024, 2)`, `__launch_bounds__(256, 4) __maxnreg__(32)`. An
+/// exact block size read from PTX (`.reqntid`) has no source spelling here: it is written as its
+/// [`directives`](Contract::directives), `.reqntid 128, 1, 1, .maxnreg 32`.
 impl std::fmt::Display for Contract {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut parts = Vec::new();
+        let numbers = |ns: &[Option<u32>]| ns.iter().flatten().map(|n| n.to_string()).collect::<Vec<_>>().join(", ");
         match self.source {
             ContractSource::Annotation => {
-                let args: Vec<String> =
-                    [self.threads, self.min_blocks, self.max_regs].iter().flatten().map(|n| n.to_string()).collect();
-                return write!(f, "@launch({})", args.join(", "));
+                write!(f, "@launch({})", numbers(&[self.threads, self.min_blocks, self.max_regs]))
             }
-            ContractSource::LaunchBounds if self.exact => {
-                parts.extend(self.threads.map(|t| format!(".reqntid {t}")));
-                parts.extend(self.min_blocks.map(|b| format!(".minnctapersm {b}")));
-            }
+            ContractSource::LaunchBounds if self.exact => f.write_str(&self.directives()),
             ContractSource::LaunchBounds => {
-                if let Some(t) = self.threads {
-                    let args: Vec<String> =
-                        [Some(t), self.min_blocks].iter().flatten().map(|n| n.to_string()).collect();
-                    parts.push(format!("__launch_bounds__({})", args.join(", ")));
-                }
+                let bounds =
+                    self.threads.map(|t| format!("__launch_bounds__({})", numbers(&[Some(t), self.min_blocks])));
+                let maxnreg = self.max_regs.map(|r| format!("__maxnreg__({r})"));
+                f.write_str(&[bounds, maxnreg].into_iter().flatten().collect::<Vec<_>>().join(" "))
             }
         }
-        parts.extend(self.max_regs.map(|r| format!("__maxnreg__({r})")));
-        f.write_str(&parts.join(" "))
     }
 }
 
@@ -301,8 +294,12 @@ mod tests {
         assert_eq!(lb.directives(), ".maxntid 256, 1, 1, .minnctapersm 4, .maxnreg 32");
         let regs = c(ContractSource::LaunchBounds, None, None, Some(64), false);
         assert_eq!((regs.to_string(), regs.directives()), ("__maxnreg__(64)".into(), ".maxnreg 64".into()));
+        // An exact block size from PTX is written as PTX, never half PTX and half source.
         let req = c(ContractSource::LaunchBounds, Some(128), None, None, true);
-        assert_eq!((req.to_string(), req.directives()), (".reqntid 128".into(), ".reqntid 128, 1, 1".into()));
+        assert_eq!((req.to_string(), req.directives()), (".reqntid 128, 1, 1".into(), ".reqntid 128, 1, 1".into()));
+        let req = c(ContractSource::LaunchBounds, Some(128), Some(2), Some(32), true);
+        assert_eq!(req.to_string(), ".reqntid 128, 1, 1, .minnctapersm 2, .maxnreg 32");
+        assert_eq!(req.to_string(), req.directives());
     }
 
     #[test]

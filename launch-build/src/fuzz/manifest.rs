@@ -7,7 +7,7 @@ use launch::{Contract, ContractSource, Resources, KNOWN_ARCHES};
 
 use super::PACKAGE;
 use crate::manifest::{
-    CubinEntry, KernelArch, KernelEntry, Manifest, MissingArch, ModuleEntry, Origin, PtxEntry, ToolchainInfo, SCHEMA,
+    CubinEntry, KernelArch, KernelEntry, Manifest, MissingArch, ModuleEntry, Origin, PtxEntry, ToolchainInfo, VERSION,
 };
 
 fn string(rng: &mut Rng) -> String {
@@ -37,7 +37,7 @@ fn manifest(rng: &mut Rng) -> Manifest {
     };
     let opt = |rng: &mut Rng| rng.one_in(2).then(|| u32v(rng));
     Manifest {
-        schema: SCHEMA,
+        schema: VERSION,
         package: string(rng),
         toolchain: ToolchainInfo { nvrtc: string(rng), ptxas: string(rng), description: string(rng) },
         arches: (0..rng.below(4)).map(|_| arch(rng)).collect(),
@@ -119,8 +119,8 @@ fn manifest_json() {
                 0..=2 => Input::new(json, Some(m)),
                 3 => {
                     // Another schema: refused (checked by the general property below).
-                    let other = json.replacen(&format!("\"schema\":{SCHEMA}"), "\"schema\":2", 1).replacen(
-                        &format!("\"schema\": {SCHEMA}"),
+                    let other = json.replacen(&format!("\"schema\":{VERSION}"), "\"schema\":2", 1).replacen(
+                        &format!("\"schema\": {VERSION}"),
                         "\"schema\": 2",
                         1,
                     );
@@ -144,7 +144,7 @@ fn manifest_json() {
                 };
             }
             if let Ok(m) = read {
-                ensure(m.schema == SCHEMA, || format!("schema {} accepted", m.schema))?;
+                ensure(m.schema == VERSION, || format!("schema {} accepted", m.schema))?;
                 let again = Manifest::from_json(&serde_json::to_string(&m).map_err(|e| e.to_string())?);
                 ensure(again.as_ref() == Ok(&m), || format!("what was read does not round-trip: {again:?}"))?;
             }

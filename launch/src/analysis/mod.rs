@@ -97,6 +97,17 @@ pub struct KernelReport {
     pub fails_at: Option<FailingBlock>,
 }
 
+impl KernelReport {
+    /// The contract's register cap where it binds: below the most registers a thread can have on
+    /// this arch ([`DeviceLimits::max_registers_assigned`], 255), which every kernel has anyway.
+    /// `None` without a cap.
+    pub fn binding_register_cap(&self) -> Option<u32> {
+        let most =
+            DeviceLimits::for_arch(self.arch).map_or(occupancy::PTXAS_MAX_REGISTERS, |d| d.max_registers_assigned());
+        self.register_cap.filter(|&cap| cap < most)
+    }
+}
+
 /// Why a kernel could not be analysed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AnalysisError {
@@ -138,9 +149,8 @@ pub fn analyze(
         None => (host.threads, ThreadsFrom::Host),
     };
     let largest_block = occupancy::max_threads_per_block(dev, r.registers, maxntid);
-    let attrs = FunctionAttrs::new(r.registers, r.shared_static, r.barriers);
     // The driver's default limit on dynamic shared memory is raised (opt-in) when the host asks for more.
-    let attrs = attrs.with_max_dynamic_shared(attrs.max_dynamic_shared_on(dev).max(host.dynamic_smem));
+    let attrs = FunctionAttrs::new(r.registers, r.shared_static, r.barriers).opted_in(dev, host.dynamic_smem);
     let calc = |threads, dynamic| {
         occupancy::occupancy(dev, &attrs, threads, dynamic, Carveout::Default)
             .map_err(|error| AnalysisError::Occupancy { arch, error })
@@ -168,7 +178,7 @@ pub fn analyze(
             active_blocks: occ.active_blocks,
             active_warps: occ.active_warps,
             max_warps: occ.max_warps,
-            percent: (occ.percent() * 10.0).round() / 10.0,
+            percent: occ.percent_rounded(),
             limiters: occ.limiters,
         },
         largest_block,

@@ -256,10 +256,9 @@ pub fn check_launch(
     let dynamic = cfg.shared_mem_bytes;
     let r = func.resources();
     let max_dynamic_allowed = lim.smem_per_block_optin.saturating_sub(func.shared_static);
-    // The launch raises the function's dynamic limit when it needs more and the opt-in allows it;
-    // past the opt-in limit, the calculator is asked with the request itself (and says 0).
-    let max_dynamic = func.max_dynamic_shared.max(dynamic);
-    let occ = occupancy::occupancy(lim, &func.attrs(max_dynamic), threads, dynamic, func.carveout)
+    // The launch raises the function's current dynamic limit when it needs more (see `opted_in`).
+    let attrs = func.attrs(func.max_dynamic_shared).opted_in(lim, dynamic);
+    let occ = occupancy::occupancy(lim, &attrs, threads, dynamic, func.carveout)
         .map_err(|e| fail(Problem::Occupancy, e.to_string()))?;
     if threads > func.max_threads_per_block || dynamic > max_dynamic_allowed || occ.active_blocks == 0 {
         return Err(refused(LaunchFailure::diagnose(lim, &r, dynamic, threads, func.max_threads_per_block, &occ)));

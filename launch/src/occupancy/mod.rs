@@ -34,6 +34,11 @@ pub const UNLIMITED: u32 = i32::MAX as u32;
 
 const INT_MAX: i64 = i32::MAX as i64;
 
+/// The most registers per thread ptxas assigns (`-maxrregcount` and `__maxnreg__` accept no more),
+/// on every arch: the header accepts 256 from CC 7.0 ([`DeviceLimits::max_regs_per_thread`]), but
+/// no compiled kernel reaches it.
+pub const PTXAS_MAX_REGISTERS: u32 = 255;
+
 /// Hardware limits of one compute capability: the device properties the calculator reads
 /// (`cudaOccDeviceProp`) and the per-arch constants the header hard-codes.
 ///
@@ -124,6 +129,12 @@ impl DeviceLimits {
         self.max_threads_per_sm.checked_div(self.warp_size).unwrap_or(0)
     }
 
+    /// The most registers per thread a compiled kernel can use here: the header's limit, at most
+    /// [`PTXAS_MAX_REGISTERS`].
+    pub fn max_registers_assigned(&self) -> u32 {
+        self.max_regs_per_thread.min(PTXAS_MAX_REGISTERS)
+    }
+
     /// CTA barriers per SM, shared by the resident blocks; `None` below CC 9.0, where the
     /// calculator does not limit blocks by barriers.
     pub fn barriers_per_sm(&self) -> Option<u32> {
@@ -211,6 +222,14 @@ impl FunctionAttrs {
     /// The effective `maxDynamicSharedSizeBytes` on `dev`.
     pub fn max_dynamic_shared_on(&self, dev: &DeviceLimits) -> u32 {
         self.max_dynamic_shared.unwrap_or_else(|| dev.smem_per_block.saturating_sub(self.shared_static))
+    }
+
+    /// As launched with `dynamic` bytes of dynamic shared memory: the limit is raised to `dynamic`
+    /// where that is more (the opt-in, `cudaFuncSetAttribute(MaxDynamicSharedMemorySize)`), so a
+    /// launch that asks for more than the default is modelled as a kernel that opted in. Past the
+    /// arch's opt-in limit the calculator is asked with the request itself (and says 0 blocks).
+    pub fn opted_in(self, dev: &DeviceLimits, dynamic: u32) -> Self {
+        self.with_max_dynamic_shared(self.max_dynamic_shared_on(dev).max(dynamic))
     }
 }
 
@@ -429,6 +448,11 @@ impl Occupancy {
             return 0.0;
         }
         f64::from(self.active_warps) * 100.0 / f64::from(self.max_warps)
+    }
+
+    /// [`percent`](Occupancy::percent) to one decimal, as the report and the calculator's JSON give it.
+    pub fn percent_rounded(&self) -> f64 {
+        (self.percent() * 10.0).round() / 10.0
     }
 }
 
@@ -985,9 +1009,7 @@ pub fn registers_for_blocks(
     shared_static: u32,
     dynamic_smem: u32,
 ) -> Option<u32> {
-    let func = FunctionAttrs::new(0, shared_static, 1);
-    let max_dynamic = func.max_dynamic_shared_on(dev).max(dynamic_smem);
-    let func = func.with_max_dynamic_shared(max_dynamic);
+    let func = FunctionAttrs::new(0, shared_static, 1).opted_in(dev, dynamic_smem);
     registers_for_blocks_with(dev, &func, block_size, blocks, dynamic_smem, Carveout::Default)
 }
 
@@ -1000,7 +1022,7 @@ pub fn registers_for_blocks_with(
     dynamic_smem: u32,
     carveout: Carveout,
 ) -> Option<u32> {
-    for registers in (0..=255).rev() {
+    for registers in (0..=PTXAS_MAX_REGISTERS).rev() {
         let attrs = FunctionAttrs { registers, ..*func };
         match occupancy(dev, &attrs, block_size, dynamic_smem, carveout) {
             Ok(r) if r.active_blocks >= blocks => return Some(registers),

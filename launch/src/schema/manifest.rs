@@ -11,9 +11,6 @@ use crate::{Arch, Contract, Resources};
 /// The version of this document (its `schema` field): bumped on any incompatible change.
 pub const VERSION: u32 = 1;
 
-/// [`VERSION`] under the name launch-build has always used.
-pub const SCHEMA: u32 = VERSION;
-
 /// The manifest of one crate's kernels.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {

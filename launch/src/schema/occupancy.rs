@@ -1,18 +1,25 @@
 //! `cargo launch occupancy --format json`: NVIDIA's Occupancy Calculator for a hypothetical
 //! kernel. Without `--sweep` the document is a [`Detail`]; with `--sweep` a [`Sweep`].
+//!
+//! Version 2 (this one) differs from version 1 as the report's version 2 did: `limiters` are the
+//! calculator's snake_case names (`shared_memory`, `blocks`), and `launch_error` is an object with
+//! a `kind`, the numbers and the sentence as `message` (it was the sentence).
 
 use serde::{Deserialize, Serialize};
 
+use super::report::Explained;
+use crate::analysis::LaunchFailure;
+use crate::occupancy::Limiters;
 use crate::Arch;
 
 /// The version of these documents (their `schema` field).
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// One evaluated configuration, the fields of `{"points": [...]}`: the inputs (threads, registers,
 /// static and dynamic shared memory in bytes), resident blocks and warps per SM (0 blocks: the
 /// launch fails), the SM's warp slots, the occupancy in percent to one decimal (as the report),
-/// and every limit that binds, ties included, in the report's words
-/// ([`Limiter::name`](crate::occupancy::Limiter::name): `"shared memory"`, `"blocks per SM"`, ...).
+/// and every limit that binds, ties included, as in the report (snake_case names:
+/// `"registers"`, `"shared_memory"`, `"blocks"`, ...).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     /// Threads per block.
@@ -31,8 +38,8 @@ pub struct Point {
     pub max_warps: u32,
     /// active_warps / max_warps × 100, to one decimal.
     pub percent: f64,
-    /// What limits the blocks per SM, ties included, in words.
-    pub limiters: Vec<String>,
+    /// What limits the blocks per SM, ties included.
+    pub limiters: Limiters,
 }
 
 /// The input a [`Sweep`] varies (`--sweep`).
@@ -90,8 +97,9 @@ pub struct Detail {
     pub suggested: Option<Point>,
     /// The most registers per thread with which one more block (`active_blocks + 1`) fits.
     pub registers_for_one_more_block: Option<u32>,
-    /// Why the launch fails, with the arithmetic; null when it succeeds.
-    pub launch_error: Option<String>,
+    /// Why the launch fails: its kind, numbers and sentence (the report's `launch_error`); null
+    /// when it succeeds.
+    pub launch_error: Option<Explained<LaunchFailure>>,
 }
 
 impl Sweep {

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::Arch;
+
 /// The layout version, written as the `schema` field.
 pub const VERSION: u32 = 1;
 
@@ -52,7 +54,7 @@ pub struct CompiledJob {
     /// Kernel file, relative to the crate.
     pub file: String,
     /// Arch.
-    pub arch: String,
+    pub arch: Arch,
     /// NVRTC's time, milliseconds.
     pub nvrtc_ms: f64,
     /// ptxas's time, milliseconds.
