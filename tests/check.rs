@@ -357,7 +357,7 @@ fn nothing_to_check_says_why() {
     }
     let (code, stdout, _) = check(dir.path(), &[]);
     assert_eq!(code, 0, "{stdout}");
-    assert!(stdout.contains("warning[empty]: nothing to check in package `fixture-trap-"), "{stdout}");
+    assert!(stdout.contains("warning[empty]: Cargo.toml: nothing to check in package `fixture-trap-"), "{stdout}");
     assert!(stdout.contains("no .cu file in kernels/"), "{stdout}");
     assert!(stdout.contains("nothing to check: no kernels found in kernels/: 0 errors, 1 warning"), "{stdout}");
     assert!(!stdout.contains("0 kernels × 0 arches"), "{stdout}");

@@ -44,7 +44,11 @@ fn a_kernel_that_does_not_compile_is_a_located_compile_finding_in_text_json_and_
     let log: serde_json::Value = serde_json::from_str(&stdout).expect("a SARIF log");
     let result = &log["runs"][0]["results"][0];
     assert_eq!(result["ruleId"], "launch/compile");
-    assert_eq!(result["locations"][0]["physicalLocation"]["region"]["startLine"], 2);
+    // The file itself, relative to the root (the fixture's folder: it is in no repository), not a
+    // fallback with the line of another file.
+    let place = &result["locations"][0]["physicalLocation"];
+    assert_eq!(place["artifactLocation"]["uri"], "kernels/broken.cu", "{stdout}");
+    assert_eq!(place["region"]["startLine"], 2);
 
     // Fixed, the build succeeds, its document is gone and no compile finding remains.
     std::fs::write(dir.path().join("kernels/broken.cu"), "extern \"C\" __global__ void k(int* p) { p[0] = 1; }\n")

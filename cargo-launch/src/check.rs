@@ -56,7 +56,7 @@ pub fn run(args: &CheckArgs) -> Result<(), Error> {
             });
         }
         if ok.is_empty() {
-            return finish(args, &[], &[], findings, Vec::new(), &[]);
+            return finish(args, None, &[], &[], findings, Vec::new(), &[]);
         }
         arches = ok;
     }
@@ -68,7 +68,8 @@ pub fn run(args: &CheckArgs) -> Result<(), Error> {
         // (A failure located nowhere, such as a bad environment variable, is cargo's output alone.)
         Err(Error::Build { error, failures }) if failures.iter().any(|f| !f.diagnostics.is_empty()) => {
             findings.extend(failures.iter().flat_map(compile_findings));
-            let _verdict = finish(args, &[], &[], findings, Vec::new(), &[]);
+            let start = failures.first().map(|f| f.root.as_path());
+            let _verdict = finish(args, start, &[], &[], findings, Vec::new(), &[]);
             return Err(Error::Build { error, failures });
         }
         Err(e) => return Err(e),
@@ -101,7 +102,7 @@ pub fn run(args: &CheckArgs) -> Result<(), Error> {
             let text = baseline::render(&current);
             // The writer reads the old file to skip an unchanged write: a FIFO there would block
             // it forever, so the path must be a regular file or nothing (exit 2 otherwise); a
-            // failure while writing (a read-only file system) is exit 1, whoever named the path.
+            // failure while writing (a read-only file system) is exit 4, whoever named the path.
             let given = if args.baseline.is_some() { " given with --baseline" } else { "" };
             let _absent = usable(&path, given, "write")?;
             launch_build::tooling::write_if_changed(&path, text.as_bytes())
@@ -135,7 +136,8 @@ pub fn run(args: &CheckArgs) -> Result<(), Error> {
         a.dedup();
         a
     };
-    finish(args, &packages, &records, findings, arches, &baselines)
+    let start = packages.first().map(|p| p.config.root());
+    finish(args, start, &packages, &records, findings, arches, &baselines)
 }
 
 /// Reads and parses a baseline. A missing default file is `None` (nothing to compare); a missing
@@ -200,7 +202,12 @@ fn compile_findings(failure: &BuildFailure) -> Vec<Finding> {
             package: failure.package.clone(),
             kernel: None,
             arch: None,
-            location: Some(Location { file: d.file.clone(), line: d.line, path: Some(failure.root.join(&d.file)) }),
+            location: Some(Location {
+                file: d.file.clone(),
+                line: d.line,
+                col: d.col,
+                path: Some(failure.root.join(&d.file)),
+            }),
             detail: Detail::Text(match &d.tool {
                 Some(tool) => format!("{} ({tool})", d.message),
                 None => d.message.clone(),
@@ -210,6 +217,7 @@ fn compile_findings(failure: &BuildFailure) -> Vec<Finding> {
 }
 
 /// A package whose kernel folder holds no kernel: the gate would pass having checked nothing.
+/// Shown on the package's manifest, which says where the kernels are (`kernels`).
 fn no_kernels(p: &PackageKernels) -> Finding {
     let dir = p.config.kernel_dir.display().to_string();
     let files = p.manifest.modules.len();
@@ -224,7 +232,7 @@ fn no_kernels(p: &PackageKernels) -> Finding {
         package: p.package.clone(),
         kernel: None,
         arch: None,
-        location: None,
+        location: Some(manifest_location(p)),
         detail: Detail::Text(format!("nothing to check in package `{}`: {why}", p.package)),
     }
 }
@@ -254,7 +262,12 @@ fn old_format(p: &PackageKernels, path: &Path, version: u32) -> Finding {
 /// A line of the baseline file, shown relative to the package root when it is inside.
 fn baseline_location(p: &PackageKernels, path: &Path, line: u32) -> Location {
     let file = path.strip_prefix(p.config.root()).unwrap_or(path).display().to_string();
-    Location { file, line, path: Some(path.to_path_buf()) }
+    Location { file, line, col: 0, path: Some(path.to_path_buf()) }
+}
+
+/// The package's `Cargo.toml`, as a whole.
+fn manifest_location(p: &PackageKernels) -> Location {
+    Location { file: "Cargo.toml".into(), line: 0, col: 0, path: Some(p.config.manifest_path.clone()) }
 }
 
 /// `[package.metadata.launch.kernel.<name>]` tables whose name matches no kernel (a typo would
@@ -268,15 +281,18 @@ fn unknown_kernel_settings(p: &PackageKernels) -> Vec<Finding> {
             package: p.package.clone(),
             kernel: None,
             arch: None,
-            location: Some(Location { file: "Cargo.toml".into(), line: 0, path: Some(p.config.manifest_path.clone()) }),
+            location: Some(manifest_location(p)),
             detail: Detail::Text(message),
         })
         .collect()
 }
 
+/// The baseline of `p`: `--baseline` made absolute (so that its findings are placed relative to
+/// the package or the repository like any other file), else `launch-baseline.txt` beside the
+/// package's Cargo.toml.
 fn baseline_path(args: &CheckArgs, p: &PackageKernels) -> PathBuf {
     match &args.baseline {
-        Some(b) => b.clone(),
+        Some(b) => std::env::current_dir().unwrap_or_default().join(b),
         None => p.config.root().join("launch-baseline.txt"),
     }
 }
@@ -309,6 +325,7 @@ fn finding(p: &PackageKernels, r: &Row, severity: Severity, kind: FindingKind, d
         location: Some(Location {
             file: r.id.file.clone(),
             line: r.id.line,
+            col: 0,
             path: Some(p.config.root().join(&r.id.file)),
         }),
         detail,
@@ -382,8 +399,11 @@ fn compare(p: &PackageKernels, recs: &[&Row], old: &baseline::Parsed, path: &Pat
     out
 }
 
+/// Prints the findings in the chosen format and gives the verdict. `start` is the first package's
+/// folder (or the failed build's), where the search for the repository root begins (SARIF).
 fn finish(
     args: &CheckArgs,
+    start: Option<&Path>,
     packages: &[PackageKernels],
     records: &[Row],
     mut findings: Vec<Finding>,
@@ -397,8 +417,12 @@ fn finish(
     let mut out = std::io::stdout().lock();
     match args.format {
         CheckFormat::Sarif => {
-            let root = repository_root(packages);
-            let log = sarif_log(&findings, &root);
+            let root = repository_root(start);
+            let fallback = packages
+                .first()
+                .and_then(|p| sarif::relative_uri(&root, &p.config.manifest_path))
+                .unwrap_or_else(|| "Cargo.toml".into());
+            let log = sarif_log(&findings, &root, &fallback);
             sarif::write(&mut out, &log).context("writing SARIF")?;
         }
         CheckFormat::Json => {
@@ -458,42 +482,47 @@ fn finish(
     Ok(())
 }
 
-/// The folder SARIF paths are relative to: the nearest folder holding `.git` above the first
-/// package (GitHub resolves `%SRCROOT%` to the repository's checkout, which may hold the
-/// workspace in a subfolder), else the current directory.
-fn repository_root(packages: &[PackageKernels]) -> PathBuf {
+/// The folder SARIF paths are relative to: the nearest folder holding `.git` above `start` (GitHub
+/// resolves `%SRCROOT%` to the repository's checkout, which may hold the workspace in a
+/// subfolder); outside a repository, the current directory when `start` is inside it (a workspace
+/// checked from its root), else `start` itself, so that the package's files are inside the root.
+fn repository_root(start: Option<&Path>) -> PathBuf {
     let cwd = std::env::current_dir().unwrap_or_default();
-    let start = packages.first().map_or(cwd.clone(), |p| p.config.root().to_path_buf());
-    start.ancestors().find(|d| d.join(".git").exists()).map_or(cwd, Path::to_path_buf)
+    let start = start.unwrap_or(&cwd);
+    match start.ancestors().find(|d| d.join(".git").exists()) {
+        Some(repo) => repo.to_path_buf(),
+        None if start.starts_with(&cwd) => cwd,
+        None => start.to_path_buf(),
+    }
 }
 
-/// The findings as a SARIF log. A finding about no file (an arch the toolchain cannot target)
-/// is shown on the first package's manifest, else on `Cargo.toml`: GitHub refuses a result
-/// without a location.
-fn sarif_log(findings: &[Finding], root: &Path) -> sarif::Log {
+/// The findings as a SARIF log, their files relative to `root`. A finding about no file (an
+/// arch the toolchain cannot target) or about one outside `root` is shown on `fallback` (the first
+/// package's manifest relative to `root`, else `Cargo.toml`), as a whole file: GitHub refuses a
+/// result without a location, and its line would point into another file.
+fn sarif_log(findings: &[Finding], root: &Path, fallback: &str) -> sarif::Log {
     let messages: Vec<String> = findings.iter().map(Finding::message).collect();
     let arches: Vec<Option<String>> = findings.iter().map(|f| f.arch.map(|a| a.to_string())).collect();
     let alerts: Vec<sarif::Alert> = findings
         .iter()
         .zip(messages.iter().zip(&arches))
-        .map(|(f, (message, arch))| sarif::Alert {
-            kind: f.kind.id(),
-            level: match f.severity {
-                Severity::Error => sarif::Level::Error,
-                Severity::Warning => sarif::Level::Warning,
-                Severity::Note => sarif::Level::Note,
-            },
-            message,
-            uri: f
-                .location
-                .as_ref()
-                .and_then(|l| l.path.as_deref())
-                .and_then(|p| sarif::relative_uri(root, p))
-                .unwrap_or_else(|| "Cargo.toml".into()),
-            line: f.line(),
-            package: &f.package,
-            kernel: f.kernel.as_deref(),
-            arch: arch.as_deref(),
+        .map(|(f, (message, arch))| {
+            let placed = f.location.as_ref().and_then(|l| l.path.as_deref()).and_then(|p| sarif::relative_uri(root, p));
+            let (uri, line, col) = match placed {
+                Some(uri) => (uri, f.line(), f.col()),
+                None => (fallback.to_string(), 0, 0),
+            };
+            sarif::Alert {
+                kind: f.kind,
+                level: f.severity,
+                message,
+                uri,
+                line,
+                col,
+                package: &f.package,
+                kernel: f.kernel.as_deref(),
+                arch: arch.as_deref(),
+            }
         })
         .collect();
     sarif::document(&alerts, env!("CARGO_PKG_VERSION"), Some(root))
@@ -506,18 +535,27 @@ pub const GROUP_ABOVE: usize = 10;
 /// Names listed in a grouped line.
 const FIRST_NAMES: usize = 3;
 
-/// Most severe first, then by package, file, line and arch (by number: sm_90 before sm_100).
+/// Most severe first, then by package, file, line, column and arch (by number: sm_90 before sm_100).
 fn sort(findings: &mut [Finding]) {
     findings.sort_by(|a, b| {
-        (a.severity, &a.package, a.file(), a.line(), a.arch).cmp(&(b.severity, &b.package, b.file(), b.line(), b.arch))
+        (a.severity, &a.package, a.file(), a.line(), a.col(), a.arch).cmp(&(
+            b.severity,
+            &b.package,
+            b.file(),
+            b.line(),
+            b.col(),
+            b.arch,
+        ))
     });
 }
 
-/// One finding as a line: `warning[kind]: file:line: message`.
+/// One finding as a line: `warning[kind]: file:line: message` (`file:line:col` where the column
+/// is known, `file` alone where the line is not).
 pub fn finding_line(f: &Finding) -> String {
     let loc = match &f.location {
         Some(l) if l.line == 0 => format!("{}: ", l.file),
-        Some(l) => format!("{}:{}: ", l.file, l.line),
+        Some(l) if l.col == 0 => format!("{}:{}: ", l.file, l.line),
+        Some(l) => format!("{}:{}:{}: ", l.file, l.line, l.col),
         None => String::new(),
     };
     format!("{}[{}]: {loc}{}", f.severity.name(), f.kind, f.message())
@@ -637,10 +675,13 @@ fn github_annotations(out: &mut impl Write, findings: &[Finding]) -> std::io::Re
             Severity::Note => "notice",
         };
         let mut props = Vec::new();
-        if let Some(Location { path: Some(p), line, .. }) = &f.location {
+        if let Some(Location { path: Some(p), line, col, .. }) = &f.location {
             props.push(format!("file={}", escape_property(&relative(p, &cwd))));
             if *line > 0 {
                 props.push(format!("line={line}"));
+                if *col > 0 {
+                    props.push(format!("col={col}"));
+                }
             }
         }
         props.push(format!("title={}", escape_property(&format!("cargo launch check: {}", f.kind))));
@@ -669,6 +710,58 @@ mod tests {
     fn annotation_text_is_escaped_as_github_documents() {
         assert_eq!(escape_data("a%b\nc"), "a%25b%0Ac");
         assert_eq!(escape_property("check: x,y"), "check%3A x%2Cy");
+    }
+
+    fn at(path: &str, line: u32, col: u32) -> Finding {
+        Finding {
+            severity: Severity::Error,
+            kind: FindingKind::Compile,
+            package: "demo".into(),
+            kernel: None,
+            arch: None,
+            location: Some(Location { file: "kernels/a.cu".into(), line, col, path: Some(PathBuf::from(path)) }),
+            detail: Detail::Text("bad".into()),
+        }
+    }
+
+    #[test]
+    fn sarif_places_a_finding_outside_the_root_or_about_no_file_on_the_fallback_without_a_line() {
+        let root = Path::new("/repo");
+        let nowhere = Finding { location: None, ..at("/repo/x", 0, 0) };
+        let findings = [at("/repo/crate/kernels/a.cu", 3, 7), at("/elsewhere/b.txt", 5, 2), nowhere];
+        let log = sarif_log(&findings, root, "crate/Cargo.toml");
+        let places: Vec<(&str, Option<&sarif::Region>)> = log.runs[0]
+            .results
+            .iter()
+            .map(|r| {
+                (
+                    r.locations[0].physical_location.artifact_location.uri.as_str(),
+                    r.locations[0].physical_location.region.as_ref(),
+                )
+            })
+            .collect();
+        let region = sarif::Region { start_line: 3, start_column: Some(7) };
+        assert_eq!(
+            places,
+            [("crate/kernels/a.cu", Some(&region)), ("crate/Cargo.toml", None), ("crate/Cargo.toml", None)]
+        );
+    }
+
+    #[test]
+    fn the_text_line_shows_the_column_where_it_is_known() {
+        assert_eq!(finding_line(&at("/r/kernels/a.cu", 3, 7)), "error[compile]: kernels/a.cu:3:7: bad");
+        assert_eq!(finding_line(&at("/r/kernels/a.cu", 3, 0)), "error[compile]: kernels/a.cu:3: bad");
+        assert_eq!(finding_line(&at("/r/kernels/a.cu", 0, 7)), "error[compile]: kernels/a.cu: bad");
+    }
+
+    #[test]
+    fn the_repository_root_holds_the_package_even_outside_a_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let package = dir.path().join("crate");
+        std::fs::create_dir_all(&package).unwrap();
+        assert_eq!(repository_root(Some(&package)), package, "no .git above a folder outside the current one");
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        assert_eq!(repository_root(Some(&package)), dir.path());
     }
 }
 

@@ -42,7 +42,7 @@ impl Row {
 
     /// Spill stores + loads, bytes.
     pub fn spill_bytes(&self) -> u32 {
-        self.report.resources.spill_stores + self.report.resources.spill_loads
+        self.report.resources.spill_bytes()
     }
 
     /// `file:line`, or the file alone when the line is unknown.

@@ -7,14 +7,16 @@
 //! requires) and a `partialFingerprints` entry that survives unrelated edits, so an alert is
 //! tracked across runs instead of being closed and reopened whenever a line moves.
 //!
-//! The input is [`Alert`], a plain view of a finding, so this module depends on no finding type:
-//! the caller fills one per finding. The output is validated against the SARIF 2.1.0 JSON schema
-//! by the test in `sarif/tests.rs`.
+//! The input is [`Alert`], a view of a finding with its kind and severity as the analysis's own
+//! enums ([`FindingKind`], [`Severity`]): the rules are an exhaustive `match` on the kind, so a new
+//! kind cannot lack one. The output is validated against the SARIF 2.1.0 JSON schema by the test
+//! in `sarif/tests.rs`.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::{Component, Path};
 
+use launch::analysis::{FindingKind, Severity};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -32,25 +34,13 @@ pub const SRCROOT: &str = "%SRCROOT%";
 /// not match alerts fingerprinted the old way).
 pub const FINGERPRINT_KEY: &str = "launchFinding/v1";
 
-/// How bad a finding is, as SARIF's `level`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    /// Fails the check.
-    Error,
-    /// Fails only with `--deny warnings`.
-    Warning,
-    /// Information.
-    Note,
-}
-
 /// One finding as this module needs it; the caller builds one from its own finding type.
 #[derive(Clone, Debug)]
 pub struct Alert<'a> {
-    /// The finding kind's kebab-case name (`launch`, `spills`, ...); the rule is `launch/<kind>`.
-    pub kind: &'a str,
-    /// Error, warning or note.
-    pub level: Level,
+    /// The finding kind; the rule is `launch/<kind>`.
+    pub kind: FindingKind,
+    /// Error, warning or note (SARIF's `level` has the same three names).
+    pub level: Severity,
     /// What is wrong, in full.
     pub message: &'a str,
     /// The file the finding is shown on, as a URI relative to the repository root (see
@@ -59,6 +49,8 @@ pub struct Alert<'a> {
     pub uri: String,
     /// 1-based line, 0 when unknown (no region is written then).
     pub line: u32,
+    /// 1-based column, 0 when unknown (the region then has only the line).
+    pub col: u32,
     /// Package ("" when the finding is about none).
     pub package: &'a str,
     /// Kernel, when the finding is about one.
@@ -70,8 +62,6 @@ pub struct Alert<'a> {
 /// What a finding kind means: the text of its rule.
 #[derive(Clone, Copy, Debug)]
 pub struct Rule {
-    /// The kind's kebab-case name.
-    pub kind: &'static str,
     /// PascalCase name (SARIF's `name`, shown by viewers).
     pub name: &'static str,
     /// One line.
@@ -81,128 +71,113 @@ pub struct Rule {
     /// What to do about it.
     pub help: &'static str,
     /// The level most of its findings have (a result's own level overrides it).
-    pub level: Level,
+    pub level: Severity,
 }
 
-/// Every finding kind `check` reports, in the order of the rules array.
-pub const RULES: &[Rule] = &[
-    Rule {
-        kind: "launch",
-        name: "LaunchFails",
-        short: "A kernel cannot launch at its block size.",
-        full: "The kernel asks for more registers, shared memory or threads per block than the arch gives one \
-               block, so its launch fails with CUDA error 701 (too many resources requested for launch).",
-        help: "Launch with fewer threads per block, add __launch_bounds__ with the block size the host uses so \
-               that ptxas limits registers, or use less shared memory. `cargo launch report` shows the largest \
-               block that launches on each arch.",
-        level: Level::Error,
-    },
-    Rule {
-        kind: "spills",
-        name: "RegisterSpills",
-        short: "A kernel spills registers to local memory.",
-        full: "ptxas spilled registers to local memory (spill stores and loads). Over the package's or kernel's \
-               max-spill-bytes budget this is an error; with no budget set, a warning.",
-        help: "Lower register pressure, raise the register cap of the launch contract, or accept the spills with \
-               max-spill-bytes in [package.metadata.launch] or [package.metadata.launch.kernel.<name>].",
-        level: Level::Error,
-    },
-    Rule {
-        kind: "regression",
-        name: "ResourceRegression",
-        short: "A kernel's resources got worse than the committed baseline.",
-        full: "Registers, spills, stack frame, static shared memory or occupancy regressed against the \
-               committed baseline (launch-baseline.txt).",
-        help: "Undo the regression, or accept it with `cargo launch check --bless` and commit the baseline.",
-        level: Level::Error,
-    },
-    Rule {
-        kind: "arch",
-        name: "UnsupportedArch",
-        short: "The CUDA toolchain cannot target a requested arch.",
-        full: "An arch given with --arch or in [package.metadata.launch] is not among those the toolchain's NVRTC \
-               can compile for, so nothing was checked for it.",
-        help: "Drop the arch, or use a toolchain that supports it (`cargo launch setup` installs the pinned one).",
-        level: Level::Error,
-    },
-    Rule {
-        kind: "contract",
-        name: "ContractNotHonoured",
-        short: "A launch contract asks for what the arch does not give.",
-        full: "The kernel's launch contract (__launch_bounds__ or @launch: threads, min blocks, max registers) \
-               cannot be met on this arch, so ptxas ignores or overrides part of it.",
-        help: "Change the contract to what the arch gives; the message says which limit is in the way.",
-        level: Level::Warning,
-    },
-    Rule {
-        kind: "unbounded",
-        name: "NoLaunchContract",
-        short: "A kernel has no launch contract.",
-        full: "Without __launch_bounds__, ptxas may use so many registers that large blocks cannot launch; the \
-               kernel was checked only at the host block size.",
-        help: "Add __launch_bounds__(threads) (or @launch) with the largest block size the host launches.",
-        level: Level::Warning,
-    },
-    Rule {
-        kind: "max-regs",
-        name: "RegisterCapSpills",
-        short: "A register cap forces spills.",
-        full: "The kernel uses every register its contract's cap allows and still spills: the cap is what \
-               forces the spills.",
-        help: "Raise the register cap (max_regs, __maxnreg__) or lower the kernel's register pressure.",
-        level: Level::Warning,
-    },
-    Rule {
-        kind: "new",
-        name: "NotInBaseline",
-        short: "A kernel or arch is not in the baseline.",
-        full: "The baseline has no record of this kernel on this arch, so no regression is checked for it.",
-        help: "Record it with `cargo launch check --bless` and commit the baseline.",
-        level: Level::Note,
-    },
-    Rule {
-        kind: "config",
-        name: "UnknownKernelSettings",
-        short: "Kernel settings name no kernel.",
-        full: "A [package.metadata.launch.kernel.<name>] table matches no kernel, so its settings (a spill \
-               budget, a dynamic shared-memory size) apply to nothing.",
-        help: "Correct the kernel name in Cargo.toml; the message lists the kernels of the package.",
-        level: Level::Warning,
-    },
-    Rule {
-        kind: "empty",
-        name: "NothingToCheck",
-        short: "A package's kernel folder holds no kernel.",
-        full: "The package uses launch-build but its kernel folder has no .cu file or no kernel in them, so the \
-               gate would pass having checked nothing.",
-        help: "Point `kernels` in [package.metadata.launch] at the folder that holds the .cu files.",
-        level: Level::Warning,
-    },
-    Rule {
-        kind: "baseline",
-        name: "StaleBaseline",
-        short: "The baseline is out of date.",
-        full: "The baseline is in an old format, or records kernels of a checked arch that were not built \
-               (renamed, removed or moved), which would leave them unchecked without a word.",
-        help: "If the change is intended, re-bless with `cargo launch check --bless` and commit the baseline.",
-        level: Level::Warning,
-    },
-    Rule {
-        kind: "compile",
-        name: "KernelBuildFailed",
-        short: "The kernels did not build.",
-        full: "NVRTC or ptxas refused a kernel file, or launch-build refused it first: a bad `@launch`, a bad \
-               [package.metadata.launch] setting, host code in a kernel file. Nothing else is checked until it builds.",
-        help: "Fix the error at its line; the build's full log (cargo's output) has the compiler's message and \
-               excerpt.",
-        level: Level::Error,
-    },
-];
-
-/// The rule of a kind, if it is one of [`RULES`].
-#[cfg(test)]
-pub fn rule(kind: &str) -> Option<&'static Rule> {
-    RULES.iter().find(|r| r.kind == kind)
+/// The rule of a finding kind. An exhaustive `match`: a kind added to the analysis does not
+/// compile until it has its rule here.
+pub fn rule(kind: FindingKind) -> Rule {
+    match kind {
+        FindingKind::Launch => Rule {
+            name: "LaunchFails",
+            short: "A kernel cannot launch at its block size.",
+            full: "The kernel asks for more registers, shared memory or threads per block than the arch gives one \
+                   block, so its launch fails with CUDA error 701 (too many resources requested for launch).",
+            help: "Launch with fewer threads per block, add __launch_bounds__ with the block size the host uses so \
+                   that ptxas limits registers, or use less shared memory. `cargo launch report` shows the largest \
+                   block that launches on each arch.",
+            level: Severity::Error,
+        },
+        FindingKind::Spills => Rule {
+            name: "RegisterSpills",
+            short: "A kernel spills registers to local memory.",
+            full: "ptxas spilled registers to local memory (spill stores and loads). Over the package's or kernel's \
+                   max-spill-bytes budget this is an error; with no budget set, a warning.",
+            help: "Lower register pressure, raise the register cap of the launch contract, or accept the spills with \
+                   max-spill-bytes in [package.metadata.launch] or [package.metadata.launch.kernel.<name>].",
+            level: Severity::Error,
+        },
+        FindingKind::Regression => Rule {
+            name: "ResourceRegression",
+            short: "A kernel's resources got worse than the committed baseline.",
+            full: "Registers, spills, stack frame, static shared memory or occupancy regressed against the \
+                   committed baseline (launch-baseline.txt).",
+            help: "Undo the regression, or accept it with `cargo launch check --bless` and commit the baseline.",
+            level: Severity::Error,
+        },
+        FindingKind::Arch => Rule {
+            name: "UnsupportedArch",
+            short: "The CUDA toolchain cannot target a requested arch.",
+            full: "An arch given with --arch or in [package.metadata.launch] is not among those the toolchain's NVRTC \
+                   can compile for, so nothing was checked for it.",
+            help: "Drop the arch, or use a toolchain that supports it (`cargo launch setup` installs the pinned one).",
+            level: Severity::Error,
+        },
+        FindingKind::Contract => Rule {
+            name: "ContractNotHonoured",
+            short: "A launch contract asks for what the arch does not give.",
+            full: "The kernel's launch contract (__launch_bounds__ or @launch: threads, min blocks, max registers) \
+                   cannot be met on this arch, so ptxas ignores or overrides part of it.",
+            help: "Change the contract to what the arch gives; the message says which limit is in the way.",
+            level: Severity::Warning,
+        },
+        FindingKind::Unbounded => Rule {
+            name: "NoLaunchContract",
+            short: "A kernel has no launch contract.",
+            full: "Without __launch_bounds__, ptxas may use so many registers that large blocks cannot launch; the \
+                   kernel was checked only at the host block size.",
+            help: "Add __launch_bounds__(threads) (or @launch) with the largest block size the host launches.",
+            level: Severity::Warning,
+        },
+        FindingKind::MaxRegs => Rule {
+            name: "RegisterCapSpills",
+            short: "A register cap forces spills.",
+            full: "The kernel uses every register its contract's cap allows and still spills: the cap is what \
+                   forces the spills.",
+            help: "Raise the register cap (max_regs, __maxnreg__) or lower the kernel's register pressure.",
+            level: Severity::Warning,
+        },
+        FindingKind::New => Rule {
+            name: "NotInBaseline",
+            short: "A kernel or arch is not in the baseline.",
+            full: "The baseline has no record of this kernel on this arch, so no regression is checked for it.",
+            help: "Record it with `cargo launch check --bless` and commit the baseline.",
+            level: Severity::Note,
+        },
+        FindingKind::Config => Rule {
+            name: "UnknownKernelSettings",
+            short: "Kernel settings name no kernel.",
+            full: "A [package.metadata.launch.kernel.<name>] table matches no kernel, so its settings (a spill \
+                   budget, a dynamic shared-memory size) apply to nothing.",
+            help: "Correct the kernel name in Cargo.toml; the message lists the kernels of the package.",
+            level: Severity::Warning,
+        },
+        FindingKind::Empty => Rule {
+            name: "NothingToCheck",
+            short: "A package's kernel folder holds no kernel.",
+            full: "The package uses launch-build but its kernel folder has no .cu file or no kernel in them, so the \
+                   gate would pass having checked nothing.",
+            help: "Point `kernels` in [package.metadata.launch] at the folder that holds the .cu files.",
+            level: Severity::Warning,
+        },
+        FindingKind::Baseline => Rule {
+            name: "StaleBaseline",
+            short: "The baseline is out of date.",
+            full: "The baseline is in an old format, or records kernels of a checked arch that were not built \
+                   (renamed, removed or moved), which would leave them unchecked without a word.",
+            help: "If the change is intended, re-bless with `cargo launch check --bless` and commit the baseline.",
+            level: Severity::Warning,
+        },
+        FindingKind::Compile => Rule {
+            name: "KernelBuildFailed",
+            short: "The kernels did not build.",
+            full: "NVRTC or ptxas refused a kernel file, or launch-build refused it first: a bad `@launch`, a bad \
+                   [package.metadata.launch] setting, host code in a kernel file. Nothing else is checked until it builds.",
+            help: "Fix the error at its line; the build's full log (cargo's output) has the compiler's message and \
+                   excerpt.",
+            level: Severity::Error,
+        },
+    }
 }
 
 /// The SARIF log: the top-level object.
@@ -273,7 +248,7 @@ pub struct ReportingDescriptor {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Configuration {
     /// Error, warning or note.
-    pub level: Level,
+    pub level: Severity,
 }
 
 /// A plain-text message.
@@ -292,7 +267,7 @@ pub struct SarifResult {
     /// Index of the rule in `tool.driver.rules`.
     pub rule_index: usize,
     /// Error, warning or note.
-    pub level: Level,
+    pub level: Severity,
     /// What is wrong.
     pub message: Message,
     /// Exactly one.
@@ -346,12 +321,16 @@ pub struct ArtifactLocation {
     pub uri_base_id: Option<String>,
 }
 
-/// `region`: only the line, which is all ptxas and the manifest tell.
+/// `region`: the line, and the column where a compiler gave one (ptxas and the manifest tell
+/// only the line).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Region {
     /// 1-based.
     pub start_line: u32,
+    /// 1-based; absent when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_column: Option<u32>,
 }
 
 /// The SARIF log of `alerts` (in their order) from `cargo-launch` `tool_version`. With `root` (the
@@ -364,30 +343,30 @@ pub struct Region {
 /// notes of one kernel) are told apart by a `:<n>` occurrence suffix, as GitHub's own
 /// `primaryLocationLineHash` does.
 pub fn document(alerts: &[Alert], tool_version: &str, root: Option<&Path>) -> Log {
-    let mut rules: Vec<ReportingDescriptor> = RULES.iter().map(descriptor).collect();
-    let mut index: BTreeMap<String, usize> = rules.iter().enumerate().map(|(i, r)| (r.id.clone(), i)).collect();
+    let mut rules: Vec<ReportingDescriptor> = FindingKind::ALL.into_iter().map(descriptor).collect();
+    let mut index: BTreeMap<FindingKind, usize> = FindingKind::ALL.into_iter().zip(0..).collect();
     let mut occurrences: BTreeMap<String, usize> = BTreeMap::new();
     let mut results = Vec::with_capacity(alerts.len());
     for a in alerts {
-        let id = rule_id(a.kind);
-        // A kind without a rule (added to `check` but not to RULES) still gets one, with
-        // generic text, rather than a result pointing at no rule; a unit test keeps RULES complete.
-        let rule_index = *index.entry(id.clone()).or_insert_with(|| {
-            rules.push(ReportingDescriptor { id: id.clone(), ..descriptor(&GENERIC) });
+        // Every kind is in `ALL`; should one be left out of it, its result still points at its
+        // own rule (appended) rather than at none.
+        let rule_index = *index.entry(a.kind).or_insert_with(|| {
+            rules.push(descriptor(a.kind));
             rules.len() - 1
         });
         let hash = fingerprint(a);
         let n = occurrences.entry(hash.clone()).or_default();
         *n += 1;
         results.push(SarifResult {
-            rule_id: id,
+            rule_id: rule_id(a.kind),
             rule_index,
             level: a.level,
             message: Message { text: a.message.to_string() },
             locations: vec![Location {
                 physical_location: PhysicalLocation {
                     artifact_location: ArtifactLocation { uri: a.uri.clone(), uri_base_id: Some(SRCROOT.into()) },
-                    region: (a.line > 0).then_some(Region { start_line: a.line }),
+                    region: (a.line > 0)
+                        .then_some(Region { start_line: a.line, start_column: (a.col > 0).then_some(a.col) }),
                 },
             }],
             partial_fingerprints: BTreeMap::from([(FINGERPRINT_KEY.to_string(), format!("{hash}:{n}"))]),
@@ -420,16 +399,6 @@ pub fn document(alerts: &[Alert], tool_version: &str, root: Option<&Path>) -> Lo
     }
 }
 
-/// The text of a rule for a kind missing from [`RULES`].
-const GENERIC: Rule = Rule {
-    kind: "",
-    name: "Finding",
-    short: "A finding of cargo launch check.",
-    full: "A finding of cargo launch check; the message says what is wrong.",
-    help: "See the message.",
-    level: Level::Warning,
-};
-
 /// Writes the log as indented JSON and a final newline.
 pub fn write(out: &mut impl Write, log: &Log) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, log).map_err(io::Error::from)?;
@@ -437,13 +406,14 @@ pub fn write(out: &mut impl Write, log: &Log) -> io::Result<()> {
 }
 
 /// `launch/<kind>`.
-fn rule_id(kind: &str) -> String {
-    format!("launch/{kind}")
+fn rule_id(kind: FindingKind) -> String {
+    format!("launch/{}", kind.id())
 }
 
-fn descriptor(r: &Rule) -> ReportingDescriptor {
+fn descriptor(kind: FindingKind) -> ReportingDescriptor {
+    let r = rule(kind);
     ReportingDescriptor {
-        id: rule_id(r.kind),
+        id: rule_id(kind),
         name: r.name.into(),
         short_description: Message { text: r.short.into() },
         full_description: Message { text: r.full.into() },
@@ -458,7 +428,7 @@ fn fingerprint(a: &Alert) -> String {
     let mut h = Sha256::new();
     // Each field ends with a NUL, which no field holds, so ("ab", "c") and ("a", "bc") differ.
     let what = if a.kernel.is_none() { a.message } else { "" };
-    for field in [a.kind, a.package, &a.uri, a.kernel.unwrap_or(""), a.arch.unwrap_or(""), what] {
+    for field in [a.kind.id(), a.package, &a.uri, a.kernel.unwrap_or(""), a.arch.unwrap_or(""), what] {
         h.update(field.as_bytes());
         h.update([0]);
     }

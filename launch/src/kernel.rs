@@ -98,6 +98,14 @@ pub struct Resources {
     pub cmem0: Option<u32>,
 }
 
+impl Resources {
+    /// Spill stores + spill loads, in bytes: what a spill budget (`max-spill-bytes`) limits.
+    /// Saturating, so a damaged manifest's numbers cannot overflow.
+    pub fn spill_bytes(&self) -> u32 {
+        self.spill_stores.saturating_add(self.spill_loads)
+    }
+}
+
 /// One compiled architecture of a module.
 #[derive(Debug)]
 pub struct Cubin {

@@ -119,6 +119,8 @@ pub struct Location {
     pub file: String,
     /// 1-based line; 0 when the finding is about the whole file.
     pub line: u32,
+    /// 1-based column; 0 when unknown (ptxas, NVRTC and the manifest give only lines).
+    pub col: u32,
     /// The file's absolute path, for annotations and SARIF.
     pub path: Option<PathBuf>,
 }
@@ -194,7 +196,7 @@ impl fmt::Display for Detail {
                 Ok(())
             }
             Detail::Spills { stores, loads, budget } => {
-                let total = stores + loads;
+                let total = stores.saturating_add(*loads);
                 write!(f, "{stores} bytes spill stores + {loads} bytes spill loads = {total} bytes")?;
                 match budget {
                     Some(b) => write!(f, ", over the budget of {b} (max-spill-bytes)"),
@@ -256,6 +258,11 @@ impl Finding {
     pub fn line(&self) -> u32 {
         self.location.as_ref().map_or(0, |l| l.line)
     }
+
+    /// The column, 0 when unknown.
+    pub fn col(&self) -> u32 {
+        self.location.as_ref().map_or(0, |l| l.col)
+    }
 }
 
 /// The rules about one kernel on one arch, given its spill budget (`max-spill-bytes`, the
@@ -279,7 +286,7 @@ pub fn kernel_findings(r: &KernelReport, spill_budget: Option<u32>) -> Vec<(Seve
         ));
     }
     let res = &r.resources;
-    let spills = res.spill_stores + res.spill_loads;
+    let spills = res.spill_bytes();
     let detail = |budget| Detail::Spills { stores: res.spill_stores, loads: res.spill_loads, budget };
     match spill_budget {
         Some(budget) if spills > budget => out.push((Severity::Error, FindingKind::Spills, detail(Some(budget)))),

@@ -8,8 +8,9 @@ use super::report::Toolchain;
 use crate::analysis::{Finding, FindingKind, Severity};
 use crate::Arch;
 
-/// The version of this document.
-pub const VERSION: u32 = 1;
+/// The version of this document: 2 since findings gained the `compile` kind (a new value an
+/// older reader refuses) and `col`.
+pub const VERSION: u32 = 2;
 
 /// The whole document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -70,7 +71,7 @@ pub struct FindingRecord {
     /// `error`, `warning` or `note`.
     pub severity: Severity,
     /// The rule: `launch`, `spills`, `regression`, `arch`, `contract`, `unbounded`, `max-regs`,
-    /// `new`, `config`, `empty`, `baseline`.
+    /// `new`, `config`, `empty`, `baseline`, `compile`.
     pub kind: FindingKind,
     /// Package (empty for a finding about the command line).
     pub package: String,
@@ -82,6 +83,9 @@ pub struct FindingRecord {
     pub file: Option<String>,
     /// 1-based line, 0 when unknown.
     pub line: u32,
+    /// 1-based column, 0 when unknown (a compiler's diagnostic may give one).
+    #[serde(default)]
+    pub col: u32,
     /// What is wrong, with the arithmetic.
     pub message: String,
 }
@@ -96,6 +100,7 @@ impl From<&Finding> for FindingRecord {
             arch: f.arch,
             file: f.file().map(str::to_string),
             line: f.line(),
+            col: f.col(),
             message: f.message(),
         }
     }

@@ -3,9 +3,12 @@
 //!
 //! # Stability
 //!
-//! An additive change (a new field, a new enum value a reader may ignore) keeps a document's
-//! version; a field removed, renamed or given another meaning bumps it. Readers refuse a version
-//! they do not know, with a message saying what to rebuild or upgrade.
+//! A new field keeps a document's version: readers ignore fields they do not know, and the new
+//! field is given a default so that documents written before it still read. Anything an older
+//! reader would refuse bumps the version: a new value of an enum field (the enums deserialize
+//! strictly, so an older reader rejects a value it does not know), a field removed, renamed or
+//! given another meaning. Readers refuse a version they do not know, with a message saying what to
+//! rebuild or upgrade.
 
 pub mod check;
 pub mod diagnostics;
