@@ -50,6 +50,8 @@ fn template_text_report_prints_the_articles_ptxas_lines_and_occupancy() {
     // The trap: the unbounded build cannot launch at 512 threads.
     assert!(out.contains("largest launchable block: 384 threads; at 512 threads the launch fails: 167 registers × 512 threads needs 86,016 registers per block"), "{out}");
     assert!(out.contains("poly_eval_lb1024x2  sm_90  __launch_bounds__(1024, 2)"), "{out}");
+    // The cliff: 39 registers fewer and a second block fits.
+    assert!(out.contains("\n  next block: ≤ 128 registers (-39) fit 2 blocks/SM (25.0%)\n"), "{out}");
 }
 
 #[test]
@@ -99,6 +101,12 @@ fn template_json_report_has_the_documented_schema_and_ptxas_numbers() {
     let lb = records.iter().find(|r| r.kernel.name == "poly_eval_lb1024x2").unwrap();
     assert_eq!(lb.contract.and_then(|c| c.min_blocks), Some(2));
     assert_eq!(lb.occupancy.active_blocks, 2);
+    // The cliff per record: 128 registers fit a second block of 256 threads; at full occupancy
+    // (the 1024 × 2 build) there is none.
+    let next = |name: &str| records.iter().find(|r| r.kernel.name == name).unwrap().next_block;
+    let two = launch::analysis::NextBlock { registers: 128, active_blocks: 2, percent: 25.0 };
+    assert_eq!((next("poly_eval"), next("poly_eval_lb256")), (Some(two), Some(two)));
+    assert_eq!(next("poly_eval_lb1024x2"), None);
 }
 
 #[test]

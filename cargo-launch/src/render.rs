@@ -225,6 +225,17 @@ fn detailed(out: &mut impl Write, r: &Row, ptxas: &str) -> io::Result<()> {
             o.limiters
         )?,
     }
+    if let Some(n) = &a.next_block {
+        writeln!(
+            out,
+            "  next block: ≤ {} registers (-{}) fit {} block{}/SM ({:.1}%)",
+            n.registers,
+            a.resources.registers - n.registers,
+            n.active_blocks,
+            if n.active_blocks == 1 { "" } else { "s" },
+            n.percent
+        )?;
+    }
     if let Some(c) = c {
         writeln!(out, "  in the PTX: {}", c.directives())?;
     }

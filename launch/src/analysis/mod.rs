@@ -16,7 +16,7 @@ pub use failure::{group, LaunchFailure};
 pub use findings::{kernel_findings, Detail, Finding, FindingKind, Location, Severity};
 pub use notes::{Impossible, Note};
 
-use crate::occupancy::{self, Carveout, DeviceLimits, FunctionAttrs, Limiters, OccupancyError};
+use crate::occupancy::{self, Carveout, DeviceLimits, FunctionAttrs, Limiter, Limiters, OccupancyError};
 use crate::{Arch, Contract, Resources};
 
 /// How the host launches a kernel: the block size used when the kernel has no thread contract,
@@ -61,6 +61,20 @@ pub struct LaunchOccupancy {
     pub limiters: Limiters,
 }
 
+/// The occupancy cliff of a register-limited kernel: the most registers per thread with which one
+/// more block fits on an SM, and what the SM then holds. What a developer tuning `max_regs` wants
+/// first: `167 → 128 registers: 2 blocks/SM, 25 %`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct NextBlock {
+    /// Registers per thread at most.
+    pub registers: u32,
+    /// Blocks resident per SM then.
+    pub active_blocks: u32,
+    /// The occupancy then, in percent to one decimal.
+    pub percent: f64,
+}
+
 /// A block size that cannot be launched, and why.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -95,6 +109,9 @@ pub struct KernelReport {
     /// For a kernel without a thread contract whose largest block is below the device's maximum:
     /// the next power of two above it, and why a launch there fails (the seed article's trap).
     pub fails_at: Option<FailingBlock>,
+    /// When registers limit the blocks per SM: where one more block fits. `None` otherwise, or
+    /// when no register count lets one more block fit (another limit is as tight).
+    pub next_block: Option<NextBlock>,
 }
 
 impl KernelReport {
@@ -167,6 +184,20 @@ pub fn analyze(
         _ => None,
     };
     let (register_cap, notes) = notes::contract_notes(dev, contract, &attrs, &occ, arch);
+    let next_block = if occ.limiters.contains(Limiter::Registers) {
+        let blocks = occ.active_blocks + 1;
+        match occupancy::registers_for_blocks_with(dev, &attrs, threads, blocks, host.dynamic_smem, Carveout::Default) {
+            Some(registers) if registers < r.registers => {
+                let fewer = FunctionAttrs { registers, ..attrs };
+                let o = occupancy::occupancy(dev, &fewer, threads, host.dynamic_smem, Carveout::Default)
+                    .map_err(|error| AnalysisError::Occupancy { arch, error })?;
+                Some(NextBlock { registers, active_blocks: o.active_blocks, percent: o.percent_rounded() })
+            }
+            _ => None,
+        }
+    } else {
+        None
+    };
     Ok(KernelReport {
         arch,
         resources: r,
@@ -186,6 +217,7 @@ pub fn analyze(
         register_cap,
         notes,
         fails_at,
+        next_block,
     })
 }
 

@@ -177,3 +177,22 @@ fn the_recorded_template_manifest_gives_the_articles_table() {
         ]
     );
 }
+
+#[test]
+fn the_cliff_is_the_register_count_where_one_more_block_fits() {
+    // The article's kernel: 167 registers hold one block of 256 threads; 128 hold two.
+    let a = analyze(sm90(), &res(167, 0), None, HOST).unwrap();
+    assert_eq!(a.next_block, Some(NextBlock { registers: 128, active_blocks: 2, percent: 25.0 }));
+    let a = analyze(sm90(), &res(200, 0), bounds(256, None), HOST).unwrap();
+    assert_eq!(a.next_block, Some(NextBlock { registers: 128, active_blocks: 2, percent: 25.0 }));
+    // A block that does not launch at all: the registers at which one does.
+    let a = analyze(sm90(), &res(167, 0), None, HostLaunch { threads: 512, dynamic_smem: 0 }).unwrap();
+    assert_eq!(a.next_block, Some(NextBlock { registers: 128, active_blocks: 1, percent: 25.0 }));
+    // Full occupancy: registers tie with warps, and no register count fits a third block.
+    let a = analyze(sm90(), &res(32, 2226), bounds(1024, Some(2)), HOST).unwrap();
+    assert!(a.occupancy.limiters.contains(crate::occupancy::Limiter::Registers));
+    assert_eq!(a.next_block, None);
+    // Not register-limited: no cliff to show.
+    let a = analyze(sm90(), &res(16, 0), None, HOST).unwrap();
+    assert_eq!(a.next_block, None);
+}

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::{KernelReport, LaunchFailure, Note, ThreadsFrom};
+use crate::analysis::{KernelReport, LaunchFailure, NextBlock, Note, ThreadsFrom};
 use crate::occupancy::Limiters;
 use crate::{Arch, Contract, Resources};
 
@@ -87,6 +87,11 @@ pub struct Record {
     /// For a kernel without a thread contract whose largest block is below the device's maximum:
     /// the next power of two above it and why it fails.
     pub fails_at: Option<FailsAt>,
+    /// When registers limit the blocks per SM: the most registers per thread with which one more
+    /// block fits, and the blocks and occupancy then; null otherwise (added in version 2, after
+    /// the first release of it: absent in older documents).
+    #[serde(default)]
+    pub next_block: Option<NextBlock>,
 }
 
 /// `ptxas`: the lines and the numbers (`registers`, `barriers`, `stack_frame`, `spill_stores`,
@@ -174,6 +179,7 @@ impl Record {
             register_cap: r.register_cap,
             notes: r.notes.iter().copied().map(Explained::new).collect(),
             fails_at: r.fails_at.map(|f| FailsAt { threads: f.threads, reason: Explained::new(f.failure) }),
+            next_block: r.next_block,
         }
     }
 }
