@@ -6,12 +6,14 @@
 //! GPU. `cargo launch report` and `check` select packages and render these results; the runtime's
 //! checked launch (`launch::cuda`) explains a refused launch with the same [`LaunchFailure`].
 
+mod explore;
 mod failure;
 mod findings;
 mod notes;
 
 use std::fmt;
 
+pub use explore::{cliffs, frontier, Cliff};
 pub use failure::{group, LaunchFailure};
 pub use findings::{kernel_findings, Detail, Finding, FindingKind, Location, Severity};
 pub use notes::{Impossible, Note};
