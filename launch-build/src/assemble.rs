@@ -40,6 +40,12 @@ pub fn ptx_path(file: &str, arch: Arch) -> String {
     format!("ptx/{}.{arch}.ptx", sanitize(file))
 }
 
+/// Path of a file's PTX for one arch under `ptx-all/` (`LAUNCH_ALL_PTX`), relative to
+/// `OUT_DIR/launch`.
+pub fn all_ptx_path(file: &str, arch: Arch) -> String {
+    format!("ptx-all/{}.{arch}.ptx", sanitize(file))
+}
+
 /// The parent module of every file's module in the generated code.
 pub const ROOT_MODULE: &str = "kernels";
 
@@ -659,6 +665,26 @@ mod tests {
         let code = crate::embed::generate(&m);
         assert!(code.contains("::launch::PtxText { arch: \"sm_90\", text: include_str!(concat!(env!(\"OUT_DIR\"), \"/launch/ptx/kernels+gated.cu.sm_90.ptx\")) },"), "{code}");
         assert!(code.contains("/// Not compiled for sm_80: absent from the PTX."), "{code}");
+    }
+
+    /// `LAUNCH_ALL_PTX=1` (what `cargo launch explore` builds with) writes every arch's PTX under
+    /// `ptx-all/`, which nothing embeds; a build without it empties the folder again.
+    #[test]
+    fn every_arch_ptx_is_written_only_when_asked() {
+        let c = config("\"sm_80\", \"sm_90\"");
+        let g = source("kernels/gated.cu");
+        let text = "extern \"C\" __global__ void all() {}\n";
+        let d = defs(text);
+        let files = [plain_file(&g, text, &d, vec![output("sm_80", &["all"]), output("sm_90", &["all"])])];
+        let m = manifest(&c, toolchain(), &files).unwrap();
+        let out = tempfile::tempdir().unwrap();
+        crate::embed::write(out.path(), &m, &files, true).unwrap();
+        let all: Vec<String> = ["sm_80", "sm_90"].iter().map(|a| all_ptx_path("kernels/gated.cu", arch(a))).collect();
+        assert_eq!(all, ["ptx-all/kernels+gated.cu.sm_80.ptx", "ptx-all/kernels+gated.cu.sm_90.ptx"]);
+        assert!(all.iter().all(|p| out.path().join(p).is_file()));
+        assert!(!crate::embed::generate(&m).contains("ptx-all"), "never embedded");
+        crate::embed::write(out.path(), &m, &files, false).unwrap();
+        assert!(all.iter().all(|p| !out.path().join(p).exists()));
     }
 
     #[test]

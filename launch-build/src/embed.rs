@@ -8,6 +8,8 @@
 //!   cubin/<file>.<arch>.cubin
 //!   ptx/<file>.<arch>.ptx   fallback PTX: the lowest arch, plus a higher one for each kernel
 //!                           (`#if __CUDA_ARCH__ >= 900`) that the lowest lacks
+//!   ptx-all/<file>.<arch>.ptx  with `LAUNCH_ALL_PTX=1` only: every arch's PTX, not embedded
+//!                           (what `cargo launch explore` writes contracts into)
 //! ```
 //!
 //! Files are written only when their content changes, each through a temporary file and a rename;
@@ -24,8 +26,9 @@ use crate::error::Error;
 use crate::manifest::{Manifest, Origin};
 use crate::out::{remove_stale, write_if_changed};
 
-/// Writes every output. `launch_dir` is `OUT_DIR/launch`.
-pub fn write(launch_dir: &Path, manifest: &Manifest, files: &[FileOutputs]) -> Result<(), Error> {
+/// Writes every output. `launch_dir` is `OUT_DIR/launch`. `all_ptx`: also every arch's PTX, under
+/// `ptx-all/` (otherwise that folder is emptied).
+pub fn write(launch_dir: &Path, manifest: &Manifest, files: &[FileOutputs], all_ptx: bool) -> Result<(), Error> {
     let mut keep: BTreeSet<PathBuf> = BTreeSet::new();
     // Files compiled for no arch have no module entry.
     let compiled = files.iter().filter(|f| !f.outputs.is_empty());
@@ -47,9 +50,17 @@ pub fn write(launch_dir: &Path, manifest: &Manifest, files: &[FileOutputs]) -> R
                 keep.insert(p);
             }
         }
+        if all_ptx {
+            for (arch, out) in &f.outputs {
+                let p = launch_dir.join(crate::assemble::all_ptx_path(&m.file, *arch));
+                write_if_changed(&p, out.ptx.as_bytes())?;
+                keep.insert(p);
+            }
+        }
     }
     remove_stale(&launch_dir.join("cubin"), &keep)?;
     remove_stale(&launch_dir.join("ptx"), &keep)?;
+    remove_stale(&launch_dir.join("ptx-all"), &keep)?;
     write_if_changed(&launch_dir.join("kernels.rs"), generate(manifest).as_bytes())?;
     let json = serde_json::to_string_pretty(manifest).expect("the manifest serialises");
     write_if_changed(&launch_dir.join("manifest.json"), json.as_bytes())?;

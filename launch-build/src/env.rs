@@ -21,6 +21,7 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     ("LAUNCH_PYTHON", "Python interpreter used to find site-packages and by `cargo launch setup` (default python3)"),
     ("LAUNCH_ARCH", "comma-separated arches that replace the metadata's list (set by `cargo launch check --arch`)"),
     ("LAUNCH_NO_CACHE", "set to 1: neither read nor write the per-kernel compile cache under the cache dir's kernels/"),
+    ("LAUNCH_ALL_PTX", "set to 1: also write every arch's PTX to OUT_DIR/launch/ptx-all/ (not embedded; `cargo launch explore` builds so, in a target folder of its own)"),
     ("LAUNCH_BUILD_DEBUG", "set to 1: the build script prints every command it runs as a cargo warning"),
     ("LAUNCH_COMPILE_TIMEOUT", "seconds one compiler run (NVRTC or ptxas, per file and arch) may take before it is stopped and the build fails (default 1800)"),
     ("CUDA_HOME / CUDA_PATH", "CUDA toolkit root, searched after the pip wheels"),

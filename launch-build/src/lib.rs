@@ -92,6 +92,10 @@ pub mod tooling {
     pub use crate::out::write_if_changed;
     pub use crate::process::Tool;
 
+    /// `OUT_DIR/launch`-relative path of a kernel file's PTX for one arch, written when the build
+    /// runs with `LAUNCH_ALL_PTX=1` (as `cargo launch explore` builds).
+    pub use crate::assemble::all_ptx_path;
+
     /// Finding and installing the CUDA toolchain.
     pub mod toolchain {
         pub use crate::toolchain::{
@@ -331,7 +335,7 @@ fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manifest,
     printed.extend(manifest.warnings.iter().filter(|w| !from_compilers.contains(*w)).cloned());
     printed.extend(fresh_warnings);
     manifest.warnings.splice(0..0, warnings);
-    embed::write(launch_dir, &manifest, &files)?;
+    embed::write(launch_dir, &manifest, &files, env.flag("LAUNCH_ALL_PTX"))?;
     build_stats::write(launch_dir, &stats)?;
     if env.is_build_script() {
         let mut seen = std::collections::HashSet::new();
