@@ -72,6 +72,7 @@ mod source;
 mod suggest;
 mod timeouts;
 mod toolchain;
+mod variants;
 
 #[cfg(test)]
 mod fuzz;
@@ -84,8 +85,8 @@ pub use manifest::Manifest;
 
 /// What `cargo launch` and the project's end-to-end tests use besides the build: the one
 /// environment reader, the toolchain's discovery and pinned install, NVRTC's arch list, the tool
-/// runner, the atomic writer and the demangler. Shared so the CLI does exactly what the build
-/// does; not a stable API for other users.
+/// runner, the atomic writer, the demangler and the contract variants. Shared so the CLI does
+/// exactly what the build does; not a stable API for other users.
 pub mod tooling {
     pub use crate::env::{Env, DOCUMENTED};
     pub use crate::names::demangle;
@@ -102,6 +103,14 @@ pub mod tooling {
         pub use crate::toolchain::{
             at, cache_dir, discover, pin, pinned_dir, python, Origin, Toolchain, PINNED_VERSION,
         };
+    }
+
+    /// Trying launch contracts on a kernel's PTX with ptxas alone (`cargo launch explore`):
+    /// [`with_contract`](variants::with_contract) writes a contract into one entry's PTX,
+    /// [`assemble_variants`](variants::assemble_variants) runs ptxas once per contract.
+    pub mod variants {
+        pub use crate::ptx::{keep_entry, with_contract, PtxEditError};
+        pub use crate::variants::{assemble_variants, Options, PtxKernel, Variant};
     }
 }
 

@@ -1,0 +1,144 @@
+use std::path::{Path, PathBuf};
+
+use launch::{Arch, ContractSource};
+
+use super::*;
+use crate::compile::{self, Compiler, Job, Settings};
+use crate::config::Config;
+use crate::env::Env;
+use crate::toolchain::Origin;
+
+fn sm90() -> Arch {
+    "sm_90".parse().expect("known arch")
+}
+
+#[test]
+fn an_entry_that_is_not_there_fails_before_any_ptxas_runs() {
+    // A ptxas that does not exist: reaching it would be a different error.
+    let toolchain = Toolchain {
+        root: PathBuf::from("/nonexistent"),
+        origin: Origin::Override,
+        nvrtc: PathBuf::from("/nonexistent/libnvrtc.so"),
+        ptxas: PathBuf::from("/nonexistent/ptxas"),
+        include: None,
+        cccl_include: None,
+        nvrtc_version: "0".into(),
+        ptxas_version: "0".into(),
+    };
+    let kernel = PtxKernel { file: "kernels/k.cu", arch: sm90(), ptx: ".entry k()\n{\n}\n", entry: "nope" };
+    let dir = tempfile::tempdir().unwrap();
+    let r = assemble_variants(&toolchain, &kernel, &[None], &Options::new(dir.path().to_path_buf()));
+    assert_eq!(r.unwrap_err(), PtxEditError::NoEntry { entry: "nope".into(), entries: vec!["k".into()] });
+    // A missing ptxas is that variant's error, not a panic.
+    let kernel = PtxKernel { entry: "k", ..kernel };
+    let r = assemble_variants(&toolchain, &kernel, &[None, None], &Options::new(dir.path().to_path_buf())).unwrap();
+    assert_eq!(r.len(), 2);
+    assert!(r.iter().all(|v| matches!(v, Err(Error::ToolNotFound { .. }))), "{r:?}");
+}
+
+/// The template's five builds of `poly_eval`: each bounded variant is assembled from the PTX of
+/// the UNBOUNDED `poly_eval` with the variant's contract written in, and must give exactly the
+/// registers, spills and stack of the bounded kernel NVRTC compiled from source. Needs the
+/// toolchain (`cargo launch setup`); skipped with a message without one.
+#[test]
+fn ptx_edited_variants_match_the_source_compiled_builds() {
+    let toolchain = match crate::toolchain::discover(&Env::cli()) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("skipped: no CUDA toolchain ({e})");
+            return;
+        }
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../template");
+    let config = Config::load(&root.join("Cargo.toml")).expect("template config");
+    let work = tempfile::tempdir().unwrap();
+    let compiler =
+        Compiler::new(toolchain.clone(), &config, work.path().join("work"), Settings::default()).expect("NVRTC loads");
+    let sources = compile::kernel_files(&root, &config.kernel_dir, &config.exclude).unwrap();
+    let source = sources.iter().find(|s| s.file == "kernels/poly.cu").expect("template/kernels/poly.cu");
+    let text = std::fs::read_to_string(&source.path).unwrap();
+    // poly.cu has no `@launch` annotation: its text is compiled as it is.
+    let job = Job { source, text: &text, annotations: &[], arch: sm90() };
+    let (reference, timing) = compiler.run_timed(&job).expect("poly.cu compiles");
+    eprintln!(
+        "reference: NVRTC {} ms, ptxas {} ms for the 5 entries ({} {})",
+        timing.nvrtc.as_millis(),
+        timing.ptxas.as_millis(),
+        toolchain.ptxas_version,
+        sm90()
+    );
+
+    let bounded = ["poly_eval_lb256", "poly_eval_lb1024", "poly_eval_lb256x4", "poly_eval_lb1024x2"];
+    let directives = ptx::entries(&reference.ptx);
+    // The contract each bounded kernel has in NVRTC's PTX; `None` (no bounds) as a control.
+    let mut names = vec!["poly_eval"];
+    let mut contracts = vec![None];
+    for name in bounded {
+        let d = directives.iter().find(|d| d.name == name).expect("bounded entry in the PTX");
+        names.push(name);
+        contracts.push(Some(d.contract(ContractSource::LaunchBounds).expect("has launch bounds")));
+    }
+    let kernel = PtxKernel { file: &source.file, arch: sm90(), ptx: &reference.ptx, entry: "poly_eval" };
+    let options = Options { jobs: 2, ..Options::new(work.path().join("variants")) };
+    let started = Instant::now();
+    let variants = assemble_variants(&toolchain, &kernel, &contracts, &options).expect("poly_eval is in the PTX");
+    eprintln!("variants: {} ptxas runs, 2 at a time, {} ms wall", contracts.len(), started.elapsed().as_millis());
+
+    let same_body = |name: &str| {
+        // NVRTC may emit a different body under bounds: say so next to the numbers.
+        // Compared with the entry's name and the block labels (`$L__BB<entry>_<n>`, numbered by
+        // entry) made neutral.
+        let body = |entry: &str| {
+            let alone = ptx::keep_entry(&reference.ptx, entry).unwrap();
+            let start = alone.find(&format!(".entry {entry}(")).unwrap();
+            let open = start + alone[start..].find("\n{").unwrap();
+            let close = alone.rfind("\n}").unwrap();
+            let mut body = alone[open..close].replace(entry, "ENTRY");
+            for i in 0..10 {
+                body = body.replace(&format!("$L__BB{i}_"), "$L__BB_");
+            }
+            body
+        };
+        body(name) == body("poly_eval")
+    };
+    let mut mismatches = Vec::new();
+    for ((name, contract), variant) in names.iter().zip(&contracts).zip(variants) {
+        let variant = variant.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let source = reference.report.entry(name).expect("entry reported").resources;
+        let numbers = |r: &launch::Resources| (r.registers, r.spill_stores, r.spill_loads, r.stack_frame);
+        let label = contract.map_or("none".to_string(), |c| c.to_string());
+        eprintln!(
+            "{name:<20} {label:<32} edited {:?} source {:?} (regs, spill st, spill ld, stack); ptxas {} ms; NVRTC body {}",
+            numbers(&variant.resources),
+            numbers(&source),
+            variant.ptxas_time.as_millis(),
+            if same_body(name) { "identical to poly_eval's (labels aside)" } else { "DIFFERS from poly_eval's" }
+        );
+        if numbers(&variant.resources) != numbers(&source) {
+            mismatches.push(format!(
+                "{name}: edited {:?} != source {:?}",
+                numbers(&variant.resources),
+                numbers(&source)
+            ));
+        }
+    }
+    // The template's documented numbers, for the pinned ptxas (other versions may differ).
+    if toolchain.ptxas_version == "12.9.86" {
+        let expected = [
+            ("poly_eval", (167, 0, 0, 0)),
+            ("poly_eval_lb256", (200, 0, 0, 0)),
+            ("poly_eval_lb1024", (64, 3168, 3208, 1384)),
+            ("poly_eval_lb256x4", (64, 3168, 3208, 1384)),
+            ("poly_eval_lb1024x2", (32, 4452, 4628, 1912)),
+        ];
+        for (name, want) in expected {
+            let r = reference.report.entry(name).expect("entry reported").resources;
+            assert_eq!((r.registers, r.spill_stores, r.spill_loads, r.stack_frame), want, "{name} from source");
+        }
+    }
+    assert!(
+        mismatches.is_empty(),
+        "PTX-edited variants differ from the source-compiled builds:\n{}",
+        mismatches.join("\n")
+    );
+}
