@@ -64,7 +64,7 @@ fn a_kernel_that_does_not_compile_is_a_located_compile_finding_in_text_json_and_
 fn a_failure_located_nowhere_prints_no_verdict() {
     toolchain_root();
     let dir = fixture("broken_kernel");
-    for format in ["text", "json"] {
+    for format in ["text", "json", "sarif"] {
         let (code, stdout, stderr) = run(cargo_launch()
             .args(["launch", "check", "--format", format, "--manifest-path"])
             .arg(dir.path().join("Cargo.toml"))

@@ -56,7 +56,9 @@ pub fn run(args: &CheckArgs) -> Result<(), Error> {
             });
         }
         if ok.is_empty() {
-            return finish(args, None, &[], &[], findings, Vec::new(), &[]);
+            // Nothing is built: the manifest named on the command line (or here) stands for the package.
+            let manifest = absolute(args.packages.manifest_path.as_deref().unwrap_or(Path::new("Cargo.toml")));
+            return finish(args, Some(&manifest), &[], &[], findings, Vec::new(), &[]);
         }
         arches = ok;
     }
@@ -68,8 +70,8 @@ pub fn run(args: &CheckArgs) -> Result<(), Error> {
         // (A failure located nowhere, such as a bad environment variable, is cargo's output alone.)
         Err(Error::Build { error, failures }) if failures.iter().any(|f| !f.diagnostics.is_empty()) => {
             findings.extend(failures.iter().flat_map(compile_findings));
-            let start = failures.first().map(|f| f.root.as_path());
-            let _verdict = finish(args, start, &[], &[], findings, Vec::new(), &[]);
+            let manifest = failures.first().map(|f| f.root.join("Cargo.toml"));
+            let _verdict = finish(args, manifest.as_deref(), &[], &[], findings, Vec::new(), &[]);
             return Err(Error::Build { error, failures });
         }
         Err(e) => return Err(e),
@@ -136,8 +138,8 @@ pub fn run(args: &CheckArgs) -> Result<(), Error> {
         a.dedup();
         a
     };
-    let start = packages.first().map(|p| p.config.root());
-    finish(args, start, &packages, &records, findings, arches, &baselines)
+    let manifest = packages.first().map(|p| p.config.manifest_path.clone());
+    finish(args, manifest.as_deref(), &packages, &records, findings, arches, &baselines)
 }
 
 /// Reads and parses a baseline. A missing default file is `None` (nothing to compare); a missing
@@ -261,8 +263,29 @@ fn old_format(p: &PackageKernels, path: &Path, version: u32) -> Finding {
 
 /// A line of the baseline file, shown relative to the package root when it is inside.
 fn baseline_location(p: &PackageKernels, path: &Path, line: u32) -> Location {
-    let file = path.strip_prefix(p.config.root()).unwrap_or(path).display().to_string();
+    // Inside the package: from its root; elsewhere as the summary line shows it (from here).
+    let file = match path.strip_prefix(p.config.root()) {
+        Ok(rel) => rel.display().to_string(),
+        Err(_) => relative(path, &std::env::current_dir().unwrap_or_default()),
+    };
     Location { file, line, col: 0, path: Some(path.to_path_buf()) }
+}
+
+/// `path` from the current folder, with `.` and `..` resolved by name (the file may not exist
+/// yet), so it compares with paths under the repository and prints plainly.
+fn absolute(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in std::env::current_dir().unwrap_or_default().join(path).components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// The package's `Cargo.toml`, as a whole.
@@ -292,7 +315,7 @@ fn unknown_kernel_settings(p: &PackageKernels) -> Vec<Finding> {
 /// package's Cargo.toml.
 fn baseline_path(args: &CheckArgs, p: &PackageKernels) -> PathBuf {
     match &args.baseline {
-        Some(b) => std::env::current_dir().unwrap_or_default().join(b),
+        Some(b) => absolute(b),
         None => p.config.root().join("launch-baseline.txt"),
     }
 }
@@ -401,9 +424,11 @@ fn compare(p: &PackageKernels, recs: &[&Row], old: &baseline::Parsed, path: &Pat
 
 /// Prints the findings in the chosen format and gives the verdict. `start` is the first package's
 /// folder (or the failed build's), where the search for the repository root begins (SARIF).
+/// `manifest`: the first package's Cargo.toml (absolute): where the repository root is searched
+/// from, and where SARIF shows a finding about no file.
 fn finish(
     args: &CheckArgs,
-    start: Option<&Path>,
+    manifest: Option<&Path>,
     packages: &[PackageKernels],
     records: &[Row],
     mut findings: Vec<Finding>,
@@ -417,11 +442,8 @@ fn finish(
     let mut out = std::io::stdout().lock();
     match args.format {
         CheckFormat::Sarif => {
-            let root = repository_root(start);
-            let fallback = packages
-                .first()
-                .and_then(|p| sarif::relative_uri(&root, &p.config.manifest_path))
-                .unwrap_or_else(|| "Cargo.toml".into());
+            let root = repository_root(manifest.and_then(Path::parent));
+            let fallback = manifest.and_then(|m| sarif::relative_uri(&root, m)).unwrap_or_else(|| "Cargo.toml".into());
             let log = sarif_log(&findings, &root, &fallback);
             sarif::write(&mut out, &log).context("writing SARIF")?;
         }
@@ -705,6 +727,16 @@ fn escape_property(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `--baseline ../crate/b.txt` from a sibling folder names the file without `..`, so it
+    /// compares with paths under the repository (SARIF) and prints plainly.
+    #[test]
+    fn a_baseline_path_is_made_absolute_by_name() {
+        let cwd = std::env::current_dir().unwrap();
+        let parent = cwd.parent().unwrap_or(&cwd).to_path_buf();
+        assert_eq!(absolute(Path::new("../crate/./b.txt")), parent.join("crate/b.txt"));
+        assert_eq!(absolute(Path::new("/x/y/../z")), PathBuf::from("/x/z"));
+    }
 
     #[test]
     fn annotation_text_is_escaped_as_github_documents() {

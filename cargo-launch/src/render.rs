@@ -230,7 +230,7 @@ fn detailed(out: &mut impl Write, r: &Row, ptxas: &str) -> io::Result<()> {
             out,
             "  next block: ≤ {} registers (-{}) fit {} block{}/SM ({:.1}%)",
             n.registers,
-            a.resources.registers - n.registers,
+            a.resources.registers.saturating_sub(n.registers),
             n.active_blocks,
             if n.active_blocks == 1 { "" } else { "s" },
             n.percent

@@ -29,6 +29,8 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     ("DOCS_RS", "set by docs.rs: kernels are not compiled; the generated module has every kernel with no cubins"),
     ("LAUNCH_NO_AUTO_SETUP", "set to 1: `cargo launch report`/`check` never install the toolchain by themselves"),
     ("CARGO_NET_OFFLINE", "true: `cargo launch` never downloads (the build script never does)"),
+    ("LAUNCH_TUNE", "at run time, whether a program's tuner may time kernel variants: off (never time, never read the tune cache), cached (default: use a remembered winner, time on a miss) or always (time every run and overwrite)"),
+    ("LAUNCH_TUNE_CACHE_DIR", "at run time, the tune cache's folder (default $XDG_CACHE_HOME/cargo-launch/tune, else ~/.cache/cargo-launch/tune)"),
 ];
 
 /// Reads environment variables, announcing them to cargo when running inside a build script.

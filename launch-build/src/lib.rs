@@ -27,7 +27,8 @@
 //!
 //! # What triggers a rebuild
 //! Cargo.toml, the kernel folder, every kernel file and every header it includes from the crate,
-//! and the variables listed in [`env::DOCUMENTED`]. A rerun compiles only the (file, arch) jobs
+//! and the build-time variables listed in `tooling::DOCUMENTED` (the table `cargo launch --help`
+//! prints, which also lists the run-time ones). A rerun compiles only the (file, arch) jobs
 //! whose content-addressed key changed (`cache`, `cached_compile`), in parallel through cargo's
 //! jobserver (`scheduler`), the longest jobs first; `build_stats` says what ran.
 //!

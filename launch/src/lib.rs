@@ -22,6 +22,7 @@ pub mod kernel;
 pub mod occupancy;
 #[cfg(feature = "serde")]
 pub mod schema;
+pub mod tune;
 
 pub use arch::{Arch, ArchParseError, Variant, KNOWN_ARCHES};
 pub use kernel::{find, ArchResources, Contract, ContractSource, Cubin, FindError, Kernel, Module, PtxText, Resources};

@@ -21,3 +21,28 @@ pub mod stats;
 
 pub(crate) use read::read;
 pub use read::ReadError;
+
+#[cfg(test)]
+mod tests {
+    /// README's table of documents says each one's version: the constants, row by row.
+    #[test]
+    fn the_readme_table_has_every_documents_version() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+        let rows = [
+            ("schema::manifest::Manifest", super::manifest::VERSION),
+            ("schema::diagnostics::Diagnostics", super::diagnostics::VERSION),
+            ("schema::stats::BuildStats", super::stats::VERSION),
+            ("schema::report::Document", super::report::VERSION),
+            ("schema::check::Document", super::check::VERSION),
+            ("schema::occupancy::{Detail, Sweep}", super::occupancy::VERSION),
+        ];
+        for (ty, version) in rows {
+            let line = readme
+                .lines()
+                .find(|l| l.starts_with('|') && l.contains(&format!("`{ty}`")))
+                .unwrap_or_else(|| panic!("README's table of documents has no row for `{ty}`"));
+            let last = line.trim_end_matches('|').rsplit('|').next().unwrap().trim();
+            assert_eq!(last, version.to_string(), "README says version {last} for `{ty}`, the code {version}");
+        }
+    }
+}

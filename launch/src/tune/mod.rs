@@ -1,0 +1,46 @@
+//! The tuner's memory: which variant of a kernel won on which device for which problem, kept on
+//! disk between runs (no GPU needed: the timing itself belongs to the tuner).
+//!
+//! ```ignore
+//! use launch::tune::{DeviceKey, Lookup, TuneCache, TuneKey, TunePolicy, Winner};
+//!
+//! let policy = TunePolicy::from_env()?;            // LAUNCH_TUNE=off|cached|always
+//! let cache = TuneCache::from_env()?;              // LAUNCH_TUNE_CACHE_DIR, else ~/.cache/cargo-launch/tune
+//! let key = TuneKey::new(&POLY_EVAL, &POLY_EVAL.variants(), DeviceKey::from(dev.info()), "n<=2^20");
+//! match cache.get(&key) {
+//!     Lookup::Hit(winner) if policy.reads() => { /* load winner.variant */ }
+//!     _ => { /* time the variants, then */ cache.put(&key, &winner)?; }
+//! }
+//! ```
+//!
+//! * **The key** ([`TuneKey`]): the kernel's content hash ([`kernel_hash`]: its name and its
+//!   module's images), the variant set's hash ([`variants_hash`]: names and contracts), the device's
+//!   name, compute capability and driver version, and the caller's problem key. A change in any
+//!   part is a miss.
+//! * **The store** ([`TuneCache`]): one versioned text file per key, named by the key's hash and
+//!   holding the whole key, so a hash collision reads as a miss. Written to a temporary file and
+//!   renamed into place; read with a size bound, never blocking on a FIFO. A file that cannot be
+//!   read as a result is [`Lookup::Damaged`] and is replaced by the next [`TuneCache::put`].
+//!
+//! This crate has no environment module (launch-build's `Env` is build-time only): every variable
+//! read here goes through [`env_var`] in this file.
+
+mod key;
+mod policy;
+mod store;
+#[cfg(test)]
+mod tests;
+
+use std::ffi::OsString;
+
+pub use key::{kernel_hash, variants_hash, DeviceKey, StableHasher, TuneKey};
+pub use policy::{TunePolicy, TunePolicyError};
+pub use store::{cache_dir_from, Lookup, NoCacheDir, TuneCache, Winner, FORMAT_VERSION, MAX_FILE_BYTES};
+
+/// The one read of the environment in `launch::tune` (`LAUNCH_TUNE`, `LAUNCH_TUNE_CACHE_DIR`,
+/// `XDG_CACHE_HOME`, `HOME`); empty counts as unset.
+fn env_var(name: &str) -> Option<OsString> {
+    // The workspace routes reads through launch-build's `Env`, which a runtime crate cannot use.
+    #[allow(clippy::disallowed_methods)]
+    std::env::var_os(name).filter(|v| !v.is_empty())
+}

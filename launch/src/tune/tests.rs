@@ -1,0 +1,306 @@
+//! The tune cache without a GPU: hits, misses, invalidation on each key part, damaged files,
+//! concurrent writers, and what a hit costs.
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use super::*;
+
+/// A fresh folder under the system's temporary folder, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> TempDir {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "launch-tune-test-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+fn key() -> TuneKey {
+    TuneKey {
+        kernel: 0x0123_4567_89ab_cdef,
+        variants: 0xfedc_ba98_7654_3210,
+        device: DeviceKey { name: "NVIDIA H200".into(), compute_capability: (9, 0), driver_version: 13000 },
+        problem: "n<=2^20".into(),
+    }
+}
+
+fn winner(variant: &str) -> Winner {
+    Winner {
+        variant: variant.into(),
+        median_ms: 0.012_345_678_9,
+        min_ms: 0.0119,
+        max_ms: 0.31,
+        repetitions: 100,
+        measured_at: 1_750_000_000,
+    }
+}
+
+/// A cache in a fresh folder holding `winner("k_t256")` for `key()`.
+fn one_winner() -> (TempDir, TuneCache) {
+    let tmp = TempDir::new();
+    let cache = TuneCache::new(&tmp.0);
+    cache.put(&key(), &winner("k_t256")).unwrap();
+    (tmp, cache)
+}
+
+fn is_damaged(l: &Lookup) -> bool {
+    matches!(l, Lookup::Damaged(_))
+}
+
+#[test]
+fn a_put_is_a_hit_and_an_empty_or_absent_cache_a_miss() {
+    let tmp = TempDir::new();
+    // The folder does not exist yet: a miss, and the put creates it.
+    let cache = TuneCache::new(tmp.0.join("a/b"));
+    assert_eq!(cache.get(&key()), Lookup::Miss);
+    cache.put(&key(), &winner("k_t256")).unwrap();
+    assert_eq!(cache.get(&key()), Lookup::Hit(winner("k_t256")));
+    // A second put overwrites (`LAUNCH_TUNE=always`).
+    cache.put(&key(), &winner("k_t128_r64")).unwrap();
+    assert_eq!(cache.get(&key()), Lookup::Hit(winner("k_t128_r64")));
+    // The file's name is the key's hash (pinned: a change orphans every user's cache).
+    assert_eq!(cache.path(&key()), cache.dir().join("a5bb4cc412303c4c.tune"));
+    // One file, no temporary left behind.
+    let names: Vec<_> = fs::read_dir(cache.dir()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, [cache.path(&key()).file_name().unwrap().to_owned()]);
+}
+
+#[test]
+fn a_change_in_any_key_part_is_a_miss() {
+    let (_tmp, cache) = one_winner();
+    type Change = fn(&mut TuneKey);
+    let changes: [(&str, Change); 7] = [
+        ("kernel hash", |k| k.kernel ^= 1),
+        ("variant set", |k| k.variants ^= 1 << 63),
+        ("device name", |k| k.device.name = "NVIDIA H100 80GB HBM3".into()),
+        ("compute capability (major)", |k| k.device.compute_capability = (10, 0)),
+        ("compute capability (minor)", |k| k.device.compute_capability = (9, 1)),
+        ("driver version", |k| k.device.driver_version = 12080),
+        ("problem key", |k| k.problem = "n<=2^21".into()),
+    ];
+    for (part, change) in changes {
+        let mut other = key();
+        change(&mut other);
+        assert_ne!(other.hash(), key().hash(), "{part}");
+        assert_eq!(cache.get(&other), Lookup::Miss, "{part}");
+    }
+    assert_eq!(cache.get(&key()), Lookup::Hit(winner("k_t256")));
+}
+
+#[test]
+fn a_file_holding_another_key_is_a_miss_not_a_hit() {
+    // What a hash collision looks like: the file under our name holds another key.
+    let tmp = TempDir::new();
+    let cache = TuneCache::new(&tmp.0);
+    let other = TuneKey { problem: "n<=2^10".into(), ..key() };
+    cache.put(&other, &winner("k_t64")).unwrap();
+    fs::rename(cache.path(&other), cache.path(&key())).unwrap();
+    assert_eq!(cache.get(&key()), Lookup::Miss);
+}
+
+#[test]
+fn strings_with_newlines_backslashes_and_unicode_survive() {
+    let tmp = TempDir::new();
+    let cache = TuneCache::new(&tmp.0);
+    let odd = TuneKey {
+        problem: "rows=1\ncols=2 \\n \r end\nend\n".into(),
+        device: DeviceKey { name: " Gerät  ".into(), compute_capability: (12, 1), driver_version: -1 },
+        ..key()
+    };
+    let w =
+        Winner { variant: "void tmpl<8>(int*)\\".into(), median_ms: 1e-300, min_ms: 0.0, max_ms: 1e300, ..winner("") };
+    cache.put(&odd, &w).unwrap();
+    assert_eq!(cache.get(&odd), Lookup::Hit(w));
+}
+
+#[test]
+fn a_winner_that_is_not_a_time_or_a_key_too_long_is_refused_and_nothing_is_written() {
+    let tmp = TempDir::new();
+    let cache = TuneCache::new(&tmp.0);
+    for bad in [f64::NAN, f64::INFINITY, -1.0] {
+        let e = cache.put(&key(), &Winner { median_ms: bad, ..winner("k") }).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");
+    }
+    let long = TuneKey { problem: "x".repeat(MAX_FILE_BYTES as usize), ..key() };
+    let e = cache.put(&long, &winner("k")).unwrap_err();
+    assert!(e.to_string().contains("too long"), "{e}");
+    assert_eq!(fs::read_dir(&tmp.0).unwrap().count(), 0);
+}
+
+/// Puts a damaged `contents` in the key's place, expects Damaged (with the path and `why`), then
+/// a put that replaces it.
+fn damaged_then_replaced(cache: &TuneCache, contents: &[u8], why: &str) {
+    let path = cache.path(&key());
+    fs::write(&path, contents).unwrap();
+    match cache.get(&key()) {
+        Lookup::Damaged(reason) => {
+            assert!(reason.starts_with(&path.display().to_string()) && reason.contains(why), "{why}: {reason}")
+        }
+        other => panic!("{why}: {other:?}"),
+    }
+    cache.put(&key(), &winner("k_t256")).unwrap();
+    assert_eq!(cache.get(&key()), Lookup::Hit(winner("k_t256")), "{why}");
+}
+
+#[test]
+fn every_cut_of_a_file_is_damaged_and_the_next_put_replaces_it() {
+    let (_tmp, cache) = one_winner();
+    let whole = fs::read(cache.path(&key())).unwrap();
+    for len in 0..whole.len() - 1 {
+        fs::write(cache.path(&key()), &whole[..len]).unwrap();
+        assert!(is_damaged(&cache.get(&key())), "cut at {len}: {:?}", String::from_utf8_lossy(&whole[..len]));
+    }
+    // Only the final newline missing: the file is whole.
+    fs::write(cache.path(&key()), &whole[..whole.len() - 1]).unwrap();
+    assert_eq!(cache.get(&key()), Lookup::Hit(winner("k_t256")));
+    damaged_then_replaced(&cache, b"", "not a tune cache file");
+}
+
+#[test]
+fn garbage_other_versions_and_oversized_files_are_damaged_and_replaced() {
+    let (_tmp, cache) = one_winner();
+    let whole = fs::read_to_string(cache.path(&key())).unwrap();
+    damaged_then_replaced(&cache, b"\x7fELF\x02\x01\x01\0\0\0", "not a tune cache file");
+    damaged_then_replaced(&cache, b"cargo-launch tune cache v1\n\xff\xfe", "not UTF-8");
+    damaged_then_replaced(&cache, b"{\"variant\": \"k\"}\n", "not a tune cache file");
+    damaged_then_replaced(&cache, whole.replace(" v1\n", " v2\n").as_bytes(), "format version `2`");
+    damaged_then_replaced(&cache, whole.replace(" v1\n", " v\n").as_bytes(), "format version ``");
+    damaged_then_replaced(&cache, whole.replace("median_ms ", "median_ms x").as_bytes(), "`median_ms`");
+    damaged_then_replaced(&cache, whole.replace("0.012345", "-0.012345").as_bytes(), "`median_ms`");
+    damaged_then_replaced(&cache, whole.replace("9.0", "9").as_bytes(), "`compute_capability`");
+    damaged_then_replaced(&cache, whole.replace("variants ", "variant ").as_bytes(), "where `variants` belongs");
+    damaged_then_replaced(&cache, whole.replace("problem n", "problem \\q").as_bytes(), "`problem`");
+    damaged_then_replaced(
+        &cache,
+        whole.replace("repetitions 100", "repetitions 4294967296").as_bytes(),
+        "`repetitions`",
+    );
+    damaged_then_replaced(&cache, format!("{whole}more\n").as_bytes(), "text after `end`");
+    let mut huge = whole.clone().into_bytes();
+    huge.resize(MAX_FILE_BYTES as usize + 1, b'\n');
+    damaged_then_replaced(&cache, &huge, "larger than 16384 bytes");
+}
+
+#[test]
+fn a_folder_in_the_files_place_is_damaged_and_replaced() {
+    let tmp = TempDir::new();
+    let cache = TuneCache::new(&tmp.0);
+    let path = cache.path(&key());
+    fs::create_dir_all(path.join("inside")).unwrap();
+    fs::write(path.join("inside/file"), "x").unwrap();
+    assert!(matches!(cache.get(&key()), Lookup::Damaged(r) if r.contains("not a regular file (a folder)")));
+    cache.put(&key(), &winner("k_t256")).unwrap();
+    assert_eq!(cache.get(&key()), Lookup::Hit(winner("k_t256")));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_in_the_files_place_is_damaged_without_blocking_and_replaced() {
+    let tmp = TempDir::new();
+    let cache = TuneCache::new(&tmp.0);
+    let path = cache.path(&key());
+    match std::process::Command::new("mkfifo").arg(&path).status() {
+        Ok(s) if s.success() => {}
+        other => {
+            eprintln!("skipped: mkfifo is not available ({other:?})");
+            return;
+        }
+    }
+    // A read that blocked would hang here (no writer ever opens the FIFO).
+    assert!(matches!(cache.get(&key()), Lookup::Damaged(r) if r.contains("a FIFO")));
+    cache.put(&key(), &winner("k_t256")).unwrap();
+    assert_eq!(cache.get(&key()), Lookup::Hit(winner("k_t256")));
+    // A link to a FIFO is looked through, and refused the same way.
+    #[cfg(target_os = "linux")]
+    {
+        let fifo = tmp.0.join("fifo");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(&fifo, &path).unwrap();
+        assert!(matches!(cache.get(&key()), Lookup::Damaged(r) if r.contains("a FIFO")));
+    }
+}
+
+#[test]
+fn two_writers_at_once_leave_a_whole_file() {
+    let tmp = TempDir::new();
+    let cache = TuneCache::new(&tmp.0);
+    let (a, b) = (winner("k_t256"), Winner { median_ms: 0.5, ..winner("k_t128_r64_with_a_longer_name") });
+    std::thread::scope(|s| {
+        for w in [&a, &b] {
+            let cache = &cache;
+            s.spawn(move || {
+                for _ in 0..300 {
+                    cache.put(&key(), w).unwrap();
+                }
+            });
+        }
+        // A reader meanwhile sees a miss (before the first rename) or one whole winner.
+        s.spawn(|| {
+            for _ in 0..600 {
+                match cache.get(&key()) {
+                    Lookup::Miss => {}
+                    Lookup::Hit(w) => assert!(w == a || w == b, "{w:?}"),
+                    Lookup::Damaged(why) => panic!("a reader saw a damaged file: {why}"),
+                }
+            }
+        });
+    });
+    assert!(matches!(cache.get(&key()), Lookup::Hit(w) if w == a || w == b));
+    assert_eq!(fs::read_dir(&tmp.0).unwrap().count(), 1, "temporary files left behind");
+}
+
+#[test]
+fn the_cache_folder_comes_from_launch_tune_cache_dir_then_xdg_then_home() {
+    let vars = |pairs: &'static [(&'static str, &'static str)]| {
+        move |name: &str| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| OsString::from(v))
+    };
+    const ALL: &[(&str, &str)] = &[("LAUNCH_TUNE_CACHE_DIR", "/t"), ("XDG_CACHE_HOME", "/x"), ("HOME", "/h")];
+    assert_eq!(cache_dir_from(vars(ALL)), Some(PathBuf::from("/t")));
+    assert_eq!(cache_dir_from(vars(&ALL[1..])), Some(Path::new("/x/cargo-launch/tune").into()));
+    assert_eq!(cache_dir_from(vars(&ALL[2..])), Some(Path::new("/h/.cache/cargo-launch/tune").into()));
+    // A relative XDG_CACHE_HOME is ignored, as the XDG specification asks.
+    assert_eq!(
+        cache_dir_from(vars(&[("XDG_CACHE_HOME", "rel"), ("HOME", "/h")])),
+        Some(Path::new("/h/.cache/cargo-launch/tune").into())
+    );
+    assert_eq!(cache_dir_from(vars(&[("HOME", "rel")])), None);
+    assert_eq!(cache_dir_from(vars(&[])), None);
+    assert!(NoCacheDir.to_string().contains("LAUNCH_TUNE_CACHE_DIR"));
+}
+
+#[test]
+fn a_cache_hit_costs_microseconds() {
+    let (_tmp, cache) = one_winner();
+    let k = key();
+    let mut ns: Vec<u128> = (0..10_000)
+        .map(|_| {
+            let start = Instant::now();
+            let hit = cache.get(&k);
+            let t = start.elapsed().as_nanos();
+            assert!(matches!(hit, Lookup::Hit(_)));
+            t
+        })
+        .collect();
+    ns.sort_unstable();
+    let (median, p99) = (ns[ns.len() / 2], ns[ns.len() * 99 / 100]);
+    eprintln!("tune cache hit: median {median} ns, p99 {p99} ns, min {} ns over {} gets", ns[0], ns.len());
+    assert!(median < 1_000_000, "a cache hit took {median} ns (median)");
+}
