@@ -12,6 +12,7 @@ use launch::schema::explore::{ArchVariants, Document, Variant};
 use launch::schema::report::{Explained, Toolchain};
 use launch::{Arch, Contract, ContractSource, Resources};
 use launch_build::manifest::{KernelArch, KernelEntry};
+use launch_build::tooling::variants;
 
 use crate::cli::{ExploreArgs, Format};
 use crate::error::Error;
@@ -41,9 +42,14 @@ pub fn run(args: &ExploreArgs) -> Result<(), Error> {
             .with_context(|| format!("reading the PTX of {} for {}", k.file, ka.arch))?;
         let grid = grid(k, ka, host, args, &max_regs)?;
         let contracts: Vec<Option<Contract>> = grid.iter().skip(1).map(|(_, c)| *c).collect();
-        let assembled = launch_build::tooling::variants::assemble(&tc, &ptx, &k.name, ka.arch, &contracts);
+        let kernel = variants::PtxKernel { file: &k.file, arch: ka.arch, ptx: &ptx, entry: &k.name };
+        let mut options = variants::Options::new(p.launch_dir.join("explore"));
+        options.ptxas_flags = p.config.ptxas_flags.clone();
+        let assembled = variants::assemble_variants(&tc, &kernel, &contracts, &options)
+            .map_err(|e| Error::Failure(anyhow::anyhow!("{}: {e}", k.display_name)))?;
         // The current build's numbers are the embedded ones; the others are what ptxas said.
-        let results = std::iter::once(Ok(ka.resources)).chain(assembled.into_iter().map(|r| r.map_err(|e| e.to_string())));
+        let results = std::iter::once(Ok(ka.resources))
+            .chain(assembled.into_iter().map(|r| r.map(|v| v.resources).map_err(|e| e.to_string())));
         doc.arches.push(arch_variants(ka.arch, host, &grid, results)?);
     }
     if doc.arches.is_empty() {
