@@ -31,6 +31,18 @@ pub fn cargo_program() -> PathBuf {
 /// script there, so the next `cargo build` would rerun it again and, until then, embed the wrong
 /// arches.
 pub fn build(sel: &PackageArgs, arches: &[Arch]) -> Result<Vec<PackageKernels>, Error> {
+    build_in(sel, arches, false)
+}
+
+/// [`build`] with every arch's PTX written too (`LAUNCH_ALL_PTX=1`, see
+/// `launch_build::tooling::all_ptx_path`), into a target folder of its own,
+/// `<target>/launch-explore/<arches or "listed">`, so the normal build stays fresh. The kernel cache
+/// serves what the normal build compiled: no new NVRTC run.
+pub fn build_with_all_ptx(sel: &PackageArgs, arches: &[Arch]) -> Result<Vec<PackageKernels>, Error> {
+    build_in(sel, arches, true)
+}
+
+fn build_in(sel: &PackageArgs, arches: &[Arch], all_ptx: bool) -> Result<Vec<PackageKernels>, Error> {
     let selected = selected_packages(sel)?;
     let manifests: std::collections::BTreeMap<PackageId, PathBuf> =
         selected.packages.iter().map(|p| (p.id.clone(), p.manifest_path.clone())).collect();
@@ -44,8 +56,20 @@ pub fn build(sel: &PackageArgs, arches: &[Arch]) -> Result<Vec<PackageKernels>, 
             .packages
             .iter()
             .any(|p| p.config.as_ref().is_some_and(|c| arches.iter().any(|a| !c.arches.contains(a))));
+    let target_dir = if all_ptx {
+        let name: Vec<String> = arches.iter().map(|a| a.to_string()).collect();
+        let dir = if unlisted { name.join("-") } else { "listed".to_string() };
+        let dir = selected.target_dir.join("launch-explore").join(dir);
+        cmd.arg("--target-dir").arg(&dir).env("LAUNCH_ALL_PTX", "1");
+        dir
+    } else if unlisted {
+        let dir = arch_target_dir(&selected.target_dir, &arches);
+        cmd.arg("--target-dir").arg(&dir);
+        dir
+    } else {
+        selected.target_dir.clone()
+    };
     if unlisted {
-        cmd.arg("--target-dir").arg(arch_target_dir(&selected.target_dir, &arches));
         cmd.env("LAUNCH_ARCH", arches.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(","));
     }
     // cargo's progress and any build error go straight to the user's terminal.
@@ -65,16 +89,16 @@ pub fn build(sel: &PackageArgs, arches: &[Arch]) -> Result<Vec<PackageKernels>, 
             if !seen.insert(script.package_id.clone()) {
                 continue;
             }
-            let path = script.out_dir.join("launch").join("manifest.json").into_std_path_buf();
+            let launch_dir = script.out_dir.join("launch").into_std_path_buf();
+            let path = launch_dir.join("manifest.json");
             let Ok(text) = std::fs::read_to_string(&path) else { continue };
             let manifest = Manifest::from_json(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
             let config = launch_build::Config::load(manifest_path).map_err(|e| Error::Usage(e.into()))?;
-            found.push(PackageKernels { package: manifest.package.clone(), manifest, config });
+            found.push(PackageKernels { package: manifest.package.clone(), launch_dir, manifest, config });
         }
     }
     let status = child.wait().context("waiting for cargo")?;
     if !status.success() {
-        let target_dir = if unlisted { arch_target_dir(&selected.target_dir, &arches) } else { selected.target_dir };
         let failures = selected
             .packages
             .iter()

@@ -53,11 +53,54 @@ pub enum Command {
     /// NVIDIA's Occupancy Calculator for a hypothetical kernel: blocks, warps and occupancy per SM,
     /// every limit, the largest launchable and the suggested block size; sweeps and an SVG plot.
     Occupancy(OccupancyArgs),
+    /// Compare launch contracts for one kernel, per arch: its PTX compiled once, each contract
+    /// written into it and assembled by ptxas; registers, spills, stack and occupancy per variant,
+    /// the frontier of occupancy against spills, and the cliff from the current build.
+    Explore(ExploreArgs),
     /// Set up an existing crate: [package.metadata.launch], build.rs, the launch and launch-build
     /// dependencies and a kernel folder with an example kernel, each only where missing.
     Init(InitArgs),
     /// Create a crate like the template: kernels/, build.rs, [package.metadata.launch], src/.
     New(NewArgs),
+}
+
+/// `cargo launch explore`.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Variants: the kernel's current contract, no contract, and `--max-regs cliffs` (the default): for
+the block size, every register cap at which the resident blocks per SM change, with the
+min_blocks ptxas can honour there. --threads, --min-blocks and --max-regs N,... add the grid of
+their combinations. Nothing is recompiled by NVRTC: the build's PTX of each arch (from the kernel
+cache) gets each contract's directives, and ptxas assembles it.
+
+Example:
+  cargo launch explore poly_eval --arch sm_90,sm_100
+  cargo launch explore poly_eval --threads 256,512 --max-regs 64,128 --format json")]
+pub struct ExploreArgs {
+    /// The kernel: its name, display name or `path/file.cu::name`.
+    #[arg(value_name = "KERNEL")]
+    pub kernel: String,
+    #[command(flatten)]
+    pub packages: PackageArgs,
+    /// Only these arches (comma-separated or repeated); default: the crate's arches the kernel is
+    /// compiled for.
+    #[arg(long, value_delimiter = ',', value_name = "ARCH", value_parser = parse_arch)]
+    pub arch: Vec<Arch>,
+    /// Block sizes to try (default: the contract's, else the host's).
+    #[arg(long, value_delimiter = ',', value_name = "N")]
+    pub threads: Vec<u32>,
+    /// `min_blocks` values to try.
+    #[arg(long = "min-blocks", value_delimiter = ',', value_name = "N")]
+    pub min_blocks: Vec<u32>,
+    /// `max_regs` values to try, or `cliffs` (the default).
+    #[arg(long = "max-regs", value_delimiter = ',', value_name = "N|cliffs")]
+    pub max_regs: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Do not install the toolchain when none is found (exit 3 instead).
+    #[arg(long)]
+    pub no_setup: bool,
 }
 
 /// `cargo launch init`.

@@ -15,6 +15,7 @@ mod cargo;
 mod check;
 mod cli;
 mod error;
+mod explore;
 mod init;
 mod occupancy_cmd;
 mod plot;
@@ -59,6 +60,7 @@ fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), Error> {
         Command::Check(a) => check::run(&a),
         Command::Setup(a) => setup::run(a.force).map(|_| ()),
         Command::Occupancy(a) => occupancy_cmd::run(&a),
+        Command::Explore(a) => explore::run(&a),
         Command::Init(a) => init::init(&a),
         Command::New(a) => init::new(&a),
     }

@@ -15,6 +15,8 @@ use crate::words::qualified;
 /// One package's kernels.
 #[derive(Debug)]
 pub struct PackageKernels {
+    /// Its build script's `OUT_DIR/launch`.
+    pub launch_dir: std::path::PathBuf,
     /// Package name.
     pub package: String,
     /// The manifest launch-build wrote.
@@ -79,7 +81,7 @@ pub fn rows(packages: &[PackageKernels], arches: &[Arch]) -> Result<Vec<Row>, Er
     Ok(out)
 }
 
-fn kernel_id(package: &str, k: &KernelEntry) -> KernelId {
+pub fn kernel_id(package: &str, k: &KernelEntry) -> KernelId {
     KernelId {
         package: package.to_string(),
         name: k.name.clone(),
@@ -195,6 +197,6 @@ pub(crate) mod testing {
             kernels,
             warnings: Vec::new(),
         };
-        PackageKernels { package: "pkg".into(), manifest, config }
+        PackageKernels { package: "pkg".into(), launch_dir: dir.join("out/launch"), manifest, config }
     }
 }

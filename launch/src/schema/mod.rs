@@ -12,6 +12,7 @@
 
 pub mod check;
 pub mod diagnostics;
+pub mod explore;
 pub mod manifest;
 pub mod occupancy;
 mod read;

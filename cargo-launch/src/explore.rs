@@ -1,0 +1,315 @@
+//! `cargo launch explore KERNEL`: one kernel under several launch contracts, per arch. The crate is
+//! built with every arch's PTX kept (`cargo::build_with_all_ptx`: the kernel cache serves it, no
+//! new NVRTC run), each contract is written into the kernel's PTX entry and assembled by ptxas
+//! (launch-build's `tooling::variants`), and each variant is analysed like a report record. The
+//! grid and the frontier are `launch::analysis::{cliffs, frontier}`.
+
+use std::io::Write;
+
+use anyhow::Context;
+use launch::analysis::{self, cliffs, frontier, HostLaunch, KernelReport};
+use launch::schema::explore::{ArchVariants, Document, Variant};
+use launch::schema::report::{Explained, Toolchain};
+use launch::{Arch, Contract, ContractSource, Resources};
+use launch_build::manifest::{KernelArch, KernelEntry};
+use launch_build::tooling::variants;
+
+use crate::cli::{ExploreArgs, Format};
+use crate::error::Error;
+use crate::records::{self, PackageKernels};
+use crate::{cargo, toolchain};
+
+/// Runs `cargo launch explore`.
+pub fn run(args: &ExploreArgs) -> Result<(), Error> {
+    let max_regs = MaxRegs::parse(&args.max_regs)?;
+    toolchain::ensure_toolchain(args.no_setup)?;
+    let arches = cargo::sorted(&args.arch);
+    toolchain::refuse_untargetable(&arches)?;
+    let packages = cargo::build_with_all_ptx(&args.packages, &arches)?;
+    let (p, k) = find(&packages, &args.kernel)?;
+    let host = records::host_launch(&p.config, k);
+    let tc = launch_build::tooling::toolchain::discover(&launch_build::tooling::Env::cli())
+        .map_err(|e| Error::NoToolchain(e.into()))?;
+    let mut doc = Document {
+        schema: launch::schema::explore::VERSION,
+        toolchain: Toolchain { nvrtc: p.manifest.toolchain.nvrtc.clone(), ptxas: p.manifest.toolchain.ptxas.clone() },
+        kernel: records::kernel_id(&p.package, k),
+        arches: Vec::new(),
+    };
+    for ka in k.arches.iter().filter(|ka| arches.is_empty() || arches.contains(&ka.arch)) {
+        let ptx_path = p.launch_dir.join(launch_build::tooling::all_ptx_path(&k.file, ka.arch));
+        let ptx = std::fs::read_to_string(&ptx_path)
+            .with_context(|| format!("reading the PTX of {} for {}", k.file, ka.arch))?;
+        let grid = grid(k, ka, host, args, &max_regs)?;
+        let contracts: Vec<Option<Contract>> = grid.iter().skip(1).map(|(_, c)| *c).collect();
+        let kernel = variants::PtxKernel { file: &k.file, arch: ka.arch, ptx: &ptx, entry: &k.name };
+        let mut options = variants::Options::new(p.launch_dir.join("explore"));
+        options.ptxas_flags = p.config.ptxas_flags.clone();
+        let assembled = variants::assemble_variants(&tc, &kernel, &contracts, &options)
+            .map_err(|e| Error::Failure(anyhow::anyhow!("{}: {e}", k.display_name)))?;
+        // The current build's numbers are the embedded ones; the others are what ptxas said.
+        let results = std::iter::once(Ok(ka.resources))
+            .chain(assembled.into_iter().map(|r| r.map(|v| v.resources).map_err(|e| e.to_string())));
+        doc.arches.push(arch_variants(ka.arch, host, &grid, results)?);
+    }
+    if doc.arches.is_empty() {
+        return Err(Error::Usage(anyhow::anyhow!(
+            "{} is compiled for none of the requested arches; it is compiled for: {}",
+            k.display_name,
+            k.arches.iter().map(|a| a.arch.to_string()).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut out, &doc).context("writing JSON")?;
+            writeln!(out).context("writing JSON")?;
+        }
+        Format::Text => text(&mut out, &doc).context("writing the table")?,
+    }
+    Ok(())
+}
+
+/// `--max-regs`: numbers, and whether `cliffs` was asked (the default without numbers).
+#[derive(Debug, Default)]
+struct MaxRegs {
+    cliffs: bool,
+    values: Vec<u32>,
+}
+
+impl MaxRegs {
+    fn parse(list: &[String]) -> Result<MaxRegs, Error> {
+        let mut m = MaxRegs { cliffs: list.is_empty(), values: Vec::new() };
+        for v in list {
+            if v == "cliffs" {
+                m.cliffs = true;
+            } else {
+                let n: u32 = v.parse().ok().filter(|n| (16..=255).contains(n)).ok_or_else(|| {
+                    Error::Usage(anyhow::anyhow!("--max-regs {v}: a register count from 16 to 255, or `cliffs`"))
+                })?;
+                m.values.push(n);
+            }
+        }
+        Ok(m)
+    }
+}
+
+/// The kernel named `name` (symbol, display name or `path/file.cu::name`) in the packages.
+fn find<'a>(packages: &'a [PackageKernels], name: &str) -> Result<(&'a PackageKernels, &'a KernelEntry), Error> {
+    let hits: Vec<(&PackageKernels, &KernelEntry)> = packages
+        .iter()
+        .flat_map(|p| p.manifest.kernels.iter().map(move |k| (p, k)))
+        .filter(|(_, k)| k.name == name || k.display_name == name || crate::words::qualified(k) == name)
+        .collect();
+    match hits.as_slice() {
+        [one] => Ok(*one),
+        [] => {
+            let names: Vec<&str> =
+                packages.iter().flat_map(|p| p.manifest.kernels.iter().map(|k| k.display_name.as_str())).collect();
+            Err(Error::Usage(anyhow::anyhow!("no kernel named `{name}`; the kernels: {}", names.join(", "))))
+        }
+        many => Err(Error::Usage(anyhow::anyhow!(
+            "`{name}` names {} kernels; name one as path/file.cu::name: {}",
+            many.len(),
+            many.iter().map(|(_, k)| crate::words::qualified(k)).collect::<Vec<_>>().join(", ")
+        ))),
+    }
+}
+
+/// The variants to compare on one arch, the current build first: (origin, contract).
+fn grid(
+    k: &KernelEntry,
+    ka: &KernelArch,
+    host: HostLaunch,
+    args: &ExploreArgs,
+    max_regs: &MaxRegs,
+) -> Result<Vec<(&'static str, Option<Contract>)>, Error> {
+    let bounds = |threads: u32, min_blocks: Option<u32>, max_regs: Option<u32>| {
+        Some(Contract { source: ContractSource::LaunchBounds, threads: Some(threads), min_blocks, max_regs, exact: false })
+    };
+    let mut out: Vec<(&'static str, Option<Contract>)> = vec![("current", k.contract)];
+    if k.contract.is_some() {
+        out.push(("none", None));
+    }
+    let threads: Vec<u32> = if args.threads.is_empty() {
+        vec![k.contract.and_then(|c| c.threads).unwrap_or(host.threads)]
+    } else {
+        args.threads.clone()
+    };
+    let r = &ka.resources;
+    for &t in &threads {
+        if max_regs.cliffs {
+            let found = cliffs(ka.arch, t, r.shared_static, host.dynamic_smem, r.barriers)
+                .map_err(|e| Error::Failure(anyhow::anyhow!("{}: {e}", k.display_name)))?;
+            for c in found {
+                out.push(("cliff", bounds(t, Some(c.blocks), Some(c.registers))));
+            }
+        }
+        let blocks: Vec<Option<u32>> =
+            if args.min_blocks.is_empty() { vec![None] } else { args.min_blocks.iter().map(|&b| Some(b)).collect() };
+        let regs: Vec<Option<u32>> =
+            if max_regs.values.is_empty() { vec![None] } else { max_regs.values.iter().map(|&r| Some(r)).collect() };
+        for &b in &blocks {
+            for &m in &regs {
+                out.push(("grid", bounds(t, b, m)));
+            }
+        }
+    }
+    // Each contract once, in the order first met.
+    let mut seen: Vec<Option<Contract>> = Vec::new();
+    out.retain(|(_, c)| {
+        let key = c.map(|c| Contract { source: ContractSource::LaunchBounds, exact: false, ..c });
+        let new = !seen.contains(&key);
+        seen.push(key);
+        new
+    });
+    Ok(out)
+}
+
+/// The analysed variants of one arch, with the frontier marked.
+fn arch_variants(
+    arch: Arch,
+    host: HostLaunch,
+    grid: &[(&'static str, Option<Contract>)],
+    results: impl Iterator<Item = Result<Resources, String>>,
+) -> Result<ArchVariants, Error> {
+    let mut variants = Vec::new();
+    let mut next_block = None;
+    for ((origin, contract), result) in grid.iter().zip(results) {
+        let analyse = |r: &Resources| {
+            analysis::analyze(arch, r, *contract, host).map_err(|e| Error::Failure(anyhow::anyhow!("{e}")))
+        };
+        let v = match result {
+            Ok(r) => {
+                let a: KernelReport = analyse(&r)?;
+                if *origin == "current" {
+                    next_block = a.next_block;
+                }
+                variant(origin, *contract, Some(r), None, &a)
+            }
+            Err(e) => {
+                // Refused by ptxas: shown with the message, evaluated as nothing.
+                let a = analyse(&Resources::default())?;
+                Variant { resources: None, error: Some(e), active_blocks: 0, percent: 0.0, ..variant(origin, *contract, None, None, &a) }
+            }
+        };
+        variants.push(v);
+    }
+    let points: Vec<(f64, u32)> = variants
+        .iter()
+        .map(|v| match (&v.resources, &v.launch_error) {
+            (Some(r), None) => (v.percent, r.spill_bytes()),
+            _ => (0.0, u32::MAX),
+        })
+        .collect();
+    for (v, on) in variants.iter_mut().zip(frontier(&points)) {
+        v.frontier = on && v.resources.is_some() && v.launch_error.is_none();
+    }
+    Ok(ArchVariants { arch, next_block, variants })
+}
+
+fn variant(
+    origin: &str,
+    contract: Option<Contract>,
+    resources: Option<Resources>,
+    error: Option<String>,
+    a: &KernelReport,
+) -> Variant {
+    Variant {
+        origin: origin.to_string(),
+        contract,
+        resources,
+        error,
+        threads: a.occupancy.threads,
+        threads_from: a.occupancy.threads_from,
+        active_blocks: a.occupancy.active_blocks,
+        percent: a.occupancy.percent,
+        limiters: a.occupancy.limiters,
+        launch_error: a.launch_failure.map(Explained::new),
+        max_threads_per_block: a.largest_block,
+        frontier: false,
+    }
+}
+
+/// The table, one per arch.
+fn text(out: &mut impl Write, doc: &Document) -> std::io::Result<()> {
+    const HEAD: [&str; 9] = ["", "contract", "regs", "spill st/ld", "stack", "threads", "occupancy", "limited by", "largest"];
+    for (i, a) in doc.arches.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        let current = &a.variants[0];
+        writeln!(out, "{} on {} (ptxas {})", doc.kernel.display_name, a.arch, doc.toolchain.ptxas)?;
+        if let (Some(n), Some(r)) = (&a.next_block, &current.resources) {
+            writeln!(
+                out,
+                "cliff from the current build: {} registers (-{}) → {} block{}/SM, {:.1}%",
+                n.registers,
+                r.registers.saturating_sub(n.registers),
+                n.active_blocks,
+                if n.active_blocks == 1 { "" } else { "s" },
+                n.percent
+            )?;
+        }
+        let rows: Vec<[String; 9]> = a.variants.iter().map(row).collect();
+        let mut width = HEAD.map(|h| h.chars().count());
+        for r in &rows {
+            for (w, c) in width.iter_mut().zip(r) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+        let line = |cells: &[String; 9]| {
+            let mut s = String::new();
+            for (c, cell) in cells.iter().enumerate() {
+                let pad = " ".repeat(width[c] - cell.chars().count());
+                let right = matches!(c, 2..=6 | 8);
+                match (c, right) {
+                    (0, _) => s.push_str(&format!("{cell}{pad}")),
+                    (_, true) => s.push_str(&format!("  {pad}{cell}")),
+                    (8, false) => s.push_str(&format!("  {cell}")),
+                    _ => s.push_str(&format!("  {cell}{pad}")),
+                }
+            }
+            s.trim_end().to_string()
+        };
+        writeln!(out, "{}", line(&HEAD.map(String::from)))?;
+        for r in &rows {
+            writeln!(out, "{}", line(r))?;
+        }
+        for v in a.variants.iter().filter(|v| v.error.is_some()) {
+            writeln!(out, "{}: ptxas refused it: {}", contract_text(v.contract), v.error.as_deref().unwrap_or(""))?;
+        }
+    }
+    writeln!(
+        out,
+        "\n*: on the frontier (no other variant has at least its occupancy and at most its spill bytes, and more of one); \
+         threads*: the host's block size (no contract); measure the frontier on a GPU before choosing."
+    )
+}
+
+fn contract_text(c: Option<Contract>) -> String {
+    c.map_or_else(|| "none".to_string(), |c| c.to_string())
+}
+
+fn row(v: &Variant) -> [String; 9] {
+    let mark = if v.frontier { "*" } else { " " };
+    let label = if v.origin == "current" {
+        format!("{} (current)", contract_text(v.contract))
+    } else {
+        contract_text(v.contract)
+    };
+    let (regs, spills, stack) = match &v.resources {
+        Some(r) => (r.registers.to_string(), format!("{}/{}", r.spill_stores, r.spill_loads), r.stack_frame.to_string()),
+        None => ("-".into(), "-".into(), "-".into()),
+    };
+    let threads = match v.threads_from {
+        analysis::ThreadsFrom::Contract => v.threads.to_string(),
+        analysis::ThreadsFrom::Host => format!("{}*", v.threads),
+    };
+    let (occ, limited) = match (&v.resources, &v.launch_error) {
+        (None, _) => ("-".to_string(), "refused by ptxas".to_string()),
+        (_, Some(_)) => ("fails".to_string(), "cannot launch".to_string()),
+        _ => (format!("{:.1}%", v.percent), v.limiters.iter().map(|l| l.name()).collect::<Vec<_>>().join("+")),
+    };
+    [mark.into(), label, regs, spills, stack, threads, occ, limited, v.max_threads_per_block.to_string()]
+}
