@@ -13,6 +13,9 @@ mod check;
 /// `check` on kernels that do not build: located `compile` findings in text, JSON and SARIF.
 mod check_build_failure;
 
+/// `cargo launch explore`: contracts written into the PTX and assembled by ptxas, per arch.
+mod explore;
+
 /// Bad configuration, broken kernels and a missing toolchain give the documented errors.
 mod errors;
 

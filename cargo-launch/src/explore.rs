@@ -125,7 +125,13 @@ fn grid(
     max_regs: &MaxRegs,
 ) -> Result<Vec<(&'static str, Option<Contract>)>, Error> {
     let bounds = |threads: u32, min_blocks: Option<u32>, max_regs: Option<u32>| {
-        Some(Contract { source: ContractSource::LaunchBounds, threads: Some(threads), min_blocks, max_regs, exact: false })
+        Some(Contract {
+            source: ContractSource::LaunchBounds,
+            threads: Some(threads),
+            min_blocks,
+            max_regs,
+            exact: false,
+        })
     };
     let mut out: Vec<(&'static str, Option<Contract>)> = vec![("current", k.contract)];
     if k.contract.is_some() {
@@ -190,7 +196,13 @@ fn arch_variants(
             Err(e) => {
                 // Refused by ptxas: shown with the message, evaluated as nothing.
                 let a = analyse(&Resources::default())?;
-                Variant { resources: None, error: Some(e), active_blocks: 0, percent: 0.0, ..variant(origin, *contract, None, None, &a) }
+                Variant {
+                    resources: None,
+                    error: Some(e),
+                    active_blocks: 0,
+                    percent: 0.0,
+                    ..variant(origin, *contract, None, None, &a)
+                }
             }
         };
         variants.push(v);
@@ -233,7 +245,8 @@ fn variant(
 
 /// The table, one per arch.
 fn text(out: &mut impl Write, doc: &Document) -> std::io::Result<()> {
-    const HEAD: [&str; 9] = ["", "contract", "regs", "spill st/ld", "stack", "threads", "occupancy", "limited by", "largest"];
+    const HEAD: [&str; 9] =
+        ["", "contract", "regs", "spill st/ld", "stack", "threads", "occupancy", "limited by", "largest"];
     for (i, a) in doc.arches.iter().enumerate() {
         if i > 0 {
             writeln!(out)?;
@@ -299,7 +312,9 @@ fn row(v: &Variant) -> [String; 9] {
         contract_text(v.contract)
     };
     let (regs, spills, stack) = match &v.resources {
-        Some(r) => (r.registers.to_string(), format!("{}/{}", r.spill_stores, r.spill_loads), r.stack_frame.to_string()),
+        Some(r) => {
+            (r.registers.to_string(), format!("{}/{}", r.spill_stores, r.spill_loads), r.stack_frame.to_string())
+        }
         None => ("-".into(), "-".into(), "-".into()),
     };
     let threads = match v.threads_from {

@@ -35,6 +35,7 @@ mod tests {
             ("schema::report::Document", super::report::VERSION),
             ("schema::check::Document", super::check::VERSION),
             ("schema::occupancy::{Detail, Sweep}", super::occupancy::VERSION),
+            ("schema::explore::Document", super::explore::VERSION),
         ];
         for (ty, version) in rows {
             let line = readme

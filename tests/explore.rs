@@ -1,0 +1,63 @@
+//! `cargo launch explore` on the template: the kernel's PTX from the build, each contract written
+//! into it and assembled by ptxas, analysed per arch. A PTX-edited variant has the numbers of the
+//! same contract compiled from source (the template's bounded builds).
+
+use launch::schema::explore::Document;
+use launch::ContractSource;
+
+use crate::support::{cargo_launch, root, run, toolchain_root};
+
+fn explore(args: &[&str]) -> (i32, String, String) {
+    toolchain_root();
+    run(cargo_launch()
+        .args(["launch", "explore"])
+        .args(args)
+        .arg("--manifest-path")
+        .arg(root().join("template/Cargo.toml")))
+}
+
+#[test]
+fn the_cliffs_of_poly_eval_give_the_source_compiled_numbers_and_a_frontier() {
+    let (code, stdout, stderr) = explore(&["poly_eval", "--arch", "sm_90", "--format", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let doc = Document::from_json(&stdout).expect("the explore document");
+    assert_eq!(doc.kernel.display_name, "poly_eval");
+    let a = &doc.arches[0];
+    assert_eq!(a.arch.to_string(), "sm_90");
+    let n = a.next_block.expect("registers limit the unbounded build");
+    assert_eq!((n.registers, n.active_blocks, n.percent), (128, 2, 25.0));
+    // The current build first (its embedded numbers), then a variant per cliff.
+    assert_eq!((a.variants[0].origin.as_str(), a.variants[0].resources.unwrap().registers), ("current", 167));
+    let at = |blocks: u32, regs: u32| {
+        a.variants
+            .iter()
+            .find(|v| v.contract.is_some_and(|c| c.min_blocks == Some(blocks) && c.max_regs == Some(regs)))
+            .unwrap_or_else(|| panic!("no cliff variant ({blocks}, {regs}) in {:?}", a.variants))
+    };
+    // __launch_bounds__(256, 4) compiled from source (poly_eval_lb256x4): 64 registers, 3168/3208
+    // bytes of spills, 1384 bytes of stack. Written into the unbounded kernel's PTX: the same.
+    let v = at(4, 64);
+    let r = v.resources.unwrap();
+    assert_eq!((r.registers, r.spill_stores, r.spill_loads, r.stack_frame), (64, 3168, 3208, 1384));
+    assert_eq!((v.active_blocks, v.percent), (4, 50.0));
+    let r = at(8, 32).resources.unwrap();
+    assert_eq!((r.registers, r.spill_stores, r.spill_loads, r.stack_frame), (32, 4452, 4628, 1912));
+    assert!(a.variants.iter().all(|v| v.contract.is_none_or(|c| c.source == ContractSource::LaunchBounds)));
+    // Every cliff trades spills for occupancy: all on the frontier here.
+    assert!(a.variants.iter().all(|v| v.frontier), "{:?}", a.variants);
+
+    let (code, text, _) = explore(&["poly_eval", "--arch", "sm_90", "--max-regs", "cliffs"]);
+    assert_eq!(code, 0);
+    assert!(text.contains("cliff from the current build: 128 registers (-39) → 2 blocks/SM, 25.0%"), "{text}");
+    assert!(text.contains("__launch_bounds__(256, 2) __maxnreg__(128)"), "{text}");
+}
+
+#[test]
+fn an_unknown_kernel_or_a_bad_register_count_is_a_usage_error() {
+    let (code, _, stderr) = explore(&["poly", "--arch", "sm_90"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("no kernel named `poly`; the kernels: poly_eval, poly_eval_lb256"), "{stderr}");
+    let (code, _, stderr) = explore(&["poly_eval", "--max-regs", "300"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--max-regs 300: a register count from 16 to 255, or `cliffs`"), "{stderr}");
+}
