@@ -191,7 +191,7 @@ fn arch_variants(
                 if *origin == "current" {
                     next_block = a.next_block;
                 }
-                variant(origin, *contract, Some(r), None, &a)
+                variant(origin, *contract, Some(r), &a)
             }
             Err(e) => {
                 // Refused by ptxas: shown with the message, evaluated as nothing.
@@ -201,7 +201,7 @@ fn arch_variants(
                     error: Some(e),
                     active_blocks: 0,
                     percent: 0.0,
-                    ..variant(origin, *contract, None, None, &a)
+                    ..variant(origin, *contract, None, &a)
                 }
             }
         };
@@ -220,18 +220,12 @@ fn arch_variants(
     Ok(ArchVariants { arch, next_block, variants })
 }
 
-fn variant(
-    origin: &str,
-    contract: Option<Contract>,
-    resources: Option<Resources>,
-    error: Option<String>,
-    a: &KernelReport,
-) -> Variant {
+fn variant(origin: &str, contract: Option<Contract>, resources: Option<Resources>, a: &KernelReport) -> Variant {
     Variant {
         origin: origin.to_string(),
         contract,
         resources,
-        error,
+        error: None,
         threads: a.occupancy.threads,
         threads_from: a.occupancy.threads_from,
         active_blocks: a.occupancy.active_blocks,
@@ -264,30 +258,10 @@ fn text(out: &mut impl Write, doc: &Document) -> std::io::Result<()> {
                 n.percent
             )?;
         }
-        let rows: Vec<[String; 9]> = a.variants.iter().map(row).collect();
-        let mut width = HEAD.map(|h| h.chars().count());
-        for r in &rows {
-            for (w, c) in width.iter_mut().zip(r) {
-                *w = (*w).max(c.chars().count());
-            }
-        }
-        let line = |cells: &[String; 9]| {
-            let mut s = String::new();
-            for (c, cell) in cells.iter().enumerate() {
-                let pad = " ".repeat(width[c] - cell.chars().count());
-                let right = matches!(c, 2..=6 | 8);
-                match (c, right) {
-                    (0, _) => s.push_str(&format!("{cell}{pad}")),
-                    (_, true) => s.push_str(&format!("  {pad}{cell}")),
-                    (8, false) => s.push_str(&format!("  {cell}")),
-                    _ => s.push_str(&format!("  {cell}{pad}")),
-                }
-            }
-            s.trim_end().to_string()
-        };
-        writeln!(out, "{}", line(&HEAD.map(String::from)))?;
-        for r in &rows {
-            writeln!(out, "{}", line(r))?;
+        let rows: Vec<Vec<String>> = a.variants.iter().map(row).collect();
+        const RIGHT: [bool; 9] = [false, false, true, true, true, true, true, false, true];
+        for line in crate::render::table(&HEAD, &RIGHT, &rows) {
+            writeln!(out, "{line}")?;
         }
         for v in a.variants.iter().filter(|v| v.error.is_some()) {
             writeln!(out, "{}: ptxas refused it: {}", contract_text(v.contract), v.error.as_deref().unwrap_or(""))?;
@@ -304,7 +278,7 @@ fn contract_text(c: Option<Contract>) -> String {
     c.map_or_else(|| "none".to_string(), |c| c.to_string())
 }
 
-fn row(v: &Variant) -> [String; 9] {
+fn row(v: &Variant) -> Vec<String> {
     let mark = if v.frontier { "*" } else { " " };
     let label = if v.origin == "current" {
         format!("{} (current)", contract_text(v.contract))
@@ -326,5 +300,5 @@ fn row(v: &Variant) -> [String; 9] {
         (_, Some(_)) => ("fails".to_string(), "cannot launch".to_string()),
         _ => (format!("{:.1}%", v.percent), v.limiters.iter().map(|l| l.name()).collect::<Vec<_>>().join("+")),
     };
-    [mark.into(), label, regs, spills, stack, threads, occ, limited, v.max_threads_per_block.to_string()]
+    vec![mark.into(), label, regs, spills, stack, threads, occ, limited, v.max_threads_per_block.to_string()]
 }

@@ -124,6 +124,40 @@ fn row(r: &Row) -> Vec<String> {
     ]
 }
 
+/// A text table: `head`, then `rows`, columns two spaces apart and as wide as their widest cell,
+/// numbers (`right`) right-aligned, words left; the last column is not padded (no trailing
+/// spaces).
+pub fn table(head: &[&str], right: &[bool], rows: &[Vec<String>]) -> Vec<String> {
+    let mut width: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (w, cell) in width.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[&str]| {
+        let mut s = String::new();
+        for (c, cell) in cells.iter().enumerate() {
+            let pad = width[c].saturating_sub(cell.chars().count());
+            if c > 0 {
+                s.push_str("  ");
+            }
+            if right[c] {
+                s.push_str(&" ".repeat(pad));
+                s.push_str(cell);
+            } else if c + 1 == cells.len() {
+                s.push_str(cell);
+            } else {
+                s.push_str(cell);
+                s.push_str(&" ".repeat(pad));
+            }
+        }
+        s
+    };
+    std::iter::once(line(head))
+        .chain(rows.iter().map(|r| line(&r.iter().map(String::as_str).collect::<Vec<_>>())))
+        .collect()
+}
+
 /// The compact report: a header per package, then one line per kernel × arch.
 pub fn compact(out: &mut impl Write, view: &View) -> io::Result<()> {
     const HEAD: [&str; 10] =
@@ -137,36 +171,8 @@ pub fn compact(out: &mut impl Write, view: &View) -> io::Result<()> {
         header(out, view, p)?;
         writeln!(out)?;
         let rows: Vec<Vec<String>> = view.shown.iter().filter(|r| r.id.package == p.package).map(|r| row(r)).collect();
-        let mut width = HEAD.map(|h| h.chars().count());
-        for r in &rows {
-            for (w, cell) in width.iter_mut().zip(r) {
-                *w = (*w).max(cell.chars().count());
-            }
-        }
-        let line = |cells: &[&str]| {
-            let mut s = String::new();
-            for (c, cell) in cells.iter().enumerate() {
-                let pad = width[c].saturating_sub(cell.chars().count());
-                if c > 0 {
-                    s.push_str("  ");
-                }
-                // The last column is not padded (no trailing spaces).
-                if RIGHT[c] {
-                    s.push_str(&" ".repeat(pad));
-                    s.push_str(cell);
-                } else if c + 1 == cells.len() {
-                    s.push_str(cell);
-                } else {
-                    s.push_str(cell);
-                    s.push_str(&" ".repeat(pad));
-                }
-            }
-            s
-        };
-        writeln!(out, "{}", line(&HEAD))?;
-        for r in &rows {
-            let cells: Vec<&str> = r.iter().map(String::as_str).collect();
-            writeln!(out, "{}", line(&cells))?;
+        for line in table(&HEAD, &RIGHT, &rows) {
+            writeln!(out, "{line}")?;
         }
         not_compiled(out, view, p)?;
         for w in &p.manifest.warnings {
