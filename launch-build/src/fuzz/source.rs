@@ -357,10 +357,18 @@ fn check_annotations(
                 ensure(a.max_regs.is_none_or(|r| (16..=255).contains(&r)), || {
                     format!("max_regs {:?} accepted", a.max_regs)
                 })?;
-                // The numbers are the ones written after `@launch(` on its line.
-                let line = lines.line(a.line as usize).unwrap_or("");
-                let start = line.find("@launch").ok_or_else(|| format!("no @launch on line {} ({line:?})", a.line))?;
-                let after = &src[lines.offset_of(a.line as usize, 1).unwrap_or(0) + start..];
+                // The numbers are the ones written after the `@launch(` the annotation is at (a line
+                // may hold another `@launch(` outside a comment, which is no annotation).
+                let at = lines.offset_of(a.line as usize, a.col as usize).unwrap_or(0);
+                let after = src.get(at..).unwrap_or("");
+                ensure(after.starts_with("@launch"), || {
+                    format!(
+                        "@launch at {}:{} points at {:?}",
+                        a.line,
+                        a.col,
+                        after.chars().take(20).collect::<String>()
+                    )
+                })?;
                 let args = &after[after.find('(').map_or(0, |i| i + 1)..after.find(')').unwrap_or(after.len())];
                 let written: Vec<Option<u128>> = args
                     .split(',')
