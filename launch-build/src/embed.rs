@@ -217,7 +217,7 @@ fn emit(s: &mut String, m: &Manifest, name: &str, node: &Node, depth: usize) {
                 a.arch, r.registers, r.barriers, r.stack_frame, r.spill_stores, r.spill_loads, r.cumulative_stack, r.shared_static, r.cmem0
             );
         }
-        let _ = writeln!(s, "{inner}    ],\n{inner}}};");
+        let _ = writeln!(s, "{inner}    ],\n{inner}    variants: &[],\n{inner}}};");
     }
     for (child, n) in &node.children {
         emit(s, m, child, n, depth + 1);

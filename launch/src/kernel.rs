@@ -174,6 +174,10 @@ pub struct Kernel {
     pub host_threads: u32,
     /// Per-arch resources, lowest first: exactly the architectures whose build has the kernel.
     pub resources: &'static [ArchResources],
+    /// The same code under other contracts (`[package.metadata.launch.tune.<kernel>]`): each its
+    /// own entry, derived from this kernel's PTX with the directives set and the entry renamed.
+    /// Empty when the kernel has no tune grid. See [`Kernel::variants`].
+    pub variants: &'static [Kernel],
 }
 
 impl Kernel {
@@ -213,6 +217,13 @@ impl Kernel {
     /// Resources on this arch name, if built.
     pub fn resources_on(&self, arch: &str) -> Option<&Resources> {
         self.resources.iter().find(|r| r.arch == arch).map(|r| &r.resources)
+    }
+
+    /// The variants of this kernel's tune grid, each a [`Kernel`] with its own contract, entry
+    /// name, module and per-arch resources (only the arches where it can launch at its own block
+    /// size). The plain kernel is not among them; a kernel without a grid has none.
+    pub fn variants(&self) -> &'static [Kernel] {
+        self.variants
     }
 
     /// The block size this kernel is meant to be launched with: the contract's threads, else the
@@ -281,7 +292,7 @@ mod tests {
     static A: Module = Module { file: "kernels/a.cu", cubins: &[], ptx_arch: "sm_80", ptx: "", extra_ptx: &[] };
     static B: Module = Module { file: "kernels/sub/b.cu", cubins: &[], ptx_arch: "sm_80", ptx: "", extra_ptx: &[] };
     const fn kernel(name: &'static str, demangled: &'static str, module: &'static Module) -> Kernel {
-        Kernel { name, demangled, line: 1, module, contract: None, host_threads: 256, resources: &[] }
+        Kernel { name, demangled, line: 1, module, contract: None, host_threads: 256, resources: &[], variants: &[] }
     }
     static FILL_A: Kernel = kernel("fill", "fill", &A);
     static FILL_B: Kernel = kernel("fill", "fill", &B);

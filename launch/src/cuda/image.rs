@@ -251,6 +251,7 @@ mod tests {
             contract: None,
             host_threads: 256,
             resources: arches,
+            variants: &[],
         }
     }
     const R: crate::Resources = crate::Resources {

@@ -187,7 +187,7 @@ mod tests {
     static M1: Module = module(&[Cubin { arch: "sm_90", bytes: b"\x7fELF one" }]);
     static M2: Module = module(&[Cubin { arch: "sm_90", bytes: b"\x7fELF two" }]);
     const fn kernel(name: &'static str, module: &'static Module, contract: Option<Contract>) -> Kernel {
-        Kernel { name, demangled: name, line: 1, module, contract, host_threads: 256, resources: &[] }
+        Kernel { name, demangled: name, line: 1, module, contract, host_threads: 256, resources: &[], variants: &[] }
     }
     const C128: Contract = Contract {
         source: ContractSource::Annotation,
