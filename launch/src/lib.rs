@@ -16,6 +16,7 @@
 
 pub mod analysis;
 pub mod arch;
+pub mod compat;
 #[cfg(feature = "cudarc")]
 pub mod cuda;
 pub mod kernel;

@@ -111,28 +111,15 @@ impl fmt::Display for NoImage {
     }
 }
 
-/// The PTX ISA version of a PTX text (its `.version X.Y` directive).
+/// The PTX ISA version of a PTX text (its `.version X.Y` directive); see [`crate::compat`].
 pub fn ptx_isa_version(ptx: &str) -> Option<(u32, u32)> {
-    ptx.lines().map(str::trim).find_map(|l| {
-        let v = l.strip_prefix(".version")?.trim();
-        let (a, b) = v.split_once('.')?;
-        Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
-    })
+    crate::compat::ptx_isa_version(ptx)
 }
 
 /// The newest PTX ISA a driver of this `cuDriverGetVersion` value JITs (CUDA 12.9 → 8.8,
-/// 13.0 → 9.0, from the PTX ISA release notes); `None` for versions this table does not know.
+/// 13.0 → 9.0), from [`crate::compat::TOOLKITS`]; `None` for versions the table does not know.
 pub fn max_ptx_isa(driver_version: i32) -> Option<(u32, u32)> {
-    let (major, minor) = (driver_version / 1000, (driver_version % 1000) / 10);
-    Some(match (major, minor) {
-        (11, m @ 0..=8) => (7, m as u32),
-        (12, m @ 0..=5) => (8, m as u32),
-        (12, 6) => (8, 5),
-        (12, 8) => (8, 7),
-        (12, 9) => (8, 8),
-        (13, 0) => (9, 0),
-        _ => return None,
-    })
+    crate::compat::max_ptx_isa(crate::compat::CudaVersion::from_driver(driver_version)?)
 }
 
 fn variant_rank(v: Variant) -> u8 {
@@ -147,10 +134,7 @@ fn variant_rank(v: Variant) -> u8 {
 /// Whether PTX generated for `arch` can be JIT-compiled for a device of compute capability `cc`:
 /// base PTX on its own compute capability and every newer one; `a`/`f` PTX only on its own.
 pub fn ptx_runs_on(arch: Arch, cc: (u32, u32)) -> bool {
-    match arch.variant {
-        Variant::Base => arch.compute_capability() <= cc,
-        Variant::Specific | Variant::Family => arch.compute_capability() == cc,
-    }
+    crate::compat::ptx_runs_on(arch, cc)
 }
 
 /// Chooses the image of `module` for a device of compute capability `cc`.
@@ -185,7 +169,7 @@ fn choose(module: &Module, kernel: Option<&Kernel>, cc: (u32, u32), prefer: Pref
         .iter()
         .filter(|c| has(c.arch))
         .filter_map(|c| c.arch.parse::<Arch>().ok().map(|a| (a, c.arch)))
-        .filter(|(a, _)| a.runs_natively_on(cc))
+        .filter(|(a, _)| crate::compat::cubin_runs_on(*a, cc))
         .min_by_key(|(a, _)| variant_rank(a.variant))
         .map(|(_, name)| Image::Cubin { arch: name });
     // The lowest PTX that runs here (and has the kernel): the fallback first, then the extras.
