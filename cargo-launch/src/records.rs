@@ -196,6 +196,7 @@ pub(crate) mod testing {
             modules: Vec::new(),
             kernels,
             warnings: Vec::new(),
+            min_driver: None,
         };
         PackageKernels { package: "pkg".into(), launch_dir: dir.join("out/launch"), manifest, config }
     }

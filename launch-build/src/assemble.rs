@@ -319,9 +319,12 @@ pub fn manifest(config: &Config, toolchain: ToolchainInfo, files: &[FileOutputs]
     let mut seen_w = BTreeSet::new();
     warnings.retain(|w| seen_w.insert(w.clone()));
 
+    // Resolved here, where the toolchain is known: `min-driver`, else the toolchain's own version.
+    let min_driver = config.min_driver.or_else(|| launch::compat::CudaVersion::of_release(&toolchain.nvrtc));
     Ok(Manifest {
         schema: VERSION,
         package: config.package.clone(),
+        min_driver: min_driver.map(|v| v.to_string()),
         toolchain,
         arches: config.arches.clone(),
         host_threads: config.host_threads,

@@ -50,6 +50,7 @@ pub const KEYS: &[&str] = &[
     "ptxas-flags",
     "std-headers",
     "file",
+    "min-driver",
 ];
 
 /// The keys of a `[package.metadata.launch.file."<pattern>"]` table.
@@ -97,6 +98,9 @@ pub struct Config {
     pub std_headers: bool,
     /// `[package.metadata.launch.file."<pattern>"]` tables, in the order the file lists them.
     pub files: Vec<FileConfig>,
+    /// `min-driver = "12.4"`: the oldest driver (its CUDA version) the crate must run on; `None`:
+    /// the toolchain's own version. `cargo launch check` says what would not load on it.
+    pub min_driver: Option<launch::compat::CudaVersion>,
 }
 
 /// `[package.metadata.launch.file."<pattern>"]`: settings of the files a pattern matches.
@@ -288,6 +292,8 @@ impl Config {
             None => true,
         };
 
+        let min_driver = launch.child_in(table, "min-driver").map(|d| doc.cuda_version(&d)).transpose()?;
+
         let mut files = Vec::new();
         if let Some(f) = launch.child_in(table, "file") {
             let tables =
@@ -359,6 +365,7 @@ impl Config {
             exclude,
             std_headers,
             files,
+            min_driver,
             manifest_path: manifest_path.to_path_buf(),
             package: name,
             arches,
@@ -705,6 +712,15 @@ impl Doc<'_> {
         arches.sort();
         arches.dedup();
         Ok(arches)
+    }
+
+    /// `min-driver = "12.4"`: a CUDA release of `launch::compat::TOOLKITS`.
+    fn cuda_version(&self, node: &Node) -> Result<launch::compat::CudaVersion, Error> {
+        let text = self.string(node, "a CUDA version string such as \"12.4\"")?;
+        text.parse().map_err(|e: launch::compat::VersionParseError| {
+            let message = format!("{e} (the oldest driver the crate must run on, as its CUDA version)");
+            self.error(node.span.clone(), &node.path, message)
+        })
     }
 
     fn boolean(&self, node: &Node, expected: &str) -> Result<bool, Error> {

@@ -461,6 +461,7 @@ fn docs_stub(config: &Config, sources: &[SourceFile], launch_dir: &Path) -> Resu
         modules: Vec::new(),
         kernels: Vec::new(),
         warnings: Vec::new(),
+        min_driver: None,
     };
     let kernel_dir = config.kernel_dir.display().to_string().replace('\\', "/");
     let modules = assemble::module_paths(&kernel_dir, &sources.iter().map(|s| s.file.as_str()).collect::<Vec<_>>());

@@ -71,9 +71,9 @@ fn every_bad_value_names_key_path_position_value_and_expectation() {
         ("[package.metadata.launch.kernel.k]\nmax-spill-bytes = 1.5", "Cargo.toml:8:19: `package.metadata.launch.kernel.k.max-spill-bytes`: 1.5 is a floating-point number; expected a non-negative integer number of bytes"),
         ("[package.metadata.launch.kernel.\"a b\"]\nthreads = 0", "Cargo.toml:8:11: `package.metadata.launch.kernel.\"a b\".threads`: 0 is not a block size; expected an integer from 1 to 1024 (the largest block any GPU allows)"),
         // unknown keys
-        ("archs = 1", "Cargo.toml:7:1: `package.metadata.launch.archs`: unknown key `archs` (did you mean `arch`?); the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel, exclude, flags, ptxas-flags, std-headers, file"),
-        ("max_spill_bytes = 1", "Cargo.toml:7:1: `package.metadata.launch.max_spill_bytes`: unknown key `max_spill_bytes` (did you mean `max-spill-bytes`?); the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel, exclude, flags, ptxas-flags, std-headers, file"),
-        ("optimize = true", "Cargo.toml:7:1: `package.metadata.launch.optimize`: unknown key `optimize`; the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel, exclude, flags, ptxas-flags, std-headers, file"),
+        ("archs = 1", "Cargo.toml:7:1: `package.metadata.launch.archs`: unknown key `archs` (did you mean `arch`?); the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel, exclude, flags, ptxas-flags, std-headers, file, min-driver"),
+        ("max_spill_bytes = 1", "Cargo.toml:7:1: `package.metadata.launch.max_spill_bytes`: unknown key `max_spill_bytes` (did you mean `max-spill-bytes`?); the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel, exclude, flags, ptxas-flags, std-headers, file, min-driver"),
+        ("optimize = true", "Cargo.toml:7:1: `package.metadata.launch.optimize`: unknown key `optimize`; the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel, exclude, flags, ptxas-flags, std-headers, file, min-driver"),
         ("[package.metadata.launch.kernel.k]\ndynamic_smem = 1", "Cargo.toml:8:1: `package.metadata.launch.kernel.k.dynamic_smem`: unknown key `dynamic_smem` (did you mean `dynamic-smem`?); the keys [package.metadata.launch.kernel.<name>] accepts: max-spill-bytes, dynamic-smem, threads"),
         // include
         ("include = \"inc\"", "Cargo.toml:7:11: `package.metadata.launch.include`: \"inc\" is a string; expected a list of folder paths such as [\"include\"]"),
@@ -430,5 +430,29 @@ fn mutated_manifests_never_panic() {
             let m = e.to_string();
             assert!(m.contains("Cargo.toml"), "{m}");
         }
+    }
+}
+
+/// `min-driver`: a CUDA release of `launch::compat`'s table, located when it is not one.
+#[test]
+fn min_driver_is_a_known_cuda_version() {
+    let a = "arch = [\"sm_90\"]\n";
+    assert_eq!(parse(a).unwrap().min_driver, None, "default: the toolchain's own version");
+    let c = parse(&format!("{a}min-driver = \"12.4\"")).unwrap();
+    assert_eq!(c.min_driver, Some(launch::compat::CudaVersion::new(12, 4)));
+    let dir = crate_dir();
+    let cases: &[(&str, &str)] = &[
+        ("min-driver = 12.4", "Cargo.toml:7:14: `package.metadata.launch.min-driver`: 12.4 is a floating-point number; expected a CUDA version string such as \"12.4\""),
+        ("min-driver = \"12.7\"", "Cargo.toml:7:14: `package.metadata.launch.min-driver`: CUDA 12.7 is not a CUDA release this version of launch knows; known: "),
+        ("min-driver = \"550.54.14\"", "Cargo.toml:7:14: `package.metadata.launch.min-driver`: `550.54.14` is not a CUDA version; expected \"MAJOR.MINOR\" such as \"12.4\" (the CUDA version `nvidia-smi` shows; driver 550.54.14 is CUDA 12.4); known: "),
+        ("min-driver = \"\"", "Cargo.toml:7:14: `package.metadata.launch.min-driver`: `` is not a CUDA version; expected \"MAJOR.MINOR\" such as \"12.4\"; known: "),
+    ];
+    for (meta, expected) in cases {
+        let got = message_in(dir.path(), &manifest(&format!("{a}{meta}")));
+        assert!(got.starts_with(expected), "for {meta}:\n{got}");
+        assert!(
+            got.ends_with("(the oldest driver the crate must run on, as its CUDA version)") || meta.ends_with("12.4"),
+            "{got}"
+        );
     }
 }

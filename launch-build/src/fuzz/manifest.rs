@@ -90,6 +90,7 @@ fn manifest(rng: &mut Rng) -> Manifest {
             })
             .collect(),
         warnings: (0..rng.below(3)).map(|_| string(rng)).collect(),
+        min_driver: rng.one_in(2).then(|| string(rng)),
     }
 }
 

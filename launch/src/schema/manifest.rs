@@ -30,6 +30,11 @@ pub struct Manifest {
     pub kernels: Vec<KernelEntry>,
     /// Compiler warnings, verbatim (`file: ptxas warning : ...`).
     pub warnings: Vec<String>,
+    /// The oldest driver (CUDA version, `12.4`) the crate must run on: `min-driver`, else the
+    /// toolchain's own version; `None` in manifests written before the key (readers then take the
+    /// toolchain's). See `launch::compat`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_driver: Option<String>,
 }
 
 /// Which toolchain ran.
@@ -232,6 +237,7 @@ mod tests {
                 host_threads: None,
             }],
             warnings: vec!["w".into()],
+            min_driver: Some("12.4".into()),
         }
     }
 
