@@ -92,6 +92,7 @@ pub fn run(args: &CheckArgs) -> Result<(), Error> {
             findings.extend(row_findings(p, r));
         }
         findings.extend(unknown_kernel_settings(p));
+        findings.extend(crate::compat_check::findings(p));
         if p.manifest.kernels.is_empty() {
             findings.push(no_kernels(p));
         }

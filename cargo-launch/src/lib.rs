@@ -14,6 +14,7 @@ mod calculator;
 mod cargo;
 mod check;
 mod cli;
+mod compat_check;
 mod error;
 mod explore;
 mod init;

@@ -71,7 +71,11 @@ pub fn header(out: &mut impl Write, view: &View, p: &PackageKernels) -> io::Resu
             view.filter.describe()
         )?;
     }
-    writeln!(out, "toolchain: NVRTC {}, ptxas {}", m.toolchain.nvrtc, m.toolchain.ptxas)
+    writeln!(out, "toolchain: NVRTC {}, ptxas {}", m.toolchain.nvrtc, m.toolchain.ptxas)?;
+    match crate::compat_check::header_line(p) {
+        Some(line) => writeln!(out, "{line}"),
+        None => Ok(()),
+    }
 }
 
 /// Kernels of `p` (those the filter selects) that are absent on some of the report's arches.

@@ -56,7 +56,8 @@ pub fn run(args: &ReportArgs) -> Result<(), Error> {
             let t = &packages[0].manifest.toolchain;
             let records: Vec<Record> =
                 shown.iter().map(|r| Record::new(r.id.clone(), r.lines.clone(), &r.report)).collect();
-            let doc = Document::new(Toolchain { nvrtc: t.nvrtc.clone(), ptxas: t.ptxas.clone() }, records);
+            let mut doc = Document::new(Toolchain { nvrtc: t.nvrtc.clone(), ptxas: t.ptxas.clone() }, records);
+            doc.drivers = packages.iter().flat_map(crate::compat_check::needs).collect();
             serde_json::to_writer_pretty(&mut out, &doc).map_err(std::io::Error::from).and_then(|_| {
                 use std::io::Write;
                 writeln!(out)

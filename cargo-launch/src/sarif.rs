@@ -177,6 +177,15 @@ pub fn rule(kind: FindingKind) -> Rule {
                    excerpt.",
             level: Severity::Error,
         },
+        FindingKind::Driver => Rule {
+            name: "NoImageForMinDriver",
+            short: "Nothing embedded would load on the oldest driver the crate must run on.",
+            full: "On the driver `min-driver` names, no embedded image of a listed arch loads (its cubins come from a \
+                   newer CUDA major, its PTX has a newer ISA than that driver JITs), or a GPU newer than every listed \
+                   arch would find no PTX that driver JITs.",
+            help: "Raise `min-driver`, or build with an older toolchain whose cubins and PTX that driver takes.",
+            level: Severity::Error,
+        },
     }
 }
 

@@ -68,11 +68,14 @@ pub enum FindingKind {
     /// The kernels did not build: a compiler error, a bad `@launch` or configuration, host code in
     /// a kernel file (from the build's `diagnostics.json`).
     Compile,
+    /// Nothing embedded would load on the oldest driver the crate must run on (`min-driver`):
+    /// cubins of a newer CUDA major, PTX of a newer ISA than it JITs (see `launch::compat`).
+    Driver,
 }
 
 impl FindingKind {
     /// Every kind.
-    pub const ALL: [FindingKind; 12] = [
+    pub const ALL: [FindingKind; 13] = [
         FindingKind::Launch,
         FindingKind::Spills,
         FindingKind::Regression,
@@ -85,6 +88,7 @@ impl FindingKind {
         FindingKind::Empty,
         FindingKind::Baseline,
         FindingKind::Compile,
+        FindingKind::Driver,
     ];
 
     /// The kebab-case name: `launch`, `max-regs`, ...
@@ -102,6 +106,7 @@ impl FindingKind {
             FindingKind::Empty => "empty",
             FindingKind::Baseline => "baseline",
             FindingKind::Compile => "compile",
+            FindingKind::Driver => "driver",
         }
     }
 }

@@ -9,8 +9,8 @@ use crate::analysis::{Finding, FindingKind, Severity};
 use crate::Arch;
 
 /// The version of this document: 2 since findings gained the `compile` kind (a new value an
-/// older reader refuses) and `col`.
-pub const VERSION: u32 = 2;
+/// older reader refuses) and `col`; 3 since the `driver` kind.
+pub const VERSION: u32 = 3;
 
 /// The whole document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -71,7 +71,7 @@ pub struct FindingRecord {
     /// `error`, `warning` or `note`.
     pub severity: Severity,
     /// The rule: `launch`, `spills`, `regression`, `arch`, `contract`, `unbounded`, `max-regs`,
-    /// `new`, `config`, `empty`, `baseline`, `compile`.
+    /// `new`, `config`, `empty`, `baseline`, `compile`, `driver`.
     pub kind: FindingKind,
     /// Package (empty for a finding about the command line).
     pub package: String,

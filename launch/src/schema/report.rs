@@ -23,12 +23,15 @@ pub struct Document {
     pub toolchain: Toolchain,
     /// One record per kernel × arch (those `--kernel`/`--file` select, in `--sort` order).
     pub records: Vec<Record>,
+    /// Per package, the driver each kind of embedded image needs (`launch::compat`).
+    #[serde(default)]
+    pub drivers: Vec<DriverNeed>,
 }
 
 impl Document {
-    /// A document of this version.
+    /// A document of this version (no [`Document::drivers`] yet).
     pub fn new(toolchain: Toolchain, records: Vec<Record>) -> Document {
-        Document { schema: VERSION, toolchain, records }
+        Document { schema: VERSION, toolchain, records, drivers: Vec::new() }
     }
 
     /// Reads a document, checking its version.
@@ -44,6 +47,33 @@ pub struct Toolchain {
     pub nvrtc: String,
     /// ptxas version.
     pub ptxas: String,
+}
+
+/// The oldest driver that loads some of a package's embedded images.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DriverNeed {
+    /// Package.
+    pub package: String,
+    /// `cubin` or `ptx`.
+    pub image: ImageKind,
+    /// The cubins' arches, or the PTX's arch (`sm_80` standing for `compute_80`).
+    pub arches: Vec<Arch>,
+    /// The PTX's ISA (`8.8`); `null` for cubins.
+    pub ptx_isa: Option<String>,
+    /// The oldest driver, as its CUDA version (`12.9`); `null` when the table does not know it.
+    pub min_driver: Option<String>,
+    /// Whether the package's `min-driver` (or the toolchain's version) loads it.
+    pub loads_on_min_driver: bool,
+}
+
+/// An embedded image's kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ImageKind {
+    /// Built by ptxas for one arch.
+    Cubin,
+    /// JIT-compiled by the driver.
+    Ptx,
 }
 
 /// Which kernel a record is about.
