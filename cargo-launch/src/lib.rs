@@ -16,6 +16,7 @@ mod check;
 mod cli;
 mod error;
 mod explore;
+mod explore_plot;
 mod init;
 mod occupancy_cmd;
 mod plot;
@@ -25,6 +26,7 @@ mod report;
 mod sarif;
 mod select;
 mod setup;
+mod svg;
 mod toolchain;
 mod words;
 
