@@ -48,7 +48,7 @@ fn the_cliffs_of_poly_eval_give_the_source_compiled_numbers_and_a_frontier() {
 
     let (code, text, _) = explore(&["poly_eval", "--arch", "sm_90", "--max-regs", "cliffs"]);
     assert_eq!(code, 0);
-    assert!(text.contains("cliff from the current build: 128 registers (-39) → 2 blocks/SM, 25.0%"), "{text}");
+    assert!(text.contains("cliff from the current build: ≤ 128 registers (-39) fit 2 blocks/SM (25.0%)"), "{text}");
     assert!(text.contains("__launch_bounds__(256, 2) __maxnreg__(128)"), "{text}");
 }
 
@@ -60,4 +60,49 @@ fn an_unknown_kernel_or_a_bad_register_count_is_a_usage_error() {
     let (code, _, stderr) = explore(&["poly_eval", "--max-regs", "300"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("--max-regs 300: a register count from 16 to 255, or `cliffs`"), "{stderr}");
+}
+
+#[test]
+fn plot_draws_a_panel_per_arch_with_every_variant() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("explore.svg");
+    std::fs::write(&path, "old").unwrap();
+    let (code, text, stderr) = explore(&["poly_eval", "--arch", "sm_90,sm_100", "--plot", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("explore.svg"), "the note goes to stderr: {stderr}");
+    assert!(text.contains("cliff from the current build: ≤ 128 registers (-39) fit 2 blocks/SM (25.0%)"), "{text}");
+    let svg = std::fs::read_to_string(&path).unwrap();
+    assert!(svg.starts_with(r#"<svg xmlns="http://www.w3.org/2000/svg""#), "{}", &svg[..svg.len().min(200)]);
+    assert!(svg.trim_end().ends_with("</svg>"));
+    for tag in ["g", "text", "title"] {
+        assert_eq!(svg.matches(&format!("<{tag}")).count(), svg.matches(&format!("</{tag}>")).count(), "<{tag}>");
+    }
+    let panels: Vec<&str> = svg.split(r#"<g class="panel">"#).skip(1).collect();
+    assert_eq!(panels.len(), 2, "one panel per arch");
+    // Every row of the arch's table is a variant of its panel; the cliff and the current build marked.
+    let rows = |arch: &str| {
+        let table = text.split(&format!("poly_eval on {arch} ")).nth(1).unwrap().split("\n\n").next().unwrap();
+        let row = |l: &&str| l.starts_with('*') || (l.starts_with("   ") && !l.trim_start().starts_with("contract"));
+        table.lines().filter(row).count()
+    };
+    for (panel, arch) in panels.iter().zip(["sm_90", "sm_100"]) {
+        assert!(panel.contains(&format!("poly_eval on {arch}")), "{arch}");
+        assert_eq!(panel.matches(r#"<g class="variant">"#).count(), rows(arch), "{arch}: a point per variant");
+        assert_eq!(panel.matches(r#"class="current""#).count(), 1, "{arch}");
+        assert_eq!(panel.matches(r#"class="cliff""#).count(), 1, "{arch}");
+        assert!(panel.contains("(256, 4) __maxnreg__(64), 256 threads: 64 registers, spills 3168/3208 B"), "{arch}");
+        for label in ["registers per thread", "spill bytes (st + ld)", "occupancy", "register cap per thread"] {
+            assert!(panel.contains(label), "{arch}: {label}");
+        }
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left.len(), 1, "no temporary file left: {left:?}");
+
+    // A path that cannot be written fails before the build, with the path in the message.
+    for bad in [dir.path().join("no/such/dir/x.svg"), dir.path().to_path_buf()] {
+        let (code, stdout, stderr) = explore(&["poly_eval", "--plot", bad.to_str().unwrap()]);
+        assert_eq!(code, 4, "{stderr}");
+        assert!(stderr.contains(&format!("writing the plot to {}", bad.display())), "{stderr}");
+        assert!(stdout.is_empty() && !stderr.contains("Compiling") && !stderr.contains("panicked"), "{stderr}");
+    }
 }

@@ -73,9 +73,18 @@ min_blocks ptxas can honour there. --threads, --min-blocks and --max-regs N,... 
 their combinations. Nothing is recompiled by NVRTC: the build's PTX of each arch (from the kernel
 cache) gets each contract's directives, and ptxas assembles it.
 
+--plot FILE.svg draws one panel per arch: registers per thread (top) and spill bytes, stores +
+loads (bottom) against each variant's max_regs, occupancy dashed on the right axis, one colour
+per block size (--threads). Variants without max_regs stand right of the axis in labelled slots
+(current, no contract, no cap, min_blocks N); filled marks are on the frontier, hollow ones are
+not, the current build is ringed, a variant ptxas refused is a cross, and the red dashed line is
+the cliff from the current build. The file is written whole or not at all (its folder must
+exist); the table or JSON still goes to stdout.
+
 Example:
   cargo launch explore poly_eval --arch sm_90,sm_100
-  cargo launch explore poly_eval --threads 256,512 --max-regs 64,128 --format json")]
+  cargo launch explore poly_eval --threads 256,512 --max-regs 64,128 --format json
+  cargo launch explore poly_eval --threads 128,256 --plot explore.svg")]
 pub struct ExploreArgs {
     /// The kernel: its name, display name or `path/file.cu::name`.
     #[arg(value_name = "KERNEL")]
@@ -98,6 +107,10 @@ pub struct ExploreArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Also draw the variants to this SVG file: registers and spill bytes against the register
+    /// cap, occupancy on a second axis, one panel per arch (see below).
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
     /// Do not install the toolchain when none is found (exit 3 instead).
     #[arg(long)]
     pub no_setup: bool,

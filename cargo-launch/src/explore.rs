@@ -2,12 +2,14 @@
 //! built with every arch's PTX kept (`cargo::build_with_all_ptx`: the kernel cache serves it, no
 //! new NVRTC run), each contract is written into the kernel's PTX entry and assembled by ptxas
 //! (launch-build's `tooling::variants`), and each variant is analysed like a report record. The
-//! grid and the frontier are `launch::analysis::{cliffs, frontier}`.
+//! grid and the frontier are `launch::analysis::{cliffs, frontier}`; `--plot` draws them
+//! (`explore_plot`).
 
 use std::io::Write;
 
 use anyhow::Context;
-use launch::analysis::{self, cliffs, frontier, HostLaunch, KernelReport};
+use launch::analysis::{self, cliffs, frontier, HostLaunch, KernelReport, ThreadsFrom};
+use launch::occupancy::Limiters;
 use launch::schema::explore::{ArchVariants, Document, Variant};
 use launch::schema::report::{Explained, Toolchain};
 use launch::{Arch, Contract, ContractSource, Resources};
@@ -17,11 +19,15 @@ use launch_build::tooling::variants;
 use crate::cli::{ExploreArgs, Format};
 use crate::error::Error;
 use crate::records::{self, PackageKernels};
-use crate::{cargo, toolchain};
+use crate::{cargo, explore_plot, svg, toolchain, words};
 
 /// Runs `cargo launch explore`.
 pub fn run(args: &ExploreArgs) -> Result<(), Error> {
     let max_regs = MaxRegs::parse(&args.max_regs)?;
+    // A plot that cannot be written fails before the build, not after it.
+    if let Some(path) = &args.plot {
+        svg::check_destination(path)?;
+    }
     toolchain::ensure_toolchain(args.no_setup)?;
     let arches = cargo::sorted(&args.arch);
     toolchain::refuse_untargetable(&arches)?;
@@ -58,6 +64,9 @@ pub fn run(args: &ExploreArgs) -> Result<(), Error> {
             k.display_name,
             k.arches.iter().map(|a| a.arch.to_string()).collect::<Vec<_>>().join(", ")
         )));
+    }
+    if let Some(path) = &args.plot {
+        svg::write_file(path, &explore_plot::svg(&doc))?;
     }
     let mut out = std::io::stdout().lock();
     match args.format {
@@ -182,28 +191,16 @@ fn arch_variants(
     let mut variants = Vec::new();
     let mut next_block = None;
     for ((origin, contract), result) in grid.iter().zip(results) {
-        let analyse = |r: &Resources| {
-            analysis::analyze(arch, r, *contract, host).map_err(|e| Error::Failure(anyhow::anyhow!("{e}")))
-        };
         let v = match result {
             Ok(r) => {
-                let a: KernelReport = analyse(&r)?;
+                let a: KernelReport =
+                    analysis::analyze(arch, &r, *contract, host).map_err(|e| Error::Failure(anyhow::anyhow!("{e}")))?;
                 if *origin == "current" {
                     next_block = a.next_block;
                 }
-                variant(origin, *contract, Some(r), &a)
+                variant(origin, *contract, r, &a)
             }
-            Err(e) => {
-                // Refused by ptxas: shown with the message, evaluated as nothing.
-                let a = analyse(&Resources::default())?;
-                Variant {
-                    resources: None,
-                    error: Some(e),
-                    active_blocks: 0,
-                    percent: 0.0,
-                    ..variant(origin, *contract, None, &a)
-                }
-            }
+            Err(e) => refused(origin, *contract, host, e),
         };
         variants.push(v);
     }
@@ -220,11 +217,11 @@ fn arch_variants(
     Ok(ArchVariants { arch, next_block, variants })
 }
 
-fn variant(origin: &str, contract: Option<Contract>, resources: Option<Resources>, a: &KernelReport) -> Variant {
+fn variant(origin: &str, contract: Option<Contract>, resources: Resources, a: &KernelReport) -> Variant {
     Variant {
         origin: origin.to_string(),
         contract,
-        resources,
+        resources: Some(resources),
         error: None,
         threads: a.occupancy.threads,
         threads_from: a.occupancy.threads_from,
@@ -233,6 +230,29 @@ fn variant(origin: &str, contract: Option<Contract>, resources: Option<Resources
         limiters: a.occupancy.limiters,
         launch_error: a.launch_failure.map(Explained::new),
         max_threads_per_block: a.largest_block,
+        frontier: false,
+    }
+}
+
+/// A variant ptxas refused: there are no resources to analyse, so nothing is evaluated (no
+/// blocks, no limiter, no largest block), only the block size it was meant for.
+fn refused(origin: &str, contract: Option<Contract>, host: HostLaunch, error: String) -> Variant {
+    let (threads, threads_from) = match contract.and_then(|c| c.threads) {
+        Some(t) => (t, ThreadsFrom::Contract),
+        None => (host.threads, ThreadsFrom::Host),
+    };
+    Variant {
+        origin: origin.to_string(),
+        contract,
+        resources: None,
+        error: Some(error),
+        threads,
+        threads_from,
+        active_blocks: 0,
+        percent: 0.0,
+        limiters: Limiters::NONE,
+        launch_error: None,
+        max_threads_per_block: 0,
         frontier: false,
     }
 }
@@ -248,15 +268,7 @@ fn text(out: &mut impl Write, doc: &Document) -> std::io::Result<()> {
         let current = &a.variants[0];
         writeln!(out, "{} on {} (ptxas {})", doc.kernel.display_name, a.arch, doc.toolchain.ptxas)?;
         if let (Some(n), Some(r)) = (&a.next_block, &current.resources) {
-            writeln!(
-                out,
-                "cliff from the current build: {} registers (-{}) → {} block{}/SM, {:.1}%",
-                n.registers,
-                r.registers.saturating_sub(n.registers),
-                n.active_blocks,
-                if n.active_blocks == 1 { "" } else { "s" },
-                n.percent
-            )?;
+            writeln!(out, "cliff from the current build: {}", words::next_block(n, r.registers))?;
         }
         let rows: Vec<Vec<String>> = a.variants.iter().map(row).collect();
         const RIGHT: [bool; 9] = [false, false, true, true, true, true, true, false, true];
@@ -264,7 +276,7 @@ fn text(out: &mut impl Write, doc: &Document) -> std::io::Result<()> {
             writeln!(out, "{line}")?;
         }
         for v in a.variants.iter().filter(|v| v.error.is_some()) {
-            writeln!(out, "{}: ptxas refused it: {}", contract_text(v.contract), v.error.as_deref().unwrap_or(""))?;
+            writeln!(out, "{}: ptxas refused it: {}", words::contract(v.contract), v.error.as_deref().unwrap_or(""))?;
         }
     }
     writeln!(
@@ -274,16 +286,12 @@ fn text(out: &mut impl Write, doc: &Document) -> std::io::Result<()> {
     )
 }
 
-fn contract_text(c: Option<Contract>) -> String {
-    c.map_or_else(|| "none".to_string(), |c| c.to_string())
-}
-
 fn row(v: &Variant) -> Vec<String> {
     let mark = if v.frontier { "*" } else { " " };
     let label = if v.origin == "current" {
-        format!("{} (current)", contract_text(v.contract))
+        format!("{} (current)", words::contract(v.contract))
     } else {
-        contract_text(v.contract)
+        words::contract(v.contract)
     };
     let (regs, spills, stack) = match &v.resources {
         Some(r) => {
@@ -292,13 +300,49 @@ fn row(v: &Variant) -> Vec<String> {
         None => ("-".into(), "-".into(), "-".into()),
     };
     let threads = match v.threads_from {
-        analysis::ThreadsFrom::Contract => v.threads.to_string(),
-        analysis::ThreadsFrom::Host => format!("{}*", v.threads),
+        ThreadsFrom::Contract => v.threads.to_string(),
+        ThreadsFrom::Host => format!("{}*", v.threads),
     };
-    let (occ, limited) = match (&v.resources, &v.launch_error) {
-        (None, _) => ("-".to_string(), "refused by ptxas".to_string()),
-        (_, Some(_)) => ("fails".to_string(), "cannot launch".to_string()),
-        _ => (format!("{:.1}%", v.percent), v.limiters.iter().map(|l| l.name()).collect::<Vec<_>>().join("+")),
+    let (occ, limited, largest) = match (&v.resources, &v.launch_error) {
+        (None, _) => ("-".to_string(), "refused by ptxas".to_string(), "-".to_string()),
+        (_, Some(_)) => ("fails".to_string(), "cannot launch".to_string(), v.max_threads_per_block.to_string()),
+        _ => (
+            format!("{:.1}%", v.percent),
+            v.limiters.iter().map(|l| l.name()).collect::<Vec<_>>().join("+"),
+            v.max_threads_per_block.to_string(),
+        ),
     };
-    vec![mark.into(), label, regs, spills, stack, threads, occ, limited, v.max_threads_per_block.to_string()]
+    vec![mark.into(), label, regs, spills, stack, threads, occ, limited, largest]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A variant ptxas refused has nothing to analyse: no blocks, no limiter, no largest block,
+    /// off the frontier; the table shows dashes, not the numbers of a kernel with no registers.
+    #[test]
+    fn a_refused_variant_is_shown_as_refused_not_analysed() {
+        let arch: Arch = "sm_90".parse().unwrap();
+        let host = HostLaunch { threads: 256, dynamic_smem: 0 };
+        let bounds = Contract {
+            source: ContractSource::LaunchBounds,
+            threads: Some(512),
+            min_blocks: None,
+            max_regs: Some(16),
+            exact: false,
+        };
+        let grid = [("current", None), ("grid", Some(bounds))];
+        let current = Resources { registers: 40, ..Resources::default() };
+        let results = [Ok(current), Err("ptxas fatal: nope".to_string())].into_iter();
+        let a = arch_variants(arch, host, &grid, results).unwrap();
+        let v = &a.variants[1];
+        assert_eq!((v.resources, v.error.as_deref()), (None, Some("ptxas fatal: nope")));
+        assert_eq!((v.threads, v.threads_from), (512, ThreadsFrom::Contract));
+        assert_eq!((v.active_blocks, v.percent, v.max_threads_per_block), (0, 0.0, 0));
+        assert!(v.limiters.is_empty() && v.launch_error.is_none() && !v.frontier, "{v:?}");
+        assert!(a.variants[0].frontier);
+        let cells = row(v);
+        assert_eq!(&cells[6..], ["-", "refused by ptxas", "-"], "{cells:?}");
+    }
 }

@@ -17,6 +17,7 @@ mod cli;
 mod compat_check;
 mod error;
 mod explore;
+mod explore_plot;
 mod init;
 mod occupancy_cmd;
 mod plot;
@@ -26,6 +27,7 @@ mod report;
 mod sarif;
 mod select;
 mod setup;
+mod svg;
 mod toolchain;
 mod words;
 

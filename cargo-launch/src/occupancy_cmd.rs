@@ -13,6 +13,7 @@ use crate::calculator::{carveout, plural, Calculator};
 use crate::cli::{Format, OccupancyArgs};
 use crate::error::Error;
 use crate::plot;
+use crate::svg;
 use crate::words::group;
 
 /// Runs `cargo launch occupancy`.
@@ -23,20 +24,7 @@ pub fn run(args: &OccupancyArgs) -> Result<(), Error> {
         let (point, _) = calc.point()?;
         let title = plot::title(&calc.arch_text(), &calc.inputs(), &point);
         let svg = plot::svg(&title, &plot::panels(&series), point.max_warps);
-        // The folder must exist: a typo in it is an error, not a new folder tree.
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
-            return Err(anyhow::anyhow!(
-                "writing the plot to {}: the folder {} does not exist",
-                path.display(),
-                dir.display()
-            )
-            .into());
-        }
-        // Written aside and renamed into place: a reader never sees half a picture, a failure
-        // leaves any previous file, and a FIFO, link or device at `path` is refused.
-        launch_build::tooling::write_if_changed(path, svg.as_bytes())
-            .with_context(|| format!("writing the plot to {}", path.display()))?;
-        eprintln!("wrote {}", path.display());
+        svg::write_file(path, &svg)?;
     }
     let mut out = io::stdout().lock();
     let written = match (args.sweep, args.format) {

@@ -1,25 +1,19 @@
 //! `cargo launch occupancy --plot`: the Occupancy Calculator's three graphs (active warps per SM
 //! against block size, registers per thread and shared memory per block, the given point marked)
-//! as one self-contained SVG: no scripts, no external fonts or styles, so any browser or
-//! converter shows the same picture.
+//! as one self-contained SVG, drawn with the shared pieces of `svg`.
 
 use std::fmt::Write as _;
 
 use launch::schema::occupancy::{Point, Sweep, Variable};
 
 use crate::calculator::x as varied;
+use crate::svg::{self, axis_title, line, text, LEFT, LINE, MARK, RIGHT, TITLE_HEIGHT, WIDTH};
 use crate::words::group;
 
-const WIDTH: f64 = 960.0;
-const LEFT: f64 = 80.0;
-const RIGHT: f64 = 80.0;
-const TITLE_HEIGHT: f64 = 88.0;
 /// Heading, plot area, x labels and gap of one panel.
 const PANEL_HEIGHT: f64 = 330.0;
 const PLOT_TOP: f64 = 34.0;
 const PLOT_HEIGHT: f64 = 220.0;
-const LINE: &str = "#1f77b4";
-const MARK: &str = "#d62728";
 
 /// One graph, in plot units.
 pub struct Panel {
@@ -113,29 +107,11 @@ pub fn title(arch: &str, inputs: &str, p: &Point) -> [String; 3] {
 /// scale: `max_warps` = 100 %).
 pub fn svg(title: &[String; 3], panels: &[Panel], max_warps: u32) -> String {
     let height = TITLE_HEIGHT + PANEL_HEIGHT * panels.len() as f64;
-    let mut s = format!(r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" "#);
-    let _ = writeln!(s, r#"viewBox="0 0 {WIDTH} {height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">"#);
-    let _ = writeln!(s, "<title>{}</title>", escape(&title.join(" — ")));
-    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    text(&mut s, WIDTH / 2.0, 28.0, r#"font-size="18" font-weight="bold" text-anchor="middle""#, &title[0]);
-    for (line, y) in title[1..].iter().zip([50.0, 68.0]) {
-        text(&mut s, WIDTH / 2.0, y, r#"font-size="13" text-anchor="middle""#, line);
-    }
+    let mut s = svg::open(height, title);
     for (i, panel) in panels.iter().enumerate() {
         draw_panel(&mut s, panel, TITLE_HEIGHT + PANEL_HEIGHT * i as f64, max_warps.max(1));
     }
-    s.push_str("</svg>\n");
-    s
-}
-
-/// `<text x y attrs>content</text>`, the content escaped.
-fn text(s: &mut String, x: f64, y: f64, attrs: &str, content: &str) {
-    let _ = writeln!(s, r#"<text x="{x:.1}" y="{y:.1}" {attrs}>{}</text>"#, escape(content));
-}
-
-/// A line from (x1, y1) to (x2, y2).
-fn line(s: &mut String, (x1, y1): (f64, f64), (x2, y2): (f64, f64), attrs: &str) {
-    let _ = writeln!(s, r#"<line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" {attrs}/>"#);
+    svg::close(s)
 }
 
 fn draw_panel(s: &mut String, p: &Panel, y0: f64, max_warps: u32) {
@@ -152,29 +128,20 @@ fn draw_panel(s: &mut String, p: &Panel, y0: f64, max_warps: u32) {
     // Horizontal grid, warps on the left axis, percent on the right one.
     let y_tick = if max_warps >= 32 { 8 } else { 4 };
     for w in (0..=max_warps).step_by(y_tick) {
-        line(s, (LEFT, y(w)), (right, y(w)), r##"stroke="#e0e0e0""##);
+        line(s, (LEFT, y(w)), (right, y(w)), svg::GRID);
         text(s, LEFT - 6.0, y(w) + 4.0, r#"font-size="11" text-anchor="end""#, &w.to_string());
     }
-    for pct in [0u32, 25, 50, 75, 100] {
-        let yy = bottom - f64::from(pct) / 100.0 * PLOT_HEIGHT;
-        text(s, right + 6.0, yy + 4.0, r#"font-size="11""#, &format!("{pct} %"));
-    }
-    let mid = (top + bottom) / 2.0;
-    for (label, xx, angle) in [("active warps per SM", LEFT - 42.0, -90), ("occupancy", right + 52.0, 90)] {
-        let rotate = format!(r#"transform="rotate({angle} {xx:.1} {mid:.1})" font-size="12" text-anchor="middle""#);
-        text(s, xx, mid, &rotate, label);
-    }
+    svg::percent_axis(s, top, bottom);
+    axis_title(s, LEFT - 42.0, (top + bottom) / 2.0, -90, "active warps per SM");
     // X ticks and title.
-    let step = p.x_tick.unwrap_or_else(|| nice_step(x_max / 8.0));
+    let step = p.x_tick.unwrap_or_else(|| svg::nice_step(x_max / 8.0));
     let mut v = 0.0;
     while v <= x_max + 1e-9 {
-        line(s, (x(v), bottom), (x(v), bottom + 5.0), r##"stroke="#333""##);
-        text(s, x(v), bottom + 18.0, r#"font-size="11" text-anchor="middle""#, &v.to_string());
+        svg::x_tick(s, x(v), bottom, &v.to_string());
         v += step;
     }
     text(s, LEFT + width / 2.0, bottom + 38.0, r#"font-size="12" text-anchor="middle""#, &p.x_label);
-    let frame = r##"fill="none" stroke="#333""##;
-    let _ = writeln!(s, r#"<rect x="{LEFT}" y="{top:.1}" width="{width}" height="{PLOT_HEIGHT}" {frame}/>"#);
+    svg::frame(s, top, bottom);
 
     // The data: a step line (the value holds until the next point), or a line with markers.
     let mut path = String::new();
@@ -201,30 +168,28 @@ fn draw_panel(s: &mut String, p: &Panel, y0: f64, max_warps: u32) {
     let _ = writeln!(s, "</g>");
 }
 
-/// 1, 2 or 5 times a power of ten, at least `raw`.
-fn nice_step(raw: f64) -> f64 {
-    let magnitude = 10f64.powf(raw.max(1e-9).log10().floor());
-    [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * magnitude).find(|step| *step >= raw).unwrap_or(10.0 * magnitude)
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::svg::tests::well_formed;
 
     #[test]
-    fn steps_are_one_two_five() {
-        assert_eq!(nice_step(28.4), 50.0);
-        assert_eq!(nice_step(12.0), 20.0);
-        assert_eq!(nice_step(5.0), 5.0);
-        assert_eq!(nice_step(0.3), 0.5);
-    }
-
-    #[test]
-    fn text_is_escaped() {
-        assert_eq!(escape("a < b & \"c\" > d"), "a &lt; b &amp; &quot;c&quot; &gt; d");
+    fn the_occupancy_plot_is_well_formed() {
+        let panel = Panel {
+            heading: "Impact of varying block size".into(),
+            x_label: "threads per block".into(),
+            xs: vec![32.0, 64.0, 128.0],
+            warps: vec![8, 16, 32],
+            current: 1,
+            current_text: "64 threads: 16 warps (25.0 %)".into(),
+            x_max: None,
+            x_tick: Some(32.0),
+            markers: true,
+        };
+        let title = ["Occupancy on sm_90".to_string(), "a < b & c".into(), "x".into()];
+        let svg = svg(&title, &[panel], 64);
+        assert_eq!(well_formed(&svg), Ok(()));
+        assert!(svg.contains("a &lt; b &amp; c"));
+        assert_eq!(svg.matches(r#"<g class="plot">"#).count(), 1);
     }
 }

@@ -236,15 +236,7 @@ fn detailed(out: &mut impl Write, r: &Row, ptxas: &str) -> io::Result<()> {
         )?,
     }
     if let Some(n) = &a.next_block {
-        writeln!(
-            out,
-            "  next block: ≤ {} registers (-{}) fit {} block{}/SM ({:.1}%)",
-            n.registers,
-            a.resources.registers.saturating_sub(n.registers),
-            n.active_blocks,
-            if n.active_blocks == 1 { "" } else { "s" },
-            n.percent
-        )?;
+        writeln!(out, "  next block: {}", crate::words::next_block(n, a.resources.registers))?;
     }
     if let Some(c) = c {
         writeln!(out, "  in the PTX: {}", c.directives())?;

@@ -1,5 +1,8 @@
-//! Small text helpers shared by the commands and renderers: kernel names and grouped numbers.
+//! Small text helpers shared by the commands and renderers: kernel names, grouped numbers, and
+//! the phrases more than one output says.
 
+use launch::analysis::NextBlock;
+use launch::Contract;
 use launch_build::manifest::KernelEntry;
 
 // The arithmetic's sentences live in the runtime crate, so the checked launch (`launch::cuda`)
@@ -20,6 +23,25 @@ pub fn qualified(k: &KernelEntry) -> String {
     }
 }
 
+/// A contract as its source spells it, `none` without one.
+pub fn contract(c: Option<Contract>) -> String {
+    c.map_or_else(|| "none".to_string(), |c| c.to_string())
+}
+
+/// Where one more block fits, for a kernel with `registers` per thread: `≤ 128 registers (-39)
+/// fit 2 blocks/SM (25.0%)`. The report's `next block:` line, explore's cliff and its plot's
+/// annotation all say it so.
+pub fn next_block(n: &NextBlock, registers: u32) -> String {
+    format!(
+        "≤ {} registers (-{}) fit {} block{}/SM ({:.1}%)",
+        n.registers,
+        registers.saturating_sub(n.registers),
+        n.active_blocks,
+        if n.active_blocks == 1 { "" } else { "s" },
+        n.percent
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -29,5 +51,13 @@ mod tests {
     fn counts_are_grouped_like_numbers() {
         assert_eq!(thousands(8693), group(8693u32));
         assert_eq!(thousands(u32::MAX as usize), "4,294,967,295");
+    }
+
+    #[test]
+    fn the_next_block_phrase() {
+        let n = NextBlock { registers: 128, active_blocks: 2, percent: 25.0 };
+        assert_eq!(next_block(&n, 167), "≤ 128 registers (-39) fit 2 blocks/SM (25.0%)");
+        let n = NextBlock { registers: 128, active_blocks: 1, percent: 6.3 };
+        assert_eq!(next_block(&n, 130), "≤ 128 registers (-2) fit 1 block/SM (6.3%)");
     }
 }

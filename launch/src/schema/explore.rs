@@ -57,15 +57,15 @@ pub struct Variant {
     pub threads: u32,
     /// Where `threads` came from.
     pub threads_from: ThreadsFrom,
-    /// Blocks resident per SM (0: the launch fails).
+    /// Blocks resident per SM (0: the launch fails, or ptxas refused the variant).
     pub active_blocks: u32,
     /// Occupancy in percent, to one decimal.
     pub percent: f64,
-    /// What limits the blocks per SM.
+    /// What limits the blocks per SM (none when ptxas refused the variant).
     pub limiters: Limiters,
     /// Why the launch fails; null when it succeeds.
     pub launch_error: Option<Explained<LaunchFailure>>,
-    /// The largest block that launches.
+    /// The largest block that launches (0 when ptxas refused the variant: nothing to launch).
     pub max_threads_per_block: u32,
     /// On the frontier: no other variant of this arch has at least the occupancy and at most the
     /// spill bytes, and is better in one.
