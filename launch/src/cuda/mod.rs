@@ -34,6 +34,7 @@ mod device;
 mod error;
 mod image;
 mod kernel;
+mod memo;
 
 pub use check::{check_launch, Approval, DeviceInfo, FunctionInfo, LaunchError, Problem};
 pub use device::{driver_library_names, driver_present, Device};
