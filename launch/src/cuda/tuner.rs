@@ -205,7 +205,7 @@ pub struct Chosen {
     pub report: Option<TuneReport>,
 }
 
-type Hook<'a> = Box<dyn FnMut(&LoadedKernel, &CudaStream) -> Result<(), String> + 'a>;
+type Hook<'a> = Box<dyn FnMut(&LoadedKernel, &Arc<CudaStream>) -> Result<(), String> + 'a>;
 
 /// Times a kernel's variants on one device and remembers the fastest; see the
 /// [module documentation](crate::cuda::tuner).
@@ -300,8 +300,8 @@ impl<'a> Tuner<'a> {
     /// a variant it rejects (see [`Verdict`]) is listed as wrong and never wins. The probe
     /// launch's work is on the stream, not yet synchronised. Capture buffers the launch closure
     /// also uses by shared reference (`args.arg(&y)` pushes the same pointer as `&mut y`).
-    pub fn verify<V: Verdict>(mut self, mut hook: impl FnMut(&LoadedKernel, &CudaStream) -> V + 'a) -> Self {
-        self.verify = Some(Box::new(move |k: &LoadedKernel, s: &CudaStream| hook(k, s).verdict()));
+    pub fn verify<V: Verdict>(mut self, mut hook: impl FnMut(&LoadedKernel, &Arc<CudaStream>) -> V + 'a) -> Self {
+        self.verify = Some(Box::new(move |k: &LoadedKernel, s: &Arc<CudaStream>| hook(k, s).verdict()));
         self
     }
 
@@ -328,7 +328,7 @@ impl<'a> Tuner<'a> {
         &mut self,
         kernel: &'static Kernel,
         problem: &str,
-        launch: impl FnMut(&LoadedKernel, &CudaStream) -> Result<(), E>,
+        launch: impl FnMut(&LoadedKernel, &Arc<CudaStream>) -> Result<(), E>,
     ) -> Result<Tuned, TuneError> {
         self.tune_candidates(&with_variants(kernel), problem, launch)
     }
@@ -346,7 +346,7 @@ impl<'a> Tuner<'a> {
         &mut self,
         candidates: &[&'static Kernel],
         problem: &str,
-        mut launch: impl FnMut(&LoadedKernel, &CudaStream) -> Result<(), E>,
+        mut launch: impl FnMut(&LoadedKernel, &Arc<CudaStream>) -> Result<(), E>,
     ) -> Result<Tuned, TuneError> {
         if !self.policy_now()?.times() {
             return Err(TuneError::Off);
@@ -419,7 +419,7 @@ impl<'a> Tuner<'a> {
         kernel: &'static Kernel,
         stream: &Arc<CudaStream>,
         events: &[(CudaEvent, CudaEvent)],
-        launch: &mut impl FnMut(&LoadedKernel, &CudaStream) -> Result<(), E>,
+        launch: &mut impl FnMut(&LoadedKernel, &Arc<CudaStream>) -> Result<(), E>,
     ) -> (Row, Option<LoadedKernel>) {
         let mut row = Row::new(kernel.name, kernel.contract, Status::Failed(String::new()));
         let k = match self.device.load(kernel) {
@@ -454,7 +454,7 @@ impl<'a> Tuner<'a> {
         k: &LoadedKernel,
         stream: &Arc<CudaStream>,
         events: &[(CudaEvent, CudaEvent)],
-        launch: &mut impl FnMut(&LoadedKernel, &CudaStream) -> Result<(), E>,
+        launch: &mut impl FnMut(&LoadedKernel, &Arc<CudaStream>) -> Result<(), E>,
     ) -> Status {
         let sync = |stream: &CudaStream| guarded("synchronising the stream", || stream.synchronize());
         let refusals = k.refusals();
@@ -557,7 +557,7 @@ impl<'a> Tuner<'a> {
         &mut self,
         kernel: &'static Kernel,
         problem: &str,
-        launch: impl FnMut(&LoadedKernel, &CudaStream) -> Result<(), E>,
+        launch: impl FnMut(&LoadedKernel, &Arc<CudaStream>) -> Result<(), E>,
     ) -> Result<Chosen, TuneError> {
         let candidates = with_variants(kernel);
         if self.policy_now()? == TunePolicy::Off {
