@@ -13,6 +13,9 @@
 //! LAUNCH_TEST_REQUIRE_GPU=1 CUDA_CACHE_DISABLE=1 ./gpu-<hash> --test-threads=1 --nocapture
 //! ```
 
+mod check_cost;
+mod tuner;
+
 use std::io::Write;
 use std::sync::Arc;
 

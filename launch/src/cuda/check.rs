@@ -279,6 +279,14 @@ pub fn check_launch(
     })
 }
 
+/// Whether every grid dimension is `1 ..=` the device's maximum: the grid rule of
+/// [`check_launch`], for the memo's hits (the grid is not part of what it remembers).
+#[inline]
+pub(super) fn grid_fits(dev: &DeviceInfo, (x, y, z): (u32, u32, u32)) -> bool {
+    let [mx, my, mz] = dev.max_grid_dim;
+    (1..=mx).contains(&x) && (1..=my).contains(&y) && (1..=mz).contains(&z)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -182,16 +182,25 @@ impl Error {
 
 /// Runs `f`, turning a panic inside cudarc into an error.
 pub(super) fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, DriverError>) -> Result<T, Error> {
+    guarded_lazy(|| what.to_string(), f)
+}
+
+/// [`guarded`] with the description made only when there is an error (for the launch path).
+#[inline]
+pub(super) fn guarded_lazy<T>(
+    what: impl FnOnce() -> String,
+    f: impl FnOnce() -> Result<T, DriverError>,
+) -> Result<T, Error> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(error)) => Err(Error::Driver { what: what.to_string(), error }),
+        Ok(Err(error)) => Err(Error::Driver { what: what(), error }),
         Err(p) => {
             let message = p
                 .downcast_ref::<String>()
                 .cloned()
                 .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "panic".into());
-            Err(Error::Panicked { what: what.to_string(), message })
+            Err(Error::Panicked { what: what(), message })
         }
     }
 }

@@ -24,6 +24,10 @@
 //!   `MAX_THREADS_PER_BLOCK`; dynamic shared memory against the opt-in limit (raising the
 //!   function's limit when needed); resident blocks by the occupancy calculator; the grid. A
 //!   refusal is a [`LaunchError`] with the arithmetic `cargo launch check` prints.
+//!   The last approved block, dynamic size and limit are remembered per loaded kernel, so a
+//!   repeated launch costs a comparison (memo.rs).
+//! * **Tuning** ([`Tuner`]): times a kernel's variants with CUDA events, ranks them, rejects the
+//!   ones a correctness hook refuses, and remembers the winner on disk ([`crate::tune`]).
 //! * **Helpers**: [`LoadedKernel::full_wave_grid`], [`LoadedKernel::occupancy`],
 //!   [`LoadedKernel::cross_check`], [`Device::load_module`] (timed, uncached loads).
 
@@ -34,6 +38,8 @@ mod device;
 mod error;
 mod image;
 mod kernel;
+mod memo;
+pub mod tuner;
 
 pub use check::{check_launch, Approval, DeviceInfo, FunctionInfo, LaunchError, Problem};
 pub use device::{driver_library_names, driver_present, Device};
@@ -42,3 +48,7 @@ pub use image::{
     max_ptx_isa, ptx_isa_version, ptx_runs_on, ptx_text, select_image, select_image_for, Image, NoImage, Prefer,
 };
 pub use kernel::{Difference, DriverAttributes, LoadedKernel, LoadedModule};
+pub use tuner::{
+    rank, Chosen, Miss, NothingTimed, Progress, Recall, Row, RowOccupancy, Statistic, Status, Timing, TuneError,
+    TuneReport, Tuned, Tuner, Verdict,
+};

@@ -105,7 +105,9 @@ pub fn variants_hash(variants: &[&Kernel]) -> u64 {
 }
 
 /// The device a result was measured on. A different GPU model, compute capability or driver can
-/// change which variant is fastest, so each is part of the key.
+/// change which variant is fastest, so each is part of the key. With feature `cudarc`,
+/// `DeviceKey::from(device.info())` (the impl is in `launch::cuda`, which uses this module, so
+/// that this one does not use it).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DeviceKey {
     /// `cuDeviceGetName` (`NVIDIA H200`).
@@ -114,17 +116,6 @@ pub struct DeviceKey {
     pub compute_capability: (u32, u32),
     /// `cuDriverGetVersion` (13000 = CUDA 13.0).
     pub driver_version: i32,
-}
-
-#[cfg(feature = "cudarc")]
-impl From<&crate::cuda::DeviceInfo> for DeviceKey {
-    fn from(info: &crate::cuda::DeviceInfo) -> DeviceKey {
-        DeviceKey {
-            name: info.name.clone(),
-            compute_capability: info.compute_capability,
-            driver_version: info.driver_version,
-        }
-    }
 }
 
 /// Everything a tuning result depends on. Two runs with equal keys may share the winner; a change

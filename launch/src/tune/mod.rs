@@ -1,5 +1,6 @@
 //! The tuner's memory: which variant of a kernel won on which device for which problem, kept on
-//! disk between runs (no GPU needed: the timing itself belongs to the tuner).
+//! disk between runs (no GPU needed: the timing itself belongs to the tuner, `launch::cuda::Tuner`,
+//! feature `cudarc`, which reads and writes this cache).
 //!
 //! ```ignore
 //! use launch::tune::{DeviceKey, Lookup, TuneCache, TuneKey, TunePolicy, Winner};
@@ -23,7 +24,7 @@
 //!   read as a result is [`Lookup::Damaged`] and is replaced by the next [`TuneCache::put`].
 //!
 //! This crate has no environment module (launch-build's `Env` is build-time only): every variable
-//! read here goes through [`env_var`] in this file.
+//! read here goes through `env_var` in this file.
 
 mod key;
 mod policy;
