@@ -60,3 +60,7 @@ mod build_output;
 
 /// Issue 10's real-world test: candle-kernels 0.11.1 unmodified, every record equal to cuobjdump's.
 mod candle_kernels;
+
+/// Issue 14 item 1: `toolchain = "13.0"` next to 12.9: the template's numbers, arches a toolchain
+/// cannot target, a toolchain of the wrong major.
+mod toolchains;
