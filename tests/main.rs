@@ -63,3 +63,7 @@ mod candle_kernels;
 
 /// Issue 14 item 2: `min-driver`; `check`'s `driver` findings and `report`'s driver line on fixtures.
 mod driver_compat;
+
+/// Issue 14 item 1: `toolchain = "13.0"` next to 12.9: the template's numbers, arches a toolchain
+/// cannot target, a toolchain of the wrong major.
+mod toolchains;

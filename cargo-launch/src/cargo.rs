@@ -118,6 +118,16 @@ fn build_in(sel: &PackageArgs, arches: &[Arch], all_ptx: bool) -> Result<Vec<Pac
     Ok(found)
 }
 
+/// The toolchains the selected packages build with (`toolchain` of each one that builds kernels),
+/// each once, oldest first; the default one when none builds kernels (the build then says so).
+pub fn toolchains(sel: &PackageArgs) -> Result<Vec<launch_build::tooling::toolchain::Pin>, Error> {
+    use launch_build::tooling::toolchain::pin;
+    let selected = selected_packages(sel)?;
+    let wanted: Vec<_> = selected.packages.iter().filter_map(|p| p.config.as_ref().map(|c| c.toolchain)).collect();
+    let pins: Vec<_> = pin::PINS.into_iter().filter(|p| wanted.contains(p)).collect();
+    Ok(if pins.is_empty() { vec![pin::DEFAULT] } else { pins })
+}
+
 /// `arches` sorted by number (sm_90 before sm_100), each once.
 pub fn sorted(arches: &[Arch]) -> Vec<Arch> {
     let mut a = arches.to_vec();

@@ -32,13 +32,13 @@ pub fn run(args: &CheckArgs) -> Result<(), Error> {
         }
         _ => None,
     };
-    toolchain::ensure_toolchain(args.no_setup)?;
+    let pins = toolchain::ensure_toolchain(args.no_setup, &args.packages)?;
     let mut findings = Vec::new();
 
     // Arches the toolchain cannot target are findings, not a failed build; the rest is checked.
     let mut arches = Vec::new();
     if !args.arch.is_empty() {
-        let supported = toolchain::supported_arches()?;
+        let supported = toolchain::supported_arches(&pins)?;
         let (ok, bad): (Vec<Arch>, Vec<Arch>) =
             cargo::sorted(&args.arch).into_iter().partition(|a| supported.is_empty() || supported.contains(&a.sm()));
         for a in bad {

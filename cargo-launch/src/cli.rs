@@ -250,6 +250,10 @@ pub struct SetupArgs {
     /// Reinstall even if the toolchain is already in the cache.
     #[arg(long)]
     pub force: bool,
+    /// The pinned CUDA line to install: 12.9 (the default) or 13.0; repeatable, each installs
+    /// side by side in the cache.
+    #[arg(long = "toolchain", value_name = "VERSION", value_parser = crate::setup::pin_arg)]
+    pub toolchains: Vec<launch_build::tooling::toolchain::Pin>,
 }
 
 /// Which input the calculator's graphs vary.

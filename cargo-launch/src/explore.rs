@@ -28,13 +28,13 @@ pub fn run(args: &ExploreArgs) -> Result<(), Error> {
     if let Some(path) = &args.plot {
         svg::check_destination(path)?;
     }
-    toolchain::ensure_toolchain(args.no_setup)?;
+    let pins = toolchain::ensure_toolchain(args.no_setup, &args.packages)?;
     let arches = cargo::sorted(&args.arch);
-    toolchain::refuse_untargetable(&arches)?;
+    toolchain::refuse_untargetable(&arches, &pins)?;
     let packages = cargo::build_with_all_ptx(&args.packages, &arches)?;
     let (p, k) = find(&packages, &args.kernel)?;
     let host = records::host_launch(&p.config, k);
-    let tc = launch_build::tooling::toolchain::discover(&launch_build::tooling::Env::cli())
+    let tc = launch_build::tooling::toolchain::discover_for(&launch_build::tooling::Env::cli(), &p.config.toolchain)
         .map_err(|e| Error::NoToolchain(e.into()))?;
     let mut doc = Document {
         schema: launch::schema::explore::VERSION,

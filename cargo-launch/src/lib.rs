@@ -61,7 +61,7 @@ fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), Error> {
     match command {
         Command::Report(a) => report::run(&a),
         Command::Check(a) => check::run(&a),
-        Command::Setup(a) => setup::run(a.force).map(|_| ()),
+        Command::Setup(a) => setup::run_args(&a),
         Command::Occupancy(a) => occupancy_cmd::run(&a),
         Command::Explore(a) => explore::run(&a),
         Command::Init(a) => init::init(&a),

@@ -16,9 +16,9 @@ pub const COMPACT_ABOVE: usize = 40;
 
 /// Runs `cargo launch report`.
 pub fn run(args: &ReportArgs) -> Result<(), Error> {
-    toolchain::ensure_toolchain(args.no_setup)?;
+    let pins = toolchain::ensure_toolchain(args.no_setup, &args.packages)?;
     let arches = cargo::sorted(&args.arch);
-    toolchain::refuse_untargetable(&arches)?;
+    toolchain::refuse_untargetable(&arches, &pins)?;
     let packages = cargo::build(&args.packages, &arches)?;
     for p in &packages {
         for w in records::unknown_kernel_settings(&p.config, &p.manifest) {

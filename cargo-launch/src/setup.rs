@@ -1,6 +1,7 @@
-//! `cargo launch setup`: installs NVIDIA's pinned toolchain wheels with
+//! `cargo launch setup [--toolchain 13.0]`: installs NVIDIA's pinned toolchain wheels with
 //! `python3 -m pip install --target`, hashes pinned (`launch_build::tooling::toolchain::pin`), into the
-//! per-user cache.
+//! per-user cache, each pinned CUDA line in a folder of its own (`toolchain/cuda-12.9.86`,
+//! `toolchain/cuda-13.0.88`), side by side.
 //!
 //! The install goes to a temporary folder next to the final one and is renamed into place only
 //! once it is complete and its ptxas answers, so an interrupted install is never used. A lock file
@@ -13,7 +14,7 @@ use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use launch_build::tooling::toolchain::{self, pin, Origin, Toolchain, PINNED_VERSION};
+use launch_build::tooling::toolchain::{self, pin, Origin, Pin, Toolchain};
 use launch_build::tooling::Env;
 use launch_build::tooling::Tool;
 
@@ -22,17 +23,33 @@ use crate::error::Error;
 /// Marker written last into a complete install.
 const COMPLETE: &str = ".complete";
 
-/// Installs the pinned toolchain unless it is already there; returns it.
-pub fn run(force: bool) -> Result<Toolchain, Error> {
-    let env = Env::cli();
-    install(&env, force).map_err(Error::NoToolchain)
+/// `cargo launch setup`: each `--toolchain` given, else the default one.
+pub fn run_args(args: &crate::cli::SetupArgs) -> Result<(), Error> {
+    let pins = if args.toolchains.is_empty() { vec![pin::DEFAULT] } else { args.toolchains.clone() };
+    for p in &pins {
+        run(args.force, p)?;
+    }
+    Ok(())
 }
 
-fn install(env: &Env, force: bool) -> anyhow::Result<Toolchain> {
-    let dir = toolchain::pinned_dir(env).context("cannot place the cache: set LAUNCH_CACHE_DIR or HOME")?;
+/// `--toolchain VERSION`: a pinned line, else the choices.
+pub fn pin_arg(value: &str) -> Result<Pin, String> {
+    Pin::named(value.trim())
+        .ok_or_else(|| format!("`{value}` is not a pinned toolchain; valid choices: {}", pin::names()))
+}
+
+/// Installs `pin` unless it is already there; returns it.
+pub fn run(force: bool, pin: &Pin) -> Result<Toolchain, Error> {
+    let env = Env::cli();
+    install(&env, force, pin).map_err(Error::NoToolchain)
+}
+
+fn install(env: &Env, force: bool, pin: &Pin) -> anyhow::Result<Toolchain> {
+    let version = pin.version;
+    let dir = toolchain::pin_dir(env, pin).context("cannot place the cache: set LAUNCH_CACHE_DIR or HOME")?;
     let parent = dir.parent().expect("pinned_dir has a parent").to_path_buf();
     if !force {
-        if let Some(t) = installed(&dir) {
+        if let Some(t) = installed(&dir, pin) {
             eprintln!("toolchain: {} (already installed)", t.describe());
             return Ok(t);
         }
@@ -53,19 +70,21 @@ fn install(env: &Env, force: bool) -> anyhow::Result<Toolchain> {
     }
     // Another process may have finished the install while we waited.
     if !force {
-        if let Some(t) = installed(&dir) {
+        if let Some(t) = installed(&dir, pin) {
             eprintln!("toolchain: {} (installed by another process)", t.describe());
             return Ok(t);
         }
     }
 
-    let tmp = parent.join(format!(".cuda-{PINNED_VERSION}.partial-{}", std::process::id()));
+    let tmp = parent.join(format!(".cuda-{version}.partial-{}", std::process::id()));
     remove_dir(&tmp)?;
-    let req = parent.join(format!("requirements-{PINNED_VERSION}.txt"));
-    fs::write(&req, pin::requirements()).with_context(|| format!("failed to write `{}`", req.display()))?;
+    let req = parent.join(format!("requirements-{version}.txt"));
+    fs::write(&req, pin.requirements()).with_context(|| format!("failed to write `{}`", req.display()))?;
     let python = toolchain::python(env);
+    let what = pin.wheels.iter().map(|w| w.package).collect::<Vec<_>>().join(", ");
     eprintln!(
-        "installing NVIDIA's CUDA {PINNED_VERSION} NVRTC + ptxas + CCCL wheels (about 135 MB, hashes pinned) into {}",
+        "installing NVIDIA's CUDA {version} wheels ({what}: {} MB, hashes pinned) into {}",
+        pin.download_bytes().div_ceil(1_000_000),
         dir.display()
     );
     Tool::new(&python)
@@ -76,8 +95,8 @@ fn install(env: &Env, force: bool) -> anyhow::Result<Toolchain> {
         .arg("-r")
         .arg(&req)
         .inherit_output()
-        // About 135 MB: the compile limit would fail a download slower than 74 KB/s; two hours
-        // still ends a pip that hangs.
+        // 137 MB (12.9) to 199 MB (13.0): the compile limit would fail a download slower than
+        // 110 KB/s; two hours still ends a pip that hangs.
         .timeout(std::time::Duration::from_secs(2 * 60 * 60))
         .run()
         .map_err(|e| {
@@ -89,28 +108,28 @@ fn install(env: &Env, force: bool) -> anyhow::Result<Toolchain> {
         })?;
 
     // Check that what was installed runs before publishing it.
-    let t = toolchain::at(&tmp, Origin::Cache).map_err(|e| {
+    let t = toolchain::at(&tmp, Origin::Cache, pin).map_err(|e| {
         let _ = remove_dir(&tmp);
         anyhow::Error::new(e).context("the installed toolchain does not work")
     })?;
-    if t.ptxas_version != PINNED_VERSION {
+    if t.ptxas_version != version {
         let _ = remove_dir(&tmp);
-        bail!("installed ptxas reports version {} instead of {PINNED_VERSION}", t.ptxas_version);
+        bail!("installed ptxas reports version {} instead of {version}", t.ptxas_version);
     }
-    fs::write(tmp.join(COMPLETE), PINNED_VERSION).context("failed to mark the install complete")?;
+    fs::write(tmp.join(COMPLETE), version).context("failed to mark the install complete")?;
     remove_dir(&dir)?;
     fs::rename(&tmp, &dir).with_context(|| format!("failed to move {} to {}", tmp.display(), dir.display()))?;
-    let t = installed(&dir).context("the toolchain vanished after installing it")?;
+    let t = installed(&dir, pin).context("the toolchain vanished after installing it")?;
     eprintln!("toolchain: {}", t.describe());
     Ok(t)
 }
 
-/// The toolchain in `dir`, if a complete install is there.
-fn installed(dir: &Path) -> Option<Toolchain> {
+/// The toolchain of `pin` in `dir`, if a complete install is there.
+fn installed(dir: &Path, pin: &Pin) -> Option<Toolchain> {
     if !dir.join(COMPLETE).is_file() {
         return None;
     }
-    toolchain::at(dir, Origin::Cache).ok()
+    toolchain::at(dir, Origin::Cache, pin).ok()
 }
 
 fn remove_dir(p: &PathBuf) -> anyhow::Result<()> {

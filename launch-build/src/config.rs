@@ -10,6 +10,7 @@
 //! flags = ["-std=c++17"]          # NVRTC options, nvcc spellings accepted (see `flags`)
 //! ptxas-flags = ["-O3"]           # ptxas options
 //! exclude = ["host", "*_test.cu"] # files and folders of the kernel folder to leave out
+//! toolchain = "12.9"              # the pinned CUDA line: "12.9" (default) or "13.0"
 //!
 //! [package.metadata.launch.file."fp8/**"]   # settings of the files a pattern matches
 //! arch = ["sm_90"]                          # a subset of `arch`
@@ -35,6 +36,7 @@ use toml_edit::{ImDocument, Item, Key, TableLike, Value};
 use crate::error::{Error, Location};
 use crate::flags::{self, Mapped};
 use crate::suggest::edit_distance;
+use crate::toolchain::pin::{self, Pin};
 
 /// The keys `[package.metadata.launch]` accepts.
 pub const KEYS: &[&str] = &[
@@ -51,6 +53,7 @@ pub const KEYS: &[&str] = &[
     "std-headers",
     "file",
     "min-driver",
+    "toolchain",
 ];
 
 /// The keys of a `[package.metadata.launch.file."<pattern>"]` table.
@@ -101,6 +104,9 @@ pub struct Config {
     /// `min-driver = "12.4"`: the oldest driver (its CUDA version) the crate must run on; `None`:
     /// the toolchain's own version. `cargo launch check` says what would not load on it.
     pub min_driver: Option<launch::compat::CudaVersion>,
+    /// `toolchain`: the pinned CUDA line to build with (default [`pin::DEFAULT`], 12.9); every
+    /// arch in `arches` is one it can target.
+    pub toolchain: Pin,
 }
 
 /// `[package.metadata.launch.file."<pattern>"]`: settings of the files a pattern matches.
@@ -191,8 +197,12 @@ impl Config {
             doc.table(&launch, "a table of launch settings such as [package.metadata.launch] with arch = [\"sm_90\"]")?;
         doc.known_keys(&launch, table, KEYS, "[package.metadata.launch]")?;
 
+        let toolchain = match launch.child_in(table, "toolchain") {
+            Some(t) => doc.toolchain(&t)?,
+            None => pin::DEFAULT,
+        };
         let arches = match launch.child_in(table, "arch") {
-            Some(list) => doc.arches(&list)?,
+            Some(list) => doc.arches(&list, &toolchain)?,
             None => {
                 return Err(doc.error(
                     launch.span.clone(),
@@ -366,6 +376,7 @@ impl Config {
             std_headers,
             files,
             min_driver,
+            toolchain,
             manifest_path: manifest_path.to_path_buf(),
             package: name,
             arches,
@@ -691,8 +702,25 @@ impl Doc<'_> {
         })
     }
 
-    /// `arch = ["sm_90", ...]` → sorted, deduplicated arches.
-    fn arches(&self, list: &Node) -> Result<Vec<Arch>, Error> {
+    /// `toolchain = "13.0"` → its pin; anything else names the pinned lines.
+    fn toolchain(&self, node: &Node) -> Result<Pin, Error> {
+        let name = self.string(node, "a toolchain version string such as \"12.9\"")?;
+        Pin::named(name.trim()).ok_or_else(|| {
+            // `13`, `13.x`, `v13.0`, `13.0.88`: the pin of that major.
+            let major = name.trim().trim_start_matches(['v', 'V']).split('.').next().unwrap_or("");
+            let hint = pin::PINS
+                .iter()
+                .find(|p| major == p.major.to_string())
+                .map(|p| format!(" (did you mean \"{}\"?)", p.name))
+                .unwrap_or_default();
+            let message =
+                format!("{} is not a pinned toolchain{hint}; valid choices: {}", self.shown(node), pin::names());
+            self.error(node.span.clone(), &node.path, message)
+        })
+    }
+
+    /// `arch = ["sm_90", ...]` → sorted, deduplicated arches, each one `toolchain` can target.
+    fn arches(&self, list: &Node, toolchain: &Pin) -> Result<Vec<Arch>, Error> {
         let items = self.array(list, "a list of arch names such as [\"sm_90\"]")?;
         if items.is_empty() {
             return Err(self.error(
@@ -707,7 +735,11 @@ impl Doc<'_> {
         let mut arches = Vec::new();
         for a in &items {
             let name = self.string(a, "an arch name such as \"sm_90\"")?;
-            arches.push(name.parse::<Arch>().map_err(|e| self.error(a.span.clone(), &a.path, e.to_string()))?);
+            let arch = name.parse::<Arch>().map_err(|e| self.error(a.span.clone(), &a.path, e.to_string()))?;
+            if !toolchain.can_target(arch) {
+                return Err(self.error(a.span.clone(), &a.path, untargetable(arch, toolchain)));
+            }
+            arches.push(arch);
         }
         arches.sort();
         arches.dedup();
@@ -929,6 +961,18 @@ fn key_at(text: &str, offset: usize) -> String {
     }
 }
 
+/// Why `toolchain` cannot build `arch`, and which pinned toolchains can.
+fn untargetable(arch: Arch, toolchain: &Pin) -> String {
+    let can: Vec<String> = pin::PINS.iter().filter(|p| p.can_target(arch)).map(|p| format!("\"{}\"", p.name)).collect();
+    let default = if *toolchain == pin::DEFAULT { "the default " } else { "" };
+    let instead = match can.as_slice() {
+        [] => "no pinned toolchain can".to_string(),
+        [one] => format!("toolchain {one} can (set `toolchain = {one}`)"),
+        many => format!("toolchains {} can", many.join(", ")),
+    };
+    format!("{default}toolchain \"{}\" cannot target `{arch}`; {instead}", toolchain.name)
+}
+
 /// The known key a misspelt one probably meant: `_` for `-`, case, or one or two typos.
 fn closest_key(name: &str, keys: &[&'static str]) -> Option<&'static str> {
     let norm = name.to_ascii_lowercase().replace('_', "-");
@@ -1029,3 +1073,5 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod toolchain_tests;

@@ -15,8 +15,8 @@ use crate::process::DEFAULT_TIMEOUT;
 
 /// Every variable cargo-launch reads, with what it does; `cargo launch --help` prints this table.
 pub const DOCUMENTED: &[(&str, &str)] = &[
-    ("LAUNCH_TOOLCHAIN", "explicit toolchain root: a pip --target folder holding nvidia/cuda_nvrtc and nvidia/cuda_nvcc, or a CUDA toolkit root; skips discovery"),
-    ("LAUNCH_CACHE_DIR", "cargo-launch's cache (default $XDG_CACHE_HOME/cargo-launch, else ~/.cache/cargo-launch); `cargo launch setup` installs the toolchain under toolchain/ there"),
+    ("LAUNCH_TOOLCHAIN", "explicit toolchain root of the crate's CUDA major: a pip --target folder holding nvidia/cuda_nvrtc and nvidia/cuda_nvcc (12.x) or nvidia/cu13 (13.x), or a CUDA toolkit root; skips discovery"),
+    ("LAUNCH_CACHE_DIR", "cargo-launch's cache (default $XDG_CACHE_HOME/cargo-launch, else ~/.cache/cargo-launch); `cargo launch setup [--toolchain 13.0]` installs each toolchain under toolchain/ there, side by side"),
     ("LAUNCH_NO_SYSTEM_TOOLCHAIN", "set to 1: look only at LAUNCH_TOOLCHAIN and the cache, never at Python site-packages, CUDA_HOME, /usr/local/cuda or PATH"),
     ("LAUNCH_PYTHON", "Python interpreter used to find site-packages and by `cargo launch setup` (default python3)"),
     ("LAUNCH_ARCH", "comma-separated arches that replace the metadata's list (set by `cargo launch check --arch`)"),

@@ -64,6 +64,8 @@ pub enum Error {
     },
     /// No NVRTC + ptxas pair was found.
     ToolchainNotFound {
+        /// The `toolchain` asked for (`12.9`, the default, or `13.0`).
+        toolchain: &'static str,
         /// Every place looked at, in order.
         searched: Vec<Searched>,
     },
@@ -268,18 +270,25 @@ impl fmt::Display for Error {
                 "`{var}` is not set: launch_build::build() must run from a build script (build.rs) under cargo"
             ),
             Error::Config { location, key, message } => write!(f, "{location}: `{key}`: {message}"),
-            Error::ToolchainNotFound { searched } => {
-                writeln!(f, "no CUDA toolchain (NVRTC + ptxas) found. Searched, in order:")?;
+            Error::ToolchainNotFound { toolchain, searched } => {
+                let default = *toolchain == crate::toolchain::pin::DEFAULT.name;
+                if default {
+                    writeln!(f, "no CUDA toolchain (NVRTC + ptxas) found. Searched, in order:")?;
+                } else {
+                    writeln!(f, "no CUDA {toolchain} toolchain (NVRTC + ptxas, toolchain = \"{toolchain}\") found. Searched, in order:")?;
+                }
                 for s in searched {
                     match &s.path {
                         Some(p) => writeln!(f, "  - {}: {}: {}", s.source, p.display(), s.outcome)?,
                         None => writeln!(f, "  - {}: {}", s.source, s.outcome)?,
                     }
                 }
+                let setup = if default { String::new() } else { format!(" --toolchain {toolchain}") };
                 write!(
                     f,
-                    "fix: run `cargo launch setup` (installs NVIDIA's pinned 12.9 wheels into the cache, no GPU or CUDA install needed), \
-                     or set LAUNCH_TOOLCHAIN to a folder holding them, or CUDA_HOME to a CUDA toolkit"
+                    "fix: run `cargo launch setup{setup}` (installs NVIDIA's pinned {toolchain} wheels into the cache, no GPU or CUDA install needed), \
+                     or set LAUNCH_TOOLCHAIN to a folder holding them, or CUDA_HOME to a CUDA {} toolkit",
+                    toolchain.split('.').next().unwrap_or(toolchain)
                 )
             }
             Error::UnsupportedArch { arch, toolchain, supported } => {

@@ -101,7 +101,8 @@ pub mod tooling {
     /// Finding and installing the CUDA toolchain.
     pub mod toolchain {
         pub use crate::toolchain::{
-            at, cache_dir, discover, pin, pinned_dir, python, Origin, Toolchain, PINNED_VERSION,
+            at, cache_dir, discover, discover_for, on_path, pin, pin_dir, pinned_dir, python, Origin, Pin, Toolchain,
+            PINNED_VERSION,
         };
     }
 
@@ -231,7 +232,7 @@ fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manifest,
         return Err(Error::Kernels(errors));
     }
 
-    let toolchain = toolchain::discover(env)?;
+    let toolchain = toolchain::discover_for(env, &config.toolchain)?;
     let compiler = Compiler::new(toolchain, config, launch_dir.join("work"), compile::Settings::from_env(env)?)?;
     compiler.check_arches(&config.arches)?;
 

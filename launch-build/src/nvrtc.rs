@@ -1,6 +1,11 @@
 //! NVRTC, loaded at run time from the toolchain's own library (`libloading`, absolute path), so
 //! the build needs no CUDA library on the loader path and never picks up a second NVRTC.
 //!
+//! NVRTC opens its builtins library (`libnvrtc-builtins.so.13.0`) by name when it compiles; the
+//! CUDA 13 wheel's NVRTC does not find it beside itself ("failed to open
+//! libnvrtc-builtins.so.13.0"), so the one beside the NVRTC loaded is loaded first, by path: the
+//! loader then answers NVRTC's request with it.
+//!
 //! NVRTC runs in this process, so it cannot be killed like ptxas: [`Nvrtc::compile_ptx_within`]
 //! runs the compile on its own thread and stops waiting at the time limit. The thread is then
 //! abandoned (it holds its own reference to the library, which stays loaded); the build script
@@ -30,6 +35,8 @@ pub struct Nvrtc {
 struct Api {
     // Keeps the library mapped while the function pointers below are in use.
     _lib: libloading::Library,
+    // The builtins NVRTC opens by name, loaded first from NVRTC's folder; kept loaded with it.
+    _builtins: Option<libloading::Library>,
     version: unsafe extern "C" fn(*mut c_int, *mut c_int) -> NvrtcResult,
     num_supported_archs: unsafe extern "C" fn(*mut c_int) -> NvrtcResult,
     supported_archs: unsafe extern "C" fn(*mut c_int) -> NvrtcResult,
@@ -61,6 +68,13 @@ impl Nvrtc {
     /// Loads NVRTC from `path`.
     pub fn load(path: &Path) -> Result<Nvrtc, Error> {
         let fail = |reason: String| Error::NvrtcLoad { path: path.to_path_buf(), reason };
+        let builtins = match builtins_beside(path) {
+            // SAFETY: as for NVRTC below; the builtins library has no initialiser preconditions.
+            Some(b) => {
+                Some(unsafe { libloading::Library::new(&b) }.map_err(|e| fail(format!("{}: {e}", b.display())))?)
+            }
+            None => None,
+        };
         // SAFETY: loading NVRTC runs its initialisers, which have no preconditions.
         let lib = unsafe { libloading::Library::new(path) }.map_err(|e| fail(e.to_string()))?;
         macro_rules! sym {
@@ -83,6 +97,7 @@ impl Nvrtc {
                 destroy: sym!(b"nvrtcDestroyProgram"),
                 error_string: sym!(b"nvrtcGetErrorString"),
                 _lib: lib,
+                _builtins: builtins,
             }),
         })
     }
@@ -121,6 +136,24 @@ impl Nvrtc {
         let (source, name, options) = (source.to_string(), name.to_string(), options.to_vec());
         within(timeout, move || api.compile_ptx(&source, &name, &options))
     }
+}
+
+/// `libnvrtc-builtins.so.<major>.<minor>` in `nvrtc`'s folder (the newest, when several), not the
+/// `.alt.` variant NVRTC uses for other purposes.
+fn builtins_beside(nvrtc: &Path) -> Option<std::path::PathBuf> {
+    let dir = std::fs::canonicalize(nvrtc).ok()?.parent()?.to_path_buf();
+    let mut found: Vec<(Vec<u32>, std::path::PathBuf)> = std::fs::read_dir(&dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let version = name.strip_prefix("libnvrtc-builtins.so.")?;
+            let parts: Vec<u32> = version.split('.').map(|p| p.parse().ok()).collect::<Option<_>>()?;
+            Some((parts, e.path()))
+        })
+        .collect();
+    found.sort();
+    found.pop().map(|(_, p)| p)
 }
 
 /// Runs `f` on a new thread and waits at most `timeout` for its result; `None` when it is not
@@ -254,6 +287,25 @@ impl Api {
 mod tests {
     use super::*;
     use std::time::Instant;
+
+    #[test]
+    fn the_builtins_beside_nvrtc_are_found_and_the_alt_ones_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        for f in [
+            "libnvrtc.so.13",
+            "libnvrtc-builtins.alt.so.13.0",
+            "libnvrtc-builtins.so.12.9",
+            "libnvrtc-builtins.so.13.0",
+        ] {
+            std::fs::write(dir.path().join(f), b"").unwrap();
+        }
+        let nvrtc = dir.path().join("libnvrtc.so.13");
+        let want = std::fs::canonicalize(dir.path()).unwrap().join("libnvrtc-builtins.so.13.0");
+        assert_eq!(builtins_beside(&nvrtc), Some(want));
+        std::fs::remove_file(dir.path().join("libnvrtc-builtins.so.13.0")).unwrap();
+        std::fs::remove_file(dir.path().join("libnvrtc-builtins.so.12.9")).unwrap();
+        assert_eq!(builtins_beside(&nvrtc), None);
+    }
 
     #[test]
     fn within_returns_what_finishes_in_time() {

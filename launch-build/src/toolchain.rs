@@ -1,12 +1,16 @@
 //! Finding NVRTC and ptxas, with no GPU and no CUDA install required.
 //!
-//! Discovery order (the first folder that has both wins):
-//! 1. `LAUNCH_TOOLCHAIN`, an explicit root (never falls through when set);
-//! 2. the cargo-launch cache, where `cargo launch setup` installs NVIDIA's pinned PyPI wheels;
+//! A crate asks for a CUDA line (`toolchain = "13.0"`, default `"12.9"`, see [`pin`]); any
+//! toolchain of that major serves it. Discovery order (the first folder that has one wins):
+//! 1. `LAUNCH_TOOLCHAIN`, an explicit root (never falls through when set: a toolchain of another
+//!    major there is an error);
+//! 2. the cargo-launch cache, where `cargo launch setup` installs each pinned set side by side
+//!    (`toolchain/cuda-12.9.86/`, `toolchain/cuda-13.0.88/`);
 //! 3. the same wheels in Python site-packages (`VIRTUAL_ENV`, then `python3`'s site dirs);
 //! 4. `CUDA_HOME`, `CUDA_PATH`; 5. `/usr/local/cuda`; 6. the folder above `ptxas` on `PATH`.
 //!
-//! Steps 3–6 are skipped when `LAUNCH_NO_SYSTEM_TOOLCHAIN=1`.
+//! Steps 3–6 are skipped when `LAUNCH_NO_SYSTEM_TOOLCHAIN=1`; there a toolchain of another major
+//! is passed over (and said) rather than used.
 
 use std::path::{Path, PathBuf};
 
@@ -15,8 +19,11 @@ use crate::error::{Error, Searched};
 use crate::process::Tool;
 
 pub mod pin;
+mod probe;
+#[cfg(test)]
+mod tests;
 
-pub use pin::PINNED_VERSION;
+pub use pin::{Pin, PINNED_VERSION};
 
 /// Where a toolchain was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,8 +51,8 @@ pub struct Toolchain {
     pub ptxas: PathBuf,
     /// CUDA headers (`cuda_fp16.h`, ...) if present: passed to NVRTC as an include path.
     pub include: Option<PathBuf>,
-    /// CCCL's headers (`cuda/std/...`, `cub/...`) when they are a folder of their own (the
-    /// `nvidia-cuda-cccl` wheel); searched after `include`. A toolkit has them in `include`.
+    /// CCCL's headers (`cuda/std/...`, `cub/...`) when they are a folder of their own (the 12.x
+    /// `nvidia-cuda-cccl-cu12` wheel, `include/cccl` of CUDA 13); searched after `include`.
     pub cccl_include: Option<PathBuf>,
     /// NVRTC's exact version where known (`12.9.86` from the wheel's metadata), else `major.minor`.
     pub nvrtc_version: String,
@@ -65,28 +72,41 @@ pub fn cache_dir(env: &Env) -> Option<PathBuf> {
     env.get("HOME").map(|h| PathBuf::from(h).join(".cache").join("cargo-launch"))
 }
 
-/// Where `cargo launch setup` installs the pinned toolchain.
+/// Where `cargo launch setup` installs the default pinned toolchain.
 pub fn pinned_dir(env: &Env) -> Option<PathBuf> {
-    cache_dir(env).map(|c| c.join("toolchain").join(format!("cuda-{PINNED_VERSION}")))
+    pin_dir(env, &pin::DEFAULT)
 }
 
-/// Finds a toolchain, or says everywhere it looked.
+/// Where `cargo launch setup --toolchain <pin.name>` installs `pin`: `toolchain/cuda-<version>`
+/// in the cache, one folder per pin (12.9's is where it always was).
+pub fn pin_dir(env: &Env, pin: &Pin) -> Option<PathBuf> {
+    cache_dir(env).map(|c| c.join("toolchain").join(format!("cuda-{}", pin.version)))
+}
+
+/// Finds a toolchain for the default pin, or says everywhere it looked.
 pub fn discover(env: &Env) -> Result<Toolchain, Error> {
+    discover_for(env, &pin::DEFAULT)
+}
+
+/// Finds a toolchain of `pin`'s CUDA major, or says everywhere it looked.
+pub fn discover_for(env: &Env, pin: &Pin) -> Result<Toolchain, Error> {
     let mut searched = Vec::new();
+    let not_found = |searched| Error::ToolchainNotFound { toolchain: pin.name, searched };
 
     if let Some(root) = env.get("LAUNCH_TOOLCHAIN") {
         let root = PathBuf::from(root);
-        return match probe(&root, Origin::Override) {
-            Ok(t) => finish_or_searched(t, "LAUNCH_TOOLCHAIN", searched),
-            Err(outcome) => {
-                searched.push(Searched { source: "LAUNCH_TOOLCHAIN".into(), path: Some(root), outcome });
-                Err(Error::ToolchainNotFound { searched })
-            }
-        };
+        searched.push(match probe::probe(&root, Origin::Override, pin.major) {
+            Ok(t) => match judge(t, "LAUNCH_TOOLCHAIN", pin) {
+                Verdict::Use(t) => return Ok(t),
+                Verdict::OtherMajor(s) | Verdict::Broken(s) => s,
+            },
+            Err(outcome) => Searched { source: "LAUNCH_TOOLCHAIN".into(), path: Some(root), outcome },
+        });
+        return Err(not_found(searched));
     }
 
     let mut candidates: Vec<(String, PathBuf, Origin)> = Vec::new();
-    match pinned_dir(env) {
+    match pin_dir(env, pin) {
         Some(dir) => candidates.push(("cargo-launch cache".into(), dir, Origin::Cache)),
         None => searched.push(Searched {
             source: "cargo-launch cache".into(),
@@ -112,7 +132,7 @@ pub fn discover(env: &Env) -> Result<Toolchain, Error> {
             }
         }
         candidates.push(("default CUDA location".into(), PathBuf::from("/usr/local/cuda"), Origin::Toolkit));
-        match env.untracked("PATH").and_then(|p| which_in("ptxas", &p)) {
+        match on_path("ptxas", env) {
             Some(ptxas) => {
                 let root = ptxas.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
                 candidates.push(("ptxas on PATH".into(), root, Origin::Toolkit));
@@ -122,110 +142,74 @@ pub fn discover(env: &Env) -> Result<Toolchain, Error> {
     }
 
     for (source, dir, origin) in candidates {
-        match probe(&dir, origin) {
-            Ok(t) => return finish_or_searched(t, &source, searched),
+        match probe::probe(&dir, origin, pin.major) {
+            Ok(t) => match judge(t, &source, pin) {
+                Verdict::Use(t) => return Ok(t),
+                Verdict::OtherMajor(s) => searched.push(s),
+                Verdict::Broken(s) => {
+                    searched.push(s);
+                    return Err(not_found(searched));
+                }
+            },
             Err(outcome) => searched.push(Searched { source, path: Some(dir), outcome }),
         }
     }
-    Err(Error::ToolchainNotFound { searched })
+    Err(not_found(searched))
 }
 
-/// The toolchain in exactly this root (wheel or toolkit layout), versions filled in.
-pub fn at(root: &Path, origin: Origin) -> Result<Toolchain, Error> {
-    match probe(root, origin) {
-        Ok(t) => finish_or_searched(t, "toolchain root", Vec::new()),
-        Err(outcome) => Err(Error::ToolchainNotFound {
-            searched: vec![Searched { source: "toolchain root".into(), path: Some(root.to_path_buf()), outcome }],
-        }),
-    }
+/// The toolchain of `pin`'s CUDA major in exactly this root (wheel or toolkit layout), versions
+/// filled in.
+pub fn at(root: &Path, origin: Origin, pin: &Pin) -> Result<Toolchain, Error> {
+    let searched = match probe::probe(root, origin, pin.major) {
+        Ok(t) => match judge(t, "toolchain root", pin) {
+            Verdict::Use(t) => return Ok(t),
+            Verdict::OtherMajor(s) | Verdict::Broken(s) => s,
+        },
+        Err(outcome) => Searched { source: "toolchain root".into(), path: Some(root.to_path_buf()), outcome },
+    };
+    Err(Error::ToolchainNotFound { toolchain: pin.name, searched: vec![searched] })
 }
 
-/// Checks one root for the wheel layout, then the toolkit layout.
-fn probe(root: &Path, origin: Origin) -> Result<Toolchain, String> {
-    if !root.is_dir() {
-        return Err("does not exist".into());
-    }
-    let wheel = root.join("nvidia");
-    let layouts = [
-        // pip --target / site-packages: the wheels of the pin (or their CUDA 13 versions).
-        (
-            vec![
-                wheel.join(pin::NVRTC.folder).join("lib/libnvrtc.so.12"),
-                wheel.join(pin::NVRTC.folder).join("lib/libnvrtc.so.13"),
-            ],
-            vec![wheel.join(pin::NVCC.folder).join("bin/ptxas")],
-            vec![wheel.join(pin::RUNTIME.folder).join("include")],
-        ),
-        // CUDA toolkit
-        (
-            vec![
-                root.join("lib64/libnvrtc.so"),
-                root.join("lib/libnvrtc.so"),
-                root.join("targets/x86_64-linux/lib/libnvrtc.so"),
-                root.join("targets/sbsa-linux/lib/libnvrtc.so"),
-            ],
-            vec![root.join("bin/ptxas")],
-            vec![root.join("include")],
-        ),
-    ];
-    let mut missing = Vec::new();
-    for (nvrtcs, ptxases, includes) in layouts {
-        let nvrtc = nvrtcs.iter().find(|p| p.is_file());
-        let ptxas = ptxases.iter().find(|p| p.is_file());
-        match (nvrtc, ptxas) {
-            // `cargo launch setup` installs CCCL since it pins it: an install without it is one an
-            // earlier cargo-launch made, to be upgraded rather than used.
-            (Some(_), Some(_))
-                if origin == Origin::Cache && !has_cccl(&wheel.join(pin::CCCL.folder).join("include")) =>
-            {
-                return Err("installed by an earlier cargo-launch, without CCCL (nvidia/cuda_cccl): run \
-                            `cargo launch setup` to upgrade it"
-                    .into());
-            }
-            (Some(n), Some(p)) => {
-                return Ok(Toolchain {
-                    root: root.to_path_buf(),
-                    origin,
-                    nvrtc: n.clone(),
-                    ptxas: p.clone(),
-                    include: includes
-                        .into_iter()
-                        .find(|i| i.join("cuda_runtime.h").is_file() || i.join("cuda_fp16.h").is_file()),
-                    // The wheel's own folder; CUDA 13 toolkits keep CCCL in include/cccl.
-                    cccl_include: [wheel.join(pin::CCCL.folder).join("include"), root.join("include/cccl")]
-                        .into_iter()
-                        .find(|i| has_cccl(i)),
-                    nvrtc_version: String::new(),
-                    ptxas_version: String::new(),
-                });
-            }
-            (n, p) => {
-                if n.is_none() {
-                    missing.push(nvrtcs[0].strip_prefix(root).unwrap_or(&nvrtcs[0]).display().to_string());
-                }
-                if p.is_none() {
-                    missing.push(ptxases[0].strip_prefix(root).unwrap_or(&ptxases[0]).display().to_string());
-                }
-            }
-        }
-    }
-    Err(format!("no {}", missing.join(", no ")))
+/// `name` on `PATH` (never announced to cargo, see [`Env::untracked`]).
+pub fn on_path(name: &str, env: &Env) -> Option<PathBuf> {
+    let path = env.untracked("PATH")?;
+    let cwd = std::env::current_dir().unwrap_or_default();
+    which::which_in(name, Some(path), cwd).ok()
 }
 
-/// Whether `include` holds CCCL (`cuda/std/version`).
-pub fn has_cccl(include: &Path) -> bool {
-    include.join("cuda/std/version").is_file()
+/// What a found toolchain is good for.
+enum Verdict {
+    /// Use it.
+    Use(Toolchain),
+    /// Another CUDA major than the pin's: passed over, unless `LAUNCH_TOOLCHAIN` named it.
+    OtherMajor(Searched),
+    /// Its ptxas cannot be run (not executable, wrong CPU): the search ends there, as a place
+    /// searched that names where it came from. The tool's error text already holds the OS reason,
+    /// and `ToolchainNotFound` has no source, so a `{:#}` chain prints the reason once.
+    Broken(Searched),
 }
 
-/// [`finish`], where a ptxas that cannot be run (not executable, wrong CPU) ends the search as a
-/// place searched that names where it came from. The tool's error text already holds the OS
-/// reason, and `ToolchainNotFound` has no source, so a `{:#}` chain prints the reason once.
-fn finish_or_searched(t: Toolchain, source: &str, mut searched: Vec<Searched>) -> Result<Toolchain, Error> {
+/// [`finish`]es `t` and checks its major against `pin`'s.
+fn judge(t: Toolchain, source: &str, pin: &Pin) -> Verdict {
     let root = t.root.clone();
-    finish(t).map_err(|e| {
-        searched.push(Searched { source: source.into(), path: Some(root), outcome: e.to_string() });
-        Error::ToolchainNotFound { searched }
-    })
+    let searched = |outcome| Searched { source: source.into(), path: Some(root.clone()), outcome };
+    let override_ = t.origin == Origin::Override;
+    match finish(t) {
+        Ok(t) if t.major().is_some_and(|m| m != pin.major) => Verdict::OtherMajor(searched(format!(
+            "holds CUDA {} (ptxas {}), but toolchain = \"{}\" needs CUDA {}.x{}",
+            t.ptxas_version.split('.').take(2).collect::<Vec<_>>().join("."),
+            t.ptxas_version,
+            pin.name,
+            pin.major,
+            if override_ {
+                "; point LAUNCH_TOOLCHAIN at one, or change `toolchain` in [package.metadata.launch]"
+            } else {
+                ""
+            }
+        ))),
+        Ok(t) => Verdict::Use(t),
+        Err(e) => Verdict::Broken(searched(e.to_string())),
+    }
 }
 
 /// Fills in the versions: ptxas from `--version`, NVRTC from the wheel's dist-info or the
@@ -248,15 +232,18 @@ pub fn parse_ptxas_version(text: &str) -> Option<String> {
 }
 
 fn nvrtc_version_from_files(t: &Toolchain) -> Option<String> {
-    // Wheel: <root>/nvidia_cuda_nvrtc_cu12-12.9.86.dist-info next to <root>/nvidia.
+    // Wheel: <root>/nvidia_cuda_nvrtc_cu12-12.9.86.dist-info (CUDA 13: nvidia_cuda_nvrtc-13.0.88)
+    // next to <root>/nvidia; site-packages may hold both lines, so only this major's counts.
+    let major = t.major().map(|m| format!("{m}."));
     if let Ok(rd) = std::fs::read_dir(&t.root) {
         let mut found: Vec<String> = rd
             .filter_map(|e| e.ok())
             .filter_map(|e| {
                 let name = e.file_name().to_string_lossy().into_owned();
-                let rest = name.strip_prefix("nvidia_cuda_nvrtc_cu1")?;
-                let ver = rest.get(2..)?.strip_suffix(".dist-info")?;
-                Some(ver.to_string())
+                let rest = name.strip_prefix("nvidia_cuda_nvrtc")?.strip_suffix(".dist-info")?;
+                let rest = rest.strip_prefix("_cu12").unwrap_or(rest);
+                let ver = rest.strip_prefix('-')?;
+                major.as_deref().is_none_or(|m| ver.starts_with(m)).then(|| ver.to_string())
             })
             .collect();
         found.sort();
@@ -297,13 +284,13 @@ fn site_packages(env: &Env, searched: &mut Vec<Searched>) -> Vec<PathBuf> {
     dirs
 }
 
-/// The Python interpreter: `LAUNCH_PYTHON` or `python3`.
+/// The Python interpreter: `LAUNCH_PYTHON`, else `python3` as found on `PATH` (the bare name
+/// when it is not there, so the error names it).
 pub fn python(env: &Env) -> PathBuf {
-    env.get("LAUNCH_PYTHON").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("python3"))
-}
-
-fn which_in(name: &str, path: &std::ffi::OsStr) -> Option<PathBuf> {
-    std::env::split_paths(path).map(|d| d.join(name)).find(|p| p.is_file())
+    match env.get("LAUNCH_PYTHON") {
+        Some(p) => PathBuf::from(p),
+        None => on_path("python3", env).unwrap_or_else(|| PathBuf::from("python3")),
+    }
 }
 
 impl Toolchain {
@@ -317,71 +304,23 @@ impl Toolchain {
         };
         format!("NVRTC {}, ptxas {} ({origin}: {})", self.nvrtc_version, self.ptxas_version, self.root.display())
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ptxas_version_line_is_parsed() {
-        let text = "ptxas: NVIDIA (R) Ptx optimizing assembler\nCopyright (c) 2005-2025 NVIDIA Corporation\nBuilt on Tue_May_27_02:18:05_PDT_2025\nCuda compilation tools, release 12.9, V12.9.86\nBuild cuda_12.9.r12.9/compiler.36037853_0\n";
-        assert_eq!(parse_ptxas_version(text).as_deref(), Some("12.9.86"));
-        assert_eq!(parse_ptxas_version("garbage"), None);
+    /// The CUDA major of its ptxas (`13` for `13.0.88`); `None` before the version is known.
+    pub fn major(&self) -> Option<u32> {
+        self.ptxas_version.split('.').next()?.parse().ok()
     }
 
-    #[test]
-    fn probe_reports_what_is_missing() {
-        let dir = tempfile::tempdir().unwrap();
-        let e = probe(dir.path(), Origin::Cache).unwrap_err();
-        assert!(e.contains("nvidia/cuda_nvrtc/lib/libnvrtc.so.12"), "{e}");
-        assert!(e.contains("bin/ptxas"), "{e}");
-        assert_eq!(probe(&dir.path().join("nope"), Origin::Cache).unwrap_err(), "does not exist");
+    /// `nvcc` beside ptxas (CUDA 13 wheels and toolkits have it; the 12.9 wheel does not).
+    pub fn nvcc(&self) -> Option<PathBuf> {
+        self.beside_ptxas("nvcc")
     }
 
-    #[test]
-    fn a_cache_install_without_cccl_is_to_be_upgraded_and_cccl_is_found_when_there() {
-        let dir = tempfile::tempdir().unwrap();
-        for (folder, file) in [("nvidia/cuda_nvrtc/lib", "libnvrtc.so.12"), ("nvidia/cuda_nvcc/bin", "ptxas")] {
-            std::fs::create_dir_all(dir.path().join(folder)).unwrap();
-            std::fs::write(dir.path().join(folder).join(file), b"").unwrap();
-        }
-        let e = probe(dir.path(), Origin::Cache).unwrap_err();
-        assert!(e.contains("without CCCL") && e.contains("cargo launch setup"), "{e}");
-        // Elsewhere CCCL is optional.
-        assert_eq!(probe(dir.path(), Origin::Override).unwrap().cccl_include, None);
-        let cccl = dir.path().join("nvidia/cuda_cccl/include");
-        std::fs::create_dir_all(cccl.join("cuda/std")).unwrap();
-        std::fs::write(cccl.join("cuda/std/version"), b"").unwrap();
-        assert_eq!(probe(dir.path(), Origin::Cache).unwrap().cccl_include, Some(cccl));
+    /// `nvdisasm` beside ptxas (the CUDA 13 pin installs it; toolkits have it).
+    pub fn nvdisasm(&self) -> Option<PathBuf> {
+        self.beside_ptxas("nvdisasm")
     }
 
-    #[cfg(unix)]
-    #[test]
-    fn a_ptxas_that_cannot_start_names_its_source_and_the_reason_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let lib = dir.path().join("nvidia/cuda_nvrtc/lib");
-        let bin = dir.path().join("nvidia/cuda_nvcc/bin");
-        std::fs::create_dir_all(&lib).unwrap();
-        std::fs::create_dir_all(&bin).unwrap();
-        std::fs::write(lib.join("libnvrtc.so.12"), b"").unwrap();
-        std::fs::write(bin.join("ptxas"), b"#!/bin/sh\n").unwrap(); // not executable
-        let t = probe(dir.path(), Origin::Override).unwrap();
-        let e = finish_or_searched(t, "LAUNCH_TOOLCHAIN", Vec::new()).unwrap_err();
-        assert!(matches!(e, Error::ToolchainNotFound { .. }), "{e:?}");
-        let text = format!("{:#}", anyhow_like(&e));
-        assert!(text.contains(&format!("- LAUNCH_TOOLCHAIN: {}: could not start `", dir.path().display())), "{text}");
-        assert_eq!(text.matches("Permission denied").count(), 1, "{text}");
-    }
-
-    /// The message and every source below it, as `{:#}` of anyhow prints them.
-    fn anyhow_like(e: &dyn std::error::Error) -> String {
-        let mut s = e.to_string();
-        let mut cur = e.source();
-        while let Some(c) = cur {
-            s.push_str(&format!(": {c}"));
-            cur = c.source();
-        }
-        s
+    fn beside_ptxas(&self, name: &str) -> Option<PathBuf> {
+        Some(self.ptxas.with_file_name(name)).filter(|p| p.is_file())
     }
 }

@@ -90,7 +90,7 @@ pub fn fixture(name: &str) -> tempfile::TempDir {
     dir
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("create dir");
     for e in std::fs::read_dir(from).expect("read fixture dir") {
         let e = e.expect("dir entry");

@@ -73,7 +73,13 @@ fn generate(rng: &mut Rng) -> (String, Expect) {
         s += "[dependencies]\nlaunch = { path = \"../launch\" }\n\n";
     }
     s += "[package.metadata.launch]\n";
-    let arches: Vec<&str> = (0..rng.range(1, 4)).map(|_| rng.pick(KNOWN_ARCHES)).collect();
+    // Valid lists hold arches the default toolchain targets (an untargetable one is an error).
+    let targetable: Vec<&str> = KNOWN_ARCHES
+        .iter()
+        .copied()
+        .filter(|a| a.parse().is_ok_and(|a| crate::toolchain::pin::DEFAULT.can_target(a)))
+        .collect();
+    let arches: Vec<&str> = (0..rng.range(1, 4)).map(|_| rng.pick(&targetable)).collect();
     let threads = rng.range(1, 1024) as u32;
     let spill = rng.one_in(2).then(|| rng.range(0, u32::MAX as u64) as u32);
     let keys = ["arch", "kernels", "include", "defines", "threads", "max-spill-bytes", "kernel"];

@@ -1,6 +1,9 @@
-//! The pinned toolchain in one table: the wheels `cargo launch setup` installs (package, version,
-//! the sha256 of each platform's file) and the folder each one puts under `nvidia/`, which
-//! discovery looks in. A new pin changes this file only.
+//! The pinned toolchains in one table: per CUDA line (`toolchain = "12.9"`, `"13.0"`), the wheels
+//! `cargo launch setup` installs (package, version, the sha256 and measured size of each
+//! platform's file) and the compute capabilities its NVRTC can target. A new pin changes this file
+//! only.
+
+use launch::Arch;
 
 /// One pinned PyPI wheel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -13,79 +16,232 @@ pub struct Wheel {
     pub sha256_x86_64: &'static str,
     /// sha256 of the `manylinux` aarch64 (sbsa) wheel file.
     pub sha256_aarch64: &'static str,
-    /// The folder it installs under `nvidia/` (`cuda_nvrtc`).
+    /// Size of the x86_64 file, bytes (measured when pinned; setup says how much it downloads).
+    pub bytes_x86_64: u64,
+    /// Size of the aarch64 file, bytes.
+    pub bytes_aarch64: u64,
+    /// The folder it installs under `nvidia/` (`cuda_nvrtc`; every CUDA 13 wheel: `cu13`).
     pub folder: &'static str,
     /// What the build takes from it.
     pub provides: &'static str,
 }
 
-/// NVRTC: CUDA C++ to PTX.
+/// One pinned CUDA line: what `toolchain = "<name>"` selects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pin {
+    /// The `toolchain` value (`13.0`).
+    pub name: &'static str,
+    /// The CUDA major version: any toolchain of this major serves a crate that asks for `name`.
+    pub major: u32,
+    /// ptxas's exact version, checked after installing; it names the install folder.
+    pub version: &'static str,
+    /// Every wheel, in install order.
+    pub wheels: &'static [Wheel],
+    /// The compute capabilities ([`Arch::sm`]) its NVRTC targets, as `nvrtcGetSupportedArchs`
+    /// lists them (measured); `a`/`f` variants count as their base.
+    pub targets: &'static [u32],
+}
+
+/// NVRTC 12.9: CUDA C++ to PTX.
 pub const NVRTC: Wheel = Wheel {
     package: "nvidia-cuda-nvrtc-cu12",
     version: "12.9.86",
     sha256_x86_64: "210cf05005a447e29214e9ce50851e83fc5f4358df8b453155d5e1918094dcb4",
     sha256_aarch64: "096d4de6bda726415dfaf3198d4f5c522b8e70139c97feef5cd2ca6d4cd9cead",
+    bytes_x86_64: 89_568_129,
+    bytes_aarch64: 44_528_905,
     folder: "cuda_nvrtc",
     provides: "libnvrtc.so.12 (CUDA C++ to PTX)",
 };
 
-/// ptxas: PTX to cubin, and the `-v` resource report.
+/// ptxas 12.9: PTX to cubin, and the `-v` resource report (this wheel has no nvcc).
 pub const NVCC: Wheel = Wheel {
     package: "nvidia-cuda-nvcc-cu12",
     version: "12.9.86",
     sha256_x86_64: "5d6a0d32fdc7ea39917c20065614ae93add6f577d840233237ff08e9a38f58f0",
     sha256_aarch64: "44e1eca4d08926193a558d2434b1bf83d57b4d5743e0c431c0c83d51da1df62b",
+    bytes_x86_64: 40_546_229,
+    bytes_aarch64: 39_411_138,
     folder: "cuda_nvcc",
     provides: "bin/ptxas (PTX to cubin and the -v report)",
 };
 
-/// The CUDA runtime headers (`cuda_fp16.h`, `cuda_runtime.h`) kernels include.
+/// The CUDA 12.9 runtime headers (`cuda_fp16.h`, `cuda_runtime.h`) kernels include.
 pub const RUNTIME: Wheel = Wheel {
     package: "nvidia-cuda-runtime-cu12",
     version: "12.9.79",
     sha256_x86_64: "25bba2dfb01d48a9b59ca474a1ac43c6ebf7011f1b0b8cc44f54eb6ac48a96c3",
     sha256_aarch64: "83469a846206f2a733db0c42e223589ab62fd2fabac4432d2f8802de4bded0a4",
+    bytes_x86_64: 3_493_179,
+    bytes_aarch64: 3_515_012,
     folder: "cuda_runtime",
     provides: "include/ (the CUDA headers)",
 };
 
-/// CCCL's headers (`cuda/std/...`, `cub/...`).
+/// CCCL 12.9's headers (`cuda/std/...`, `cub/...`).
 pub const CCCL: Wheel = Wheel {
     package: "nvidia-cuda-cccl-cu12",
     version: "12.9.27",
     sha256_x86_64: "37869e17ce2e1ecec6eddf1927cca0f8c34e64fd848d40453df559091e2d7117",
     sha256_aarch64: "d7898b38aa68beaa234d48f0868273702342a196d6e2e9d0ef058dca2390ebea",
+    bytes_x86_64: 3_152_243,
+    bytes_aarch64: 3_152_245,
     folder: "cuda_cccl",
     provides: "include/ (libcu++, CUB, Thrust)",
 };
 
-/// Every pinned wheel, in install order.
+/// The CUDA 12.9 wheels, in install order.
 pub const WHEELS: [Wheel; 4] = [NVRTC, NVCC, RUNTIME, CCCL];
 
-/// The toolchain's version: NVRTC's and ptxas's, which the seed article used.
-pub const PINNED_VERSION: &str = NVRTC.version;
+/// The CUDA 13.0 wheels, in install order. From 13.0 on NVIDIA names them without a `-cu13`
+/// suffix and they all install into `nvidia/cu13/{bin,lib,include}`, CCCL in `include/cccl`.
+/// nvcc needs nvvm (cicc, libdevice) and the crt headers, so those come too; nvdisasm has no 13.0
+/// wheel, and 13.2.51 is its oldest (it reads older cubins, 12.9's included).
+pub const WHEELS_13_0: [Wheel; 7] = [
+    Wheel {
+        package: "nvidia-cuda-nvrtc",
+        version: "13.0.88",
+        sha256_x86_64: "ad9b6d2ead2435f11cbb6868809d2adeeee302e9bb94bcf0539c7a40d80e8575",
+        sha256_aarch64: "d27f20a0ca67a4bb34268a5e951033496c5b74870b868bacd046b1b8e0c3267b",
+        bytes_x86_64: 90_215_200,
+        bytes_aarch64: 43_015_449,
+        folder: "cu13",
+        provides: "lib/libnvrtc.so.13 (CUDA C++ to PTX)",
+    },
+    Wheel {
+        package: "nvidia-cuda-nvcc",
+        version: "13.0.88",
+        sha256_x86_64: "56fe502eb77625a12f25172caa3cdddb4e4c8ba2c8c17dba44b164761b380f03",
+        sha256_aarch64: "c7ff28f86a24effdc6c034fa15230c549a273e4771b10a7fec14996f8cf3307f",
+        bytes_x86_64: 37_384_532,
+        bytes_aarch64: 32_455_430,
+        folder: "cu13",
+        provides: "bin/ptxas, bin/nvcc, bin/nvlink, bin/fatbinary",
+    },
+    Wheel {
+        package: "nvidia-cuda-runtime",
+        version: "13.0.96",
+        sha256_x86_64: "7f82250d7782aa23b6cfe765ecc7db554bd3c2870c43f3d1821f1d18aebf0548",
+        sha256_aarch64: "ef9bcbe90493a2b9d810e43d249adb3d02e98dd30200d86607d8d02687c43f55",
+        bytes_x86_64: 2_243_632,
+        bytes_aarch64: 2_261_060,
+        folder: "cu13",
+        provides: "include/ (the CUDA headers), lib/libcudart",
+    },
+    Wheel {
+        package: "nvidia-cuda-cccl",
+        version: "13.0.85",
+        sha256_x86_64: "e0da7ad981f3a8aff08241b5bfc1af868742a63e2762f53a5171c492ef242649",
+        sha256_aarch64: "6f0203e29fed809ee2b7fe9b1344df66ecab990c37d6a2e0e189b26d6c97ed7c",
+        bytes_x86_64: 3_120_526,
+        bytes_aarch64: 3_120_528,
+        folder: "cu13",
+        provides: "include/cccl/ (libcu++, CUB, Thrust)",
+    },
+    Wheel {
+        package: "nvidia-cuda-crt",
+        version: "13.0.88",
+        sha256_x86_64: "2c8043c7c9e02492716426e9919fc78d2c5b3b2a7a768a88e952676b08aa55a4",
+        sha256_aarch64: "ee2ea2a97073e02ee62bb27841f437332be2c248e3eac013df07997ada39c003",
+        bytes_x86_64: 134_086,
+        bytes_aarch64: 134_086,
+        folder: "cu13",
+        provides: "include/crt/ (the headers cuda_runtime.h and nvcc include)",
+    },
+    Wheel {
+        package: "nvidia-nvvm",
+        version: "13.0.88",
+        sha256_x86_64: "c5f41ffeb6466944a026dfa5317d7d85355c119bbec279205d22f1869d1054e0",
+        sha256_aarch64: "c4376a291d72d22a315d9d2f69bdae8f8cd83a627f75bad395cee49a0fe65dc1",
+        bytes_x86_64: 61_601_415,
+        bytes_aarch64: 59_234_185,
+        folder: "cu13",
+        provides: "nvvm/ (cicc and libdevice, which nvcc runs)",
+    },
+    Wheel {
+        package: "nvidia-cuda-nvdisasm",
+        version: "13.2.51",
+        sha256_x86_64: "5a7acf77c55d6d2911ed6155d4d5bc156ffadf9df7a68a89b0c1155f4b13688c",
+        sha256_aarch64: "483c8f652c1ca006135584b4faf7ea1d2bafe4c40ec1c9ef57a04c6acfbdd57f",
+        bytes_x86_64: 4_418_606,
+        bytes_aarch64: 4_338_166,
+        folder: "cu13",
+        provides: "bin/nvdisasm (SASS with source lines)",
+    },
+];
 
-/// The pip requirements file of the pin: each wheel `==` its version, with both platforms' hashes
-/// (`pip install --require-hashes` then installs nothing else).
-pub fn requirements() -> String {
-    WHEELS
-        .iter()
-        .map(|w| {
-            format!(
-                "{}=={} \\\n    --hash=sha256:{} \\\n    --hash=sha256:{}\n",
-                w.package, w.version, w.sha256_x86_64, w.sha256_aarch64
-            )
-        })
-        .collect()
+/// CUDA 12.9, the default: what the seed article used.
+pub const CUDA_12_9: Pin = Pin {
+    name: "12.9",
+    major: 12,
+    version: "12.9.86",
+    wheels: &WHEELS,
+    targets: &[50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 120, 121],
+};
+
+/// CUDA 13.0: drops sm_50–sm_72 (and sm_101, renamed sm_110), adds sm_88 and sm_110. (`launch`
+/// does not know sm_88, a chip with no occupancy row yet, so no crate can ask for it.)
+pub const CUDA_13_0: Pin = Pin {
+    name: "13.0",
+    major: 13,
+    version: "13.0.88",
+    wheels: &WHEELS_13_0,
+    targets: &[75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121],
+};
+
+/// Every pinned line, oldest first.
+pub const PINS: [Pin; 2] = [CUDA_12_9, CUDA_13_0];
+
+/// The toolchain of a crate that names none.
+pub const DEFAULT: Pin = CUDA_12_9;
+
+/// The default toolchain's version: NVRTC's and ptxas's, which the seed article used.
+pub const PINNED_VERSION: &str = DEFAULT.version;
+
+impl Pin {
+    /// The pin a `toolchain` value names (`"13.0"`).
+    pub fn named(name: &str) -> Option<Pin> {
+        PINS.into_iter().find(|p| p.name == name)
+    }
+
+    /// Whether its NVRTC can target `arch` (`a`/`f` variants as their base).
+    pub fn can_target(&self, arch: Arch) -> bool {
+        self.targets.contains(&arch.sm())
+    }
+
+    /// The pip requirements file of the pin: each wheel `==` its version, with both platforms'
+    /// hashes (`pip install --require-hashes` then installs nothing else).
+    pub fn requirements(&self) -> String {
+        self.wheels
+            .iter()
+            .map(|w| {
+                format!(
+                    "{}=={} \\\n    --hash=sha256:{} \\\n    --hash=sha256:{}\n",
+                    w.package, w.version, w.sha256_x86_64, w.sha256_aarch64
+                )
+            })
+            .collect()
+    }
+
+    /// What setup downloads on this machine's platform, bytes.
+    pub fn download_bytes(&self) -> u64 {
+        let aarch64 = cfg!(target_arch = "aarch64");
+        self.wheels.iter().map(|w| if aarch64 { w.bytes_aarch64 } else { w.bytes_x86_64 }).sum()
+    }
+}
+
+/// The supported `toolchain` values, for messages: `"12.9", "13.0"`.
+pub fn names() -> String {
+    PINS.iter().map(|p| format!("\"{}\"", p.name)).collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The requirements file setup writes, byte for byte as it was when setup.rs held it.
+    /// The requirements file setup writes for 12.9, byte for byte as it was when setup.rs held it.
     #[test]
-    fn the_requirements_file_is_unchanged() {
+    fn the_12_9_requirements_file_is_unchanged() {
         let before = "\
 nvidia-cuda-nvrtc-cu12==12.9.86 \\
     --hash=sha256:210cf05005a447e29214e9ce50851e83fc5f4358df8b453155d5e1918094dcb4 \\
@@ -100,17 +256,62 @@ nvidia-cuda-cccl-cu12==12.9.27 \\
     --hash=sha256:37869e17ce2e1ecec6eddf1927cca0f8c34e64fd848d40453df559091e2d7117 \\
     --hash=sha256:d7898b38aa68beaa234d48f0868273702342a196d6e2e9d0ef058dca2390ebea
 ";
-        assert_eq!(requirements(), before);
+        assert_eq!(CUDA_12_9.requirements(), before);
+    }
+
+    /// Both lines, both platforms: every wheel has two sha256 and two sizes, the set has NVRTC,
+    /// ptxas, the runtime headers and CCCL, and ptxas's wheel is the pin's version.
+    #[test]
+    fn every_pin_has_both_platforms_and_the_wheels_the_build_needs() {
+        for pin in PINS {
+            for w in pin.wheels {
+                for h in [w.sha256_x86_64, w.sha256_aarch64] {
+                    assert!(h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()), "{}: {h}", w.package);
+                }
+                assert!(w.bytes_x86_64 > 100_000 && w.bytes_aarch64 > 100_000, "{}", w.package);
+                assert!(w.version.starts_with(&format!("{}.", pin.major)), "{} {}", w.package, w.version);
+            }
+            let has = |prefix: &str| pin.wheels.iter().find(|w| w.package.starts_with(prefix));
+            for needed in ["nvidia-cuda-nvrtc", "nvidia-cuda-runtime", "nvidia-cuda-cccl"] {
+                assert!(has(needed).is_some(), "{}: no {needed}", pin.name);
+            }
+            assert_eq!(has("nvidia-cuda-nvcc").map(|w| w.version), Some(pin.version), "{}", pin.name);
+            assert!(pin.version.starts_with(&format!("{}.", pin.name)), "{}", pin.name);
+            assert_eq!(Pin::named(pin.name), Some(pin));
+            // Requirements: one `==` line per wheel, each with both hashes.
+            let req = pin.requirements();
+            assert_eq!(req.matches("==").count(), pin.wheels.len());
+            assert_eq!(req.matches("--hash=sha256:").count(), 2 * pin.wheels.len());
+        }
+        assert_eq!(DEFAULT.name, "12.9");
+        assert_eq!(PINNED_VERSION, NVCC.version);
+        assert_eq!(Pin::named("13"), None);
+        assert_eq!(names(), "\"12.9\", \"13.0\"");
+        // 13.0 brings nvcc's companions and nvdisasm (items that compile host code and map spills).
+        for p in ["nvidia-nvvm", "nvidia-cuda-crt", "nvidia-cuda-nvdisasm"] {
+            assert!(CUDA_13_0.wheels.iter().any(|w| w.package == p), "{p}");
+        }
+        // Measured: about 137 MB for 12.9 and 199 MB for 13.0 on x86_64.
+        let x86 = |p: Pin| p.wheels.iter().map(|w| w.bytes_x86_64).sum::<u64>();
+        assert_eq!((x86(CUDA_12_9), x86(CUDA_13_0)), (136_759_780, 199_117_997));
     }
 
     #[test]
-    fn every_hash_is_a_sha256_and_ptxas_is_the_pinned_version() {
-        for w in WHEELS {
-            for h in [w.sha256_x86_64, w.sha256_aarch64] {
-                assert!(h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()), "{}: {h}", w.package);
-            }
+    fn cuda_13_drops_maxwell_to_volta_and_adds_thor() {
+        let arch = |s: &str| s.parse::<Arch>().unwrap();
+        for old in ["sm_50", "sm_52", "sm_53", "sm_60", "sm_61", "sm_62", "sm_70", "sm_72"] {
+            assert!(CUDA_12_9.can_target(arch(old)) && !CUDA_13_0.can_target(arch(old)), "{old}");
         }
-        // Setup checks the installed ptxas against PINNED_VERSION.
-        assert_eq!(NVCC.version, PINNED_VERSION);
+        assert!(CUDA_12_9.can_target(arch("sm_101f")) && !CUDA_13_0.can_target(arch("sm_101f")));
+        for new in ["sm_110", "sm_110f", "sm_110a"] {
+            assert!(!CUDA_12_9.can_target(arch(new)) && CUDA_13_0.can_target(arch(new)), "{new}");
+        }
+        for both in ["sm_75", "sm_90a", "sm_100f", "sm_103", "sm_121f"] {
+            assert!(CUDA_12_9.can_target(arch(both)) && CUDA_13_0.can_target(arch(both)), "{both}");
+        }
+        // Every known arch some pin can target, but for 12.x's sm_101, which 13.0 renamed sm_110.
+        for name in launch::KNOWN_ARCHES {
+            assert!(PINS.iter().any(|p| p.can_target(arch(name))), "{name}");
+        }
     }
 }
