@@ -185,6 +185,7 @@ pub(crate) mod testing {
                     })
                     .collect(),
                 host_threads: None,
+                variants: Vec::new(),
             })
             .collect();
         let manifest = Manifest {

@@ -18,6 +18,10 @@
 //!
 //! [package.metadata.launch.kernel."fill_*"] # settings of the kernels a pattern matches
 //! threads = 128
+//!
+//! [package.metadata.launch.tune.poly_eval]  # variants of one kernel to embed (see `tune`)
+//! threads = [256, 1024]
+//! max_regs = "cliffs"
 //! ```
 //!
 //! Patterns (`exclude`, `file."..."`, `kernel."..."`) are globs: `*` is any run of characters
@@ -36,6 +40,9 @@ use crate::error::{Error, Location};
 use crate::flags::{self, Mapped};
 use crate::suggest::edit_distance;
 
+mod tune;
+pub use tune::{error_at as tune_error, too_many as too_many_variants, MaxRegs, TuneConfig, MAX_VARIANTS, TUNE_KEYS};
+
 /// The keys `[package.metadata.launch]` accepts.
 pub const KEYS: &[&str] = &[
     "arch",
@@ -50,6 +57,7 @@ pub const KEYS: &[&str] = &[
     "ptxas-flags",
     "std-headers",
     "file",
+    "tune",
 ];
 
 /// The keys of a `[package.metadata.launch.file."<pattern>"]` table.
@@ -97,6 +105,8 @@ pub struct Config {
     pub std_headers: bool,
     /// `[package.metadata.launch.file."<pattern>"]` tables, in the order the file lists them.
     pub files: Vec<FileConfig>,
+    /// `[package.metadata.launch.tune.<kernel>]` tables, in the order the file lists them.
+    pub tune: Vec<TuneConfig>,
 }
 
 /// `[package.metadata.launch.file."<pattern>"]`: settings of the files a pattern matches.
@@ -350,7 +360,13 @@ impl Config {
             }
         }
 
+        let tune = match launch.child_in(table, "tune") {
+            Some(t) => doc.tune(&t)?,
+            None => Vec::new(),
+        };
+
         Ok(Config {
+            tune,
             max_spill_bytes,
             kernel,
             kernel_patterns,
