@@ -60,3 +60,7 @@ mod build_output;
 
 /// Issue 10's real-world test: candle-kernels 0.11.1 unmodified, every record equal to cuobjdump's.
 mod candle_kernels;
+
+/// `[package.metadata.launch.tune.<kernel>]`: variants embedded at build time with explore's
+/// numbers, `KERNEL.variants()`, no ptxas run on a rebuild, `check` on every variant.
+mod tune_variants;
