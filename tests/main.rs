@@ -67,3 +67,7 @@ mod driver_compat;
 /// Issue 14 item 1: `toolchain = "13.0"` next to 12.9: the template's numbers, arches a toolchain
 /// cannot target, a toolchain of the wrong major.
 mod toolchains;
+
+/// `[package.metadata.launch.tune.<kernel>]`: variants embedded at build time with explore's
+/// numbers, `KERNEL.variants()`, no ptxas run on a rebuild, `check` on every variant.
+mod tune_variants;

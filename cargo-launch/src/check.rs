@@ -85,12 +85,19 @@ pub fn run(args: &CheckArgs) -> Result<(), Error> {
         )));
     }
     let records = records::rows(&packages, &arches)?;
+    // Tune variants are checked like kernels; they stay out of the baseline (a grid is edited
+    // freely, and the kernel's own records already gate its code).
+    let variants = records::variants(&packages, &arches)?;
     let mut baselines = Vec::new();
     for p in &packages {
         let recs: Vec<&Row> = records.iter().filter(|r| r.id.package == p.package).collect();
         for r in &recs {
-            findings.extend(row_findings(p, r));
+            findings.extend(row_findings(p, r, &r.id));
         }
+        for (r, kernel) in variants.rows.iter().filter(|(r, _)| r.id.package == p.package) {
+            findings.extend(row_findings(p, r, kernel));
+        }
+        findings.extend(variants.refused.iter().filter(|r| r.id.package == p.package).map(|r| refused(p, r)));
         findings.extend(unknown_kernel_settings(p));
         findings.extend(crate::compat_check::findings(p));
         if p.manifest.kernels.is_empty() {
@@ -356,9 +363,35 @@ fn finding(p: &PackageKernels, r: &Row, severity: Severity, kind: FindingKind, d
     }
 }
 
-/// The launch, spill and contract rules (`launch::analysis::kernel_findings`) for one kernel on one arch.
-fn row_findings(p: &PackageKernels, r: &Row) -> Vec<Finding> {
-    kernel_findings(&r.report, records::spill_budget(&p.config, &r.id))
+/// A tune variant the build did not embed for an arch: a note, not an error. The build already
+/// kept it off that arch, so no launch can fail there (the runtime finds no image of it, and the
+/// tuner skips it); a grid spanning arches of different sizes meets this as a matter of course,
+/// so it must not fail `check` (nor `--deny warnings`), yet the reader learns which points of the
+/// grid exist where.
+fn refused(p: &PackageKernels, r: &records::Refused) -> Finding {
+    Finding {
+        severity: Severity::Note,
+        kind: FindingKind::Launch,
+        package: p.package.clone(),
+        kernel: Some(r.id.display_name.clone()),
+        arch: Some(r.arch),
+        location: Some(Location {
+            file: r.id.file.clone(),
+            line: r.id.line,
+            col: 0,
+            path: Some(p.config.root().join(&r.id.file)),
+        }),
+        detail: Detail::Text(format!(
+            "tune variant {} ({}) of {} is not embedded for {}: {}",
+            r.id.display_name, r.contract, r.kernel, r.arch, r.reason
+        )),
+    }
+}
+
+/// The launch, spill and contract rules (`launch::analysis::kernel_findings`) for one kernel (or
+/// tune variant) on one arch, under the settings of `kernel` (the variant's kernel's).
+fn row_findings(p: &PackageKernels, r: &Row, kernel: &launch::schema::report::KernelId) -> Vec<Finding> {
+    kernel_findings(&r.report, records::spill_budget(&p.config, kernel))
         .into_iter()
         .map(|(severity, kind, detail)| finding(p, r, severity, kind, detail))
         .collect()
@@ -440,6 +473,7 @@ fn finish(
     let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
     let warnings = findings.iter().filter(|f| f.severity == Severity::Warning).count();
     let kernels: usize = packages.iter().map(|p| p.manifest.kernels.len()).sum();
+    let tuned: usize = packages.iter().flat_map(|p| &p.manifest.kernels).map(|k| k.variants.len()).sum();
     let mut out = std::io::stdout().lock();
     match args.format {
         CheckFormat::Sarif => {
@@ -489,7 +523,8 @@ fn finish(
                 format!("nothing to check: {why}")
             } else {
                 let names: Vec<String> = arches.iter().map(Arch::to_string).collect();
-                format!("checked {kernels} kernels × {} arches ({})", arches.len(), names.join(", "))
+                let variants = if tuned > 0 { format!(" (+ {tuned} tune variants)") } else { String::new() };
+                format!("checked {kernels} kernels{variants} × {} arches ({})", arches.len(), names.join(", "))
             };
             writeln!(out, "{checked}: {counts}{}", baseline_summary(baselines)).context("writing the report")?;
         }
@@ -807,9 +842,58 @@ mod grouping {
         let dir = tempfile::tempdir().unwrap();
         let p = testing::package(dir.path(), n, arches, &[]);
         let recs = records::rows(std::slice::from_ref(&p), &[]).unwrap();
-        let mut f: Vec<Finding> = recs.iter().flat_map(|r| row_findings(&p, r)).collect();
+        let mut f: Vec<Finding> = recs.iter().flat_map(|r| row_findings(&p, r, &r.id)).collect();
         sort(&mut f);
         f
+    }
+
+    /// A tune variant is checked like a kernel on the arches it is embedded for (its findings
+    /// name it, under its kernel's spill budget); an arch it was refused on is a note naming the
+    /// variant, its contract, its kernel and why, which fails nothing by itself.
+    #[test]
+    fn tune_variants_are_checked_and_a_refused_one_is_a_note() {
+        use launch_build::manifest::{KernelArch, RefusedArch, VariantEntry};
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = testing::package(dir.path(), 1, &["sm_75", "sm_90"], &[]);
+        let arch = |a: &str| a.parse::<Arch>().unwrap();
+        let contract = launch::Contract {
+            source: launch::ContractSource::LaunchBounds,
+            threads: Some(128),
+            min_blocks: None,
+            max_regs: Some(32),
+            exact: false,
+        };
+        let spilling = launch::Resources { registers: 32, spill_stores: 8, spill_loads: 8, ..Default::default() };
+        p.manifest.kernels[0].variants = vec![VariantEntry {
+            name: "k00__t128_r32".into(),
+            contract,
+            module: None,
+            arches: vec![KernelArch { arch: arch("sm_90"), resources: spilling, ptxas_lines: Vec::new() }],
+            refused: vec![RefusedArch {
+                arch: arch("sm_75"),
+                reason: "cannot launch at 128 threads: too much shared memory".into(),
+                resources: spilling,
+            }],
+        }];
+        let v = records::variants(std::slice::from_ref(&p), &[]).unwrap();
+        assert_eq!((v.rows.len(), v.refused.len()), (1, 1));
+        let (row, kernel) = &v.rows[0];
+        let f = row_findings(&p, row, kernel);
+        let lines: Vec<String> = f.iter().map(finding_line).collect();
+        assert!(
+            lines.iter().any(|l| l
+                == "warning[spills]: kernels/many.cu:10: k00__t128_r32 on sm_90: 8 bytes spill stores + 8 bytes spill loads = 16 bytes; no max-spill-bytes budget set"),
+            "{lines:#?}"
+        );
+        let note = refused(&p, &v.refused[0]);
+        assert_eq!(note.severity, Severity::Note);
+        assert_eq!(
+            finding_line(&note),
+            "note[launch]: kernels/many.cu:10: tune variant k00__t128_r32 (__launch_bounds__(128) __maxnreg__(32)) of k00 is not embedded for sm_75: cannot launch at 128 threads: too much shared memory"
+        );
+        // --arch limits them as it limits kernels.
+        let only = records::variants(std::slice::from_ref(&p), &[arch("sm_90")]).unwrap();
+        assert_eq!((only.rows.len(), only.refused.len()), (1, 0));
     }
 
     #[test]

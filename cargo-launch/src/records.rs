@@ -81,6 +81,68 @@ pub fn rows(packages: &[PackageKernels], arches: &[Arch]) -> Result<Vec<Row>, Er
     Ok(out)
 }
 
+/// The tune variants of `packages` (`[package.metadata.launch.tune.<kernel>]`), limited to
+/// `arches` when not empty: each embedded one analysed on each arch like a kernel, and every arch
+/// one was refused on.
+#[derive(Debug, Default)]
+pub struct Variants {
+    /// One per variant × arch it is embedded on: the row (its id names the variant) and its
+    /// kernel's id (whose settings, such as the spill budget, apply to it).
+    pub rows: Vec<(Row, KernelId)>,
+    /// One per variant × arch it is not embedded on.
+    pub refused: Vec<Refused>,
+}
+
+/// A variant not embedded on an arch.
+#[derive(Clone, Debug)]
+pub struct Refused {
+    /// The variant (its entry name), at its kernel's definition.
+    pub id: KernelId,
+    /// Its kernel, as people name it.
+    pub kernel: String,
+    /// Its contract.
+    pub contract: launch::Contract,
+    /// The arch.
+    pub arch: Arch,
+    /// Why, as the build recorded it.
+    pub reason: String,
+}
+
+/// See [`Variants`]; the packages' arches were checked by [`rows`].
+pub fn variants(packages: &[PackageKernels], arches: &[Arch]) -> Result<Variants, Error> {
+    let mut out = Variants::default();
+    let wanted = |a: &Arch| arches.is_empty() || arches.contains(a);
+    for p in packages {
+        for k in &p.manifest.kernels {
+            let host = host_launch(&p.config, k);
+            let base = kernel_id(&p.package, k);
+            for v in &k.variants {
+                let id = KernelId {
+                    name: v.name.clone(),
+                    display_name: v.name.clone(),
+                    qualified: format!("{}::{}", k.file, v.name),
+                    ..base.clone()
+                };
+                for ka in v.arches.iter().filter(|ka| wanted(&ka.arch)) {
+                    let report = analysis::analyze(ka.arch, &ka.resources, Some(v.contract), host)
+                        .map_err(|e| Error::Failure(anyhow::anyhow!("{}: {e}", v.name)))?;
+                    out.rows.push((Row { id: id.clone(), lines: ka.ptxas_lines.clone(), report }, base.clone()));
+                }
+                for r in v.refused.iter().filter(|r| wanted(&r.arch)) {
+                    out.refused.push(Refused {
+                        id: id.clone(),
+                        kernel: k.display_name.clone(),
+                        contract: v.contract,
+                        arch: r.arch,
+                        reason: r.reason.clone(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
 pub fn kernel_id(package: &str, k: &KernelEntry) -> KernelId {
     KernelId {
         package: package.to_string(),
@@ -185,6 +247,7 @@ pub(crate) mod testing {
                     })
                     .collect(),
                 host_threads: None,
+                variants: Vec::new(),
             })
             .collect();
         let manifest = Manifest {

@@ -299,6 +299,7 @@ pub fn manifest(config: &Config, toolchain: ToolchainInfo, files: &[FileOutputs]
                 arches,
                 missing,
                 host_threads: None,
+                variants: Vec::new(),
             });
         }
         clashes.extend(name_in_module(&mut kernels[first_kernel..], &rust_module));
@@ -587,6 +588,69 @@ mod tests {
         assert!(static_of("OTHER").contains("host_threads: 256,"), "{code}");
     }
 
+    /// A tuned kernel's static points at its hidden variants array; each variant embedded on some
+    /// arch is a `Kernel` with its own entry, contract, module and resources; one refused on every
+    /// arch has no static; the plain kernel and KERNELS are as without a grid.
+    #[test]
+    fn tune_variants_are_hidden_statics_reached_through_their_kernel() {
+        use crate::manifest::{RefusedArch, VariantEntry};
+        let c = config("\"sm_90\"");
+        let f = source("kernels/p.cu");
+        let text = "extern \"C\" __global__ void poly(float* x) {}\n";
+        let d = defs(text);
+        let files = [plain_file(&f, text, &d, vec![output("sm_90", &["poly"])])];
+        let mut m = manifest(&c, toolchain(), &files).unwrap();
+        let plain = crate::embed::generate(&m);
+        let contract = launch::Contract {
+            source: ContractSource::LaunchBounds,
+            threads: Some(1024),
+            min_blocks: Some(2),
+            max_regs: Some(32),
+            exact: false,
+        };
+        let module = ModuleEntry {
+            file: "kernels/p.cu".into(),
+            ptx: "variants/kernels+p.cu.poly__t1024_b2_r32.sm_90.ptx".into(),
+            ptx_arch: arch("sm_90"),
+            ptx_version: "8.8".into(),
+            cubins: vec![CubinEntry {
+                arch: arch("sm_90"),
+                path: "variants/kernels+p.cu.poly__t1024_b2_r32.sm_90.cubin".into(),
+            }],
+            extra_ptx: Vec::new(),
+            rust_module: String::new(),
+        };
+        let resources = launch::Resources { registers: 32, ..Default::default() };
+        m.kernels[0].variants = vec![
+            VariantEntry {
+                name: "poly__t1024_b2_r32".into(),
+                contract,
+                module: Some(module),
+                arches: vec![KernelArch { arch: arch("sm_90"), resources, ptxas_lines: Vec::new() }],
+                refused: Vec::new(),
+            },
+            VariantEntry {
+                name: "poly__t64".into(),
+                contract: launch::Contract { threads: Some(64), min_blocks: None, max_regs: None, ..contract },
+                module: None,
+                arches: Vec::new(),
+                refused: vec![RefusedArch { arch: arch("sm_90"), reason: "cannot launch".into(), resources }],
+            },
+        ];
+        let code = crate::embed::generate(&m);
+        assert!(code.contains("static __LAUNCH_VARIANT_MODULE_0_0: ::launch::Module = ::launch::Module {\n    file: \"kernels/p.cu\","), "{code}");
+        assert!(code.contains("/launch/variants/kernels+p.cu.poly__t1024_b2_r32.sm_90.cubin\")) },"), "{code}");
+        assert!(code.contains("        variants: &POLY__VARIANTS,\n"), "{code}");
+        assert!(code.contains("        #[doc(hidden)]\n        pub static POLY__VARIANTS: [::launch::Kernel; 1] = [\n            ::launch::Kernel {\n                name: \"poly__t1024_b2_r32\",\n                demangled: \"poly__t1024_b2_r32\",\n                line: 1,\n                module: &super::super::__LAUNCH_VARIANT_MODULE_0_0,\n                contract: Some(::launch::Contract { source: ::launch::ContractSource::LaunchBounds, threads: Some(1024), min_blocks: Some(2), max_regs: Some(32), exact: false }),"), "{code}");
+        assert!(!code.contains("poly__t64") && !code.contains("__LAUNCH_VARIANT_MODULE_0_1"), "{code}");
+        // Without the variants the code is the plain kernel's, byte for byte.
+        let without: String = code.replace("variants: &POLY__VARIANTS,", "variants: &[],");
+        let cut = |c: &str| c.lines().filter(|l| !l.contains("VARIANT") && !l.trim().is_empty()).count();
+        assert!(cut(&without) > cut(&plain), "the variants add lines");
+        assert!(plain.contains("        variants: &[],\n"), "{plain}");
+        assert!(code.contains("pub static KERNELS: &[&::launch::Kernel] = &[\n    &kernels::p::POLY,\n];"), "{code}");
+    }
+
     #[test]
     fn overloads_in_one_file_get_their_parameter_types_and_true_clashes_are_errors() {
         let c = config("\"sm_90\"");
@@ -681,12 +745,12 @@ mod tests {
         let files = [plain_file(&g, text, &d, vec![output("sm_80", &["all"]), output("sm_90", &["all"])])];
         let m = manifest(&c, toolchain(), &files).unwrap();
         let out = tempfile::tempdir().unwrap();
-        crate::embed::write(out.path(), &m, &files, true).unwrap();
+        crate::embed::write(out.path(), &m, &files, &[], true).unwrap();
         let all: Vec<String> = ["sm_80", "sm_90"].iter().map(|a| all_ptx_path("kernels/gated.cu", arch(a))).collect();
         assert_eq!(all, ["ptx-all/kernels+gated.cu.sm_80.ptx", "ptx-all/kernels+gated.cu.sm_90.ptx"]);
         assert!(all.iter().all(|p| out.path().join(p).is_file()));
         assert!(!crate::embed::generate(&m).contains("ptx-all"), "never embedded");
-        crate::embed::write(out.path(), &m, &files, false).unwrap();
+        crate::embed::write(out.path(), &m, &files, &[], false).unwrap();
         assert!(all.iter().all(|p| !out.path().join(p).exists()));
     }
 

@@ -40,7 +40,16 @@ pub fn counts(
         wall_ms: 0.0,
         peak_rss_kib: None,
         compiled_jobs: Vec::new(),
+        variant_jobs: 0,
+        variants_compiled: 0,
+        variant_ptxas_ms: 0.0,
     }
+}
+
+/// `stats` with the tune variants' ptxas runs: `jobs` in all, `compiled` of them in this run,
+/// taking `ptxas_ms`.
+pub fn with_variants(stats: BuildStats, jobs: usize, compiled: usize, ptxas_ms: f64) -> BuildStats {
+    BuildStats { variant_jobs: jobs, variants_compiled: compiled, variant_ptxas_ms: round3(ptxas_ms), ..stats }
 }
 
 /// Adds one compiled job (in job order).
@@ -136,6 +145,9 @@ mod tests {
                 "ptxas_ms",
                 "schema",
                 "tokens",
+                "variant_jobs",
+                "variant_ptxas_ms",
+                "variants_compiled",
                 "wall_ms"
             ]
         );

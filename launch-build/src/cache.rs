@@ -201,6 +201,38 @@ pub fn key(k: &KeyInputs) -> Key {
     Key(h.0.finalize().into())
 }
 
+/// A tune variant's ptxas run (`crate::variants::build`), as hashed into its key: the edited PTX
+/// holds everything NVRTC produced, so no source, header or NVRTC option goes in.
+#[derive(Clone, Debug)]
+pub struct VariantKeyInputs<'a> {
+    /// The PTX ptxas reads: the kernel's entry alone, its contract written in, renamed.
+    pub text: &'a str,
+    /// ptxas's options besides `-arch` and `-v` (the file's `ptxas-flags`).
+    pub ptxas_options: &'a [String],
+    /// The target arch.
+    pub arch: &'a str,
+    /// The toolchain (ptxas's version and identity are what count).
+    pub toolchain: &'a ToolchainId,
+}
+
+/// The key of one variant's ptxas run. Its fields differ from a job's ([`key`]) from the first
+/// one on, so the two kinds of entry never share a key.
+pub fn variant_key(k: &VariantKeyInputs) -> Key {
+    let mut h = KeyHasher(Sha256::new());
+    h.field("format", &FORMAT.to_le_bytes());
+    h.field("kind", b"tune-variant");
+    h.field("launch-build", env!("CARGO_PKG_VERSION").as_bytes());
+    h.field("ptx", k.text.as_bytes());
+    h.field("ptxas.options", &(k.ptxas_options.len() as u64).to_le_bytes());
+    for o in k.ptxas_options {
+        h.field("ptxas.option", o.as_bytes());
+    }
+    h.field("arch", k.arch.as_bytes());
+    h.field("ptxas.version", k.toolchain.ptxas_version.as_bytes());
+    h.file_id("ptxas", &k.toolchain.ptxas);
+    Key(h.0.finalize().into())
+}
+
 /// SHA-256 of each header's content, each file read once per build.
 #[derive(Debug, Default)]
 pub struct HeaderDigests(BTreeMap<PathBuf, [u8; 32]>);

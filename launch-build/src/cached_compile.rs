@@ -107,12 +107,7 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
     let started = Instant::now();
     let debug = env.flag("LAUNCH_BUILD_DEBUG");
     let root = toolchain::cache_dir(env);
-    let cache = if env.flag("LAUNCH_NO_CACHE") {
-        None
-    } else {
-        let dir = root.as_ref().map(|d| d.join("kernels")).unwrap_or_else(|| launch_dir.join("cache"));
-        Some(Cache::new(dir))
-    };
+    let cache = open_cache(env, launch_dir);
     // Compile times live beside the entry folder, never in it (see cache::Timings).
     let timings_dir = root.map(|d| d.join("kernel-timings")).unwrap_or_else(|| launch_dir.join("cache-timings"));
     let pairs = placeholders(compiler);
@@ -207,6 +202,16 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
         })?);
     }
     Ok(Built { outputs: all, compiled: fresh, stats })
+}
+
+/// The kernel cache of this build: the per-user one, else one under `launch_dir`; `None` with
+/// `LAUNCH_NO_CACHE`.
+pub fn open_cache(env: &Env, launch_dir: &Path) -> Option<Cache> {
+    if env.flag("LAUNCH_NO_CACHE") {
+        return None;
+    }
+    let dir = toolchain::cache_dir(env).map(|d| d.join("kernels")).unwrap_or_else(|| launch_dir.join("cache"));
+    Some(Cache::new(dir))
 }
 
 /// What the cache holds for a build's jobs.

@@ -19,6 +19,10 @@
 //!
 //! [package.metadata.launch.kernel."fill_*"] # settings of the kernels a pattern matches
 //! threads = 128
+//!
+//! [package.metadata.launch.tune.poly_eval]  # variants of one kernel to embed (see `tune`)
+//! threads = [256, 1024]
+//! max_regs = "cliffs"
 //! ```
 //!
 //! Patterns (`exclude`, `file."..."`, `kernel."..."`) are globs: `*` is any run of characters
@@ -38,6 +42,9 @@ use crate::flags::{self, Mapped};
 use crate::suggest::edit_distance;
 use crate::toolchain::pin::{self, Pin};
 
+mod tune;
+pub use tune::{error_at as tune_error, too_many as too_many_variants, MaxRegs, TuneConfig, MAX_VARIANTS, TUNE_KEYS};
+
 /// The keys `[package.metadata.launch]` accepts.
 pub const KEYS: &[&str] = &[
     "arch",
@@ -54,6 +61,7 @@ pub const KEYS: &[&str] = &[
     "file",
     "min-driver",
     "toolchain",
+    "tune",
 ];
 
 /// The keys of a `[package.metadata.launch.file."<pattern>"]` table.
@@ -107,6 +115,8 @@ pub struct Config {
     /// `toolchain`: the pinned CUDA line to build with (default [`pin::DEFAULT`], 12.9); every
     /// arch in `arches` is one it can target.
     pub toolchain: Pin,
+    /// `[package.metadata.launch.tune.<kernel>]` tables, in the order the file lists them.
+    pub tune: Vec<TuneConfig>,
 }
 
 /// `[package.metadata.launch.file."<pattern>"]`: settings of the files a pattern matches.
@@ -366,7 +376,13 @@ impl Config {
             }
         }
 
+        let tune = match launch.child_in(table, "tune") {
+            Some(t) => doc.tune(&t)?,
+            None => Vec::new(),
+        };
+
         Ok(Config {
+            tune,
             max_spill_bytes,
             kernel,
             kernel_patterns,

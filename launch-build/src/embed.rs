@@ -10,6 +10,7 @@
 //!                           (`#if __CUDA_ARCH__ >= 900`) that the lowest lacks
 //!   ptx-all/<file>.<arch>.ptx  with `LAUNCH_ALL_PTX=1` only: every arch's PTX, not embedded
 //!                           (what `cargo launch explore` writes contracts into)
+//!   variants/<file>.<entry>.<arch>.{cubin,ptx}  the tune variants' cubins and fallback PTX
 //! ```
 //!
 //! Files are written only when their content changes, each through a temporary file and a rename;
@@ -28,8 +29,20 @@ use crate::out::{remove_stale, write_if_changed};
 
 /// Writes every output. `launch_dir` is `OUT_DIR/launch`. `all_ptx`: also every arch's PTX, under
 /// `ptx-all/` (otherwise that folder is emptied).
-pub fn write(launch_dir: &Path, manifest: &Manifest, files: &[FileOutputs], all_ptx: bool) -> Result<(), Error> {
+/// `variants`: the tune variants' files, by path relative to `launch_dir`.
+pub fn write(
+    launch_dir: &Path,
+    manifest: &Manifest,
+    files: &[FileOutputs],
+    variants: &[(String, Vec<u8>)],
+    all_ptx: bool,
+) -> Result<(), Error> {
     let mut keep: BTreeSet<PathBuf> = BTreeSet::new();
+    for (path, bytes) in variants {
+        let p = launch_dir.join(path);
+        write_if_changed(&p, bytes)?;
+        keep.insert(p);
+    }
     // Files compiled for no arch have no module entry.
     let compiled = files.iter().filter(|f| !f.outputs.is_empty());
     for (m, f) in manifest.modules.iter().zip(compiled) {
@@ -61,6 +74,7 @@ pub fn write(launch_dir: &Path, manifest: &Manifest, files: &[FileOutputs], all_
     remove_stale(&launch_dir.join("cubin"), &keep)?;
     remove_stale(&launch_dir.join("ptx"), &keep)?;
     remove_stale(&launch_dir.join("ptx-all"), &keep)?;
+    remove_stale(&launch_dir.join("variants"), &keep)?;
     write_if_changed(&launch_dir.join("kernels.rs"), generate(manifest).as_bytes())?;
     let json = serde_json::to_string_pretty(manifest).expect("the manifest serialises");
     write_if_changed(&launch_dir.join("manifest.json"), json.as_bytes())?;
@@ -97,31 +111,20 @@ pub fn generate(m: &Manifest) -> String {
     let mut module_of: HashMap<&str, usize> = HashMap::new();
     for (i, module) in m.modules.iter().enumerate() {
         module_of.insert(&module.file, i);
-        let _ = writeln!(s, "#[allow(dead_code)]\nstatic __LAUNCH_MODULE_{i}: ::launch::Module = ::launch::Module {{");
-        let _ = writeln!(s, "    file: {:?},\n    cubins: &[", module.file);
-        for c in &module.cubins {
-            let _ = writeln!(
-                s,
-                "        ::launch::Cubin {{ arch: \"{}\", bytes: include_bytes!(concat!(env!(\"OUT_DIR\"), \"/launch/{}\")) }},",
-                c.arch, c.path
-            );
-        }
-        let _ = writeln!(s, "    ],\n    ptx_arch: \"{}\",", module.ptx_arch);
-        let _ = writeln!(s, "    ptx: include_str!(concat!(env!(\"OUT_DIR\"), \"/launch/{}\")),", module.ptx);
-        let _ = writeln!(s, "    extra_ptx: &[");
-        for e in &module.extra_ptx {
-            let _ = writeln!(
-                s,
-                "        ::launch::PtxText {{ arch: \"{}\", text: include_str!(concat!(env!(\"OUT_DIR\"), \"/launch/{}\")) }},",
-                e.arch, e.path
-            );
-        }
-        let _ = writeln!(s, "    ],\n}};\n");
+        emit_module(&mut s, &format!("__LAUNCH_MODULE_{i}"), module);
         let mut node = &mut root;
         for seg in module_segments(module) {
             node = node.children.entry(seg).or_default();
         }
         node.file = Some((&module.file, i));
+    }
+    // Each embedded tune variant is a module of its own.
+    for (ki, k) in m.kernels.iter().enumerate() {
+        for (vi, v) in k.variants.iter().enumerate() {
+            if let Some(module) = &v.module {
+                emit_module(&mut s, &variant_module(ki, vi), module);
+            }
+        }
     }
     for (ki, k) in m.kernels.iter().enumerate() {
         let Some(&mi) = module_of.get(k.file.as_str()) else { continue };
@@ -149,6 +152,35 @@ pub fn generate(m: &Manifest) -> String {
     }
     let _ = writeln!(s, "];");
     s
+}
+
+/// The static of variant `vi` of kernel `ki`'s module.
+fn variant_module(ki: usize, vi: usize) -> String {
+    format!("__LAUNCH_VARIANT_MODULE_{ki}_{vi}")
+}
+
+/// `static NAME: ::launch::Module = ...;` for `module`.
+fn emit_module(s: &mut String, name: &str, module: &crate::manifest::ModuleEntry) {
+    let _ = writeln!(s, "#[allow(dead_code)]\nstatic {name}: ::launch::Module = ::launch::Module {{");
+    let _ = writeln!(s, "    file: {:?},\n    cubins: &[", module.file);
+    for c in &module.cubins {
+        let _ = writeln!(
+            s,
+            "        ::launch::Cubin {{ arch: \"{}\", bytes: include_bytes!(concat!(env!(\"OUT_DIR\"), \"/launch/{}\")) }},",
+            c.arch, c.path
+        );
+    }
+    let _ = writeln!(s, "    ],\n    ptx_arch: \"{}\",", module.ptx_arch);
+    let _ = writeln!(s, "    ptx: include_str!(concat!(env!(\"OUT_DIR\"), \"/launch/{}\")),", module.ptx);
+    let _ = writeln!(s, "    extra_ptx: &[");
+    for e in &module.extra_ptx {
+        let _ = writeln!(
+            s,
+            "        ::launch::PtxText {{ arch: \"{}\", text: include_str!(concat!(env!(\"OUT_DIR\"), \"/launch/{}\")) }},",
+            e.arch, e.path
+        );
+    }
+    let _ = writeln!(s, "    ],\n}};\n");
 }
 
 /// `kernels::sub::fill` → `kernels`, `sub`, `fill` (a manifest without module paths, from an
@@ -199,30 +231,90 @@ fn emit(s: &mut String, m: &Manifest, name: &str, node: &Node, depth: usize) {
         for x in &k.missing {
             let _ = writeln!(s, "{inner}/// Not compiled for {}: {}.", x.arch, x.reason);
         }
+        let host_threads = k.host_threads.unwrap_or(m.host_threads);
+        // The variants embedded on at least one arch (one refused everywhere has no module).
+        let variants: Vec<(usize, &crate::manifest::VariantEntry)> =
+            k.variants.iter().enumerate().filter(|(_, v)| v.module.is_some()).collect();
+        let variants_static = format!("{}__VARIANTS", k.rust_name);
         let _ = writeln!(s, "{inner}pub static {}: ::launch::Kernel = ::launch::Kernel {{", k.rust_name);
         let demangled = k.qualified.strip_prefix(&format!("{}::", k.file)).unwrap_or(&k.display_name);
+        let fields = KernelFields {
+            name: &k.name,
+            demangled,
+            line: k.line,
+            module: format!("{up}__LAUNCH_MODULE_{mi}"),
+            contract: k.contract,
+            host_threads,
+            arches: &k.arches,
+            variants: if variants.is_empty() { "&[]".to_string() } else { format!("&{variants_static}") },
+        };
+        kernel_fields(s, &format!("{inner}    "), &fields);
+        let _ = writeln!(s, "{inner}}};");
+        if variants.is_empty() {
+            continue;
+        }
         let _ = writeln!(
             s,
-            "{inner}    name: {:?},\n{inner}    demangled: {:?},\n{inner}    line: {},\n{inner}    module: &{up}__LAUNCH_MODULE_{mi},",
-            k.name, demangled, k.line
+            "{inner}/// The tune variants of `{}` (`[package.metadata.launch.tune]`): reach them through `{}.variants()`.\n{inner}#[doc(hidden)]\n{inner}pub static {variants_static}: [::launch::Kernel; {}] = [",
+            k.display_name.replace('`', "'"),
+            k.rust_name,
+            variants.len()
         );
-        let _ = writeln!(s, "{inner}    contract: {},", contract_expr(k.contract));
-        let host_threads = k.host_threads.unwrap_or(m.host_threads);
-        let _ = writeln!(s, "{inner}    host_threads: {host_threads},\n{inner}    resources: &[");
-        for a in &k.arches {
-            let r = &a.resources;
-            let _ = writeln!(
-                s,
-                "{inner}        ::launch::ArchResources {{ arch: \"{}\", resources: ::launch::Resources {{ registers: {}, barriers: {}, stack_frame: {}, spill_stores: {}, spill_loads: {}, cumulative_stack: {}, shared_static: {}, cmem0: {:?} }} }},",
-                a.arch, r.registers, r.barriers, r.stack_frame, r.spill_stores, r.spill_loads, r.cumulative_stack, r.shared_static, r.cmem0
-            );
+        for (vi, v) in variants {
+            let _ = writeln!(s, "{inner}    ::launch::Kernel {{");
+            let fields = KernelFields {
+                name: &v.name,
+                demangled: &v.name,
+                line: k.line,
+                module: format!("{up}{}", variant_module(ki, vi)),
+                contract: Some(v.contract),
+                host_threads,
+                arches: &v.arches,
+                variants: "&[]".to_string(),
+            };
+            kernel_fields(s, &format!("{inner}        "), &fields);
+            let _ = writeln!(s, "{inner}    }},");
         }
-        let _ = writeln!(s, "{inner}    ],\n{inner}    variants: &[],\n{inner}}};");
+        let _ = writeln!(s, "{inner}];");
     }
     for (child, n) in &node.children {
         emit(s, m, child, n, depth + 1);
     }
     let _ = writeln!(s, "{indent}}}");
+}
+
+/// The fields of one `::launch::Kernel` literal.
+struct KernelFields<'a> {
+    name: &'a str,
+    demangled: &'a str,
+    line: u32,
+    /// Path of its module's static from where the literal is.
+    module: String,
+    contract: Option<Contract>,
+    host_threads: u32,
+    arches: &'a [crate::manifest::KernelArch],
+    /// `&[]` or `&NAME__VARIANTS`.
+    variants: String,
+}
+
+/// The fields of a `::launch::Kernel` literal, each line starting with `indent`.
+fn kernel_fields(s: &mut String, indent: &str, k: &KernelFields) {
+    let _ = writeln!(
+        s,
+        "{indent}name: {:?},\n{indent}demangled: {:?},\n{indent}line: {},\n{indent}module: &{},",
+        k.name, k.demangled, k.line, k.module
+    );
+    let _ = writeln!(s, "{indent}contract: {},", contract_expr(k.contract));
+    let _ = writeln!(s, "{indent}host_threads: {},\n{indent}resources: &[", k.host_threads);
+    for a in k.arches {
+        let r = &a.resources;
+        let _ = writeln!(
+            s,
+            "{indent}    ::launch::ArchResources {{ arch: \"{}\", resources: ::launch::Resources {{ registers: {}, barriers: {}, stack_frame: {}, spill_stores: {}, spill_loads: {}, cumulative_stack: {}, shared_static: {}, cmem0: {:?} }} }},",
+            a.arch, r.registers, r.barriers, r.stack_frame, r.spill_stores, r.spill_loads, r.cumulative_stack, r.shared_static, r.cmem0
+        );
+    }
+    let _ = writeln!(s, "{indent}],\n{indent}variants: {},", k.variants);
 }
 
 fn describe(c: Option<Contract>) -> String {

@@ -23,7 +23,8 @@
 //!
 //! # Pipeline
 //! config → toolchain → compile (NVRTC → PTX → ptxas → cubin + `-v` report) → contract (read
-//! back from PTX) → resources (parsed report) → embed (`OUT_DIR/launch/`).
+//! back from PTX) → resources (parsed report) → tune variants (each grid's contracts written into
+//! that PTX, ptxas alone, cached like the jobs) → embed (`OUT_DIR/launch/`).
 //!
 //! # What triggers a rebuild
 //! Cargo.toml, the kernel folder, every kernel file and every header it includes from the crate,
@@ -304,6 +305,9 @@ fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manifest,
         description: compiler.toolchain.describe(),
     };
     let mut manifest = assemble::manifest(config, info, &files)?;
+    // The tune grids' variants, from the PTX just built (no NVRTC run of their own).
+    let timeout = compile::Settings::from_env(env)?.timeout;
+    let tuned = variants::build::build(env, &compiler, config, launch_dir, timeout, &files, &mut manifest)?;
     // A file whose PTX has no entry on any arch builds nothing launchable, and a kernel written in
     // the source but absent from every PTX (an `#if __CUDA_ARCH__` the listed arches do not meet)
     // is not embedded: both are said. Decided from the compiled result: macros and headers define
@@ -346,7 +350,8 @@ fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manifest,
     printed.extend(manifest.warnings.iter().filter(|w| !from_compilers.contains(*w)).cloned());
     printed.extend(fresh_warnings);
     manifest.warnings.splice(0..0, warnings);
-    embed::write(launch_dir, &manifest, &files, env.flag("LAUNCH_ALL_PTX"))?;
+    embed::write(launch_dir, &manifest, &files, &tuned.files, env.flag("LAUNCH_ALL_PTX"))?;
+    let stats = build_stats::with_variants(stats, tuned.jobs, tuned.compiled, tuned.ptxas_ms);
     build_stats::write(launch_dir, &stats)?;
     if env.is_build_script() {
         let mut seen = std::collections::HashSet::new();
@@ -502,6 +507,7 @@ fn docs_stub(config: &Config, sources: &[SourceFile], launch_dir: &Path) -> Resu
                 arches: Vec::new(),
                 missing: Vec::new(),
                 host_threads: None,
+                variants: Vec::new(),
             });
         }
     }

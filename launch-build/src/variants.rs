@@ -65,7 +65,9 @@ pub struct Variant {
     pub warnings: Vec<String>,
     /// The cubin.
     pub cubin: Vec<u8>,
-    /// How long the ptxas run took, start to exit.
+    /// ptxas's whole `-v` log (what the build's cache keeps).
+    pub log: String,
+    /// How long the ptxas run took, start to exit (zero for a variant from the cache).
     pub ptxas_time: Duration,
 }
 
@@ -128,8 +130,8 @@ fn describe(contract: &Option<Contract>) -> String {
     contract.map_or_else(|| "no contract".to_string(), |c| format!("`{c}`"))
 }
 
-/// One ptxas run on `text`, the edited PTX of `kernel.entry`.
-fn assemble_one(
+/// One ptxas run on `text`, the edited PTX of `kernel.entry` (`kernel.ptx` is not read).
+pub(crate) fn assemble_one(
     toolchain: &Toolchain,
     kernel: &PtxKernel,
     text: &str,
@@ -161,24 +163,32 @@ fn assemble_one(
     let _ = std::fs::remove_file(&ptx_path);
     let _ = std::fs::remove_file(&cubin_path);
     let (status, out) = ran?;
-    let (file, arch) = (kernel.file.to_string(), kernel.arch.to_string());
-    let failed = |log: &str| Error::Compile {
-        compiler: format!("ptxas {}", toolchain.ptxas_version),
-        file: file.clone(),
-        arch: arch.clone(),
-        log: format!("{}\nnote: `{}` with {} written into its PTX", log.trim_end(), kernel.entry, describe(&contract)),
-    };
     // Success is decided by the exit status, as in the build.
     if !status.success() {
-        return Err(failed(&out.stderr));
+        return Err(failed(toolchain, kernel, contract, &out.stderr));
     }
-    let report = ptxas_log::parse(&out.stderr).map_err(|e| Error::Report {
+    let cubin = cubin.map_err(Error::io("read ptxas output", &cubin_path))?;
+    from_log(toolchain, kernel, contract, out.stderr, cubin, ptxas_time)
+}
+
+/// The variant of `kernel.entry` from ptxas's `-v` log and cubin (of a run that exited with
+/// success, now or when the build's cache stored it).
+pub(crate) fn from_log(
+    toolchain: &Toolchain,
+    kernel: &PtxKernel,
+    contract: Option<Contract>,
+    log: String,
+    cubin: Vec<u8>,
+    ptxas_time: Duration,
+) -> Result<Variant, Error> {
+    let (file, arch) = (kernel.file.to_string(), kernel.arch.to_string());
+    let report = ptxas_log::parse(&log).map_err(|e| Error::Report {
         file: file.clone(),
         arch: arch.clone(),
         reason: e.to_string(),
     })?;
     if report.diagnostics.iter().any(|d| matches!(d.severity, Severity::Error | Severity::Fatal)) {
-        return Err(failed(&out.stderr));
+        return Err(failed(toolchain, kernel, contract, &log));
     }
     let Some(entry) = report.entries.iter().find(|e| e.name == kernel.entry) else {
         return Err(Error::Report {
@@ -187,7 +197,6 @@ fn assemble_one(
             reason: format!("ptxas reported nothing for entry `{}` ({})", kernel.entry, describe(&contract)),
         });
     };
-    let cubin = cubin.map_err(Error::io("read ptxas output", &cubin_path))?;
     Ok(Variant {
         contract,
         resources: entry.resources,
@@ -199,9 +208,23 @@ fn assemble_one(
             .map(|d| d.raw.trim().to_string())
             .collect(),
         cubin,
+        log,
         ptxas_time,
     })
 }
+
+/// ptxas's failure on one variant, with its log.
+fn failed(toolchain: &Toolchain, kernel: &PtxKernel, contract: Option<Contract>, log: &str) -> Error {
+    Error::Compile {
+        compiler: format!("ptxas {}", toolchain.ptxas_version),
+        file: kernel.file.to_string(),
+        arch: kernel.arch.to_string(),
+        log: format!("{}\nnote: `{}` with {} written into its PTX", log.trim_end(), kernel.entry, describe(&contract)),
+    }
+}
+
+pub(crate) mod build;
+mod grid;
 
 #[cfg(test)]
 mod tests;

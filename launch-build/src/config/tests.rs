@@ -71,9 +71,9 @@ fn every_bad_value_names_key_path_position_value_and_expectation() {
         ("[package.metadata.launch.kernel.k]\nmax-spill-bytes = 1.5", "Cargo.toml:8:19: `package.metadata.launch.kernel.k.max-spill-bytes`: 1.5 is a floating-point number; expected a non-negative integer number of bytes"),
         ("[package.metadata.launch.kernel.\"a b\"]\nthreads = 0", "Cargo.toml:8:11: `package.metadata.launch.kernel.\"a b\".threads`: 0 is not a block size; expected an integer from 1 to 1024 (the largest block any GPU allows)"),
         // unknown keys
-        ("archs = 1", "Cargo.toml:7:1: `package.metadata.launch.archs`: unknown key `archs` (did you mean `arch`?); the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel, exclude, flags, ptxas-flags, std-headers, file, min-driver, toolchain"),
-        ("max_spill_bytes = 1", "Cargo.toml:7:1: `package.metadata.launch.max_spill_bytes`: unknown key `max_spill_bytes` (did you mean `max-spill-bytes`?); the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel, exclude, flags, ptxas-flags, std-headers, file, min-driver, toolchain"),
-        ("optimize = true", "Cargo.toml:7:1: `package.metadata.launch.optimize`: unknown key `optimize`; the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel, exclude, flags, ptxas-flags, std-headers, file, min-driver, toolchain"),
+        ("archs = 1", "Cargo.toml:7:1: `package.metadata.launch.archs`: unknown key `archs` (did you mean `arch`?); the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel, exclude, flags, ptxas-flags, std-headers, file, min-driver, toolchain, tune"),
+        ("max_spill_bytes = 1", "Cargo.toml:7:1: `package.metadata.launch.max_spill_bytes`: unknown key `max_spill_bytes` (did you mean `max-spill-bytes`?); the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel, exclude, flags, ptxas-flags, std-headers, file, min-driver, toolchain, tune"),
+        ("optimize = true", "Cargo.toml:7:1: `package.metadata.launch.optimize`: unknown key `optimize`; the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel, exclude, flags, ptxas-flags, std-headers, file, min-driver, toolchain, tune"),
         ("[package.metadata.launch.kernel.k]\ndynamic_smem = 1", "Cargo.toml:8:1: `package.metadata.launch.kernel.k.dynamic_smem`: unknown key `dynamic_smem` (did you mean `dynamic-smem`?); the keys [package.metadata.launch.kernel.<name>] accepts: max-spill-bytes, dynamic-smem, threads"),
         // include
         ("include = \"inc\"", "Cargo.toml:7:11: `package.metadata.launch.include`: \"inc\" is a string; expected a list of folder paths such as [\"include\"]"),
@@ -455,4 +455,70 @@ fn min_driver_is_a_known_cuda_version() {
             "{got}"
         );
     }
+}
+
+/// `[package.metadata.launch.tune.<kernel>]`: the lists as written (repeats dropped), a missing
+/// list as `None` (the kernel's own), `max_regs = "cliffs"`, tables in file order, each with the
+/// location of its header for the errors the build finds later.
+#[test]
+fn tune_tables_give_the_grid_as_written() {
+    let c = parse(
+        "arch = [\"sm_90\"]\n[package.metadata.launch.tune.poly_eval]\nthreads = [256, 1024, 256]\nmin_blocks = [1, 2]\nmax_regs = [64, 32]\n[package.metadata.launch.tune.\"poly.cu::other\"]\nmax_regs = \"cliffs\"",
+    )
+    .unwrap();
+    assert_eq!(c.tune.len(), 2);
+    let (a, b) = (&c.tune[0], &c.tune[1]);
+    assert_eq!(
+        (a.kernel.as_str(), a.threads.clone(), a.min_blocks.clone(), a.max_regs.clone()),
+        ("poly_eval", Some(vec![256, 1024]), Some(vec![1, 2]), Some(MaxRegs::Caps(vec![64, 32])))
+    );
+    assert_eq!(a.key, "package.metadata.launch.tune.poly_eval");
+    assert!(a.location.to_string().ends_with("Cargo.toml:7:1"), "{}", a.location);
+    assert_eq!(
+        (b.kernel.as_str(), b.threads.clone(), b.min_blocks.clone(), b.max_regs.clone()),
+        ("poly.cu::other", None, None, Some(MaxRegs::Cliffs))
+    );
+    assert_eq!(b.key, "package.metadata.launch.tune.\"poly.cu::other\"");
+    // An inline table is a table too.
+    let c = parse("arch = [\"sm_90\"]\ntune = { k = { threads = [64] } }").unwrap();
+    assert_eq!(c.tune[0].threads, Some(vec![64]));
+    assert!(parse("arch = [\"sm_90\"]").unwrap().tune.is_empty());
+}
+
+/// Every bad tune value is located at the value (or the table), with what is expected.
+#[test]
+fn bad_tune_tables_are_located_errors() {
+    let dir = crate_dir();
+    let head = "arch = [\"sm_90\"]\n[package.metadata.launch.tune.k]\n";
+    let key = "package.metadata.launch.tune.k";
+    let cases: Vec<(String, String)> = vec![
+        ("thread = [1]".into(), format!("Cargo.toml:8:1: `{key}.thread`: unknown key `thread` (did you mean `threads`?); the keys [package.metadata.launch.tune.<kernel>] accepts: threads, min_blocks, max_regs")),
+        ("min-blocks = [1]".into(), format!("Cargo.toml:8:1: `{key}.min-blocks`: unknown key `min-blocks` (did you mean `min_blocks`?); the keys [package.metadata.launch.tune.<kernel>] accepts: threads, min_blocks, max_regs")),
+        ("threads = []".into(), format!("Cargo.toml:8:11: `{key}.threads`: the list is empty; list the block sizes to build, or leave the key out for the kernel's own")),
+        ("threads = 256".into(), format!("Cargo.toml:8:11: `{key}.threads`: 256 is an integer; expected a list of block sizes such as [1, 2]")),
+        ("threads = [256, 0]".into(), format!("Cargo.toml:8:17: `{key}.threads[1]`: 0 is not a block size; expected an integer from 1 to 1024 (the largest block any GPU allows)")),
+        ("threads = [2048]".into(), format!("Cargo.toml:8:12: `{key}.threads[0]`: 2048 is not a block size; expected an integer from 1 to 1024 (the largest block any GPU allows)")),
+        ("threads = [\"256\"]".into(), format!("Cargo.toml:8:12: `{key}.threads[0]`: \"256\" is a string; expected an integer from 1 to 1024")),
+        ("min_blocks = [0]".into(), format!("Cargo.toml:8:15: `{key}.min_blocks[0]`: 0 is out of range; expected an integer from 1 to 32 (blocks per SM the assembler makes room for)")),
+        ("max_regs = [8]".into(), format!("Cargo.toml:8:13: `{key}.max_regs[0]`: 8 is out of range; expected an integer from 16 to 255 (registers per thread)")),
+        ("max_regs = [256]".into(), format!("Cargo.toml:8:13: `{key}.max_regs[0]`: 256 is out of range; expected an integer from 16 to 255 (registers per thread)")),
+        ("max_regs = []".into(), format!("Cargo.toml:8:12: `{key}.max_regs`: the list is empty; list the register caps to build, or leave the key out for the kernel's own")),
+        ("max_regs = \"cliff\"".into(), format!("Cargo.toml:8:12: `{key}.max_regs`: \"cliff\" is not a grid; expected \"cliffs\" or a list of register caps from 16 to 255 such as [32, 64]")),
+        ("max_regs = 64".into(), format!("Cargo.toml:8:12: `{key}.max_regs`: 64 is an integer; expected \"cliffs\" or a list of register caps from 16 to 255 such as [32, 64]")),
+        (
+            format!("threads = [{}]\nmax_regs = [{}]", (1..=9).map(|t| (t * 32).to_string()).collect::<Vec<_>>().join(", "), (16..=23).map(|r| r.to_string()).collect::<Vec<_>>().join(", ")),
+            format!("Cargo.toml:7:1: `{key}`: this grid has 72 variants, more than the 64 one kernel may have (each is a ptxas run per arch and a module in the crate); shorten the lists"),
+        ),
+    ];
+    for (meta, want) in cases {
+        assert_eq!(message_in(dir.path(), &manifest(&format!("{head}{meta}"))), want, "{meta}");
+    }
+    assert_eq!(
+        message_in(dir.path(), &manifest("arch = [\"sm_90\"]\ntune = 1")),
+        "Cargo.toml:7:8: `package.metadata.launch.tune`: 1 is an integer; expected a table of per-kernel grids such as [package.metadata.launch.tune.my_kernel]"
+    );
+    assert_eq!(
+        message_in(dir.path(), &manifest("arch = [\"sm_90\"]\ntune = { k = 1 }")),
+        "Cargo.toml:7:14: `package.metadata.launch.tune.k`: 1 is an integer; expected a table of launch contracts to build, such as { threads = [256, 512] }"
+    );
 }

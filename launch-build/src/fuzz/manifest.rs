@@ -87,6 +87,7 @@ fn manifest(rng: &mut Rng) -> Manifest {
                     .collect(),
                 missing: (0..rng.below(2)).map(|_| MissingArch { arch: arch(rng), reason: string(rng) }).collect(),
                 host_threads: rng.one_in(3).then(|| rng.range(1, 1024) as u32),
+                variants: Vec::new(),
             })
             .collect(),
         warnings: (0..rng.below(3)).map(|_| string(rng)).collect(),

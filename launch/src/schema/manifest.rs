@@ -132,6 +132,41 @@ pub struct KernelEntry {
     /// `[package.metadata.launch.kernel."<name or pattern>"] threads`, `None` for the crate's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_threads: Option<u32>,
+    /// The variants of its tune grid (`[package.metadata.launch.tune.<kernel>]`), in grid order:
+    /// the same code under other contracts, each its own entry and module. Empty (and left out
+    /// of the JSON) without a grid.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<VariantEntry>,
+}
+
+/// One variant of a kernel's tune grid: its PTX is the kernel's, with the contract's directives
+/// written in and the entry renamed, assembled by ptxas alone (no NVRTC run of its own).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VariantEntry {
+    /// Its entry (symbol): the kernel's with the contract appended, `poly_eval__t1024_b2_r64`.
+    pub name: String,
+    /// The contract written into its PTX.
+    pub contract: Contract,
+    /// Its embedded module (a cubin per arch in [`VariantEntry::arches`], the PTX of the lowest
+    /// of them); `None` when it is refused on every arch, so nothing of it is embedded.
+    pub module: Option<ModuleEntry>,
+    /// Per-arch results where it is embedded, lowest arch first.
+    pub arches: Vec<KernelArch>,
+    /// The kernel's arches it is not embedded for, because a launch at its own block size fails
+    /// there.
+    #[serde(default)]
+    pub refused: Vec<RefusedArch>,
+}
+
+/// An arch a variant is assembled for but not embedded on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefusedArch {
+    /// The arch.
+    pub arch: Arch,
+    /// Why: the launch failure at the variant's block size, as `check` words it.
+    pub reason: String,
+    /// What ptxas reported for it there.
+    pub resources: Resources,
 }
 
 /// Where a kernel's `line:col` comes from.
@@ -235,6 +270,7 @@ mod tests {
                 arches: vec![KernelArch { arch, resources: Resources::default(), ptxas_lines: vec!["l".into()] }],
                 missing: Vec::new(),
                 host_threads: None,
+                variants: Vec::new(),
             }],
             warnings: vec!["w".into()],
             min_driver: Some("12.4".into()),

@@ -39,6 +39,16 @@ pub struct BuildStats {
     pub peak_rss_kib: Option<u64>,
     /// Every compiled job, in job order.
     pub compiled_jobs: Vec<CompiledJob>,
+    /// ptxas runs of the tune grids' variants (`[package.metadata.launch.tune.<kernel>]`):
+    /// variants × arches.
+    #[serde(default)]
+    pub variant_jobs: usize,
+    /// Of them, assembled in this run (the others came from the cache).
+    #[serde(default)]
+    pub variants_compiled: usize,
+    /// Their ptxas time, milliseconds.
+    #[serde(default)]
+    pub variant_ptxas_ms: f64,
 }
 
 impl BuildStats {

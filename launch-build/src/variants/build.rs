@@ -1,0 +1,326 @@
+//! Embedding tune variants at build time (`[package.metadata.launch.tune.<kernel>]`): for each
+//! variant of the grid ([`super::grid`]) and each arch its kernel is built for, the kernel's PTX
+//! from this build's NVRTC run with the contract written in and the entry renamed, its entry
+//! alone, assembled by ptxas. The ptxas runs go through the build's kernel cache
+//! ([`cached_compile`]: keyed by the edited PTX, the arch, the ptxas options and ptxas itself) and
+//! its scheduler (side by side, one per jobserver slot), so a rebuild runs none of them.
+//!
+//! A variant whose launch at its own block size fails on an arch (`launch::analysis`) is not
+//! embedded for that arch; the manifest records why. Each variant embedded somewhere is its own
+//! module: a cubin per arch it is embedded for and the PTX of the lowest of them.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use launch::analysis::{analyze, HostLaunch};
+use launch::{Arch, Contract};
+
+use super::grid::{self, PlannedVariant};
+use super::{assemble_one, from_log, Options, PtxKernel, Variant};
+use crate::assemble::FileOutputs;
+use crate::cache::{self, Entry, Key, VariantKeyInputs};
+use crate::cached_compile::{compile_and_store, look_up, open_cache, toolchain_id};
+use crate::compile::{sanitize, Compiler};
+use crate::config::Config;
+use crate::env::Env;
+use crate::error::{Diagnostic, Error, FileFailure};
+use crate::manifest::{CubinEntry, KernelArch, Manifest, ModuleEntry, RefusedArch, VariantEntry};
+use crate::scheduler::{start_order, stops_the_build, tokens, Tokens};
+use crate::{cargo_directives, ptx};
+
+/// What [`build`] made besides the manifest's variant records.
+#[derive(Debug, Default)]
+pub struct Built {
+    /// Files to write under `OUT_DIR/launch` (path relative to it, bytes): each embedded
+    /// variant's cubins and fallback PTX.
+    pub files: Vec<(String, Vec<u8>)>,
+    /// ptxas runs the grids needed (variants × arches).
+    pub jobs: usize,
+    /// Of them, run in this build (the others came from the cache).
+    pub compiled: usize,
+    /// Their ptxas time, milliseconds.
+    pub ptxas_ms: f64,
+}
+
+/// Cubin of a variant for one arch, relative to `OUT_DIR/launch`.
+pub fn cubin_path(file: &str, entry: &str, arch: Arch) -> String {
+    format!("variants/{}.{entry}.{arch}.cubin", sanitize(file))
+}
+
+/// Fallback PTX of a variant, relative to `OUT_DIR/launch`.
+pub fn ptx_path(file: &str, entry: &str, arch: Arch) -> String {
+    format!("variants/{}.{entry}.{arch}.ptx", sanitize(file))
+}
+
+/// What one variant embeds: the PTX of its lowest embedded arch, a cubin per embedded arch.
+#[derive(Default)]
+struct Embedded {
+    ptx: Option<(Arch, String)>,
+    cubins: Vec<(Arch, Vec<u8>)>,
+}
+
+/// One ptxas run: variant `variant` of plan `plan` on `arch`.
+struct Job<'a> {
+    plan: usize,
+    variant: usize,
+    arch: Arch,
+    file: &'a str,
+    entry: &'a str,
+    contract: Contract,
+    text: String,
+    ptxas_flags: Vec<String>,
+}
+
+/// Plans every tune table's variants, assembles them and fills each tuned kernel's
+/// `variants` in `manifest`.
+///
+/// # Errors
+/// A tune table that names no kernel (or too many variants), a kernel whose PTX cannot be edited,
+/// ptxas failing on a variant (every failing one is reported, as for kernel files).
+pub fn build(
+    env: &Env,
+    compiler: &Compiler,
+    config: &Config,
+    launch_dir: &Path,
+    timeout: Duration,
+    files: &[FileOutputs],
+    manifest: &mut Manifest,
+) -> Result<Built, Error> {
+    let plans = grid::plan(config, &manifest.kernels)?;
+    if plans.is_empty() {
+        return Ok(Built::default());
+    }
+    let mut jobs: Vec<Job> = Vec::new();
+    for (pi, plan) in plans.iter().enumerate() {
+        let k = &manifest.kernels[plan.kernel];
+        let Some(f) = files.iter().find(|f| f.source.file == k.file) else { continue };
+        let ptxas_flags = config.file_settings(&f.source.kernel_rel).ptxas_flags;
+        for ka in &k.arches {
+            let Some((_, out)) = f.outputs.iter().find(|(a, _)| *a == ka.arch) else { continue };
+            let not_editable = |e: ptx::PtxEditError| {
+                Error::Kernels(vec![Diagnostic::error(
+                    &k.file,
+                    k.line,
+                    k.col,
+                    format!(
+                        "the tune variants of `{}` cannot be derived from its PTX for {}: {e}",
+                        k.display_name, ka.arch
+                    ),
+                )])
+            };
+            let alone = ptx::keep_entry(&out.ptx, &k.name).map_err(not_editable)?;
+            for (vi, PlannedVariant { name, contract }) in plan.variants.iter().enumerate() {
+                let text = ptx::with_contract(&alone, &k.name, Some(contract), Some(name)).map_err(not_editable)?;
+                jobs.push(Job {
+                    plan: pi,
+                    variant: vi,
+                    arch: ka.arch,
+                    file: &k.file,
+                    entry: name,
+                    contract: *contract,
+                    text,
+                    ptxas_flags: ptxas_flags.clone(),
+                });
+            }
+        }
+    }
+    let assembled = assemble_all(env, compiler, launch_dir, timeout, &jobs)?;
+
+    let mut built = Built { jobs: jobs.len(), ..Built::default() };
+    let mut entries: Vec<Vec<VariantEntry>> = plans
+        .iter()
+        .map(|p| {
+            p.variants
+                .iter()
+                .map(|v| VariantEntry {
+                    name: v.name.clone(),
+                    contract: v.contract,
+                    module: None,
+                    arches: Vec::new(),
+                    refused: Vec::new(),
+                })
+                .collect()
+        })
+        .collect();
+    // Lowest arch first (the kernel's arches are), so each variant's first embedded arch gives
+    // its fallback PTX.
+    let mut embedded: Vec<Vec<Embedded>> =
+        plans.iter().map(|p| (0..p.variants.len()).map(|_| Embedded::default()).collect()).collect();
+    for (job, (variant, fresh)) in jobs.iter().zip(assembled) {
+        if fresh {
+            built.compiled += 1;
+            built.ptxas_ms += variant.ptxas_time.as_secs_f64() * 1e3;
+        }
+        let k = &manifest.kernels[plans[job.plan].kernel];
+        let settings = config.kernel_settings(&k.name, &k.qualified);
+        let host = HostLaunch {
+            threads: settings.threads.unwrap_or(config.host_threads),
+            dynamic_smem: settings.dynamic_smem.unwrap_or(0),
+        };
+        let e = &mut entries[job.plan][job.variant];
+        // An arch without occupancy data cannot be judged: embedded, as the kernel is.
+        let failure = analyze(job.arch, &variant.resources, Some(job.contract), host)
+            .ok()
+            .and_then(|r| r.launch_failure.map(|f| format!("cannot launch at {} threads: {f}", r.occupancy.threads)));
+        match failure {
+            Some(reason) => e.refused.push(RefusedArch { arch: job.arch, reason, resources: variant.resources }),
+            None => {
+                e.arches.push(KernelArch { arch: job.arch, resources: variant.resources, ptxas_lines: variant.lines });
+                let files = &mut embedded[job.plan][job.variant];
+                files.ptx.get_or_insert((job.arch, job.text.clone()));
+                files.cubins.push((job.arch, variant.cubin));
+            }
+        }
+    }
+    for (pi, plan) in plans.iter().enumerate() {
+        let file = manifest.kernels[plan.kernel].file.clone();
+        for (vi, e) in entries[pi].iter_mut().enumerate() {
+            let files = std::mem::take(&mut embedded[pi][vi]);
+            let Some((ptx_arch, text)) = files.ptx else { continue };
+            let module = ModuleEntry {
+                file: file.clone(),
+                ptx: ptx_path(&file, &e.name, ptx_arch),
+                ptx_arch,
+                ptx_version: ptx::version(&text).unwrap_or("").to_string(),
+                cubins: files
+                    .cubins
+                    .iter()
+                    .map(|(arch, _)| CubinEntry { arch: *arch, path: cubin_path(&file, &e.name, *arch) })
+                    .collect(),
+                extra_ptx: Vec::new(),
+                rust_module: String::new(),
+            };
+            built.files.push((module.ptx.clone(), text.into_bytes()));
+            for (c, (_, bytes)) in module.cubins.iter().zip(files.cubins) {
+                built.files.push((c.path.clone(), bytes));
+            }
+            e.module = Some(module);
+        }
+        manifest.kernels[plan.kernel].variants = std::mem::take(&mut entries[pi]);
+    }
+    built.ptxas_ms = (built.ptxas_ms * 1e3).round() / 1e3;
+    Ok(built)
+}
+
+/// Every job's variant, in job order, and whether it was assembled in this run (else it came from
+/// the cache).
+fn assemble_all(
+    env: &Env,
+    compiler: &Compiler,
+    launch_dir: &Path,
+    timeout: Duration,
+    jobs: &[Job],
+) -> Result<Vec<(Variant, bool)>, Error> {
+    let debug = env.flag("LAUNCH_BUILD_DEBUG");
+    let toolchain = &compiler.toolchain;
+    let id = toolchain_id(compiler);
+    let keys: Vec<Key> = jobs
+        .iter()
+        .map(|j| {
+            cache::variant_key(&VariantKeyInputs {
+                text: &j.text,
+                ptxas_options: &j.ptxas_flags,
+                arch: &j.arch.to_string(),
+                toolchain: &id,
+            })
+        })
+        .collect();
+    let work_dir = launch_dir.join("work").join("variants");
+    let pairs = vec![(work_dir.display().to_string(), "${LAUNCH_WORK_DIR}")];
+    fn kernel<'a>(j: &Job<'a>) -> PtxKernel<'a> {
+        PtxKernel { file: j.file, arch: j.arch, ptx: "", entry: j.entry }
+    }
+    let label = |i: usize| format!("{} {} {}", jobs[i].file, jobs[i].entry, jobs[i].arch);
+    let cache = open_cache(env, launch_dir);
+    let found = look_up(
+        cache.as_ref(),
+        &keys,
+        |i, e: Entry| {
+            let log = cache::from_placeholders(&e.ptxas_log, &pairs);
+            from_log(toolchain, &kernel(&jobs[i]), Some(jobs[i].contract), log, e.cubin, Duration::ZERO)
+        },
+        label,
+        debug,
+    );
+    if let (Some(first), true) = (&found.first_damage, env.is_build_script()) {
+        cargo_directives::launch_build_warning(&format!(
+            "{} damaged kernel cache entries of tune variants assembled again and replaced (first: {first})",
+            found.corrupt
+        ));
+    }
+    let mut outputs = found.outputs;
+    let pending: Vec<usize> = (0..jobs.len()).filter(|&i| outputs[i].is_none()).collect();
+    let sizes: Vec<u64> = pending.iter().map(|&i| jobs[i].text.len() as u64).collect();
+    let order = start_order(&vec![None; pending.len()], &sizes);
+    let slots = if pending.len() > 1 { tokens(env) } else { Tokens::Serial };
+    let started = Instant::now();
+    let (ran, store_failure) = compile_and_store(
+        cache.as_ref(),
+        &slots,
+        &order,
+        &pending,
+        &keys,
+        |i| {
+            let j = &jobs[i];
+            let options = Options { work_dir: work_dir.clone(), jobs: 1, timeout, ptxas_flags: j.ptxas_flags.clone() };
+            assemble_one(toolchain, &kernel(j), &j.text, Some(j.contract), &options).map(|v| (i, v)).map_err(
+                |e| match e {
+                    // A time-out concerns this run only: the other variants still run.
+                    Error::ToolTimedOut { tool, command, timeout, .. } => Error::ToolTimedOut {
+                        tool,
+                        command,
+                        file: Some(j.file.to_string()),
+                        arch: Some(j.arch.to_string()),
+                        timeout,
+                    },
+                    e => e,
+                },
+            )
+        },
+        |(i, v)| Entry {
+            ptx: jobs[*i].text.clone(),
+            cubin: v.cubin.clone(),
+            ptxas_log: cache::to_placeholders(&v.log, &pairs),
+            nvrtc_log: String::new(),
+        },
+    );
+    if let (Some(message), true) = (store_failure, env.is_build_script()) {
+        cargo_directives::launch_build_warning(&format!("{message} (the build goes on without it)"));
+    }
+    if debug && !pending.is_empty() {
+        cargo_directives::launch_build_warning(&format!(
+            "tune variants: {} ptxas runs ({} from the cache), {} ms",
+            pending.len(),
+            jobs.len() - pending.len(),
+            started.elapsed().as_millis()
+        ));
+    }
+    let mut fresh = vec![false; jobs.len()];
+    let mut failed = Vec::new();
+    for (&i, r) in pending.iter().zip(ran.results) {
+        match r {
+            Some(Ok((_, v))) => {
+                outputs[i] = Some(v);
+                fresh[i] = true;
+            }
+            Some(Err(e)) if stops_the_build(&e) => return Err(e),
+            Some(Err(e)) => failed.push((jobs[i].file.to_string(), jobs[i].arch.to_string(), e)),
+            None => {}
+        }
+    }
+    if !failed.is_empty() {
+        failed.sort_by(|a, b| a.0.cmp(&b.0));
+        return Err(Error::Failed(FileFailure::group(failed)));
+    }
+    outputs
+        .into_iter()
+        .zip(fresh)
+        .enumerate()
+        .map(|(i, (o, f))| {
+            o.map(|v| (v, f)).ok_or_else(|| {
+                let message = format!("no output for tune variant `{}` on {}", jobs[i].entry, jobs[i].arch);
+                Error::Kernels(vec![Diagnostic::error(jobs[i].file, 0, 0, message)])
+            })
+        })
+        .collect()
+}
