@@ -6,6 +6,10 @@
 //! with the CPU reference on fresh random inputs (the output is poisoned with NaN before every
 //! run); then it is timed with CUDA events (warm-up, median of many runs).
 //!
+//! Then `launch::cuda::Tuner` answers the same question for `poly_eval` and the variants of its
+//! tune grid (Cargo.toml), remembers the winner, and a second run takes it without timing
+//! (`LAUNCH_TUNE=always` times again; see `tuned.rs`).
+//!
 //! `cargo launch report` needs no GPU; this program does, and says so when there is none.
 //!
 //! ```text
@@ -13,6 +17,8 @@
 //! ```
 
 use std::process::ExitCode;
+
+mod tuned;
 
 use launch::analysis::group;
 use launch::cuda::cudarc::driver::{sys, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
@@ -232,6 +238,8 @@ fn run() -> Result<bool> {
     for r in &rows {
         println!("{:<20} {:>5.2}× the fastest", r.name, r.median_ms / fastest);
     }
+    println!();
+    all_ok &= tuned::run(&dev, &stream, &mut rng, n, runs)?;
     if !all_ok {
         eprintln!("error: some outputs differ from the CPU reference (see above)");
     }

@@ -14,6 +14,7 @@
 //! ```
 
 mod check_cost;
+mod explore_vs_driver;
 mod tuner;
 
 use std::io::Write;
@@ -47,12 +48,18 @@ fn device(test: &str) -> Option<Device> {
     }
 }
 
+/// Every kernel the GPU tests load: the template's and the fixture's, and each one's build-time
+/// tune variants (`poly_eval`'s grid), which the checked launch and the driver must agree on too.
 fn kernels() -> Vec<&'static Kernel> {
-    launch_template::KERNELS.iter().chain(fixture_gpu::KERNELS).copied().collect()
+    launch_template::KERNELS
+        .iter()
+        .chain(fixture_gpu::KERNELS)
+        .flat_map(|k| std::iter::once(*k).chain(k.variants()))
+        .collect()
 }
 
 fn is_template(k: &Kernel) -> bool {
-    launch_template::KERNELS.iter().any(|t| std::ptr::eq(*t, k))
+    launch_template::KERNELS.iter().any(|t| std::ptr::eq(*t, k) || t.variants().iter().any(|v| std::ptr::eq(v, k)))
 }
 
 /// Buffers for any of the kernels: template kernels get `(x, y, 0)`, fixture kernels `(p, 4096)`.

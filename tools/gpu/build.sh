@@ -2,6 +2,8 @@
 # Builds what runs on the GPU machine and copies it into .device-carry/ (ignored by git):
 #   gpu              the GPU tests (tests/gpu/main.rs, test `gpu` of launch-tests), release build
 #   launch-template  the template's program (Section 5 table)
+#   explore.json     `cargo launch explore poly_eval` over the template's tune grid (the build-time
+#                    variants' contracts), which the GPU test explore_vs_driver compares with the driver
 #   device.sh        the script that runs both there
 # Run from the repository root: sh tools/gpu/build.sh
 set -eu
@@ -13,4 +15,8 @@ mkdir -p .device-carry
 cp "$bin" .device-carry/gpu
 cp template/target/release/launch-template .device-carry/launch-template
 cp tools/gpu/device.sh .device-carry/device.sh
+# The template's grid is threads = [256, 1024], max_regs = "cliffs"; these are its caps on sm_90 and
+# sm_100 (explore matches records to variants by contract, so extra combinations do no harm).
+cargo run -q -p cargo-launch -- launch explore poly_eval --manifest-path template/Cargo.toml \
+  --arch sm_90,sm_100 --threads 256,1024 --max-regs 255,128,80,64,48,40,32 --format json >.device-carry/explore.json
 ls -l .device-carry

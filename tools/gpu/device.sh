@@ -13,9 +13,17 @@ mkdir -p "$out"
 } 2>&1 | tee "$out/device.txt"
 # JIT times without the driver's on-disk cache (a cached JIT is a file read).
 export CUDA_CACHE_DISABLE=1
-echo '$ LAUNCH_TEST_REQUIRE_GPU=1 CUDA_CACHE_DISABLE=1 .device-carry/gpu --test-threads=1 --nocapture' | tee "$out/gpu-tests.log"
+export LAUNCH_EXPLORE_JSON=.device-carry/explore.json
+echo '$ LAUNCH_TEST_REQUIRE_GPU=1 CUDA_CACHE_DISABLE=1 LAUNCH_EXPLORE_JSON=.device-carry/explore.json .device-carry/gpu --test-threads=1 --nocapture' | tee "$out/gpu-tests.log"
 LAUNCH_TEST_REQUIRE_GPU=1 .device-carry/gpu --test-threads=1 --nocapture 2>&1 | tee -a "$out/gpu-tests.log"
+# The tuner's cache starts empty: run 1 tunes (and times every candidate again, separately), run 2
+# takes the remembered winner without timing.
+export LAUNCH_TUNE_CACHE_DIR="${TMPDIR:-/tmp}/launch-tune-$$"
+rm -rf "$LAUNCH_TUNE_CACHE_DIR"
 for i in 1 2; do
-  echo "\$ .device-carry/launch-template   # run $i" | tee "$out/template-$i.log"
+  echo "\$ LAUNCH_TUNE_CACHE_DIR=<empty before run 1> .device-carry/launch-template   # run $i" | tee "$out/template-$i.log"
+  t0=$(date +%s%N)
   .device-carry/launch-template 2>&1 | tee -a "$out/template-$i.log"
+  echo "wall: $(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee -a "$out/template-$i.log"
 done
+cp -r "$LAUNCH_TUNE_CACHE_DIR" "$out/tune-cache" 2>/dev/null || true
