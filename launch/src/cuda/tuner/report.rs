@@ -322,11 +322,12 @@ impl fmt::Display for TuneReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "tune `{}` for `{}` on {}: {} {} of {} launches after {} warm-up, {:.2} s",
+            "tune `{}` for `{}` on {}: {} of {} candidates timed, {} of {} launches after {} warm-ups each, {:.2} s",
             self.kernel,
             self.problem,
             self.device,
             self.rows.iter().filter(|r| r.timing().is_some()).count(),
+            self.rows.len(),
             self.statistic,
             self.repetitions,
             self.warmup,

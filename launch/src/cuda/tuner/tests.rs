@@ -130,7 +130,7 @@ fn the_table_lists_every_variant_marks_the_winner_and_gives_the_reasons() {
     r.stored = Ok(PathBuf::from("/cache/0123456789abcdef.tune"));
     let text = r.to_string();
     let want = "\
-tune `k` for `n=2^20` on NVIDIA H200 (sm_90): 2 median of 5 launches after 3 warm-up, 1.50 s
+tune `k` for `n=2^20` on NVIDIA H200 (sm_90): 2 of 3 candidates timed, median of 5 launches after 3 warm-ups each, 1.50 s
    variant          contract         regs  spill B  block      occupancy  median ms  min ms  max ms  vs best
    poly_eval        none              167        0      -              -          -       -       -  refused
    poly_eval_lb384  none               40        0    256  6 blk, 75.0 %     0.5000  0.5000  0.5000   2.000×
