@@ -15,6 +15,7 @@
 
 mod check_cost;
 mod explore_vs_driver;
+mod toolchains;
 mod tuner;
 
 use std::io::Write;
