@@ -71,3 +71,7 @@ mod toolchains;
 /// `[package.metadata.launch.tune.<kernel>]`: variants embedded at build time with explore's
 /// numbers, `KERNEL.variants()`, no ptxas run on a rebuild, `check` on every variant.
 mod tune_variants;
+
+/// Issue 14 item 4: `report --spills` and `check --spills` on the template (the lines of
+/// `poly.cuh` that spill), and line info changing no instruction.
+mod spills;

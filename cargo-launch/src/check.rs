@@ -88,11 +88,14 @@ pub fn run(args: &CheckArgs) -> Result<(), Error> {
     // Tune variants are checked like kernels; they stay out of the baseline (a grid is edited
     // freely, and the kernel's own records already gate its code).
     let variants = records::variants(&packages, &arches)?;
+    // `--spills`: spill findings point at the line with the most spill code (only spilling files
+    // are compiled again, with line info, and the result is cached).
+    let spill_lines = if args.spills { Some(crate::spills::collect(&packages, records.iter())?) } else { None };
     let mut baselines = Vec::new();
     for p in &packages {
         let recs: Vec<&Row> = records.iter().filter(|r| r.id.package == p.package).collect();
         for r in &recs {
-            findings.extend(row_findings(p, r, &r.id));
+            findings.extend(at_spill_line(row_findings(p, r, &r.id), p, r, spill_lines.as_ref()));
         }
         for (r, kernel) in variants.rows.iter().filter(|(r, _)| r.id.package == p.package) {
             findings.extend(row_findings(p, r, kernel));
@@ -361,6 +364,25 @@ fn finding(p: &PackageKernels, r: &Row, severity: Severity, kind: FindingKind, d
         }),
         detail,
     }
+}
+
+/// `check --spills`: the spill findings of `r` located at its top spill line (the kernel stays
+/// named in the finding); unchanged without spill lines for it.
+fn at_spill_line(
+    mut found: Vec<Finding>,
+    p: &PackageKernels,
+    r: &Row,
+    lines: Option<&crate::spills::Lines>,
+) -> Vec<Finding> {
+    let Some((file, line, path)) =
+        lines.and_then(|l| l.of(r)).and_then(|s| crate::spills::top_line(p.config.root(), s))
+    else {
+        return found;
+    };
+    for f in found.iter_mut().filter(|f| f.kind == FindingKind::Spills) {
+        f.location = Some(Location { file: file.clone(), line, col: 0, path: Some(path.clone()) });
+    }
+    found
 }
 
 /// A tune variant the build did not embed for an arch: a note, not an error. The build already

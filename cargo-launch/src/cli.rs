@@ -196,6 +196,11 @@ pub struct ReportArgs {
     /// Order of the records (default: source order, lowest arch first).
     #[arg(long, value_enum, value_name = "KEY")]
     pub sort: Option<select::SortKey>,
+    /// For each kernel × arch that spills: the source lines of its spill stores and loads (each
+    /// such file compiled again with line info and read with nvdisasm; cached in the target
+    /// folder). JSON: `spills_by_line`.
+    #[arg(long)]
+    pub spills: bool,
     /// Fail instead of installing the toolchain when none is found.
     #[arg(long)]
     pub no_setup: bool,
@@ -240,6 +245,10 @@ pub struct CheckArgs {
     /// count and the first names (JSON always lists all).
     #[arg(short, long)]
     pub verbose: bool,
+    /// Spill findings point at the source line with the most spill code instead of the kernel's
+    /// definition (the spilling files compiled again with line info, as `report --spills` does).
+    #[arg(long)]
+    pub spills: bool,
     /// Fail instead of installing the toolchain when none is found.
     #[arg(long)]
     pub no_setup: bool,

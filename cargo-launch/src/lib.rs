@@ -27,6 +27,7 @@ mod report;
 mod sarif;
 mod select;
 mod setup;
+mod spills;
 mod svg;
 mod toolchain;
 mod words;

@@ -28,6 +28,8 @@ pub struct View<'a> {
     pub arches: &'a [Arch],
     /// `--kernel`/`--file`.
     pub filter: &'a Filter,
+    /// `--spills`: the spill lines found.
+    pub spills: Option<&'a crate::spills::Lines>,
 }
 
 impl View<'_> {
@@ -178,6 +180,12 @@ pub fn compact(out: &mut impl Write, view: &View) -> io::Result<()> {
         for line in table(&HEAD, &RIGHT, &rows) {
             writeln!(out, "{line}")?;
         }
+        for r in view.shown.iter().filter(|r| r.id.package == p.package) {
+            if let Some(s) = view.spills.and_then(|l| l.of(r)) {
+                writeln!(out, "{} {}:", r.id.display_name, r.arch())?;
+                crate::spills::block(out, r, s)?;
+            }
+        }
         not_compiled(out, view, p)?;
         for w in &p.manifest.warnings {
             writeln!(out, "warning: {w}")?;
@@ -197,7 +205,7 @@ pub fn text(out: &mut impl Write, view: &View) -> io::Result<()> {
         header(out, view, p)?;
         writeln!(out)?;
         for r in view.shown.iter().filter(|r| r.id.package == p.package) {
-            detailed(out, r, &m.toolchain.ptxas)?;
+            detailed(out, r, &m.toolchain.ptxas, view.spills)?;
         }
         not_compiled(out, view, p)?;
         for w in &m.warnings {
@@ -208,7 +216,7 @@ pub fn text(out: &mut impl Write, view: &View) -> io::Result<()> {
 }
 
 /// One kernel × arch of the detailed report.
-fn detailed(out: &mut impl Write, r: &Row, ptxas: &str) -> io::Result<()> {
+fn detailed(out: &mut impl Write, r: &Row, ptxas: &str, spills: Option<&crate::spills::Lines>) -> io::Result<()> {
     let a = &r.report;
     let c = a.contract.as_ref();
     writeln!(out, "{}  {}  {}  ptxas {ptxas}  {}", r.id.display_name, a.arch, contract(c), r.location())?;
@@ -252,6 +260,9 @@ fn detailed(out: &mut impl Write, r: &Row, ptxas: &str) -> io::Result<()> {
         Some(f) => writeln!(out, "; at {} threads the launch fails: {}", f.threads, f.failure)?,
         None => writeln!(out)?,
     }
+    if let Some(s) = spills.and_then(|l| l.of(r)) {
+        crate::spills::block(out, r, s)?;
+    }
     writeln!(out)
 }
 
@@ -268,7 +279,8 @@ mod tests {
         if let Some(k) = sort {
             select::sort(&mut shown, k);
         }
-        let view = View { packages: std::slice::from_ref(p), all: &all, shown: &shown, arches: &[], filter };
+        let view =
+            View { packages: std::slice::from_ref(p), all: &all, shown: &shown, arches: &[], filter, spills: None };
         let mut out = Vec::new();
         if detailed {
             text(&mut out, &view).unwrap();

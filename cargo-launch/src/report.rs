@@ -40,12 +40,20 @@ pub fn run(args: &ReportArgs) -> Result<(), Error> {
     if shown.is_empty() && !rows.is_empty() {
         eprintln!("warning: none of the {} records matches {}", rows.len(), filter.describe());
     }
+    // Only when asked: the spilling files are compiled again with line info (cached).
+    let spills = if args.spills { Some(crate::spills::collect(&packages, shown.iter().copied())?) } else { None };
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Text => {
             let compact = args.summary || (!args.detailed && shown.len() > COMPACT_ABOVE);
-            let view =
-                render::View { packages: &packages, all: &rows, shown: &shown, arches: &arches, filter: &filter };
+            let view = render::View {
+                packages: &packages,
+                all: &rows,
+                shown: &shown,
+                arches: &arches,
+                filter: &filter,
+                spills: spills.as_ref(),
+            };
             if compact {
                 render::compact(&mut out, &view)
             } else {
@@ -54,8 +62,14 @@ pub fn run(args: &ReportArgs) -> Result<(), Error> {
         }
         Format::Json => {
             let t = &packages[0].manifest.toolchain;
-            let records: Vec<Record> =
-                shown.iter().map(|r| Record::new(r.id.clone(), r.lines.clone(), &r.report)).collect();
+            let records: Vec<Record> = shown
+                .iter()
+                .map(|r| {
+                    let mut rec = Record::new(r.id.clone(), r.lines.clone(), &r.report);
+                    rec.spills_by_line = spills.as_ref().and_then(|s| s.of(r)).cloned();
+                    rec
+                })
+                .collect();
             let mut doc = Document::new(Toolchain { nvrtc: t.nvrtc.clone(), ptxas: t.ptxas.clone() }, records);
             doc.drivers = packages.iter().flat_map(crate::compat_check::needs).collect();
             serde_json::to_writer_pretty(&mut out, &doc).map_err(std::io::Error::from).and_then(|_| {

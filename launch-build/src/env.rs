@@ -24,6 +24,7 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     ("LAUNCH_ALL_PTX", "set to 1: also write every arch's PTX to OUT_DIR/launch/ptx-all/ (not embedded; `cargo launch explore` builds so, in a target folder of its own)"),
     ("LAUNCH_BUILD_DEBUG", "set to 1: the build script prints every command it runs as a cargo warning"),
     ("LAUNCH_COMPILE_TIMEOUT", "seconds one compiler run (NVRTC or ptxas, per file and arch) may take before it is stopped and the build fails (default 1800)"),
+    ("LAUNCH_NVDISASM", "nvdisasm for `cargo launch report --spills` / `check --spills` (default: beside the toolchain's ptxas, then the cache's CUDA 13 toolchains, then PATH)"),
     ("CUDA_HOME / CUDA_PATH", "CUDA toolkit root, searched after the pip wheels"),
     ("VIRTUAL_ENV", "an active Python virtual environment, searched for the pip wheels"),
     ("DOCS_RS", "set by docs.rs: kernels are not compiled; the generated module has every kernel with no cubins"),

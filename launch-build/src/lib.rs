@@ -60,6 +60,7 @@ mod env;
 pub mod error;
 mod flags;
 mod headers;
+mod lineinfo;
 mod locate;
 pub mod manifest;
 mod names;
@@ -105,6 +106,13 @@ pub mod tooling {
             at, cache_dir, discover, discover_for, on_path, pin, pin_dir, pinned_dir, python, Origin, Pin, Toolchain,
             PINNED_VERSION,
         };
+    }
+
+    /// A kernel file compiled again with source-line information, and nvdisasm to read it
+    /// (`cargo launch report --spills`); never part of the build.
+    pub mod lineinfo {
+        pub use crate::lineinfo::nvdisasm;
+        pub use crate::lineinfo::{Compiled, Recompiler};
     }
 
     /// Trying launch contracts on a kernel's PTX with ptxas alone (`cargo launch explore`):

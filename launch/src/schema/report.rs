@@ -122,6 +122,68 @@ pub struct Record {
     /// the first release of it: absent in older documents).
     #[serde(default)]
     pub next_block: Option<NextBlock>,
+    /// With `--spills`, for a kernel that spills: its spill stores and loads by source line;
+    /// null otherwise (added in version 2: absent in older documents).
+    #[serde(default)]
+    pub spills_by_line: Option<SpillsByLine>,
+}
+
+/// `spills_by_line`: what `nvdisasm -g` of the kernel compiled with line info says. Counted: the
+/// local-memory stores and loads (`STL`, `LDL`) that nvdisasm marks as spill/refill code; the
+/// kernel's own local arrays are local memory too and are not counted. Instruction counts are
+/// static (each instruction once, not per execution), bytes their access widths: summed, they are
+/// ptxas's `spill stores`/`spill loads` bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpillsByLine {
+    /// One entry per source line with spill code, most instructions first (then most bytes, then
+    /// file and line).
+    pub lines: Vec<SpillLine>,
+    /// Spill code nvdisasm gave no source line for.
+    pub unattributed: SpillCount,
+    /// Every counted instruction, lines and unattributed.
+    pub total: SpillCount,
+    /// The nvdisasm that read the cubin (`13.2.51`).
+    pub nvdisasm: String,
+}
+
+/// One source line's spill code.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpillLine {
+    /// The file, relative to the package root where it lies under it (else as the compiler named it).
+    pub file: String,
+    /// 1-based line.
+    pub line: u32,
+    /// The counts.
+    #[serde(flatten)]
+    pub count: SpillCount,
+}
+
+/// Spill instructions and the bytes they move.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpillCount {
+    /// `STL` instructions.
+    pub stores: u32,
+    /// `LDL` instructions.
+    pub loads: u32,
+    /// Bytes the stores write (per thread, each instruction once).
+    pub store_bytes: u32,
+    /// Bytes the loads read.
+    pub load_bytes: u32,
+}
+
+impl SpillCount {
+    /// Stores + loads.
+    pub fn instructions(&self) -> u32 {
+        self.stores + self.loads
+    }
+
+    /// Adds `other`.
+    pub fn add(&mut self, other: &SpillCount) {
+        self.stores += other.stores;
+        self.loads += other.loads;
+        self.store_bytes += other.store_bytes;
+        self.load_bytes += other.load_bytes;
+    }
 }
 
 /// `ptxas`: the lines and the numbers (`registers`, `barriers`, `stack_frame`, `spill_stores`,
@@ -210,6 +272,7 @@ impl Record {
             notes: r.notes.iter().copied().map(Explained::new).collect(),
             fails_at: r.fails_at.map(|f| FailsAt { threads: f.threads, reason: Explained::new(f.failure) }),
             next_block: r.next_block,
+            spills_by_line: None,
         }
     }
 }

@@ -1,0 +1,204 @@
+//! A kernel file compiled again with source-line information, on request only (`cargo launch
+//! report --spills`): NVRTC with `--generate-line-info`, ptxas with `-lineinfo`, every other
+//! option exactly the build's ([`Compiler::options`], [`Compiler::ptxas_options`], the `@launch`
+//! contracts applied the same way). Line info adds `.loc` directives to the PTX and a line table
+//! to the cubin; the instructions are the build's (the project's end-to-end tests compare the
+//! SASS). The normal build never comes here.
+//!
+//! [`nvdisasm`] finds and runs NVIDIA's disassembler on the result.
+
+pub mod nvdisasm;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use launch::Arch;
+
+use crate::cache::{self, HeaderDigests, KeyInputs};
+use crate::compile::{self, Compiler, Job, SourceFile};
+use crate::config::Config;
+use crate::contract::{self, Annotation};
+use crate::env::Env;
+use crate::error::Error;
+use crate::nvrtc::Nvrtc;
+use crate::process::Tool;
+use crate::toolchain::{self, Toolchain};
+use crate::{cached_compile, source};
+
+/// What one file × arch compiled to.
+#[derive(Debug)]
+pub struct Compiled {
+    /// NVRTC's PTX (with `.loc` lines when compiled with line info), contracts applied.
+    pub ptx: String,
+    /// ptxas's cubin.
+    pub cubin: Vec<u8>,
+    /// What `ptxas -v` printed.
+    pub ptxas_log: String,
+}
+
+/// A kernel file ready to compile: the source as the build compiles it and its contracts.
+struct Prepared {
+    source: SourceFile,
+    text: String,
+    annotations: Vec<Annotation>,
+}
+
+/// Compiles single files of one crate as its build does, with or without line info.
+pub struct Recompiler {
+    compiler: Compiler,
+    nvrtc: Nvrtc,
+    config: Config,
+    /// `LAUNCH_COMPILE_TIMEOUT`, as the build reads it: for NVRTC, ptxas and nvdisasm alike.
+    timeout: Duration,
+}
+
+impl Recompiler {
+    /// Finds the crate's toolchain (its `toolchain` setting) and loads NVRTC. `work_dir` holds
+    /// ptxas's input and output files and our standard headers.
+    pub fn new(env: &Env, config: &Config, work_dir: &Path) -> Result<Recompiler, Error> {
+        let toolchain = toolchain::discover_for(env, &config.toolchain)?;
+        let nvrtc = Nvrtc::load(&toolchain.nvrtc)?;
+        let settings = compile::Settings::from_env(env)?;
+        let compiler = Compiler::new(toolchain, config, work_dir.to_path_buf(), settings)?;
+        Ok(Recompiler { compiler, nvrtc, config: config.clone(), timeout: settings.timeout })
+    }
+
+    /// The toolchain it compiles with.
+    pub fn toolchain(&self) -> &Toolchain {
+        &self.compiler.toolchain
+    }
+
+    /// The file (`kernels/poly.cu`, relative to the crate) read and prepared as the build does.
+    fn prepare(&self, file: &str) -> Result<Prepared, Error> {
+        let root = self.config.root();
+        let source = compile::kernel_files(root, &self.config.kernel_dir, &self.config.exclude)?
+            .into_iter()
+            .find(|s| s.file == file)
+            .ok_or_else(|| Error::Io {
+                path: root.join(file),
+                action: "find among the kernel files",
+                source: std::io::Error::from(std::io::ErrorKind::NotFound),
+            })?;
+        let bytes = std::fs::read(&source.path).map_err(Error::io("read", &source.path))?;
+        let original = source::decode(&source.file, bytes).map_err(|d| Error::Kernels(vec![d]))?;
+        let scanned = source::scan(&original);
+        let kernels = source::kernels(&original, &scanned);
+        let (annotations, applied) =
+            contract::prepare(&source.file, &original, &scanned, &kernels).map_err(Error::Kernels)?;
+        Ok(Prepared { source, text: applied.text, annotations })
+    }
+
+    /// A content key of compiling `file` for `arch` with line info: the build's key inputs
+    /// (source, every header's content, options, contracts, toolchain) with the line-info
+    /// options added. Cheap: reads and hashes, compiles nothing.
+    pub fn key(&self, file: &str, arch: Arch) -> Result<String, Error> {
+        let p = self.prepare(file)?;
+        let job = Job { source: &p.source, text: &p.text, annotations: &p.annotations, arch };
+        let c = &self.compiler;
+        let mut digests = HeaderDigests::default();
+        let mut headers: Vec<(String, [u8; 32])> = source::dependencies(&p.source.path, &c.include_search(&job))
+            .iter()
+            .map(|h| (compile::portable_path(h, c.root(), &c.toolchain.root), digests.digest(h)))
+            .collect();
+        headers.sort();
+        let options = with_line_info(c.options(&job, true), true);
+        let ptxas_options = ptxas_with_line_info(c.ptxas_options(&job), true);
+        let arch = arch.to_string();
+        let id = cached_compile::toolchain_id(c);
+        let key = cache::key(&KeyInputs {
+            file: &p.source.file,
+            text: &p.text,
+            headers: &headers,
+            options: &options,
+            ptxas_options: &ptxas_options,
+            arch: &arch,
+            annotations: &p.annotations,
+            toolchain: &id,
+        });
+        Ok(key.to_string())
+    }
+
+    /// Compiles `file` for `arch` as the build does, adding line info when `line_info`.
+    pub fn compile(&self, file: &str, arch: Arch, line_info: bool) -> Result<Compiled, Error> {
+        let p = self.prepare(file)?;
+        let job = Job { source: &p.source, text: &p.text, annotations: &p.annotations, arch };
+        let c = &self.compiler;
+        let options = with_line_info(c.options(&job, false), line_info);
+        let nvrtc_name = format!("NVRTC {}", c.toolchain.nvrtc_version);
+        let timeout = self.timeout;
+        let compiled = self.nvrtc.compile_ptx_within(&p.text, &p.source.file, &options, timeout).ok_or_else(|| {
+            Error::ToolTimedOut {
+                tool: nvrtc_name.clone(),
+                command: format!("`{}`", compile::nvrtc_command_line(&p.source.file, &options)),
+                file: Some(p.source.file.clone()),
+                arch: Some(arch.to_string()),
+                timeout,
+            }
+        })?;
+        let (ptx, _log) = compiled.map_err(|f| Error::Compile {
+            compiler: nvrtc_name,
+            file: p.source.file.clone(),
+            arch: arch.to_string(),
+            log: f.log,
+        })?;
+        let ptx = contract::apply_to_ptx(&ptx, &p.annotations);
+        let work = c.work_dir();
+        std::fs::create_dir_all(work).map_err(Error::io("create folder", work))?;
+        // Two `--spills` runs may share the folder: each writes files of its own.
+        let kind = if line_info { "lineinfo" } else { "plain" };
+        let stem = format!("{}.{arch}.{kind}.{}", compile::sanitize(&p.source.file), std::process::id());
+        let ptx_path = work.join(format!("{stem}.ptx"));
+        let cubin_path = work.join(format!("{stem}.cubin"));
+        std::fs::write(&ptx_path, &ptx).map_err(Error::io("write", &ptx_path))?;
+        let _ = std::fs::remove_file(&cubin_path);
+        let out = Tool::new(&c.toolchain.ptxas)
+            .arg(format!("-arch={arch}"))
+            .arg("-v")
+            .args(ptxas_with_line_info(c.ptxas_options(&job), line_info))
+            .arg(&ptx_path)
+            .arg("-o")
+            .arg(&cubin_path)
+            .timeout(timeout)
+            .run()
+            .map_err(|e| match e {
+                Error::ToolFailed { stderr, .. } => Error::Compile {
+                    compiler: format!("ptxas {}", c.toolchain.ptxas_version),
+                    file: p.source.file.clone(),
+                    arch: arch.to_string(),
+                    log: stderr,
+                },
+                other => other,
+            })?;
+        let cubin = std::fs::read(&cubin_path).map_err(Error::io("read ptxas output", &cubin_path))?;
+        let _ = std::fs::remove_file(&ptx_path);
+        let _ = std::fs::remove_file(&cubin_path);
+        Ok(Compiled { ptx, cubin, ptxas_log: out.stderr })
+    }
+
+    /// The longest one tool run may take (`LAUNCH_COMPILE_TIMEOUT`).
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The folder it writes in.
+    pub fn work_dir(&self) -> PathBuf {
+        self.compiler.work_dir().to_path_buf()
+    }
+}
+
+/// NVRTC's options with `--generate-line-info` appended when `on`.
+fn with_line_info(mut options: Vec<String>, on: bool) -> Vec<String> {
+    if on {
+        options.push("--generate-line-info".into());
+    }
+    options
+}
+
+/// ptxas's added options with `-lineinfo` appended when `on` (ptxas writes the line table only
+/// when asked, whatever `.loc` lines the PTX has).
+fn ptxas_with_line_info(mut options: Vec<String>, on: bool) -> Vec<String> {
+    if on {
+        options.push("-lineinfo".into());
+    }
+    options
+}
