@@ -66,6 +66,8 @@ pub enum Error {
     ToolchainNotFound {
         /// The `toolchain` asked for (`12.9`, the default, or `13.0`).
         toolchain: &'static str,
+        /// Whether it is the default toolchain (then `cargo launch setup` needs no `--toolchain`).
+        default: bool,
         /// Every place looked at, in order.
         searched: Vec<Searched>,
     },
@@ -270,8 +272,8 @@ impl fmt::Display for Error {
                 "`{var}` is not set: launch_build::build() must run from a build script (build.rs) under cargo"
             ),
             Error::Config { location, key, message } => write!(f, "{location}: `{key}`: {message}"),
-            Error::ToolchainNotFound { toolchain, searched } => {
-                let default = *toolchain == crate::toolchain::pin::DEFAULT.name;
+            Error::ToolchainNotFound { toolchain, default, searched } => {
+                let default = *default;
                 if default {
                     writeln!(f, "no CUDA toolchain (NVRTC + ptxas) found. Searched, in order:")?;
                 } else {

@@ -91,7 +91,8 @@ pub fn discover(env: &Env) -> Result<Toolchain, Error> {
 /// Finds a toolchain of `pin`'s CUDA major, or says everywhere it looked.
 pub fn discover_for(env: &Env, pin: &Pin) -> Result<Toolchain, Error> {
     let mut searched = Vec::new();
-    let not_found = |searched| Error::ToolchainNotFound { toolchain: pin.name, searched };
+    let not_found =
+        |searched| Error::ToolchainNotFound { toolchain: pin.name, default: pin.name == pin::DEFAULT.name, searched };
 
     if let Some(root) = env.get("LAUNCH_TOOLCHAIN") {
         let root = PathBuf::from(root);
@@ -167,7 +168,11 @@ pub fn at(root: &Path, origin: Origin, pin: &Pin) -> Result<Toolchain, Error> {
         },
         Err(outcome) => Searched { source: "toolchain root".into(), path: Some(root.to_path_buf()), outcome },
     };
-    Err(Error::ToolchainNotFound { toolchain: pin.name, searched: vec![searched] })
+    Err(Error::ToolchainNotFound {
+        toolchain: pin.name,
+        default: pin.name == pin::DEFAULT.name,
+        searched: vec![searched],
+    })
 }
 
 /// `name` on `PATH` (never announced to cargo, see [`Env::untracked`]).
