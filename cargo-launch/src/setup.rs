@@ -54,7 +54,10 @@ fn install(env: &Env, force: bool, pin: &Pin) -> anyhow::Result<Toolchain> {
             return Ok(t);
         }
         if dir.join(COMPLETE).is_file() {
-            eprintln!("toolchain in {} lacks CCCL (an earlier cargo-launch installed it): upgrading", dir.display());
+            eprintln!(
+                "toolchain in {} lacks a pinned wheel (an earlier cargo-launch installed it): upgrading",
+                dir.display()
+            );
         }
     }
     if env.offline() {
@@ -124,9 +127,17 @@ fn install(env: &Env, force: bool, pin: &Pin) -> anyhow::Result<Toolchain> {
     Ok(t)
 }
 
-/// The toolchain of `pin` in `dir`, if a complete install is there.
+/// The toolchain of `pin` in `dir`, if a complete install is there: every pinned wheel at its
+/// version (pip's `<name>-<version>.dist-info`), so a pin that gained or changed a wheel (nvdisasm)
+/// reinstalls.
 fn installed(dir: &Path, pin: &Pin) -> Option<Toolchain> {
     if !dir.join(COMPLETE).is_file() {
+        return None;
+    }
+    let has = |w: &launch_build::tooling::toolchain::pin::Wheel| {
+        dir.join(format!("{}-{}.dist-info", w.package.replace('-', "_"), w.version)).is_dir()
+    };
+    if !pin.wheels.iter().all(has) {
         return None;
     }
     toolchain::at(dir, Origin::Cache, pin).ok()

@@ -90,13 +90,26 @@ pub const CCCL: Wheel = Wheel {
     provides: "include/ (libcu++, CUB, Thrust)",
 };
 
+/// nvdisasm, for `cargo launch report --spills` (SASS with source lines), in both toolchains: it
+/// has no 12.x or 13.0 wheel, reads older cubins (12.9's included), and only 13.4.92 and newer
+/// mark spill code (`SpillRefill`), which is how spills are told from a kernel's local arrays.
+pub const NVDISASM: Wheel = Wheel {
+    package: "nvidia-cuda-nvdisasm",
+    version: "13.5.37",
+    sha256_x86_64: "d3fdbdd49fa53e2e4aacd3db8259d052bd2b049ececdcb69e92e083c6728e7ca",
+    sha256_aarch64: "a3a8248074edb9fba63b74c38a5416b712a91ab09e70b8ab37186c3d293fc605",
+    bytes_x86_64: 5_170_654,
+    bytes_aarch64: 5_156_579,
+    folder: "cu13",
+    provides: "bin/nvdisasm (SASS with source lines and spill marks)",
+};
+
 /// The CUDA 12.9 wheels, in install order.
-pub const WHEELS: [Wheel; 4] = [NVRTC, NVCC, RUNTIME, CCCL];
+pub const WHEELS: [Wheel; 5] = [NVRTC, NVCC, RUNTIME, CCCL, NVDISASM];
 
 /// The CUDA 13.0 wheels, in install order. From 13.0 on NVIDIA names them without a `-cu13`
 /// suffix and they all install into `nvidia/cu13/{bin,lib,include}`, CCCL in `include/cccl`.
-/// nvcc needs nvvm (cicc, libdevice) and the crt headers, so those come too; nvdisasm has no 13.0
-/// wheel, and 13.2.51 is its oldest (it reads older cubins, 12.9's included).
+/// nvcc needs nvvm (cicc, libdevice) and the crt headers, so those come too; and [`NVDISASM`].
 pub const WHEELS_13_0: [Wheel; 7] = [
     Wheel {
         package: "nvidia-cuda-nvrtc",
@@ -158,16 +171,7 @@ pub const WHEELS_13_0: [Wheel; 7] = [
         folder: "cu13",
         provides: "nvvm/ (cicc and libdevice, which nvcc runs)",
     },
-    Wheel {
-        package: "nvidia-cuda-nvdisasm",
-        version: "13.2.51",
-        sha256_x86_64: "5a7acf77c55d6d2911ed6155d4d5bc156ffadf9df7a68a89b0c1155f4b13688c",
-        sha256_aarch64: "483c8f652c1ca006135584b4faf7ea1d2bafe4c40ec1c9ef57a04c6acfbdd57f",
-        bytes_x86_64: 4_418_606,
-        bytes_aarch64: 4_338_166,
-        folder: "cu13",
-        provides: "bin/nvdisasm (SASS with source lines)",
-    },
+    NVDISASM,
 ];
 
 /// CUDA 12.9, the default: what the seed article used.
@@ -239,9 +243,9 @@ pub fn names() -> String {
 mod tests {
     use super::*;
 
-    /// The requirements file setup writes for 12.9, byte for byte as it was when setup.rs held it.
+    /// The requirements file setup writes for 12.9: as it was when setup.rs held it, plus nvdisasm.
     #[test]
-    fn the_12_9_requirements_file_is_unchanged() {
+    fn the_12_9_requirements_file_is_unchanged_but_for_nvdisasm() {
         let before = "\
 nvidia-cuda-nvrtc-cu12==12.9.86 \\
     --hash=sha256:210cf05005a447e29214e9ce50851e83fc5f4358df8b453155d5e1918094dcb4 \\
@@ -255,6 +259,9 @@ nvidia-cuda-runtime-cu12==12.9.79 \\
 nvidia-cuda-cccl-cu12==12.9.27 \\
     --hash=sha256:37869e17ce2e1ecec6eddf1927cca0f8c34e64fd848d40453df559091e2d7117 \\
     --hash=sha256:d7898b38aa68beaa234d48f0868273702342a196d6e2e9d0ef058dca2390ebea
+nvidia-cuda-nvdisasm==13.5.37 \\
+    --hash=sha256:d3fdbdd49fa53e2e4aacd3db8259d052bd2b049ececdcb69e92e083c6728e7ca \\
+    --hash=sha256:a3a8248074edb9fba63b74c38a5416b712a91ab09e70b8ab37186c3d293fc605
 ";
         assert_eq!(CUDA_12_9.requirements(), before);
     }
@@ -269,7 +276,10 @@ nvidia-cuda-cccl-cu12==12.9.27 \\
                     assert!(h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()), "{}: {h}", w.package);
                 }
                 assert!(w.bytes_x86_64 > 100_000 && w.bytes_aarch64 > 100_000, "{}", w.package);
-                assert!(w.version.starts_with(&format!("{}.", pin.major)), "{} {}", w.package, w.version);
+                // nvdisasm is the one tool taken from a newer line (see NVDISASM).
+                if w.package != NVDISASM.package {
+                    assert!(w.version.starts_with(&format!("{}.", pin.major)), "{} {}", w.package, w.version);
+                }
             }
             let has = |prefix: &str| pin.wheels.iter().find(|w| w.package.starts_with(prefix));
             for needed in ["nvidia-cuda-nvrtc", "nvidia-cuda-runtime", "nvidia-cuda-cccl"] {
@@ -291,9 +301,9 @@ nvidia-cuda-cccl-cu12==12.9.27 \\
         for p in ["nvidia-nvvm", "nvidia-cuda-crt", "nvidia-cuda-nvdisasm"] {
             assert!(CUDA_13_0.wheels.iter().any(|w| w.package == p), "{p}");
         }
-        // Measured: about 137 MB for 12.9 and 199 MB for 13.0 on x86_64.
+        // Measured: about 142 MB for 12.9 and 200 MB for 13.0 on x86_64.
         let x86 = |p: Pin| p.wheels.iter().map(|w| w.bytes_x86_64).sum::<u64>();
-        assert_eq!((x86(CUDA_12_9), x86(CUDA_13_0)), (136_759_780, 199_117_997));
+        assert_eq!((x86(CUDA_12_9), x86(CUDA_13_0)), (141_930_434, 199_870_045));
     }
 
     #[test]
