@@ -98,7 +98,7 @@ pub fn run(args: &CheckArgs) -> Result<(), Error> {
             findings.extend(at_spill_line(row_findings(p, r, &r.id), p, r, spill_lines.as_ref()));
         }
         for (r, kernel) in variants.rows.iter().filter(|(r, _)| r.id.package == p.package) {
-            findings.extend(row_findings(p, r, kernel));
+            findings.extend(row_findings(p, r, kernel).into_iter().map(variant_severity));
         }
         findings.extend(variants.refused.iter().filter(|r| r.id.package == p.package).map(|r| refused(p, r)));
         findings.extend(unknown_kernel_settings(p));
@@ -408,6 +408,16 @@ fn refused(p: &PackageKernels, r: &records::Refused) -> Finding {
             r.id.display_name, r.contract, r.kernel, r.arch, r.reason
         )),
     }
+}
+
+/// A tune variant's warning is a note: a grid trades spills and register caps for occupancy on
+/// purpose, and the tuner measures which wins; its errors (a launch that fails, a spill budget
+/// exceeded) stay errors, since the program may launch any variant.
+fn variant_severity(mut f: Finding) -> Finding {
+    if f.severity == Severity::Warning {
+        f.severity = Severity::Note;
+    }
+    f
 }
 
 /// The launch, spill and contract rules (`launch::analysis::kernel_findings`) for one kernel (or
