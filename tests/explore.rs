@@ -1,6 +1,7 @@
 //! `cargo launch explore` on the template: the kernel's PTX from the build, each contract written
 //! into it and assembled by ptxas, analysed per arch. A PTX-edited variant has the numbers of the
-//! same contract compiled from source (the template's bounded builds).
+//! same contract compiled from source (the template's bounded builds). Every ptxas run goes
+//! through the build's kernel cache: a second run assembles nothing and prints the same bytes.
 
 use launch::schema::explore::Document;
 use launch::ContractSource;
@@ -8,12 +9,73 @@ use launch::ContractSource;
 use crate::support::{cargo_launch, root, run, toolchain_root};
 
 fn explore(args: &[&str]) -> (i32, String, String) {
-    toolchain_root();
-    run(cargo_launch()
-        .args(["launch", "explore"])
-        .args(args)
-        .arg("--manifest-path")
-        .arg(root().join("template/Cargo.toml")))
+    explore_in(None, args)
+}
+
+/// [`explore`], with its own kernel cache (`LAUNCH_CACHE_DIR`, the pinned toolchain named) when
+/// `cache` is given.
+fn explore_in(cache: Option<&std::path::Path>, args: &[&str]) -> (i32, String, String) {
+    let toolchain = toolchain_root();
+    let mut cmd = cargo_launch();
+    if let Some(cache) = cache {
+        cmd.env("LAUNCH_CACHE_DIR", cache).env("LAUNCH_TOOLCHAIN", toolchain);
+    }
+    run(cmd.args(["launch", "explore"]).args(args).arg("--manifest-path").arg(root().join("template/Cargo.toml")))
+}
+
+/// explore's stderr line on the kernel cache: (variants, from the cache, assembled by ptxas).
+fn cache_counts(stderr: &str) -> (usize, usize, usize) {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("explore: "))
+        .unwrap_or_else(|| panic!("no `explore:` line on stderr:\n{stderr}"));
+    let number_before = |what: &str| -> usize {
+        let head = &line[..line.find(what).unwrap_or_else(|| panic!("no `{what}` in {line}"))];
+        head.trim_end().rsplit([' ', ':']).next().unwrap().parse().unwrap_or_else(|e| panic!("{line}: {e}"))
+    };
+    (number_before("variants of"), number_before("from the kernel cache"), number_before("assembled by ptxas"))
+}
+
+/// The second run takes every variant from the kernel cache (no ptxas run) and prints exactly
+/// what the first printed, JSON or text; a damaged entry is assembled again and replaced.
+#[test]
+fn a_second_run_takes_every_variant_from_the_kernel_cache_and_prints_the_same_bytes() {
+    let cache = tempfile::tempdir().unwrap();
+    let args = ["poly_eval", "--arch", "sm_90,sm_100", "--format", "json"];
+    let (code, cold, stderr) = explore_in(Some(cache.path()), &args);
+    assert_eq!(code, 0, "{stderr}");
+    let doc = Document::from_json(&cold).expect("the explore document");
+    // Every variant but the current build (its numbers are the embedded ones) runs ptxas.
+    let assembled: usize = doc.arches.iter().map(|a| a.variants.len() - 1).sum();
+    assert!(assembled >= 2 * 8, "the cliffs of two arches: {assembled}");
+    assert_eq!(cache_counts(&stderr), (assembled, 0, assembled), "{stderr}");
+    assert!(stderr.contains(&cache.path().join("kernels").display().to_string()), "{stderr}");
+
+    let (code, warm, stderr) = explore_in(Some(cache.path()), &args);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(cache_counts(&stderr), (assembled, assembled, 0), "no ptxas run: {stderr}");
+    assert_eq!(warm, cold, "the JSON of a cached run is byte for byte the cold run's");
+
+    // Every entry cut short (the build's too: its script does not run again): each variant is
+    // assembled again, its entry replaced, and the table is the same as from the repaired cache.
+    let mut entries = vec![cache.path().join("kernels")];
+    while let Some(path) = entries.pop() {
+        if path.is_dir() {
+            entries.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else {
+            std::fs::write(&path, b"LAUNCHKC").unwrap();
+        }
+    }
+    let text_args = ["poly_eval", "--arch", "sm_90,sm_100"];
+    let (code, repaired, stderr) = explore_in(Some(cache.path()), &text_args);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(cache_counts(&stderr), (assembled, 0, assembled), "{stderr}");
+    assert!(stderr.contains(&format!("; {assembled} damaged cache entries assembled again and replaced")), "{stderr}");
+    let (code, text, stderr) = explore_in(Some(cache.path()), &text_args);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(cache_counts(&stderr), (assembled, assembled, 0), "{stderr}");
+    assert_eq!(text, repaired, "the table of a cached run is byte for byte the uncached run's");
+    assert!(text.contains("cliff from the current build: ≤ 128 registers (-39) fit 2 blocks/SM (25.0%)"), "{text}");
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! `cargo launch explore KERNEL`: one kernel under several launch contracts, per arch. The crate is
 //! built with every arch's PTX kept (`cargo::build_with_all_ptx`: the kernel cache serves it, no
 //! new NVRTC run), each contract is written into the kernel's PTX entry and assembled by ptxas
-//! (launch-build's `tooling::variants`), and each variant is analysed like a report record. The
+//! (launch-build's `tooling::variants`, through the build's kernel cache: a second run assembles
+//! nothing; stderr says how many came from it), and each variant is analysed like a report record. The
 //! grid and the frontier are `launch::analysis::{cliffs, frontier}`; `--plot` draws them
 //! (`explore_plot`).
 
@@ -34,8 +35,10 @@ pub fn run(args: &ExploreArgs) -> Result<(), Error> {
     let packages = cargo::build_with_all_ptx(&args.packages, &arches)?;
     let (p, k) = find(&packages, &args.kernel)?;
     let host = records::host_launch(&p.config, k);
-    let tc = launch_build::tooling::toolchain::discover_for(&launch_build::tooling::Env::cli(), &p.config.toolchain)
+    let env = launch_build::tooling::Env::cli();
+    let tc = launch_build::tooling::toolchain::discover_for(&env, &p.config.toolchain)
         .map_err(|e| Error::NoToolchain(e.into()))?;
+    let mut cache = CacheCounts::default();
     let mut doc = Document {
         schema: launch::schema::explore::VERSION,
         toolchain: Toolchain { nvrtc: p.manifest.toolchain.nvrtc.clone(), ptxas: p.manifest.toolchain.ptxas.clone() },
@@ -51,11 +54,14 @@ pub fn run(args: &ExploreArgs) -> Result<(), Error> {
         let kernel = variants::PtxKernel { file: &k.file, arch: ka.arch, ptx: &ptx, entry: &k.name };
         let mut options = variants::Options::new(p.launch_dir.join("explore"));
         options.ptxas_flags = p.config.ptxas_flags.clone();
+        // The cache the build just used, so a variant is assembled once, whoever asked first.
+        options.cache = variants::KernelCache::open(&env, &p.launch_dir);
         let assembled = variants::assemble_variants(&tc, &kernel, &contracts, &options)
             .map_err(|e| Error::Failure(anyhow::anyhow!("{}: {e}", k.display_name)))?;
+        cache.add(assembled.cache);
         // The current build's numbers are the embedded ones; the others are what ptxas said.
         let results = std::iter::once(Ok(ka.resources))
-            .chain(assembled.into_iter().map(|r| r.map(|v| v.resources).map_err(|e| e.to_string())));
+            .chain(assembled.variants.into_iter().map(|r| r.map(|v| v.resources).map_err(|e| e.to_string())));
         doc.arches.push(arch_variants(ka.arch, host, &grid, results)?);
     }
     if doc.arches.is_empty() {
@@ -65,6 +71,8 @@ pub fn run(args: &ExploreArgs) -> Result<(), Error> {
             k.arches.iter().map(|a| a.arch.to_string()).collect::<Vec<_>>().join(", ")
         )));
     }
+    // On stderr, so the table and the JSON are the same whether the cache was cold or not.
+    eprintln!("{}", cache.line(&k.display_name));
     if let Some(path) = &args.plot {
         svg::write_file(path, &explore_plot::svg(&doc))?;
     }
@@ -77,6 +85,50 @@ pub fn run(args: &ExploreArgs) -> Result<(), Error> {
         Format::Text => text(&mut out, &doc).context("writing the table")?,
     }
     Ok(())
+}
+
+/// How the kernel cache served every arch's variants.
+#[derive(Debug, Default)]
+struct CacheCounts {
+    /// The cache's folder; `None`: no cache (`LAUNCH_NO_CACHE`).
+    dir: Option<std::path::PathBuf>,
+    hits: usize,
+    misses: usize,
+    damaged: usize,
+    store_failure: Option<String>,
+}
+
+impl CacheCounts {
+    fn add(&mut self, u: variants::CacheUse) {
+        self.dir = self.dir.take().or(u.dir);
+        self.hits += u.hits;
+        self.misses += u.misses;
+        self.damaged += u.damaged;
+        self.store_failure = self.store_failure.take().or(u.store_failure);
+    }
+
+    /// `explore: 24 variants of poly_eval: 24 from the kernel cache (DIR), 0 assembled by ptxas`.
+    fn line(&self, kernel: &str) -> String {
+        let total = self.hits + self.misses;
+        let Some(dir) = &self.dir else {
+            return format!(
+                "explore: {total} variants of {kernel} assembled by ptxas (kernel cache off: LAUNCH_NO_CACHE)"
+            );
+        };
+        let mut line = format!(
+            "explore: {total} variants of {kernel}: {} from the kernel cache ({}), {} assembled by ptxas",
+            self.hits,
+            dir.display(),
+            self.misses
+        );
+        if self.damaged > 0 {
+            line.push_str(&format!("; {} damaged cache entries assembled again and replaced", self.damaged));
+        }
+        if let Some(failure) = &self.store_failure {
+            line.push_str(&format!("; {failure}"));
+        }
+        line
+    }
 }
 
 /// `--max-regs`: numbers, and whether `cliffs` was asked (the default without numbers).

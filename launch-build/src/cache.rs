@@ -201,18 +201,22 @@ pub fn key(k: &KeyInputs) -> Key {
     Key(h.0.finalize().into())
 }
 
-/// A tune variant's ptxas run (`crate::variants::build`), as hashed into its key: the edited PTX
-/// holds everything NVRTC produced, so no source, header or NVRTC option goes in.
+/// A variant's ptxas run (`crate::variants`: a build's tune variants, `cargo launch explore`'s
+/// grid), as hashed into its key: the edited PTX holds everything NVRTC produced, so no source,
+/// header or NVRTC option goes in, and of the toolchain only ptxas counts.
 #[derive(Clone, Debug)]
 pub struct VariantKeyInputs<'a> {
-    /// The PTX ptxas reads: the kernel's entry alone, its contract written in, renamed.
+    /// The PTX ptxas reads: the kernel's entry alone, its contract written in (renamed, for a
+    /// build's tune variant).
     pub text: &'a str,
     /// ptxas's options besides `-arch` and `-v` (the file's `ptxas-flags`).
     pub ptxas_options: &'a [String],
     /// The target arch.
     pub arch: &'a str,
-    /// The toolchain (ptxas's version and identity are what count).
-    pub toolchain: &'a ToolchainId,
+    /// ptxas's version (`12.9.86`).
+    pub ptxas_version: &'a str,
+    /// The ptxas executable.
+    pub ptxas: &'a FileId,
 }
 
 /// The key of one variant's ptxas run. Its fields differ from a job's ([`key`]) from the first
@@ -228,8 +232,8 @@ pub fn variant_key(k: &VariantKeyInputs) -> Key {
         h.field("ptxas.option", o.as_bytes());
     }
     h.field("arch", k.arch.as_bytes());
-    h.field("ptxas.version", k.toolchain.ptxas_version.as_bytes());
-    h.file_id("ptxas", &k.toolchain.ptxas);
+    h.field("ptxas.version", k.ptxas_version.as_bytes());
+    h.file_id("ptxas", k.ptxas);
     Key(h.0.finalize().into())
 }
 

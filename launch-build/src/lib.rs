@@ -117,10 +117,11 @@ pub mod tooling {
 
     /// Trying launch contracts on a kernel's PTX with ptxas alone (`cargo launch explore`):
     /// [`with_contract`](variants::with_contract) writes a contract into one entry's PTX,
-    /// [`assemble_variants`](variants::assemble_variants) runs ptxas once per contract.
+    /// [`assemble_variants`](variants::assemble_variants) runs ptxas once per contract, each run
+    /// through the build's kernel cache ([`KernelCache`](variants::KernelCache)).
     pub mod variants {
         pub use crate::ptx::{keep_entry, with_contract, PtxEditError};
-        pub use crate::variants::{assemble_variants, Options, PtxKernel, Variant};
+        pub use crate::variants::{assemble_variants, Assembled, CacheUse, KernelCache, Options, PtxKernel, Variant};
     }
 }
 

@@ -4,18 +4,23 @@
 //! build time reuses.
 //!
 //! Each variant is assembled from a module holding only its entry (`ptx::keep_entry`), so ptxas
-//! does not compile the file's other kernels again for every contract.
+//! does not compile the file's other kernels again for every contract. Every ptxas run goes
+//! through the build's kernel cache ([`cached`]), so a variant assembled once, by a build or by
+//! `cargo launch explore`, is not assembled again.
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use launch::{Arch, Contract, Resources};
 
+use crate::cache::Cache;
+use crate::env::Env;
 use crate::error::Error;
 use crate::process::Tool;
 use crate::ptx::{self, PtxEditError};
 use crate::ptxas_log::{self, Severity};
+use crate::scheduler::Tokens;
 use crate::toolchain::Toolchain;
 
 /// One kernel's PTX for one arch, as NVRTC produced it.
@@ -42,14 +47,71 @@ pub struct Options {
     pub timeout: Duration,
     /// ptxas options besides `-arch` and `-v` (the file's `ptxas-flags`).
     pub ptxas_flags: Vec<String>,
+    /// The kernel cache each variant is looked up in and stored to (`None`: ptxas runs for every
+    /// variant, nothing is stored).
+    pub cache: Option<KernelCache>,
 }
 
 impl Options {
-    /// Files in `work_dir`, as many ptxas at once as this machine has cores, the build's time limit.
+    /// Files in `work_dir`, as many ptxas at once as this machine has cores, the build's time
+    /// limit, the kernel cache the variables name ([`KernelCache::open`] with `work_dir` as the
+    /// fallback folder).
     pub fn new(work_dir: PathBuf) -> Options {
         let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Options { work_dir, jobs, timeout: crate::process::DEFAULT_TIMEOUT, ptxas_flags: Vec::new() }
+        let cache = KernelCache::open(&Env::cli(), &work_dir);
+        Options { work_dir, jobs, timeout: crate::process::DEFAULT_TIMEOUT, ptxas_flags: Vec::new(), cache }
     }
+}
+
+/// The build's kernel cache, where variants are kept by the content hash of their ptxas run (the
+/// edited PTX, the arch, the ptxas options, ptxas's version and identity).
+#[derive(Clone, Debug)]
+pub struct KernelCache(Cache);
+
+impl KernelCache {
+    /// The cache a build with these variables uses: `kernels/` in `LAUNCH_CACHE_DIR` (else
+    /// `$XDG_CACHE_HOME/cargo-launch`, else `~/.cache/cargo-launch`), else `launch_dir/cache`
+    /// (the build's `OUT_DIR/launch`); `None` with `LAUNCH_NO_CACHE=1`.
+    pub fn open(env: &Env, launch_dir: &Path) -> Option<KernelCache> {
+        crate::cached_compile::open_cache(env, launch_dir).map(KernelCache)
+    }
+
+    /// The cache in the folder `dir` (created on the first store).
+    pub fn at(dir: PathBuf) -> KernelCache {
+        KernelCache(Cache::new(dir))
+    }
+
+    /// Its folder.
+    pub fn dir(&self) -> &Path {
+        self.0.dir()
+    }
+}
+
+/// How the kernel cache served one [`assemble_variants`] call.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CacheUse {
+    /// The cache's folder (`None`: no cache).
+    pub dir: Option<PathBuf>,
+    /// Variants taken from the cache: no ptxas run.
+    pub hits: usize,
+    /// Variants ptxas assembled (or failed on): every one without a cache.
+    pub misses: usize,
+    /// Of the misses, those whose entry was damaged or unusable (assembled again and replaced).
+    pub damaged: usize,
+    /// Why the first damaged entry was.
+    pub first_damage: Option<String>,
+    /// Why the cache could not be written, when it could not (the variants are assembled all the
+    /// same, and assembled again next time).
+    pub store_failure: Option<String>,
+}
+
+/// What [`assemble_variants`] made.
+#[derive(Debug)]
+pub struct Assembled {
+    /// Per contract, in order: the variant, or why ptxas failed on it.
+    pub variants: Vec<Result<Variant, Error>>,
+    /// How many came from the kernel cache.
+    pub cache: CacheUse,
 }
 
 /// One contract, assembled.
@@ -72,9 +134,11 @@ pub struct Variant {
 }
 
 /// Assembles `kernel.entry` once per contract (in `contracts`' order, `None` for no bounds), up to
-/// `options.jobs` ptxas runs at once. Each result is the variant or why ptxas failed on it (a
-/// `Compile` error with ptxas's log, a time-out, a report without the entry); one variant's
-/// failure does not stop the others.
+/// `options.jobs` ptxas runs at once, each through `options.cache`: a variant the cache holds is
+/// taken from it (the same numbers, lines and cubin as ptxas gave), a damaged entry is assembled
+/// again and replaced. Each result is the variant or why ptxas failed on it (a `Compile` error
+/// with ptxas's log, a time-out, a report without the entry); one variant's failure does not stop
+/// the others, except ptxas itself failing to run (then the variants not yet started say so).
 ///
 /// # Errors
 /// The PTX has no such entry, or an entry that never ends: no variant could be written.
@@ -83,46 +147,48 @@ pub fn assemble_variants(
     kernel: &PtxKernel,
     contracts: &[Option<Contract>],
     options: &Options,
-) -> Result<Vec<Result<Variant, Error>>, PtxEditError> {
+) -> Result<Assembled, PtxEditError> {
     let alone = ptx::keep_entry(kernel.ptx, kernel.entry)?;
-    let texts = contracts
+    let jobs = contracts
         .iter()
-        .map(|c| ptx::with_contract(&alone, kernel.entry, c.as_ref(), None))
-        .collect::<Result<Vec<String>, PtxEditError>>()?;
-    let next = AtomicUsize::new(0);
-    let workers = options.jobs.clamp(1, contracts.len().max(1));
-    let mut results: Vec<(usize, Result<Variant, Error>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(text) = texts.get(i) else { break };
-                        done.push((i, assemble_one(toolchain, kernel, text, contracts[i], options)));
-                    }
-                    done
+        .map(|c| {
+            Ok(cached::Job {
+                kernel: *kernel,
+                text: ptx::with_contract(&alone, kernel.entry, c.as_ref(), None)?,
+                contract: *c,
+                ptxas_flags: &options.ptxas_flags,
+            })
+        })
+        .collect::<Result<Vec<_>, PtxEditError>>()?;
+    // The implicit slot runs one ptxas; a private jobserver hands out the other `jobs - 1`.
+    let tokens = match options.jobs {
+        n if n > 1 => {
+            jobserver::Client::new(n - 1).map_or(Tokens::Serial, |client| Tokens::Jobserver { client, origin: "jobs" })
+        }
+        _ => Tokens::Serial,
+    };
+    let cache = options.cache.as_ref().map(|c| &c.0);
+    let ran = cached::assemble(toolchain, cache, &tokens, &options.work_dir, options.timeout, &jobs, false);
+    let variants = ran
+        .results
+        .into_iter()
+        .zip(contracts)
+        .map(|(r, contract)| {
+            r.unwrap_or_else(|| {
+                Err(Error::Compile {
+                    compiler: format!("ptxas {}", toolchain.ptxas_version),
+                    file: kernel.file.to_string(),
+                    arch: kernel.arch.to_string(),
+                    log: format!(
+                        "`{}` with {} not assembled: ptxas could not run for another variant",
+                        kernel.entry,
+                        describe(contract)
+                    ),
                 })
             })
-            .collect();
-        // A worker only panics on a bug here; its variants are then reported as lost, not a panic.
-        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
-    });
-    results.sort_by_key(|(i, _)| *i);
-    let mut out = Vec::with_capacity(contracts.len());
-    let mut results = results.into_iter().peekable();
-    for (i, contract) in contracts.iter().enumerate() {
-        match results.next_if(|(j, _)| *j == i) {
-            Some((_, r)) => out.push(r),
-            None => out.push(Err(Error::Compile {
-                compiler: format!("ptxas {}", toolchain.ptxas_version),
-                file: kernel.file.to_string(),
-                arch: kernel.arch.to_string(),
-                log: format!("the thread assembling `{}` with {} stopped", kernel.entry, describe(contract)),
-            })),
-        }
-    }
-    Ok(out)
+        })
+        .collect();
+    Ok(Assembled { variants, cache: ran.cache })
 }
 
 /// `__launch_bounds__(256)` or `no contract`.
@@ -136,12 +202,14 @@ pub(crate) fn assemble_one(
     kernel: &PtxKernel,
     text: &str,
     contract: Option<Contract>,
-    options: &Options,
+    work_dir: &Path,
+    ptxas_flags: &[String],
+    timeout: Duration,
 ) -> Result<Variant, Error> {
     // Unique per run in this process and across processes sharing the folder.
     static RUN: AtomicU64 = AtomicU64::new(0);
     let run = RUN.fetch_add(1, Ordering::Relaxed);
-    let dir = &options.work_dir;
+    let dir = work_dir;
     std::fs::create_dir_all(dir).map_err(Error::io("create folder", dir))?;
     let stem =
         format!("variant.{}.{}.{}.{run}", crate::compile::sanitize(kernel.entry), kernel.arch, std::process::id());
@@ -151,11 +219,11 @@ pub(crate) fn assemble_one(
     let tool = Tool::new(&toolchain.ptxas)
         .arg(format!("-arch={}", kernel.arch))
         .arg("-v")
-        .args(&options.ptxas_flags)
+        .args(ptxas_flags)
         .arg(&ptx_path)
         .arg("-o")
         .arg(&cubin_path)
-        .timeout(options.timeout);
+        .timeout(timeout);
     let started = Instant::now();
     let ran = tool.run_unchecked();
     let ptxas_time = started.elapsed();
@@ -224,6 +292,7 @@ fn failed(toolchain: &Toolchain, kernel: &PtxKernel, contract: Option<Contract>,
 }
 
 pub(crate) mod build;
+mod cached;
 mod grid;
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! variant of the grid ([`super::grid`]) and each arch its kernel is built for, the kernel's PTX
 //! from this build's NVRTC run with the contract written in and the entry renamed, its entry
 //! alone, assembled by ptxas. The ptxas runs go through the build's kernel cache
-//! ([`cached_compile`]: keyed by the edited PTX, the arch, the ptxas options and ptxas itself) and
+//! ([`super::cached`]: keyed by the edited PTX, the arch, the ptxas options and ptxas itself) and
 //! its scheduler (side by side, one per jobserver slot), so a rebuild runs none of them.
 //!
 //! A variant whose launch at its own block size fails on an arch (`launch::analysis`) is not
@@ -16,16 +16,15 @@ use launch::analysis::{analyze, HostLaunch};
 use launch::{Arch, Contract};
 
 use super::grid::{self, PlannedVariant};
-use super::{assemble_one, from_log, Options, PtxKernel, Variant};
+use super::{cached, PtxKernel, Variant};
 use crate::assemble::FileOutputs;
-use crate::cache::{self, Entry, Key, VariantKeyInputs};
-use crate::cached_compile::{compile_and_store, look_up, open_cache, toolchain_id};
+use crate::cached_compile::open_cache;
 use crate::compile::{sanitize, Compiler};
 use crate::config::Config;
 use crate::env::Env;
 use crate::error::{Diagnostic, Error, FileFailure};
 use crate::manifest::{CubinEntry, KernelArch, Manifest, ModuleEntry, RefusedArch, VariantEntry};
-use crate::scheduler::{start_order, stops_the_build, tokens, Tokens};
+use crate::scheduler::{stops_the_build, tokens, Tokens};
 use crate::{cargo_directives, ptx};
 
 /// What [`build`] made besides the manifest's variant records.
@@ -212,100 +211,49 @@ fn assemble_all(
     jobs: &[Job],
 ) -> Result<Vec<(Variant, bool)>, Error> {
     let debug = env.flag("LAUNCH_BUILD_DEBUG");
-    let toolchain = &compiler.toolchain;
-    let id = toolchain_id(compiler);
-    let keys: Vec<Key> = jobs
+    let work_dir = launch_dir.join("work").join("variants");
+    let runs: Vec<cached::Job> = jobs
         .iter()
-        .map(|j| {
-            cache::variant_key(&VariantKeyInputs {
-                text: &j.text,
-                ptxas_options: &j.ptxas_flags,
-                arch: &j.arch.to_string(),
-                toolchain: &id,
-            })
+        .map(|j| cached::Job {
+            kernel: PtxKernel { file: j.file, arch: j.arch, ptx: "", entry: j.entry },
+            text: j.text.clone(),
+            contract: Some(j.contract),
+            ptxas_flags: &j.ptxas_flags,
         })
         .collect();
-    let work_dir = launch_dir.join("work").join("variants");
-    let pairs = vec![(work_dir.display().to_string(), "${LAUNCH_WORK_DIR}")];
-    fn kernel<'a>(j: &Job<'a>) -> PtxKernel<'a> {
-        PtxKernel { file: j.file, arch: j.arch, ptx: "", entry: j.entry }
-    }
-    let label = |i: usize| format!("{} {} {}", jobs[i].file, jobs[i].entry, jobs[i].arch);
     let cache = open_cache(env, launch_dir);
-    let found = look_up(
-        cache.as_ref(),
-        &keys,
-        |i, e: Entry| {
-            let log = cache::from_placeholders(&e.ptxas_log, &pairs);
-            from_log(toolchain, &kernel(&jobs[i]), Some(jobs[i].contract), log, e.cubin, Duration::ZERO)
-        },
-        label,
-        debug,
-    );
-    if let (Some(first), true) = (&found.first_damage, env.is_build_script()) {
+    let slots = if jobs.len() > 1 { tokens(env) } else { Tokens::Serial };
+    let started = Instant::now();
+    let ran = cached::assemble(&compiler.toolchain, cache.as_ref(), &slots, &work_dir, timeout, &runs, debug);
+    let used = &ran.cache;
+    if let (Some(first), true) = (&used.first_damage, env.is_build_script()) {
         cargo_directives::launch_build_warning(&format!(
             "{} damaged kernel cache entries of tune variants assembled again and replaced (first: {first})",
-            found.corrupt
+            used.damaged
         ));
     }
-    let mut outputs = found.outputs;
-    let pending: Vec<usize> = (0..jobs.len()).filter(|&i| outputs[i].is_none()).collect();
-    let sizes: Vec<u64> = pending.iter().map(|&i| jobs[i].text.len() as u64).collect();
-    let order = start_order(&vec![None; pending.len()], &sizes);
-    let slots = if pending.len() > 1 { tokens(env) } else { Tokens::Serial };
-    let started = Instant::now();
-    let (ran, store_failure) = compile_and_store(
-        cache.as_ref(),
-        &slots,
-        &order,
-        &pending,
-        &keys,
-        |i| {
-            let j = &jobs[i];
-            let options = Options { work_dir: work_dir.clone(), jobs: 1, timeout, ptxas_flags: j.ptxas_flags.clone() };
-            assemble_one(toolchain, &kernel(j), &j.text, Some(j.contract), &options).map(|v| (i, v)).map_err(
-                |e| match e {
-                    // A time-out concerns this run only: the other variants still run.
-                    Error::ToolTimedOut { tool, command, timeout, .. } => Error::ToolTimedOut {
-                        tool,
-                        command,
-                        file: Some(j.file.to_string()),
-                        arch: Some(j.arch.to_string()),
-                        timeout,
-                    },
-                    e => e,
-                },
-            )
-        },
-        |(i, v)| Entry {
-            ptx: jobs[*i].text.clone(),
-            cubin: v.cubin.clone(),
-            ptxas_log: cache::to_placeholders(&v.log, &pairs),
-            nvrtc_log: String::new(),
-        },
-    );
-    if let (Some(message), true) = (store_failure, env.is_build_script()) {
+    if let (Some(message), true) = (&used.store_failure, env.is_build_script()) {
         cargo_directives::launch_build_warning(&format!("{message} (the build goes on without it)"));
     }
-    if debug && !pending.is_empty() {
+    if debug && used.misses > 0 {
         cargo_directives::launch_build_warning(&format!(
             "tune variants: {} ptxas runs ({} from the cache), {} ms",
-            pending.len(),
-            jobs.len() - pending.len(),
+            used.misses,
+            used.hits,
             started.elapsed().as_millis()
         ));
     }
-    let mut fresh = vec![false; jobs.len()];
+    let mut outputs = Vec::with_capacity(jobs.len());
     let mut failed = Vec::new();
-    for (&i, r) in pending.iter().zip(ran.results) {
+    for (i, (r, from_cache)) in ran.results.into_iter().zip(ran.from_cache).enumerate() {
         match r {
-            Some(Ok((_, v))) => {
-                outputs[i] = Some(v);
-                fresh[i] = true;
-            }
+            Some(Ok(v)) => outputs.push(Some((v, !from_cache))),
             Some(Err(e)) if stops_the_build(&e) => return Err(e),
-            Some(Err(e)) => failed.push((jobs[i].file.to_string(), jobs[i].arch.to_string(), e)),
-            None => {}
+            Some(Err(e)) => {
+                failed.push((jobs[i].file.to_string(), jobs[i].arch.to_string(), e));
+                outputs.push(None);
+            }
+            None => outputs.push(None),
         }
     }
     if !failed.is_empty() {
@@ -314,10 +262,9 @@ fn assemble_all(
     }
     outputs
         .into_iter()
-        .zip(fresh)
         .enumerate()
-        .map(|(i, (o, f))| {
-            o.map(|v| (v, f)).ok_or_else(|| {
+        .map(|(i, o)| {
+            o.ok_or_else(|| {
                 let message = format!("no output for tune variant `{}` on {}", jobs[i].entry, jobs[i].arch);
                 Error::Kernels(vec![Diagnostic::error(jobs[i].file, 0, 0, message)])
             })
