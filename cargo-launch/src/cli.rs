@@ -48,7 +48,8 @@ pub enum Command {
     /// CI gate: fail where a launch cannot succeed (error 701), spills exceed the budget,
     /// resources regressed against the baseline, or the toolchain cannot target an arch.
     Check(CheckArgs),
-    /// Install the pinned NVRTC + ptxas 12.9.86 wheels from PyPI into the cache (no GPU, no CUDA install).
+    /// Install a pinned toolchain's wheels (NVRTC, ptxas, headers, nvdisasm; 12.9 unless --toolchain)
+    /// into the cache (no GPU, no CUDA install).
     Setup(SetupArgs),
     /// NVIDIA's Occupancy Calculator for a hypothetical kernel: blocks, warps and occupancy per SM,
     /// every limit, the largest launchable and the suggested block size; sweeps and an SVG plot.
@@ -71,7 +72,8 @@ Variants: the kernel's current contract, no contract, and `--max-regs cliffs` (t
 the block size, every register cap at which the resident blocks per SM change, with the
 min_blocks ptxas can honour there. --threads, --min-blocks and --max-regs N,... add the grid of
 their combinations. Nothing is recompiled by NVRTC: the build's PTX of each arch (from the kernel
-cache) gets each contract's directives, and ptxas assembles it.
+cache) gets each contract's directives, and ptxas assembles it, several at once; each result is
+kept in the kernel cache, so a second run assembles nothing (stderr says how many came from it).
 
 --plot FILE.svg draws one panel per arch: registers per thread (top) and spill bytes, stores +
 loads (bottom) against each variant's max_regs, occupancy dashed on the right axis, one colour
