@@ -32,7 +32,7 @@ fn the_template_passes_for_sm_90_and_sm_100() {
     let (code, stdout, stderr) = check(&root().join("template"), &["--arch", "sm_90,sm_100"]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert!(
-        stdout.contains("checked 5 kernels × 2 arches (sm_90, sm_100): 0 errors, 8 warnings; no baseline compared ("),
+        stdout.contains("checked 5 kernels (+ 9 tune variants) × 2 arches (sm_90, sm_100): 0 errors, 8 warnings; no baseline compared ("),
         "{stdout}"
     );
     assert!(

@@ -41,6 +41,7 @@ const TEMPLATE: &[(&str, &str)] = &[
     ("kernels/poly.cuh", include_str!("../../template/kernels/poly.cuh")),
     ("src/lib.rs", include_str!("../../template/src/lib.rs")),
     ("src/main.rs", include_str!("../../template/src/main.rs")),
+    ("src/tuned.rs", include_str!("../../template/src/tuned.rs")),
 ];
 
 /// The checkout that holds `launch/` and `launch-build/`: `--path`, else the one this binary was
@@ -317,7 +318,7 @@ pub fn new(args: &NewArgs) -> Result<(), Error> {
         let text = match *rel {
             "Cargo.toml" => template_manifest(text, &name, &root)
                 .map_err(|e| anyhow::anyhow!("the embedded template's Cargo.toml: {e}"))?,
-            "src/main.rs" => text.replace("launch_template", &ident).replace("launch-template", &name),
+            "src/main.rs" | "src/tuned.rs" => text.replace("launch_template", &ident).replace("launch-template", &name),
             _ => text.to_string(),
         };
         let path = dir.join(rel);
