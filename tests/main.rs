@@ -71,3 +71,7 @@ mod toolchains;
 /// `[package.metadata.launch.tune.<kernel>]`: variants embedded at build time with explore's
 /// numbers, `KERNEL.variants()`, no ptxas run on a rebuild, `check` on every variant.
 mod tune_variants;
+
+/// Issue 14 item 3: `host = [...]` files compiled with nvcc through `cc`, linked into the crate,
+/// their kernels reported and checked with the numbers of that compile.
+mod host_files;
