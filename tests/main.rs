@@ -75,3 +75,7 @@ mod tune_variants;
 /// Issue 14 item 4: `report --spills` and `check --spills` on the template (the lines of
 /// `poly.cuh` that spill), and line info changing no instruction.
 mod spills;
+
+/// Issue 14 item 3: `host = [...]` files compiled with nvcc through `cc`, linked into the crate,
+/// their kernels reported and checked with the numbers of that compile.
+mod host_files;

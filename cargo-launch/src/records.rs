@@ -260,6 +260,7 @@ pub(crate) mod testing {
             kernels,
             warnings: Vec::new(),
             min_driver: None,
+            host: Vec::new(),
         };
         PackageKernels { package: "pkg".into(), launch_dir: dir.join("out/launch"), manifest, config }
     }

@@ -74,6 +74,11 @@ pub fn header(out: &mut impl Write, view: &View, p: &PackageKernels) -> io::Resu
         )?;
     }
     writeln!(out, "toolchain: NVRTC {}, ptxas {}", m.toolchain.nvrtc, m.toolchain.ptxas)?;
+    // `host` files: their kernels are in the records like the others'.
+    for h in &m.host {
+        let linked = h.library.as_ref().map(|l| format!(", linked into lib{l}.a")).unwrap_or_default();
+        writeln!(out, "host file {}: {}{linked}", h.file, h.compiler)?;
+    }
     match crate::compat_check::header_line(p) {
         Some(line) => writeln!(out, "{line}"),
         None => Ok(()),

@@ -326,6 +326,7 @@ pub fn manifest(config: &Config, toolchain: ToolchainInfo, files: &[FileOutputs]
         schema: VERSION,
         package: config.package.clone(),
         min_driver: min_driver.map(|v| v.to_string()),
+        host: Vec::new(),
         toolchain,
         arches: config.arches.clone(),
         host_threads: config.host_threads,

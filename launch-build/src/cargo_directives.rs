@@ -30,3 +30,13 @@ pub(crate) fn rerun_if_changed(path: &Path) {
 pub(crate) fn rerun_if_env_changed(name: &str) {
     println!("cargo:rerun-if-env-changed={name}");
 }
+
+/// `cargo:rustc-link-search=native=DIR`: a folder the linker searches for native libraries.
+pub(crate) fn rustc_link_search(dir: &Path) {
+    println!("cargo:rustc-link-search=native={}", dir.display());
+}
+
+/// `cargo:rustc-link-lib=LIB` (`static=name` or `name`): a native library to link.
+pub(crate) fn rustc_link_lib(lib: &str) {
+    println!("cargo:rustc-link-lib={lib}");
+}

@@ -114,6 +114,19 @@ pub struct Compiler {
     timeout: Duration,
     /// The folder of our standard headers (headers.rs), `None` with `std-headers = false`.
     std_headers: Option<PathBuf>,
+    /// The front end of the `host` files (nvcc, see `host`); `None` without any.
+    host: Option<Box<dyn HostFrontEnd>>,
+}
+
+/// What compiles a `host` file's device side to PTX in place of NVRTC (nvcc, see `host`): the
+/// rest of a job (ptxas, the report, the cache) is the same. A trait so this module does not
+/// depend on the one that implements it.
+pub trait HostFrontEnd: Send + Sync {
+    /// The options of `job` after `--gpu-architecture=`; with `portable`, in the cache key's form
+    /// (see [`Compiler::options`]).
+    fn options(&self, compiler: &Compiler, job: &Job, portable: bool) -> Vec<String>;
+    /// The PTX of `job` and the compiler's messages (its warnings).
+    fn ptx(&self, compiler: &Compiler, job: &Job) -> Result<(String, String), Error>;
 }
 
 impl Compiler {
@@ -148,7 +161,45 @@ impl Compiler {
         let supported = nvrtc.supported_archs();
         let Settings { debug, timeout } = settings;
         let config = config.clone();
-        Ok(Compiler { toolchain, nvrtc, supported, root, include_dirs, config, work_dir, debug, timeout, std_headers })
+        Ok(Compiler {
+            toolchain,
+            nvrtc,
+            supported,
+            root,
+            include_dirs,
+            config,
+            work_dir,
+            debug,
+            timeout,
+            std_headers,
+            host: None,
+        })
+    }
+
+    /// Compiles the crate's `host` files' device side with `front_end` instead of NVRTC.
+    pub fn with_host_front_end(mut self, front_end: Box<dyn HostFrontEnd>) -> Compiler {
+        self.host = Some(front_end);
+        self
+    }
+
+    /// The host front end when `job`'s file is a `host` file.
+    fn host_front_end(&self, job: &Job) -> Option<&dyn HostFrontEnd> {
+        self.host.as_deref().filter(|_| self.config.is_host(&job.source.kernel_rel))
+    }
+
+    /// The configuration the jobs are compiled with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The longest one compile may take.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Whether every command is printed (`LAUNCH_BUILD_DEBUG`).
+    pub fn debug(&self) -> bool {
+        self.debug
     }
 
     /// Fails unless the toolchain can target every arch (`a`/`f` variants count as their base).
@@ -210,6 +261,11 @@ impl Compiler {
     /// keys, so a key does not depend on where the crate is checked out. Both forms come from this
     /// one function, so the key cannot miss an option the compiler sees.
     pub fn options(&self, job: &Job, portable: bool) -> Vec<String> {
+        if let Some(front_end) = self.host_front_end(job) {
+            let mut options = vec![format!("--gpu-architecture={}", job.arch.virtual_name())];
+            options.extend(front_end.options(self, job, portable));
+            return options;
+        }
         let mut options = vec![format!("--gpu-architecture={}", job.arch.virtual_name())];
         for d in self.includes(job) {
             let shown = if portable { d.portable } else { d.path.display().to_string() };
@@ -242,9 +298,8 @@ impl Compiler {
         }
     }
 
-    /// Runs one job: NVRTC to PTX, ptxas to cubin, then parses ptxas's report; also returns how
-    /// long each compiler took.
-    pub fn run_timed(&self, job: &Job) -> Result<(JobOutput, JobTiming), Error> {
+    /// NVRTC's PTX of `job` and its log (warnings).
+    fn nvrtc_ptx(&self, job: &Job) -> Result<(String, String), Error> {
         let file = &job.source.file;
         let arch = job.arch.to_string();
         let options = self.options(job, false);
@@ -253,7 +308,6 @@ impl Compiler {
             crate::cargo_directives::launch_build_warning(&nvrtc_line);
         }
         let nvrtc_name = format!("NVRTC {}", self.toolchain.nvrtc_version);
-        let started = Instant::now();
         let compiled = self.nvrtc.compile_ptx_within(job.text, file, &options, self.timeout).ok_or_else(|| {
             Error::ToolTimedOut {
                 tool: nvrtc_name.clone(),
@@ -269,7 +323,20 @@ impl Compiler {
             arch: arch.clone(),
             log: headers::explain(&self.filter_log(&f.log), self.std_headers.is_some()),
         })?;
-        let nvrtc_log = self.filter_log(&nvrtc_log);
+        Ok((ptx, self.filter_log(&nvrtc_log)))
+    }
+
+    /// Runs one job: NVRTC to PTX, ptxas to cubin, then parses ptxas's report; also returns how
+    /// long each compiler took.
+    pub fn run_timed(&self, job: &Job) -> Result<(JobOutput, JobTiming), Error> {
+        let file = &job.source.file;
+        let arch = job.arch.to_string();
+        let started = Instant::now();
+        // A `host` file's device side comes from nvcc (see `host`); the rest is the same.
+        let (ptx, nvrtc_log) = match self.host_front_end(job) {
+            Some(front_end) => front_end.ptx(self, job)?,
+            None => self.nvrtc_ptx(job)?,
+        };
         let nvrtc_time = started.elapsed();
 
         // `.maxnreg` cannot be written next to `__launch_bounds__` in CUDA C++ (NVRTC refuses it).
@@ -293,16 +360,7 @@ impl Compiler {
         }
         let ptxas_name = format!("ptxas {}", self.toolchain.ptxas_version);
         let started = Instant::now();
-        let (status, out) = tool.run_unchecked().map_err(|e| match e {
-            Error::ToolTimedOut { command, timeout, .. } => Error::ToolTimedOut {
-                tool: ptxas_name.clone(),
-                command,
-                file: Some(file.clone()),
-                arch: Some(arch.clone()),
-                timeout,
-            },
-            other => other,
-        })?;
+        let (status, out) = tool.run_unchecked().map_err(|e| for_job(e, &ptxas_name, file, &arch))?;
         let ptxas_time = started.elapsed();
         let log = out.stderr;
         let compile_error = |log: String| Error::Compile {
@@ -338,6 +396,21 @@ impl Compiler {
             JobOutput { ptx, cubin, report, nvrtc_log, ptxas_log: log },
             JobTiming { nvrtc: nvrtc_time, ptxas: ptxas_time },
         ))
+    }
+}
+
+/// A compiler run's timeout, named after the compiler (`ptxas 12.9.86`) with the job's file and
+/// arch; other errors as they are.
+pub(crate) fn for_job(e: Error, tool: &str, file: &str, arch: &str) -> Error {
+    match e {
+        Error::ToolTimedOut { command, timeout, .. } => Error::ToolTimedOut {
+            tool: tool.to_string(),
+            command,
+            file: Some(file.to_string()),
+            arch: Some(arch.to_string()),
+            timeout,
+        },
+        other => other,
     }
 }
 

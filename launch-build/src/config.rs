@@ -11,6 +11,7 @@
 //! ptxas-flags = ["-O3"]           # ptxas options
 //! exclude = ["host", "*_test.cu"] # files and folders of the kernel folder to leave out
 //! toolchain = "12.9"              # the pinned CUDA line: "12.9" (default) or "13.0"
+//! host = ["launch.cu", "moe/*.cu"] # files with host code: nvcc through `cc` (see `host`)
 //!
 //! [package.metadata.launch.file."fp8/**"]   # settings of the files a pattern matches
 //! arch = ["sm_90"]                          # a subset of `arch`
@@ -25,7 +26,7 @@
 //! max_regs = "cliffs"
 //! ```
 //!
-//! Patterns (`exclude`, `file."..."`, `kernel."..."`) are globs: `*` is any run of characters
+//! Patterns (`exclude`, `host`, `file."..."`, `kernel."..."`) are globs: `*` is any run of characters
 //! but `/`, `?` one character but `/`, `**` any run including `/` (`**/` also matches no folder
 //! at all). File patterns are relative to the kernel folder, and one that matches a folder
 //! matches everything under it (`exclude = ["moe"]` leaves out `moe/a.cu`).
@@ -62,6 +63,7 @@ pub const KEYS: &[&str] = &[
     "min-driver",
     "toolchain",
     "tune",
+    "host",
 ];
 
 /// The keys of a `[package.metadata.launch.file."<pattern>"]` table.
@@ -117,6 +119,21 @@ pub struct Config {
     pub toolchain: Pin,
     /// `[package.metadata.launch.tune.<kernel>]` tables, in the order the file lists them.
     pub tune: Vec<TuneConfig>,
+    /// `host`: the kernel files compiled with the toolchain's nvcc (host code and all) into a
+    /// static library linked into the crate, instead of NVRTC (see `host`).
+    pub host: Vec<HostPattern>,
+}
+
+/// One `host` entry: a file pattern relative to the kernel folder, and where it was written (a
+/// pattern that matches no kernel file is an error there).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostPattern {
+    /// The pattern, as `exclude` patterns are (`./` and a trailing `/` dropped).
+    pub pattern: String,
+    /// `Cargo.toml:line:col` of the entry.
+    pub location: Location,
+    /// Its key path (`package.metadata.launch.host[1]`).
+    pub key: String,
 }
 
 /// `[package.metadata.launch.file."<pattern>"]`: settings of the files a pattern matches.
@@ -307,6 +324,15 @@ impl Config {
             }
         }
 
+        let mut host = Vec::new();
+        if let Some(list) = launch.child_in(table, "host") {
+            for e in doc.array(&list, "a list of kernel files with host code such as [\"launch.cu\", \"moe/*.cu\"]")? {
+                let pattern = doc.pattern(&e, "a file, folder or pattern such as \"launch.cu\"")?;
+                let location = location(doc.path, doc.text, e.span.clone());
+                host.push(HostPattern { pattern, location, key: e.path.clone() });
+            }
+        }
+
         let std_headers = match launch.child_in(table, "std-headers") {
             Some(b) => doc.boolean(&b, "true or false")?,
             None => true,
@@ -383,6 +409,7 @@ impl Config {
 
         Ok(Config {
             tune,
+            host,
             max_spill_bytes,
             kernel,
             kernel_patterns,
@@ -448,6 +475,11 @@ impl Config {
             out.threads = out.threads.or(k.threads);
         }
         out
+    }
+
+    /// Whether the kernel folder's `file` (relative to it) is a `host` file.
+    pub fn is_host(&self, file: &str) -> bool {
+        self.host.iter().any(|p| path_matches(&p.pattern, file))
     }
 
     /// Whether the kernel folder's `file` (relative to it) is left out by `exclude`.

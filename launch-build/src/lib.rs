@@ -60,6 +60,7 @@ mod env;
 pub mod error;
 mod flags;
 mod headers;
+mod host;
 mod lineinfo;
 mod locate;
 pub mod manifest;
@@ -199,6 +200,7 @@ fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manifest,
     if env.get("DOCS_RS").is_some() {
         return docs_stub(config, &sources, launch_dir);
     }
+    host::check_patterns(config, &sources)?;
 
     // Contracts are checked before anything is compiled; every error of every file at once.
     let mut prepared = Vec::new();
@@ -220,20 +222,30 @@ fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manifest,
             }
         };
         let scanned = source::scan(&text);
-        if let Some(h) = source::host_code(&text, &scanned) {
+        let is_host = config.is_host(&s.kernel_rel);
+        if let Some(h) = source::host_code(&text, &scanned).filter(|_| !is_host) {
             errors.push(error::Diagnostic::error(
                 &s.file,
                 h.line,
                 h.col,
                 format!(
-                    "{} is host code, and NVRTC compiles device code only; leave this file out with `exclude = [\"{}\"]` in [package.metadata.launch]",
-                    h.what, s.kernel_rel
+                    "{} is host code, and NVRTC compiles device code only; leave this file out with `exclude = [\"{}\"]` in [package.metadata.launch], or compile it with nvcc, host code and all, with `host = [\"{}\"]` (and `toolchain = \"13.0\"`)",
+                    h.what, s.kernel_rel, s.kernel_rel
                 ),
             ));
             continue;
         }
         let kernels = source::kernels(&text, &scanned);
         match contract::prepare(&s.file, &text, &scanned, &kernels) {
+            // nvcc compiles a host file as written, for the library and the report alike.
+            Ok((ann, _)) if is_host && !ann.is_empty() => errors.extend(ann.iter().map(|a| {
+                error::Diagnostic::error(
+                    &s.file,
+                    a.line,
+                    a.col,
+                    "a `host` file is compiled by nvcc as written, so `@launch` cannot change its code; write `__launch_bounds__` on the kernel instead",
+                )
+            })),
             Ok((ann, applied)) => prepared.push(Prepared { original: text, applied, annotations: ann, kernels }),
             Err(e) => errors.extend(e),
         }
@@ -243,8 +255,17 @@ fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manifest,
     }
 
     let toolchain = toolchain::discover_for(env, &config.toolchain)?;
-    let compiler = Compiler::new(toolchain, config, launch_dir.join("work"), compile::Settings::from_env(env)?)?;
+    let mut compiler = Compiler::new(toolchain, config, launch_dir.join("work"), compile::Settings::from_env(env)?)?;
     compiler.check_arches(&config.arches)?;
+    let host_tools = match config.host.first() {
+        Some(first) => {
+            let cxx = host::host_compiler(env);
+            let tools = host::tools(config, first, &compiler.toolchain, cxx, env)?;
+            compiler = compiler.with_host_front_end(Box::new(tools.clone()));
+            Some((first, tools))
+        }
+        None => None,
+    };
 
     // Every job runs before anything is written, so a failure leaves the previous outputs intact.
     // Jobs come from the cache or compile side by side (one per jobserver token); outputs come
@@ -359,6 +380,20 @@ fn build_with(env: &Env, config: &Config, launch_dir: &Path) -> Result<Manifest,
     printed.extend(manifest.warnings.iter().filter(|w| !from_compilers.contains(*w)).cloned());
     printed.extend(fresh_warnings);
     manifest.warnings.splice(0..0, warnings);
+    // The host files' library, once every kernel compiled (see `host`).
+    if let Some((first, tools)) = &host_tools {
+        let link: Vec<host::LinkFile> = sources
+            .iter()
+            .zip(&file_arches)
+            .filter(|(s, _)| config.is_host(&s.kernel_rel))
+            .map(|(source, arches)| host::LinkFile { source, arches })
+            .collect();
+        let library = match env.is_build_script() {
+            true => Some(host::link(&compiler, tools, first, &link, &config.package)?),
+            false => None,
+        };
+        manifest.host = host::record(tools, &link, library.as_deref());
+    }
     embed::write(launch_dir, &manifest, &files, &tuned.files, env.flag("LAUNCH_ALL_PTX"))?;
     let stats = build_stats::with_variants(stats, tuned.jobs, tuned.compiled, tuned.ptxas_ms);
     build_stats::write(launch_dir, &stats)?;
@@ -477,6 +512,7 @@ fn docs_stub(config: &Config, sources: &[SourceFile], launch_dir: &Path) -> Resu
         kernels: Vec::new(),
         warnings: Vec::new(),
         min_driver: None,
+        host: Vec::new(),
     };
     let kernel_dir = config.kernel_dir.display().to_string().replace('\\', "/");
     let modules = assemble::module_paths(&kernel_dir, &sources.iter().map(|s| s.file.as_str()).collect::<Vec<_>>());

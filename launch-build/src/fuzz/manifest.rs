@@ -7,7 +7,8 @@ use launch::{Contract, ContractSource, Resources, KNOWN_ARCHES};
 
 use super::PACKAGE;
 use crate::manifest::{
-    CubinEntry, KernelArch, KernelEntry, Manifest, MissingArch, ModuleEntry, Origin, PtxEntry, ToolchainInfo, VERSION,
+    CubinEntry, HostFile, KernelArch, KernelEntry, Manifest, MissingArch, ModuleEntry, Origin, PtxEntry, ToolchainInfo,
+    VERSION,
 };
 
 fn string(rng: &mut Rng) -> String {
@@ -92,6 +93,9 @@ fn manifest(rng: &mut Rng) -> Manifest {
             .collect(),
         warnings: (0..rng.below(3)).map(|_| string(rng)).collect(),
         min_driver: rng.one_in(2).then(|| string(rng)),
+        host: (0..rng.below(2))
+            .map(|_| HostFile { file: string(rng), compiler: string(rng), library: rng.one_in(2).then(|| string(rng)) })
+            .collect(),
     }
 }
 

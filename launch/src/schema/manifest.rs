@@ -35,6 +35,24 @@ pub struct Manifest {
     /// toolchain's). See `launch::compat`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_driver: Option<String>,
+    /// The `host` files: compiled with nvcc, host code and all, into a static library linked into
+    /// the crate (their kernels are in [`Manifest::kernels`] and [`Manifest::modules`] like the
+    /// others', from the same device code). Empty (and left out of the JSON) without any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host: Vec<HostFile>,
+}
+
+/// One `host` file (`host = [...]` in `[package.metadata.launch]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostFile {
+    /// Source path relative to the crate root, `/`-separated.
+    pub file: String,
+    /// The compilers: `nvcc 13.0.88 (host compiler /usr/bin/c++)`.
+    pub compiler: String,
+    /// The static library it is linked in (`launch_host_<package>`); `None` when the build did not
+    /// link one (not run as a build script).
+    #[serde(default)]
+    pub library: Option<String>,
 }
 
 /// Which toolchain ran.
@@ -274,6 +292,11 @@ mod tests {
             }],
             warnings: vec!["w".into()],
             min_driver: Some("12.4".into()),
+            host: vec![HostFile {
+                file: "kernels/launch.cu".into(),
+                compiler: "nvcc 13.0.88 (host compiler /usr/bin/c++)".into(),
+                library: Some("launch_host_p".into()),
+            }],
         }
     }
 

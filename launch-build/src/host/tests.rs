@@ -1,0 +1,146 @@
+use super::*;
+use crate::toolchain::Origin;
+
+/// A crate with `meta` in `[package.metadata.launch]` (line 6 on) and the kernel files `files`:
+/// its configuration (or the error, with the folder taken out) and kernel files.
+fn parse_with(meta: &str, files: &[&str]) -> (tempfile::TempDir, Result<Config, String>, Vec<SourceFile>) {
+    let dir = tempfile::tempdir().unwrap();
+    for f in files {
+        let p = dir.path().join("kernels").join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, "").unwrap();
+    }
+    std::fs::create_dir_all(dir.path().join("kernels")).unwrap();
+    let text = format!("[package]\nname = \"k\"\nversion = \"0.1.0\"\n\n[package.metadata.launch]\n{meta}\n");
+    let config = Config::parse(&dir.path().join("Cargo.toml"), &text).map_err(|e| shown(&dir, e));
+    let exclude = config.as_ref().map(|c| c.exclude.clone()).unwrap_or_default();
+    let sources = crate::compile::kernel_files(dir.path(), Path::new("kernels"), &exclude).unwrap();
+    (dir, config, sources)
+}
+
+fn crate_with(meta: &str, files: &[&str]) -> (tempfile::TempDir, Config, Vec<SourceFile>) {
+    let (dir, config, sources) = parse_with(meta, files);
+    (dir, config.unwrap(), sources)
+}
+
+fn parse(meta: &str) -> Result<Config, String> {
+    parse_with(meta, &[]).1
+}
+
+fn shown(dir: &tempfile::TempDir, e: Error) -> String {
+    e.to_string().replace(&format!("{}/", dir.path().display()), "")
+}
+
+/// A toolchain whose ptxas is `ptxas` in `bin` (with nvcc beside it when `nvcc`).
+fn toolchain(bin: &Path, version: &str, nvcc: bool) -> Toolchain {
+    std::fs::create_dir_all(bin).unwrap();
+    std::fs::write(bin.join("ptxas"), "").unwrap();
+    if nvcc {
+        std::fs::write(bin.join("nvcc"), "").unwrap();
+    }
+    Toolchain {
+        root: bin.parent().unwrap().to_path_buf(),
+        origin: Origin::Cache,
+        nvrtc: bin.join("libnvrtc.so"),
+        ptxas: bin.join("ptxas"),
+        include: None,
+        cccl_include: None,
+        nvrtc_version: version.into(),
+        ptxas_version: version.into(),
+    }
+}
+
+#[test]
+fn host_patterns_are_kept_with_where_they_were_written() {
+    let c = parse("arch = [\"sm_90\"]\nhost = [\"mmvq_gguf.cu\", \"./moe/*.cu\", \"launchers/\"]").unwrap();
+    let patterns: Vec<&str> = c.host.iter().map(|p| p.pattern.as_str()).collect();
+    assert_eq!(patterns, ["mmvq_gguf.cu", "moe/*.cu", "launchers"]);
+    let at: Vec<String> = c.host.iter().map(|p| format!("{} {}", p.location, p.key)).collect();
+    let at: Vec<&str> = at.iter().map(|s| s.rsplit('/').next().unwrap_or(s)).collect();
+    assert_eq!(
+        at,
+        [
+            "Cargo.toml:7:9 package.metadata.launch.host[0]",
+            "Cargo.toml:7:25 package.metadata.launch.host[1]",
+            "Cargo.toml:7:39 package.metadata.launch.host[2]"
+        ]
+    );
+    assert!(c.is_host("mmvq_gguf.cu") && c.is_host("moe/topk.cu") && c.is_host("launchers/a/b.cu"));
+    assert!(!c.is_host("moe/sub/topk.cu") && !c.is_host("other.cu"));
+    assert!(parse("arch = [\"sm_90\"]").unwrap().host.is_empty());
+}
+
+#[test]
+fn a_bad_host_entry_is_located() {
+    let cases: &[(&str, &str)] = &[
+        ("host = \"a.cu\"", "Cargo.toml:7:8: `package.metadata.launch.host`: \"a.cu\" is a string; expected a list of kernel files with host code such as [\"launch.cu\", \"moe/*.cu\"]"),
+        ("host = [1]", "Cargo.toml:7:9: `package.metadata.launch.host[0]`: 1 is an integer; expected a file, folder or pattern such as \"launch.cu\""),
+        ("host = [\"/abs/a.cu\"]", "Cargo.toml:7:9: `package.metadata.launch.host[0]`: `/abs/a.cu` is absolute; expected a file, folder or pattern relative to the kernel folder"),
+        ("host = [\"./\"]", "Cargo.toml:7:9: `package.metadata.launch.host[0]`: `./` names no file; expected a file, folder or pattern relative to the kernel folder"),
+    ];
+    for (meta, want) in cases {
+        assert_eq!(&parse(&format!("arch = [\"sm_90\"]\n{meta}")).unwrap_err(), want, "{meta}");
+    }
+}
+
+#[test]
+fn a_host_pattern_that_matches_no_kernel_file_is_a_located_error() {
+    let (dir, config, sources) = crate_with(
+        "arch = [\"sm_90\"]\nexclude = [\"old\"]\nhost = [\"launch.cu\", \"old/*.cu\"]",
+        &["launch.cu", "old/a.cu"],
+    );
+    let e = shown(&dir, check_patterns(&config, &sources).unwrap_err());
+    assert_eq!(
+        e,
+        "Cargo.toml:8:22: `package.metadata.launch.host[1]`: `old/*.cu` matches no kernel file under kernels/ (patterns are relative to it; files left out by `exclude` do not count)"
+    );
+    let (_dir, config, sources) = crate_with("arch = [\"sm_90\"]\nhost = [\"*.cu\"]", &["launch.cu"]);
+    assert!(check_patterns(&config, &sources).is_ok());
+}
+
+/// The 12.9 wheels have ptxas but no nvcc: the error says so and names `toolchain = "13.0"`.
+#[test]
+fn host_files_with_a_toolchain_without_nvcc_name_toolchain_13_0() {
+    let (dir, config, _) = crate_with("arch = [\"sm_90\"]\nhost = [\"launch.cu\"]", &["launch.cu"]);
+    let t = toolchain(&dir.path().join("tc/bin"), "12.9.86", false);
+    let e = shown(&dir, tools(&config, &config.host[0], &t, Ok("/usr/bin/c++".into()), &Env::cli()).unwrap_err());
+    assert!(e.starts_with("Cargo.toml:7:9: `package.metadata.launch.host[0]`: `host` files are compiled with nvcc, and the CUDA 12.9 toolchain found (tc) has none: the 12.9 wheels ship NVRTC and ptxas only; set `toolchain = \"13.0\"`"), "{e}");
+}
+
+#[test]
+fn a_missing_host_compiler_is_said_at_the_host_key() {
+    let (dir, config, _) =
+        crate_with("toolchain = \"13.0\"\narch = [\"sm_90\"]\nhost = [\"launch.cu\"]", &["launch.cu"]);
+    let t = toolchain(&dir.path().join("tc/bin"), "13.0.88", true);
+    let why = "`c++` (the `cc` crate's choice: CXX, else c++) is not on PATH".to_string();
+    let e = shown(&dir, tools(&config, &config.host[0], &t, Err(why), &Env::cli()).unwrap_err());
+    assert_eq!(
+        e,
+        "Cargo.toml:8:9: `package.metadata.launch.host[0]`: `host` files need a host C++ compiler (nvcc compiles their host code with it), and `c++` (the `cc` crate's choice: CXX, else c++) is not on PATH; install g++ or clang++, or set CXX to one"
+    );
+}
+
+#[test]
+fn the_static_cuda_runtime_is_found_in_wheel_and_toolkit_layouts() {
+    let dir = tempfile::tempdir().unwrap();
+    for (lib, _) in [("wheel/lib", 0), ("toolkit/targets/sbsa-linux/lib", 1)] {
+        std::fs::create_dir_all(dir.path().join(lib)).unwrap();
+        std::fs::write(dir.path().join(lib).join("libcudart_static.a"), "").unwrap();
+    }
+    assert_eq!(cudart_dir(&dir.path().join("wheel/bin/nvcc")), Some(dir.path().join("wheel/lib")));
+    assert_eq!(
+        cudart_dir(&dir.path().join("toolkit/bin/nvcc")),
+        Some(dir.path().join("toolkit/targets/sbsa-linux/lib"))
+    );
+    assert_eq!(cudart_dir(&dir.path().join("none/bin/nvcc")), None);
+}
+
+/// NVRTC spellings become nvcc's; options nvcc lacks are left out.
+#[test]
+fn crate_flags_reach_nvcc_in_its_spelling() {
+    assert_eq!(nvcc_flag("--use_fast_math").as_deref(), Some("--use_fast_math"));
+    assert_eq!(nvcc_flag("--std=c++20").as_deref(), Some("--std=c++20"));
+    assert_eq!(nvcc_flag("--device-as-default-execution-space").as_deref(), Some("--expt-relaxed-constexpr"));
+    assert_eq!(nvcc_flag("--modify-stack-limit=false"), None);
+    assert_eq!(nvcc_flag("--device-int128"), None);
+}
