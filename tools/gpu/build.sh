@@ -4,7 +4,9 @@
 #   launch-template  the template's program (Section 5 table)
 #   explore.json     `cargo launch explore poly_eval` over the template's tune grid (the build-time
 #                    variants' contracts), which the GPU test explore_vs_driver compares with the driver
-#   device.sh        the script that runs both there
+#   host-launcher    fixtures/crates/host_launcher's program: a `host` file (nvcc through cc, CUDA 13.0,
+#                    static cudart) whose extern "C" launcher Rust calls
+#   device.sh        the script that runs them there
 # Run from the repository root: sh tools/gpu/build.sh
 set -eu
 cargo test -p launch-tests --release --test gpu --no-run
@@ -14,6 +16,10 @@ cargo build --release --manifest-path template/Cargo.toml
 mkdir -p .device-carry
 cp "$bin" .device-carry/gpu
 cp template/target/release/launch-template .device-carry/launch-template
+cp Cargo.lock fixtures/crates/host_launcher/Cargo.lock
+CARGO_TARGET_DIR=target/host-launcher cargo build --release --manifest-path fixtures/crates/host_launcher/Cargo.toml
+rm fixtures/crates/host_launcher/Cargo.lock
+cp target/host-launcher/release/host-launcher .device-carry/host-launcher
 cp tools/gpu/device.sh .device-carry/device.sh
 # The template's grid is threads = [256, 1024], max_regs = "cliffs"; these are its caps on sm_90 and
 # sm_100 (explore matches records to variants by contract, so extra combinations do no harm).

@@ -27,3 +27,12 @@ for i in 1 2; do
   echo "wall: $(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee -a "$out/template-$i.log"
 done
 cp -r "$LAUNCH_TUNE_CACHE_DIR" "$out/tune-cache" 2>/dev/null || true
+# The host file's launcher, called from Rust, with nothing from the machine's CUDA install on the
+# search paths (the CUDA runtime is linked in statically; only the driver is needed).
+{
+  echo '$ ldd .device-carry/host-launcher'
+  ldd .device-carry/host-launcher
+  echo '$ env -i PATH=/usr/bin:/bin .device-carry/host-launcher'
+  env -i PATH=/usr/bin:/bin .device-carry/host-launcher
+  echo "exit=$?"
+} 2>&1 | tee "$out/host-launcher.log"
