@@ -95,10 +95,10 @@ pub fn run(args: &CheckArgs) -> Result<(), Error> {
     for p in &packages {
         let recs: Vec<&Row> = records.iter().filter(|r| r.id.package == p.package).collect();
         for r in &recs {
-            findings.extend(at_spill_line(row_findings(p, r, &r.id), p, r, spill_lines.as_ref()));
+            findings.extend(at_spill_line(row_findings(p, r), p, r, spill_lines.as_ref()));
         }
-        for (r, kernel) in variants.rows.iter().filter(|(r, _)| r.id.package == p.package) {
-            findings.extend(row_findings(p, r, kernel).into_iter().map(variant_severity));
+        for (r, _) in variants.rows.iter().filter(|(r, _)| r.id.package == p.package) {
+            findings.extend(row_findings(p, r).into_iter().map(variant_severity));
         }
         findings.extend(variants.refused.iter().filter(|r| r.id.package == p.package).map(|r| refused(p, r)));
         findings.extend(unknown_kernel_settings(p));
@@ -307,7 +307,7 @@ fn manifest_location(p: &PackageKernels) -> Location {
 /// `[package.metadata.launch.kernel.<name>]` tables whose name matches no kernel (a typo would
 /// otherwise silently drop a spill budget or a dynamic shared-memory size).
 fn unknown_kernel_settings(p: &PackageKernels) -> Vec<Finding> {
-    records::unknown_kernel_settings(&p.config, &p.manifest)
+    records::unknown_kernel_settings(&p.manifest)
         .into_iter()
         .map(|message| Finding {
             severity: Severity::Warning,
@@ -421,9 +421,9 @@ fn variant_severity(mut f: Finding) -> Finding {
 }
 
 /// The launch, spill and contract rules (`launch::analysis::kernel_findings`) for one kernel (or
-/// tune variant) on one arch, under the settings of `kernel` (the variant's kernel's).
-fn row_findings(p: &PackageKernels, r: &Row, kernel: &launch::schema::report::KernelId) -> Vec<Finding> {
-    kernel_findings(&r.report, records::spill_budget(&p.config, kernel))
+/// tune variant) on one arch, under its spill budget (a variant's is its kernel's).
+fn row_findings(p: &PackageKernels, r: &Row) -> Vec<Finding> {
+    kernel_findings(&r.report, r.spill_budget)
         .into_iter()
         .map(|(severity, kind, detail)| finding(p, r, severity, kind, detail))
         .collect()
@@ -874,7 +874,7 @@ mod grouping {
         let dir = tempfile::tempdir().unwrap();
         let p = testing::package(dir.path(), n, arches, &[]);
         let recs = records::rows(std::slice::from_ref(&p), &[]).unwrap();
-        let mut f: Vec<Finding> = recs.iter().flat_map(|r| row_findings(&p, r, &r.id)).collect();
+        let mut f: Vec<Finding> = recs.iter().flat_map(|r| row_findings(&p, r)).collect();
         sort(&mut f);
         f
     }
@@ -909,8 +909,8 @@ mod grouping {
         }];
         let v = records::variants(std::slice::from_ref(&p), &[]).unwrap();
         assert_eq!((v.rows.len(), v.refused.len()), (1, 1));
-        let (row, kernel) = &v.rows[0];
-        let f = row_findings(&p, row, kernel);
+        let (row, _) = &v.rows[0];
+        let f = row_findings(&p, row);
         let lines: Vec<String> = f.iter().map(finding_line).collect();
         assert!(
             lines.iter().any(|l| l

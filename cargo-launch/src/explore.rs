@@ -34,7 +34,7 @@ pub fn run(args: &ExploreArgs) -> Result<(), Error> {
     toolchain::refuse_untargetable(&arches, &pins)?;
     let packages = cargo::build_with_all_ptx(&args.packages, &arches)?;
     let (p, k) = find(&packages, &args.kernel)?;
-    let host = records::host_launch(&p.config, k);
+    let host = p.manifest.host_launch(k);
     let env = launch_build::tooling::Env::cli();
     let tc = launch_build::tooling::toolchain::discover_for(&env, &p.config.toolchain)
         .map_err(|e| Error::NoToolchain(e.into()))?;

@@ -1,9 +1,9 @@
 //! From the packages cargo built to analysed kernels: each kernel × arch of each manifest, with
-//! the host launch its `[package.metadata.launch.kernel."…"]` settings give, analysed by
-//! `launch::analysis`. No arithmetic here: this is where the manifest and the configuration meet
-//! the analysis.
+//! the host launch and spill budget its `[package.metadata.launch.kernel."…"]` settings give (as
+//! the build resolved them into the manifest), analysed by `launch::analysis`. No arithmetic
+//! here, and no reading of the configuration: the numbers come from the manifest alone.
 
-use launch::analysis::{self, HostLaunch, KernelReport};
+use launch::analysis::{self, KernelReport};
 use launch::schema::report::KernelId;
 use launch::Arch;
 use launch_build::manifest::KernelEntry;
@@ -34,6 +34,9 @@ pub struct Row {
     pub lines: Vec<String>,
     /// The analysis.
     pub report: KernelReport,
+    /// The kernel's spill budget (its own `max-spill-bytes`, else the crate's), as the manifest
+    /// records it; a variant's is its kernel's.
+    pub spill_budget: Option<u32>,
 }
 
 impl Row {
@@ -70,11 +73,12 @@ pub fn rows(packages: &[PackageKernels], arches: &[Arch]) -> Result<Vec<Row>, Er
             )));
         }
         for k in &p.manifest.kernels {
-            let host = host_launch(&p.config, k);
+            let host = p.manifest.host_launch(k);
             for ka in k.arches.iter().filter(|ka| arches.is_empty() || arches.contains(&ka.arch)) {
                 let report = analysis::analyze(ka.arch, &ka.resources, k.contract, host)
                     .map_err(|e| Error::Failure(anyhow::anyhow!("{}: {e}", k.display_name)))?;
-                out.push(Row { id: kernel_id(&p.package, k), lines: ka.ptxas_lines.clone(), report });
+                let (id, lines) = (kernel_id(&p.package, k), ka.ptxas_lines.clone());
+                out.push(Row { id, lines, report, spill_budget: k.max_spill_bytes });
             }
         }
     }
@@ -114,7 +118,7 @@ pub fn variants(packages: &[PackageKernels], arches: &[Arch]) -> Result<Variants
     let wanted = |a: &Arch| arches.is_empty() || arches.contains(a);
     for p in packages {
         for k in &p.manifest.kernels {
-            let host = host_launch(&p.config, k);
+            let host = p.manifest.host_launch(k);
             let base = kernel_id(&p.package, k);
             for v in &k.variants {
                 let id = KernelId {
@@ -126,7 +130,8 @@ pub fn variants(packages: &[PackageKernels], arches: &[Arch]) -> Result<Variants
                 for ka in v.arches.iter().filter(|ka| wanted(&ka.arch)) {
                     let report = analysis::analyze(ka.arch, &ka.resources, Some(v.contract), host)
                         .map_err(|e| Error::Failure(anyhow::anyhow!("{}: {e}", v.name)))?;
-                    out.rows.push((Row { id: id.clone(), lines: ka.ptxas_lines.clone(), report }, base.clone()));
+                    let (id, lines) = (id.clone(), ka.ptxas_lines.clone());
+                    out.rows.push((Row { id, lines, report, spill_budget: k.max_spill_bytes }, base.clone()));
                 }
                 for r in v.refused.iter().filter(|r| wanted(&r.arch)) {
                     out.refused.push(Refused {
@@ -154,33 +159,14 @@ pub fn kernel_id(package: &str, k: &KernelEntry) -> KernelId {
     }
 }
 
-/// The host launch of `k` from the crate's metadata: its block size when it has no thread
-/// contract, and its dynamic shared memory.
-pub fn host_launch(config: &launch_build::Config, k: &KernelEntry) -> HostLaunch {
-    let kc = config.kernel_settings(&k.name, &qualified(k));
-    HostLaunch { threads: kc.threads.unwrap_or(config.host_threads), dynamic_smem: kc.dynamic_smem.unwrap_or(0) }
-}
-
-/// The spill budget of `k`: its own `max-spill-bytes`, else the crate's.
-pub fn spill_budget(config: &launch_build::Config, id: &KernelId) -> Option<u32> {
-    config.kernel_settings(&id.name, &id.qualified).max_spill_bytes.or(config.max_spill_bytes)
-}
-
-/// One message per `[package.metadata.launch.kernel."<key>"]` that matches no kernel of the crate
-/// (a name, a qualified name or a pattern).
-pub fn unknown_kernel_settings(config: &launch_build::Config, manifest: &launch_build::Manifest) -> Vec<String> {
-    config
-        .kernel
-        .keys()
-        .filter(|key| {
-            !manifest.kernels.iter().any(|k| {
-                launch_build::config::kernel_key_matches(key, &k.name, &qualified(k)) || &k.display_name == *key
-            })
-        })
-        .map(|name| {
-            let names: Vec<&str> = manifest.kernels.iter().map(|k| k.display_name.as_str()).collect();
+/// One message per `[package.metadata.launch.kernel."<key>"]` that names no kernel of the crate
+/// (a name, a qualified name or a pattern), as the build found them.
+pub fn unknown_kernel_settings(manifest: &launch_build::Manifest) -> Vec<String> {
+    let names: Vec<&str> = manifest.kernels.iter().map(|k| k.display_name.as_str()).collect();
+    (manifest.unused_kernel_settings.iter())
+        .map(|key| {
             format!(
-                "[package.metadata.launch.kernel.{name}] names no kernel; its settings are unused. Kernels: {}",
+                "[package.metadata.launch.kernel.{key}] names no kernel; its settings are unused. Kernels: {}",
                 names.join(", ")
             )
         })
@@ -247,6 +233,8 @@ pub(crate) mod testing {
                     })
                     .collect(),
                 host_threads: None,
+                dynamic_smem: None,
+                max_spill_bytes: None,
                 variants: Vec::new(),
             })
             .collect();
@@ -261,6 +249,7 @@ pub(crate) mod testing {
             warnings: Vec::new(),
             min_driver: None,
             host: Vec::new(),
+            unused_kernel_settings: Vec::new(),
         };
         PackageKernels { package: "pkg".into(), launch_dir: dir.join("out/launch"), manifest, config }
     }

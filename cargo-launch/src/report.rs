@@ -21,7 +21,7 @@ pub fn run(args: &ReportArgs) -> Result<(), Error> {
     toolchain::refuse_untargetable(&arches, &pins)?;
     let packages = cargo::build(&args.packages, &arches)?;
     for p in &packages {
-        for w in records::unknown_kernel_settings(&p.config, &p.manifest) {
+        for w in records::unknown_kernel_settings(&p.manifest) {
             eprintln!("warning: {}: {w}", p.config.manifest_path.display());
         }
     }

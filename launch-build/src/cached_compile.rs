@@ -54,8 +54,8 @@ fn keys_and_sizes(compiler: &Compiler, jobs: &[Job]) -> Vec<(Key, u64)> {
     let mut headers_of: BTreeMap<PathBuf, Headers> = BTreeMap::new();
     jobs.iter()
         .map(|job| {
-            let (headers, header_bytes) = headers_of.entry(job.source.path.clone()).or_insert_with(|| {
-                let deps = source::dependencies(&job.source.path, &compiler.include_search(job));
+            let (headers, header_bytes) = headers_of.entry(job.file.source.path.clone()).or_insert_with(|| {
+                let deps = source::dependencies(&job.file.source.path, &compiler.include_search(job));
                 let bytes = deps.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
                 let mut h: Vec<(String, [u8; 32])> = deps
                     .iter()
@@ -68,7 +68,7 @@ fn keys_and_sizes(compiler: &Compiler, jobs: &[Job]) -> Vec<(Key, u64)> {
             let ptxas_options = compiler.ptxas_options(job);
             let arch = job.arch.to_string();
             let key = cache::key(&KeyInputs {
-                file: &job.source.file,
+                file: &job.file.source.file,
                 text: job.text,
                 headers,
                 options: &options,
@@ -112,7 +112,7 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
     let timings_dir = root.map(|d| d.join("kernel-timings")).unwrap_or_else(|| launch_dir.join("cache-timings"));
     let pairs = placeholders(compiler);
     let (keys, sizes): (Vec<Key>, Vec<u64>) = keys_and_sizes(compiler, jobs).into_iter().unzip();
-    let label = |i: usize| format!("{} {}", jobs[i].source.file, jobs[i].arch);
+    let label = |i: usize| format!("{} {}", jobs[i].file.source.file, jobs[i].arch);
 
     let Found { mut outputs, corrupt, first_damage } =
         look_up(cache.as_ref(), &keys, |i, e| from_entry(&jobs[i], e, &pairs), label, debug);
@@ -131,7 +131,7 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
     let pending: Vec<usize> = (0..jobs.len()).filter(|&i| outputs[i].is_none()).collect();
     let mut timings = cache.as_ref().map(|_| cache::Timings::load(&timings_dir, compiler.root())).unwrap_or_default();
     let history: Vec<Option<u64>> =
-        pending.iter().map(|&i| timings.get(&jobs[i].source.file, &jobs[i].arch.to_string())).collect();
+        pending.iter().map(|&i| timings.get(&jobs[i].file.source.file, &jobs[i].arch.to_string())).collect();
     let order = start_order(&history, &pending.iter().map(|&i| sizes[i]).collect::<Vec<_>>());
     if debug && !order.is_empty() {
         let first: Vec<String> = order.iter().take(3).map(|&k| label(pending[k])).collect();
@@ -162,14 +162,14 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
         match r {
             Some(Ok(v)) => compiled.push((i, v)),
             Some(Err(e)) if stops_the_build(&e) => return Err(e),
-            Some(Err(e)) => failed.push((jobs[i].source.file.clone(), jobs[i].arch.to_string(), e)),
+            Some(Err(e)) => failed.push((jobs[i].file.source.file.clone(), jobs[i].arch.to_string(), e)),
             None => {}
         }
     }
     // What compiled is remembered even when others failed: the next build orders by it.
     for (i, (_, timing)) in &compiled {
         let ms = (timing.nvrtc + timing.ptxas).as_millis();
-        timings.record(&jobs[*i].source.file, &jobs[*i].arch.to_string(), u64::try_from(ms).unwrap_or(u64::MAX));
+        timings.record(&jobs[*i].file.source.file, &jobs[*i].arch.to_string(), u64::try_from(ms).unwrap_or(u64::MAX));
     }
     if !compiled.is_empty() {
         if let Err(e) = timings.save() {
@@ -184,7 +184,7 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
     let mut stats = build_stats::counts(jobs.len(), pending.len(), corrupt, cache_dir, &tokens, max_parallel);
     let mut fresh = vec![false; jobs.len()];
     for (i, (out, timing)) in compiled {
-        build_stats::add_compiled(&mut stats, &jobs[i].source.file, jobs[i].arch, timing);
+        build_stats::add_compiled(&mut stats, &jobs[i].file.source.file, jobs[i].arch, timing);
         outputs[i] = Some(out);
         fresh[i] = true;
     }
@@ -198,7 +198,7 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
         // returned above); say which one did not rather than panic.
         all.push(o.ok_or_else(|| {
             let no_output = format!("no output for {}", jobs[i].arch);
-            Error::Kernels(vec![crate::error::Diagnostic::error(&jobs[i].source.file, 0, 0, no_output)])
+            Error::Kernels(vec![crate::error::Diagnostic::error(&jobs[i].file.source.file, 0, 0, no_output)])
         })?);
     }
     Ok(Built { outputs: all, compiled: fresh, stats })

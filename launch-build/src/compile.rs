@@ -15,28 +15,17 @@ use crate::env::Env;
 use crate::error::Error;
 use crate::headers;
 use crate::nvrtc::Nvrtc;
+use crate::plan::PlannedFile;
 use crate::process::{self, quote, Tool};
 use crate::ptxas_log::{self, PtxasLog, Severity};
 use crate::toolchain::Toolchain;
 use crate::{names, source};
 
-/// A kernel source file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SourceFile {
-    /// Path relative to the crate root, `/`-separated (used in messages and the manifest).
-    pub file: String,
-    /// Absolute path.
-    pub path: PathBuf,
-    /// Path relative to the kernel folder, `/`-separated (what `exclude` and
-    /// `[package.metadata.launch.file."<pattern>"]` patterns match).
-    pub kernel_rel: String,
-}
-
 /// One kernel file to compile for one arch.
 #[derive(Clone, Debug)]
 pub struct Job<'a> {
-    /// The file.
-    pub source: &'a SourceFile,
+    /// The file, as planned (its settings, whether it is a `host` file).
+    pub file: &'a PlannedFile,
     /// Its text with the `@launch` contracts applied (same line numbers as the file).
     pub text: &'a str,
     /// Its validated `@launch` annotations.
@@ -107,7 +96,7 @@ pub struct Compiler {
     supported: Vec<i32>,
     root: PathBuf,
     include_dirs: Vec<IncludeDir>,
-    /// For the per-file settings (flags, defines, ptxas options) of each job.
+    /// The crate-wide settings (the `host` files' include folders); per-file ones come with each job.
     config: Config,
     work_dir: PathBuf,
     debug: bool,
@@ -184,7 +173,7 @@ impl Compiler {
 
     /// The host front end when `job`'s file is a `host` file.
     fn host_front_end(&self, job: &Job) -> Option<&dyn HostFrontEnd> {
-        self.host.as_deref().filter(|_| self.config.is_host(&job.source.kernel_rel))
+        self.host.as_deref().filter(|_| job.file.host)
     }
 
     /// The configuration the jobs are compiled with.
@@ -242,7 +231,7 @@ impl Compiler {
     /// kernel folder: it is searched once.
     fn includes(&self, job: &Job) -> Vec<IncludeDir> {
         // Quoted includes resolve against the including file's folder first, as in a C compiler.
-        let own = job.source.path.parent().map(|dir| IncludeDir {
+        let own = job.file.source.path.parent().map(|dir| IncludeDir {
             portable: portable_path(dir, &self.root, &self.toolchain.root),
             path: dir.to_path_buf(),
         });
@@ -271,7 +260,7 @@ impl Compiler {
             let shown = if portable { d.portable } else { d.path.display().to_string() };
             options.push(format!("--include-path={shown}"));
         }
-        let settings = self.config.file_settings(&job.source.kernel_rel);
+        let settings = &job.file.settings;
         options.extend(settings.defines.iter().map(|(name, value)| match value {
             Some(v) => format!("--define-macro={name}={v}"),
             None => format!("--define-macro={name}"),
@@ -280,14 +269,14 @@ impl Compiler {
         if self.std_headers.is_some() {
             options.push(format!("--pre-include={}", headers::PRELUDE));
         }
-        options.extend(settings.flags);
+        options.extend(settings.flags.iter().cloned());
         options
     }
 
     /// The options launch-build adds to ptxas's own for `job` (`ptxas-flags`, `-Xptxas`): they
     /// belong in the job's cache key with [`Compiler::options`].
     pub fn ptxas_options(&self, job: &Job) -> Vec<String> {
-        self.config.file_settings(&job.source.kernel_rel).ptxas_flags
+        job.file.settings.ptxas_flags.clone()
     }
 
     /// NVRTC's log without the warnings our standard headers cause (see [`headers::filter_log`]).
@@ -300,7 +289,7 @@ impl Compiler {
 
     /// NVRTC's PTX of `job` and its log (warnings).
     fn nvrtc_ptx(&self, job: &Job) -> Result<(String, String), Error> {
-        let file = &job.source.file;
+        let file = &job.file.source.file;
         let arch = job.arch.to_string();
         let options = self.options(job, false);
         let nvrtc_line = nvrtc_command_line(file, &options);
@@ -329,7 +318,7 @@ impl Compiler {
     /// Runs one job: NVRTC to PTX, ptxas to cubin, then parses ptxas's report; also returns how
     /// long each compiler took.
     pub fn run_timed(&self, job: &Job) -> Result<(JobOutput, JobTiming), Error> {
-        let file = &job.source.file;
+        let file = &job.file.source.file;
         let arch = job.arch.to_string();
         let started = Instant::now();
         // A `host` file's device side comes from nvcc (see `host`); the rest is the same.
@@ -486,7 +475,7 @@ fn ptx_notes(job: &Job, ptx: &str, log: &str) -> Vec<String> {
             text.to_string()
         };
         let Some((kind, symbol)) = function else {
-            notes.push(format!("{}: note: PTX line {n} (`{shown}`) is outside every kernel", job.source.file));
+            notes.push(format!("{}: note: PTX line {n} (`{shown}`) is outside every kernel", job.file.source.file));
             continue;
         };
         let display = names::demangle(symbol);
@@ -499,10 +488,10 @@ fn ptx_notes(job: &Job, ptx: &str, log: &str) -> Vec<String> {
         let (at, whence) = match (loc, def) {
             (Some(loc), _) => (loc, format!("comes from {what} here, in {kind} `{display}`")),
             (None, Some(d)) => (
-                format!("{}:{}:{}", job.source.file, d.line, d.col),
+                format!("{}:{}:{}", job.file.source.file, d.line, d.col),
                 format!("comes from {what} in {kind} `{display}`, defined here"),
             ),
-            (None, None) => (job.source.file.clone(), format!("comes from {what} in {kind} `{display}`")),
+            (None, None) => (job.file.source.file.clone(), format!("comes from {what} in {kind} `{display}`")),
         };
         notes.push(format!("{at}: note: PTX line {n} (`{shown}`) {whence}"));
     }
@@ -568,7 +557,7 @@ fn loc_of(line: &str, ptx: &str) -> Option<String> {
 /// Parses the `ptxas -v` report of `job` (also used for reports read back from the cache).
 pub fn parse_report(job: &Job, log: &str) -> Result<PtxasLog, Error> {
     ptxas_log::parse(log).map_err(|e| Error::Report {
-        file: job.source.file.clone(),
+        file: job.file.source.file.clone(),
         arch: job.arch.to_string(),
         reason: e.to_string(),
     })
@@ -620,124 +609,23 @@ pub fn sanitize(rel: &str) -> String {
     out
 }
 
-/// Every `.cu` file under the kernel folder, recursively, sorted (never directory order), less
-/// those `exclude` patterns match (a matched folder is not even listed).
-pub fn kernel_files(root: &Path, kernel_dir: &Path, exclude: &[String]) -> Result<Vec<SourceFile>, Error> {
-    let base = root.join(kernel_dir);
-    let slashed = |p: &Path, from: &Path| {
-        let rel = p.strip_prefix(from).unwrap_or(p);
-        rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
-    };
-    let excluded = |p: &Path| {
-        let rel = slashed(p, &base);
-        exclude.iter().any(|e| crate::config::path_matches(e, &rel))
-    };
-    let mut files = Vec::new();
-    let mut stack = vec![base.clone()];
-    while let Some(dir) = stack.pop() {
-        let rd = std::fs::read_dir(&dir).map_err(Error::io("list", &dir))?;
-        for e in rd {
-            let e = e.map_err(Error::io("list", &dir))?;
-            let p = e.path();
-            if excluded(&p) {
-                continue;
-            }
-            // file_type does not follow symbolic links: a link cycle under kernels/ cannot loop.
-            if e.file_type().map_err(Error::io("list", &dir))?.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "cu") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
-    Ok(files
-        .into_iter()
-        .map(|path| SourceFile { file: slashed(&path, root), kernel_rel: slashed(&path, &base), path })
-        .collect())
-}
-
-/// Warnings for `exclude` entries and `[package.metadata.launch.file."<pattern>"]` tables that
-/// match no kernel file (`sources`: the files left after `exclude`): a misspelt pattern would
-/// otherwise be ignored without a word.
-pub fn unused_patterns(config: &Config, sources: &[SourceFile]) -> Result<Vec<String>, Error> {
-    let mut out = Vec::new();
-    let folder = config.kernel_dir.display().to_string().replace('\\', "/");
-    if !config.exclude.is_empty() {
-        let all = kernel_files(config.root(), &config.kernel_dir, &[])?;
-        for e in &config.exclude {
-            if !all.iter().any(|s| crate::config::path_matches(e, &s.kernel_rel)) {
-                out.push(format!("exclude entry `{e}` matches no .cu file under {folder}/; it has no effect"));
-            }
-        }
-    }
-    for f in &config.files {
-        if !sources.iter().any(|s| crate::config::path_matches(&f.pattern, &s.kernel_rel)) {
-            out.push(format!(
-                "[package.metadata.launch.file.\"{}\"] matches no kernel file under {folder}/ (patterns are relative to it); its settings are unused",
-                f.pattern
-            ));
-        }
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::SourceFile;
 
-    #[test]
-    fn kernel_files_are_sorted_recursive_and_relative() {
-        let d = tempfile::tempdir().unwrap();
-        let k = d.path().join("kernels");
-        std::fs::create_dir_all(k.join("sub")).unwrap();
-        for f in ["b.cu", "a.cu", "sub/c.cu", "h.cuh", "notes.txt"] {
-            std::fs::write(k.join(f), "").unwrap();
-        }
-        let files: Vec<(String, String)> = kernel_files(d.path(), Path::new("kernels"), &[])
-            .unwrap()
-            .into_iter()
-            .map(|s| (s.file, s.kernel_rel))
-            .collect();
-        let expected = [("kernels/a.cu", "a.cu"), ("kernels/b.cu", "b.cu"), ("kernels/sub/c.cu", "sub/c.cu")];
-        assert_eq!(files, expected.map(|(a, b)| (a.to_string(), b.to_string())));
+    fn job_of<'a>(file: &'a PlannedFile, text: &'a str) -> Job<'a> {
+        Job { file, text, annotations: &[], arch: "sm_90".parse().unwrap() }
     }
 
-    /// `exclude`: a file, a folder (everything under it), globs with `*`, `?` and `**`.
-    #[test]
-    fn excluded_files_and_folders_are_not_listed() {
-        let d = tempfile::tempdir().unwrap();
-        let k = d.path().join("kernels");
-        for f in [
-            "a.cu",
-            "host.cu",
-            "moe/x.cu",
-            "moe/deep/y.cu",
-            "mmq_gguf/z.cu",
-            "sub/keep.cu",
-            "sub/k_test.cu",
-            "sub/deeper/t_test.cu",
-            "v1.cu",
-            "v22.cu",
-        ] {
-            std::fs::create_dir_all(k.join(f).parent().unwrap()).unwrap();
-            std::fs::write(k.join(f), "").unwrap();
-        }
-        let list = |exclude: &[&str]| -> Vec<String> {
-            let exclude: Vec<String> = exclude.iter().map(|s| s.to_string()).collect();
-            kernel_files(d.path(), Path::new("kernels"), &exclude).unwrap().into_iter().map(|s| s.kernel_rel).collect()
+    /// `kernels/k.cu` of a crate at `/c`, with the crate's settings.
+    fn planned() -> PlannedFile {
+        let source = SourceFile {
+            file: "kernels/k.cu".into(),
+            path: PathBuf::from("/c/kernels/k.cu"),
+            kernel_rel: "k.cu".into(),
         };
-        assert_eq!(list(&["host.cu", "moe", "mm*_gguf", "**/*_test.cu", "v?.cu"]), ["a.cu", "sub/keep.cu", "v22.cu"]);
-        assert_eq!(list(&["sub/*"]).len(), 7, "`*` does not cross a folder, but a matched folder takes its files");
-        assert_eq!(
-            list(&["*.cu"]),
-            ["mmq_gguf/z.cu", "moe/deep/y.cu", "moe/x.cu", "sub/deeper/t_test.cu", "sub/k_test.cu", "sub/keep.cu"]
-        );
-        assert_eq!(list(&["nothing"]).len(), 10);
-    }
-
-    fn job_of<'a>(source: &'a SourceFile, text: &'a str) -> Job<'a> {
-        Job { source, text, annotations: &[], arch: "sm_90".parse().unwrap() }
+        PlannedFile { source, settings: Default::default(), arches: Vec::new(), host: false }
     }
 
     const ASM_PTX: &str = "\
@@ -764,11 +652,7 @@ mod tests {
 
     #[test]
     fn a_ptxas_error_in_inline_asm_names_the_kernel_and_its_source_line() {
-        let source = SourceFile {
-            file: "kernels/k.cu".into(),
-            path: PathBuf::from("/c/kernels/k.cu"),
-            kernel_rel: "k.cu".into(),
-        };
+        let source = planned();
         let text = "extern \"C\" __global__ void good() {}\n\nextern \"C\" __global__ void bad_asm(int* p) {\n    asm(\"bogus.instr %0;\" : \"=r\"(p[0]));\n}\n";
         let log = "ptxas /o/launch/work/kernels+k.cu.sm_90.ptx, line 16; error   : Unknown modifier '.instr'\n\
                    ptxas /o/launch/work/kernels+k.cu.sm_90.ptx, line 16; error   : Not a name of any known instruction: 'bogus'\n\
@@ -785,11 +669,7 @@ mod tests {
 
     #[test]
     fn a_ptxas_error_is_mapped_through_the_ptx_line_info_when_there_is_some() {
-        let source = SourceFile {
-            file: "kernels/k.cu".into(),
-            path: PathBuf::from("/c/kernels/k.cu"),
-            kernel_rel: "k.cu".into(),
-        };
+        let source = planned();
         let ptx = ".version 8.8\n.target sm_90\n.file 1 \"kernels/k.cu\"\n\
                    .func  (.param .b32 func_retval0) _Z6helperi(\n.param .b32 p\n)\n{\n\
                    .loc 1 7 12\nadd.s32 %r1, %r2, %r3;\n.loc 1 8 3\nbad.op %r1;\n}\n";
@@ -803,11 +683,7 @@ mod tests {
 
     #[test]
     fn a_log_without_ptx_locations_is_left_as_it_is() {
-        let source = SourceFile {
-            file: "kernels/k.cu".into(),
-            path: PathBuf::from("/c/kernels/k.cu"),
-            kernel_rel: "k.cu".into(),
-        };
+        let source = planned();
         let log = "ptxas fatal   : Unresolved extern function 'f'\n";
         assert_eq!(with_ptx_notes(&job_of(&source, ""), ASM_PTX, log), log);
         let beyond = "ptxas /o/k.ptx, line 999; error   : x\n";

@@ -96,7 +96,7 @@ pub struct Config {
     /// Spill budget per kernel and arch (stores + loads, bytes); `None`: spills are warnings.
     pub max_spill_bytes: Option<u32>,
     /// Per-kernel settings, by kernel name (as written in the source, or the symbol name), by
-    /// qualified name (`kernels/a.cu::fill`) or by pattern (`fill_*`); see [`Config::kernel_settings`].
+    /// qualified name (`kernels/a.cu::fill`) or by pattern (`fill_*`); the plan resolves them per kernel (`plan::Plan::settle_kernels`).
     pub kernel: BTreeMap<String, KernelConfig>,
     /// The keys of `kernel` that are patterns, in the order the file lists them.
     pub kernel_patterns: Vec<String>,
@@ -435,56 +435,24 @@ impl Config {
         self.manifest_path.parent().unwrap_or(Path::new("."))
     }
 
-    /// The settings `file` (relative to the kernel folder, `/`-separated: `quantized.cu`,
-    /// `sub/a.cu`) is compiled with: the crate's, then each matching file table's, in order.
-    pub fn file_settings(&self, file: &str) -> FileSettings {
-        let matching: Vec<&FileConfig> = self.files.iter().filter(|f| path_matches(&f.pattern, file)).collect();
+    /// The settings of a file that `tables` match (in the order Cargo.toml lists them): the
+    /// crate's, then each table's. The plan matches the tables (`plan::Plan::resolve`).
+    pub fn merge_file_settings(&self, tables: &[&FileConfig]) -> FileSettings {
         let mut defines = self.defines.clone();
-        for (name, value) in matching.iter().flat_map(|f| &f.defines) {
+        for (name, value) in tables.iter().flat_map(|f| &f.defines) {
             match defines.iter_mut().find(|(n, _)| n == name) {
                 Some(d) => d.1 = value.clone(),
                 None => defines.push((name.clone(), value.clone())),
             }
         }
         FileSettings {
-            flags: flags::merge_nvrtc(self.flags.iter().chain(matching.iter().flat_map(|f| &f.flags)).cloned()),
+            flags: flags::merge_nvrtc(self.flags.iter().chain(tables.iter().flat_map(|f| &f.flags)).cloned()),
             defines,
-            arch: matching.iter().rev().find_map(|f| f.arch.clone()),
+            arch: tables.iter().rev().find_map(|f| f.arch.clone()),
             ptxas_flags: without_repeats(
-                self.ptxas_flags.iter().chain(matching.iter().flat_map(|f| &f.ptxas_flags)).cloned().collect(),
+                self.ptxas_flags.iter().chain(tables.iter().flat_map(|f| &f.ptxas_flags)).cloned().collect(),
             ),
         }
-    }
-
-    /// The settings of kernel `name` (as written in the source), whose qualified name is
-    /// `qualified` (`kernels/a.cu::name`). Each setting comes from the first table that sets it,
-    /// in this order: the table of the qualified name, the table of the plain name, then the
-    /// pattern tables that match (`fill_*`, or `kernels/*.cu::fill_*` against the qualified name)
-    /// in the order the file lists them. A kernel no table names gets the defaults.
-    pub fn kernel_settings(&self, name: &str, qualified: &str) -> KernelConfig {
-        let exact = [self.kernel.get(qualified), self.kernel.get(name)];
-        let patterns = self
-            .kernel_patterns
-            .iter()
-            .filter(|p| kernel_key_matches(p, name, qualified))
-            .filter_map(|p| self.kernel.get(p));
-        let mut out = KernelConfig::default();
-        for k in exact.into_iter().flatten().chain(patterns) {
-            out.max_spill_bytes = out.max_spill_bytes.or(k.max_spill_bytes);
-            out.dynamic_smem = out.dynamic_smem.or(k.dynamic_smem);
-            out.threads = out.threads.or(k.threads);
-        }
-        out
-    }
-
-    /// Whether the kernel folder's `file` (relative to it) is a `host` file.
-    pub fn is_host(&self, file: &str) -> bool {
-        self.host.iter().any(|p| path_matches(&p.pattern, file))
-    }
-
-    /// Whether the kernel folder's `file` (relative to it) is left out by `exclude`.
-    pub fn is_excluded(&self, file: &str) -> bool {
-        self.exclude.iter().any(|p| path_matches(p, file))
     }
 }
 

@@ -81,6 +81,15 @@ pub fn write(
     Ok(())
 }
 
+/// The outputs of a build that compiled nothing (see `assemble::uncompiled`): an empty fallback
+/// PTX per module and the generated module.
+pub fn write_uncompiled(launch_dir: &Path, manifest: &Manifest) -> Result<(), Error> {
+    for m in &manifest.modules {
+        write_if_changed(&launch_dir.join(&m.ptx), b"")?;
+    }
+    write_if_changed(&launch_dir.join("kernels.rs"), generate(manifest).as_bytes()).map(drop)
+}
+
 /// One node of the generated module tree: the kernels of a file and/or the modules below it.
 #[derive(Default)]
 struct Node<'a> {

@@ -21,13 +21,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use launch::Arch;
-
 use crate::cargo_directives;
-use crate::compile::{portable_path, sanitize, Compiler, HostFrontEnd, Job, SourceFile};
+use crate::compile::{portable_path, sanitize, Compiler, HostFrontEnd, Job};
 use crate::config::{Config, HostPattern};
 use crate::env::Env;
 use crate::error::Error;
+use crate::plan::{host_pattern_error, PlannedFile};
 use crate::process::Tool;
 use crate::toolchain::{on_path, Toolchain};
 
@@ -59,27 +58,6 @@ const NVRTC_ONLY: &[&str] = &[
     "--no-source-include",
 ];
 
-/// The kernel files that are `host` files, each pattern checked to match at least one of
-/// `sources` (the files left after `exclude`).
-///
-/// # Errors
-/// A pattern that matches no kernel file, at its entry in Cargo.toml.
-pub fn check_patterns(config: &Config, sources: &[SourceFile]) -> Result<(), Error> {
-    let folder = config.kernel_dir.display().to_string().replace('\\', "/");
-    for p in &config.host {
-        if !sources.iter().any(|s| crate::config::path_matches(&p.pattern, &s.kernel_rel)) {
-            return Err(at(
-                p,
-                format!(
-                    "`{}` matches no kernel file under {folder}/ (patterns are relative to it; files left out by `exclude` do not count)",
-                    p.pattern
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// nvcc, the host compiler and the static CUDA runtime, or a located error saying which is
 /// missing. `cxx`: the host compiler as `cc` found it (see [`host_compiler`]).
 /// `first`: the first `host` entry, where the errors point.
@@ -104,9 +82,9 @@ pub fn tools(
                 toolchain.ptxas.parent().unwrap_or(&toolchain.root).display()
             )
         };
-        return Err(at(first, message));
+        return Err(host_pattern_error(first, message));
     };
-    let cxx = cxx.map_err(|why| at(first, format!(
+    let cxx = cxx.map_err(|why| host_pattern_error(first, format!(
         "`host` files need a host C++ compiler (nvcc compiles their host code with it), and {why}; install g++ or clang++, or set CXX to one"
     )))?;
     let nvcc_version = Tool::new(&nvcc)
@@ -144,10 +122,6 @@ pub fn host_compiler(env: &Env) -> Result<PathBuf, String> {
     on_path(&name, env).ok_or_else(|| format!("`{name}` (the `cc` crate's choice: CXX, else c++) is not on PATH"))
 }
 
-fn at(p: &HostPattern, message: String) -> Error {
-    Error::Config { location: p.location.clone(), key: p.key.clone(), message }
-}
-
 /// `libcudart_static.a` beside nvcc: `lib` of the 13.x wheels, `lib64` or
 /// `targets/<cpu>-linux/lib` of toolkits.
 fn cudart_dir(nvcc: &Path) -> Option<PathBuf> {
@@ -162,7 +136,7 @@ fn cudart_dir(nvcc: &Path) -> Option<PathBuf> {
 /// The nvcc options of a host file's job, without the arch: include folders, defines, then the
 /// flags nvcc has. With `portable`, paths as in [`Compiler::options`] and the compilers' names
 /// first (they are part of the cache key).
-fn options(compiler: &Compiler, tools: &Tools, source: &SourceFile, portable: bool) -> Vec<String> {
+fn options(compiler: &Compiler, tools: &Tools, file: &PlannedFile, portable: bool) -> Vec<String> {
     let config = compiler.config();
     let show = |p: &Path| {
         if portable {
@@ -181,7 +155,7 @@ fn options(compiler: &Compiler, tools: &Tools, source: &SourceFile, portable: bo
     for dir in std::iter::once(&config.kernel_dir).chain(&config.include_dirs) {
         options.push(format!("-I{}", show(&compiler.root().join(dir))));
     }
-    let settings = config.file_settings(&source.kernel_rel);
+    let settings = &file.settings;
     options.extend(settings.defines.iter().map(|(name, value)| match value {
         Some(v) => format!("-D{name}={v}"),
         None => format!("-D{name}"),
@@ -206,7 +180,7 @@ fn nvcc_flag(flag: &str) -> Option<String> {
 /// nvcc in NVRTC's place for the host files' jobs.
 impl HostFrontEnd for Tools {
     fn options(&self, compiler: &Compiler, job: &Job, portable: bool) -> Vec<String> {
-        options(compiler, self, job.source, portable)
+        options(compiler, self, job.file, portable)
     }
 
     fn ptx(&self, compiler: &Compiler, job: &Job) -> Result<(String, String), Error> {
@@ -217,7 +191,7 @@ impl HostFrontEnd for Tools {
 /// The device side of `job`'s file for its arch's virtual architecture: `nvcc -ptx`. Returns the
 /// PTX and nvcc's messages (its warnings), with the crate root taken out of paths.
 fn ptx(compiler: &Compiler, tools: &Tools, job: &Job) -> Result<(String, String), Error> {
-    let file = &job.source.file;
+    let file = &job.file.source.file;
     let arch = job.arch.to_string();
     let work = compiler.work_dir();
     std::fs::create_dir_all(work).map_err(Error::io("create folder", work))?;
@@ -226,7 +200,7 @@ fn ptx(compiler: &Compiler, tools: &Tools, job: &Job) -> Result<(String, String)
     let tool = Tool::new(&tools.nvcc)
         .arg("-ptx")
         .args(compiler.options(job, false))
-        .arg(&job.source.path)
+        .arg(&job.file.source.path)
         .arg("-o")
         .arg(&out)
         .timeout(compiler.timeout());
@@ -245,14 +219,6 @@ fn ptx(compiler: &Compiler, tools: &Tools, job: &Job) -> Result<(String, String)
     Ok((ptx, log))
 }
 
-/// One host file to link, with the arches it is built for.
-pub struct LinkFile<'a> {
-    /// The file.
-    pub source: &'a SourceFile,
-    /// Its arches (the crate's, less those its `arch` setting leaves out).
-    pub arches: &'a [Arch],
-}
-
 /// Compiles every host file, host code and all, through `cc` into one static library and tells
 /// cargo to link it and the static CUDA runtime. Build scripts only (`cc` reads cargo's
 /// variables). Returns the library's name.
@@ -260,13 +226,12 @@ pub fn link(
     compiler: &Compiler,
     tools: &Tools,
     first: &HostPattern,
-    files: &[LinkFile],
+    files: &[&PlannedFile],
     package: &str,
 ) -> Result<String, Error> {
     let started = Instant::now();
-    let config = compiler.config();
     let Some(cudart_dir) = &tools.cudart_dir else {
-        return Err(at(
+        return Err(host_pattern_error(
             first,
             format!(
                 "`host` files link the static CUDA runtime, and there is no libcudart_static.a beside {} (looked in lib, lib64 and targets/<cpu>-linux/lib); `cargo launch setup --toolchain 13.0` installs it",
@@ -279,13 +244,13 @@ pub fn link(
         let mut b = base_build(tools);
         // No `-G`, `-g` or warning flags of cc's: device code as in the report pass.
         b.flag("-O2");
-        for o in options(compiler, tools, f.source, false) {
+        for o in options(compiler, tools, f, false) {
             b.flag(o);
         }
-        for o in config.file_settings(&f.source.kernel_rel).ptxas_flags {
+        for o in &f.settings.ptxas_flags {
             b.flag("-Xptxas").flag(o);
         }
-        for a in f.arches {
+        for a in &f.arches {
             b.flag("-gencode").flag(format!("arch={},code={a}", a.virtual_name()));
         }
         b.file(&f.source.path);
@@ -332,7 +297,7 @@ fn base_build(tools: &Tools) -> cc::Build {
     b
 }
 
-fn cc_error(tools: &Tools, f: &LinkFile, e: cc::Error) -> Error {
+fn cc_error(tools: &Tools, f: &PlannedFile, e: cc::Error) -> Error {
     Error::Compile {
         compiler: format!("{} (through cc; its messages are the warnings above)", tools.nvcc_name),
         file: f.source.file.clone(),
@@ -342,7 +307,7 @@ fn cc_error(tools: &Tools, f: &LinkFile, e: cc::Error) -> Error {
 }
 
 /// The manifest's record of the host files.
-pub fn record(tools: &Tools, files: &[LinkFile], library: Option<&str>) -> Vec<crate::manifest::HostFile> {
+pub fn record(tools: &Tools, files: &[&PlannedFile], library: Option<&str>) -> Vec<crate::manifest::HostFile> {
     files
         .iter()
         .map(|f| crate::manifest::HostFile {

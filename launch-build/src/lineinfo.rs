@@ -15,12 +15,14 @@ use std::time::Duration;
 use launch::Arch;
 
 use crate::cache::{self, HeaderDigests, KeyInputs};
-use crate::compile::{self, Compiler, Job, SourceFile};
+use crate::compile::{self, Compiler, Job};
 use crate::config::Config;
 use crate::contract::{self, Annotation};
 use crate::env::Env;
 use crate::error::Error;
 use crate::nvrtc::Nvrtc;
+use crate::plan::{Plan, PlannedFile};
+use crate::prepare;
 use crate::process::Tool;
 use crate::toolchain::{self, Toolchain};
 use crate::{cached_compile, source};
@@ -37,8 +39,8 @@ pub struct Compiled {
 }
 
 /// A kernel file ready to compile: the source as the build compiles it and its contracts.
-struct Prepared {
-    source: SourceFile,
+struct Prepared<'p> {
+    file: &'p PlannedFile,
     text: String,
     annotations: Vec<Annotation>,
 }
@@ -47,7 +49,8 @@ struct Prepared {
 pub struct Recompiler {
     compiler: Compiler,
     nvrtc: Nvrtc,
-    config: Config,
+    /// The build's plan: each file's settings as the build resolves them.
+    plan: Plan,
     /// `LAUNCH_COMPILE_TIMEOUT`, as the build reads it: for NVRTC, ptxas and nvdisasm alike.
     timeout: Duration,
 }
@@ -60,7 +63,8 @@ impl Recompiler {
         let nvrtc = Nvrtc::load(&toolchain.nvrtc)?;
         let settings = compile::Settings::from_env(env)?;
         let compiler = Compiler::new(toolchain, config, work_dir.to_path_buf(), settings)?;
-        Ok(Recompiler { compiler, nvrtc, config: config.clone(), timeout: settings.timeout })
+        let plan = Plan::resolve(config.clone())?;
+        Ok(Recompiler { compiler, nvrtc, plan, timeout: settings.timeout })
     }
 
     /// The toolchain it compiles with.
@@ -69,23 +73,14 @@ impl Recompiler {
     }
 
     /// The file (`kernels/poly.cu`, relative to the crate) read and prepared as the build does.
-    fn prepare(&self, file: &str) -> Result<Prepared, Error> {
-        let root = self.config.root();
-        let source = compile::kernel_files(root, &self.config.kernel_dir, &self.config.exclude)?
-            .into_iter()
-            .find(|s| s.file == file)
-            .ok_or_else(|| Error::Io {
-                path: root.join(file),
-                action: "find among the kernel files",
-                source: std::io::Error::from(std::io::ErrorKind::NotFound),
-            })?;
-        let bytes = std::fs::read(&source.path).map_err(Error::io("read", &source.path))?;
-        let original = source::decode(&source.file, bytes).map_err(|d| Error::Kernels(vec![d]))?;
-        let scanned = source::scan(&original);
-        let kernels = source::kernels(&original, &scanned);
-        let (annotations, applied) =
-            contract::prepare(&source.file, &original, &scanned, &kernels).map_err(Error::Kernels)?;
-        Ok(Prepared { source, text: applied.text, annotations })
+    fn prepare(&self, file: &str) -> Result<Prepared<'_>, Error> {
+        let planned = self.plan.file(file).ok_or_else(|| Error::Io {
+            path: self.plan.root().join(file),
+            action: "find among the kernel files",
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        })?;
+        let p = prepare::file(planned)?;
+        Ok(Prepared { file: planned, text: p.applied.text, annotations: p.annotations })
     }
 
     /// A content key of compiling `file` for `arch` with line info: the build's key inputs
@@ -93,10 +88,10 @@ impl Recompiler {
     /// options added. Cheap: reads and hashes, compiles nothing.
     pub fn key(&self, file: &str, arch: Arch) -> Result<String, Error> {
         let p = self.prepare(file)?;
-        let job = Job { source: &p.source, text: &p.text, annotations: &p.annotations, arch };
+        let job = Job { file: p.file, text: &p.text, annotations: &p.annotations, arch };
         let c = &self.compiler;
         let mut digests = HeaderDigests::default();
-        let mut headers: Vec<(String, [u8; 32])> = source::dependencies(&p.source.path, &c.include_search(&job))
+        let mut headers: Vec<(String, [u8; 32])> = source::dependencies(&p.file.source.path, &c.include_search(&job))
             .iter()
             .map(|h| (compile::portable_path(h, c.root(), &c.toolchain.root), digests.digest(h)))
             .collect();
@@ -106,7 +101,7 @@ impl Recompiler {
         let arch = arch.to_string();
         let id = cached_compile::toolchain_id(c);
         let key = cache::key(&KeyInputs {
-            file: &p.source.file,
+            file: &p.file.source.file,
             text: &p.text,
             headers: &headers,
             options: &options,
@@ -121,23 +116,24 @@ impl Recompiler {
     /// Compiles `file` for `arch` as the build does, adding line info when `line_info`.
     pub fn compile(&self, file: &str, arch: Arch, line_info: bool) -> Result<Compiled, Error> {
         let p = self.prepare(file)?;
-        let job = Job { source: &p.source, text: &p.text, annotations: &p.annotations, arch };
+        let job = Job { file: p.file, text: &p.text, annotations: &p.annotations, arch };
         let c = &self.compiler;
         let options = with_line_info(c.options(&job, false), line_info);
         let nvrtc_name = format!("NVRTC {}", c.toolchain.nvrtc_version);
         let timeout = self.timeout;
-        let compiled = self.nvrtc.compile_ptx_within(&p.text, &p.source.file, &options, timeout).ok_or_else(|| {
-            Error::ToolTimedOut {
-                tool: nvrtc_name.clone(),
-                command: format!("`{}`", compile::nvrtc_command_line(&p.source.file, &options)),
-                file: Some(p.source.file.clone()),
-                arch: Some(arch.to_string()),
-                timeout,
-            }
-        })?;
+        let compiled =
+            self.nvrtc.compile_ptx_within(&p.text, &p.file.source.file, &options, timeout).ok_or_else(|| {
+                Error::ToolTimedOut {
+                    tool: nvrtc_name.clone(),
+                    command: format!("`{}`", compile::nvrtc_command_line(&p.file.source.file, &options)),
+                    file: Some(p.file.source.file.clone()),
+                    arch: Some(arch.to_string()),
+                    timeout,
+                }
+            })?;
         let (ptx, _log) = compiled.map_err(|f| Error::Compile {
             compiler: nvrtc_name,
-            file: p.source.file.clone(),
+            file: p.file.source.file.clone(),
             arch: arch.to_string(),
             log: f.log,
         })?;
@@ -146,7 +142,7 @@ impl Recompiler {
         std::fs::create_dir_all(work).map_err(Error::io("create folder", work))?;
         // Two `--spills` runs may share the folder: each writes files of its own.
         let kind = if line_info { "lineinfo" } else { "plain" };
-        let stem = format!("{}.{arch}.{kind}.{}", compile::sanitize(&p.source.file), std::process::id());
+        let stem = format!("{}.{arch}.{kind}.{}", compile::sanitize(&p.file.source.file), std::process::id());
         let ptx_path = work.join(format!("{stem}.ptx"));
         let cubin_path = work.join(format!("{stem}.cubin"));
         std::fs::write(&ptx_path, &ptx).map_err(Error::io("write", &ptx_path))?;
@@ -163,7 +159,7 @@ impl Recompiler {
             .map_err(|e| match e {
                 Error::ToolFailed { stderr, .. } => Error::Compile {
                     compiler: format!("ptxas {}", c.toolchain.ptxas_version),
-                    file: p.source.file.clone(),
+                    file: p.file.source.file.clone(),
                     arch: arch.to_string(),
                     log: stderr,
                 },

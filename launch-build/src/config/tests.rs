@@ -301,59 +301,6 @@ fn refused_flags_are_located() {
     }
 }
 
-/// Crate-wide settings first, then each matching file table in order; later values win.
-#[test]
-fn file_settings_merge_in_order() {
-    let c = parse(
-        "arch = [\"sm_80\", \"sm_90\"]\nflags = [\"-std=c++14\", \"-lineinfo\"]\nptxas-flags = [\"-O3\"]\ndefines = { N = 1, M = 2 }\n\
-         [package.metadata.launch.file.\"fp8/**\"]\narch = [\"sm_90\"]\nflags = [\"-std=c++17\"]\ndefines = { FP8 = true }\n\
-         [package.metadata.launch.file.\"fp8/special.cu\"]\narch = [\"sm_80\", \"sm_90\"]\ndefines = { N = 3 }\nflags = [\"-Xptxas\", \"-warn-spills\"]\n\
-         [package.metadata.launch.file.\"*.cu\"]\nflags = [\"--use_fast_math\"]",
-    )
-    .unwrap();
-    let sm = |names: &[&str]| names.iter().map(|n| n.parse::<Arch>().unwrap()).collect::<Vec<_>>();
-    let top = c.file_settings("a.cu");
-    assert_eq!(top.flags, ["--std=c++14", "--generate-line-info", "--use_fast_math"]);
-    assert_eq!(top.arch, None);
-    assert_eq!(top.ptxas_flags, ["--opt-level=3"]);
-    let fp8 = c.file_settings("fp8/gemm.cu");
-    assert_eq!(fp8.flags, ["--generate-line-info", "--std=c++17"], "`*.cu` does not cross a folder");
-    assert_eq!(fp8.arch, Some(sm(&["sm_90"])));
-    let d = |n: &str, v: Option<&str>| (n.to_string(), v.map(String::from));
-    assert_eq!(fp8.defines, [d("M", Some("2")), d("N", Some("1")), d("FP8", None)]);
-    let special = c.file_settings("fp8/special.cu");
-    assert_eq!(special.arch, Some(sm(&["sm_80", "sm_90"])), "the last table that sets `arch` wins");
-    assert_eq!(special.defines, [d("M", Some("2")), d("N", Some("3")), d("FP8", None)]);
-    assert_eq!(special.ptxas_flags, ["--opt-level=3", "--warn-on-spills"]);
-}
-
-/// Qualified name, then plain name, then patterns in file order, setting by setting.
-#[test]
-fn kernel_settings_by_name_qualified_name_and_pattern() {
-    let c = parse(
-        "arch = [\"sm_90\"]\n[package.metadata.launch.kernel.\"fill_*\"]\nthreads = 128\ndynamic-smem = 64\n\
-         [package.metadata.launch.kernel.\"kernels/c*.cu::fill_*\"]\nmax-spill-bytes = 1\n\
-         [package.metadata.launch.kernel.\"*\"]\nthreads = 32\nmax-spill-bytes = 8\n\
-         [package.metadata.launch.kernel.fill_f16]\nthreads = 512\n\
-         [package.metadata.launch.kernel.\"kernels/b.cu::fill_f16\"]\ndynamic-smem = 0",
-    )
-    .unwrap();
-    assert_eq!(c.kernel_patterns, ["fill_*", "kernels/c*.cu::fill_*", "*"]);
-    let k = |name: &str, q: &str| {
-        let k = c.kernel_settings(name, q);
-        (k.threads, k.dynamic_smem, k.max_spill_bytes)
-    };
-    assert_eq!(k("fill_f32", "kernels/a.cu::fill_f32"), (Some(128), Some(64), Some(8)));
-    assert_eq!(k("fill_f16", "kernels/a.cu::fill_f16"), (Some(512), Some(64), Some(8)));
-    assert_eq!(k("fill_f16", "kernels/b.cu::fill_f16"), (Some(512), Some(0), Some(8)));
-    assert_eq!(k("fill_u8", "kernels/copy.cu::fill_u8"), (Some(128), Some(64), Some(1)));
-    assert_eq!(k("other", "kernels/a.cu::other"), (Some(32), None, Some(8)));
-    let none = parse("arch = [\"sm_90\"]").unwrap();
-    assert_eq!(none.kernel_settings("k", "kernels/a.cu::k"), KernelConfig::default());
-    assert!(kernel_key_matches("kernels/a.cu::k", "k", "kernels/a.cu::k"));
-    assert!(!kernel_key_matches("kernels/*.cu::k", "k", "kernels/sub/a.cu::k"));
-}
-
 #[test]
 fn globs_match_as_documented() {
     let yes = [

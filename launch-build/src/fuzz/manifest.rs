@@ -88,6 +88,8 @@ fn manifest(rng: &mut Rng) -> Manifest {
                     .collect(),
                 missing: (0..rng.below(2)).map(|_| MissingArch { arch: arch(rng), reason: string(rng) }).collect(),
                 host_threads: rng.one_in(3).then(|| rng.range(1, 1024) as u32),
+                dynamic_smem: opt(rng),
+                max_spill_bytes: opt(rng),
                 variants: Vec::new(),
             })
             .collect(),
@@ -96,6 +98,7 @@ fn manifest(rng: &mut Rng) -> Manifest {
         host: (0..rng.below(2))
             .map(|_| HostFile { file: string(rng), compiler: string(rng), library: rng.one_in(2).then(|| string(rng)) })
             .collect(),
+        unused_kernel_settings: (0..rng.below(2)).map(|_| string(rng)).collect(),
     }
 }
 

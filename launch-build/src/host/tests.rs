@@ -1,9 +1,10 @@
 use super::*;
+use crate::plan::Plan;
 use crate::toolchain::Origin;
 
 /// A crate with `meta` in `[package.metadata.launch]` (line 6 on) and the kernel files `files`:
 /// its configuration (or the error, with the folder taken out) and kernel files.
-fn parse_with(meta: &str, files: &[&str]) -> (tempfile::TempDir, Result<Config, String>, Vec<SourceFile>) {
+fn parse_with(meta: &str, files: &[&str]) -> (tempfile::TempDir, Result<Config, String>, Option<Plan>) {
     let dir = tempfile::tempdir().unwrap();
     for f in files {
         let p = dir.path().join("kernels").join(f);
@@ -13,14 +14,13 @@ fn parse_with(meta: &str, files: &[&str]) -> (tempfile::TempDir, Result<Config, 
     std::fs::create_dir_all(dir.path().join("kernels")).unwrap();
     let text = format!("[package]\nname = \"k\"\nversion = \"0.1.0\"\n\n[package.metadata.launch]\n{meta}\n");
     let config = Config::parse(&dir.path().join("Cargo.toml"), &text).map_err(|e| shown(&dir, e));
-    let exclude = config.as_ref().map(|c| c.exclude.clone()).unwrap_or_default();
-    let sources = crate::compile::kernel_files(dir.path(), Path::new("kernels"), &exclude).unwrap();
-    (dir, config, sources)
+    let plan = config.as_ref().ok().map(|c| Plan::resolve(c.clone()).unwrap());
+    (dir, config, plan)
 }
 
-fn crate_with(meta: &str, files: &[&str]) -> (tempfile::TempDir, Config, Vec<SourceFile>) {
-    let (dir, config, sources) = parse_with(meta, files);
-    (dir, config.unwrap(), sources)
+fn crate_with(meta: &str, files: &[&str]) -> (tempfile::TempDir, Config, Plan) {
+    let (dir, config, plan) = parse_with(meta, files);
+    (dir, config.unwrap(), plan.unwrap())
 }
 
 fn parse(meta: &str) -> Result<Config, String> {
@@ -65,8 +65,11 @@ fn host_patterns_are_kept_with_where_they_were_written() {
             "Cargo.toml:7:39 package.metadata.launch.host[2]"
         ]
     );
-    assert!(c.is_host("mmvq_gguf.cu") && c.is_host("moe/topk.cu") && c.is_host("launchers/a/b.cu"));
-    assert!(!c.is_host("moe/sub/topk.cu") && !c.is_host("other.cu"));
+    let files = ["mmvq_gguf.cu", "moe/topk.cu", "launchers/a/b.cu", "moe/sub/topk.cu", "other.cu"];
+    let (_dir, _, plan) =
+        crate_with("arch = [\"sm_90\"]\nhost = [\"mmvq_gguf.cu\", \"./moe/*.cu\", \"launchers/\"]", &files);
+    let host: Vec<&str> = plan.host_files().map(|f| f.source.kernel_rel.as_str()).collect();
+    assert_eq!(host, ["launchers/a/b.cu", "mmvq_gguf.cu", "moe/topk.cu"]);
     assert!(parse("arch = [\"sm_90\"]").unwrap().host.is_empty());
 }
 
@@ -85,17 +88,17 @@ fn a_bad_host_entry_is_located() {
 
 #[test]
 fn a_host_pattern_that_matches_no_kernel_file_is_a_located_error() {
-    let (dir, config, sources) = crate_with(
+    let (dir, _, plan) = crate_with(
         "arch = [\"sm_90\"]\nexclude = [\"old\"]\nhost = [\"launch.cu\", \"old/*.cu\"]",
         &["launch.cu", "old/a.cu"],
     );
-    let e = shown(&dir, check_patterns(&config, &sources).unwrap_err());
+    let e = shown(&dir, plan.check_host_patterns().unwrap_err());
     assert_eq!(
         e,
         "Cargo.toml:8:22: `package.metadata.launch.host[1]`: `old/*.cu` matches no kernel file under kernels/ (patterns are relative to it; files left out by `exclude` do not count)"
     );
-    let (_dir, config, sources) = crate_with("arch = [\"sm_90\"]\nhost = [\"*.cu\"]", &["launch.cu"]);
-    assert!(check_patterns(&config, &sources).is_ok());
+    let (_dir, _, plan) = crate_with("arch = [\"sm_90\"]\nhost = [\"*.cu\"]", &["launch.cu"]);
+    assert!(plan.check_host_patterns().is_ok());
 }
 
 /// The 12.9 wheels have ptxas but no nvcc: the error says so and names `toolchain = "13.0"`.

@@ -12,7 +12,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use launch::analysis::{analyze, HostLaunch};
+use launch::analysis::analyze;
 use launch::{Arch, Contract};
 
 use super::grid::{self, PlannedVariant};
@@ -81,7 +81,6 @@ pub fn build(
     compiler: &Compiler,
     config: &Config,
     launch_dir: &Path,
-    timeout: Duration,
     files: &[FileOutputs],
     manifest: &mut Manifest,
 ) -> Result<Built, Error> {
@@ -92,8 +91,8 @@ pub fn build(
     let mut jobs: Vec<Job> = Vec::new();
     for (pi, plan) in plans.iter().enumerate() {
         let k = &manifest.kernels[plan.kernel];
-        let Some(f) = files.iter().find(|f| f.source.file == k.file) else { continue };
-        let ptxas_flags = config.file_settings(&f.source.kernel_rel).ptxas_flags;
+        let Some(f) = files.iter().find(|f| f.name() == k.file) else { continue };
+        let ptxas_flags = &f.file.settings.ptxas_flags;
         for ka in &k.arches {
             let Some((_, out)) = f.outputs.iter().find(|(a, _)| *a == ka.arch) else { continue };
             let not_editable = |e: ptx::PtxEditError| {
@@ -123,7 +122,7 @@ pub fn build(
             }
         }
     }
-    let assembled = assemble_all(env, compiler, launch_dir, timeout, &jobs)?;
+    let assembled = assemble_all(env, compiler, launch_dir, compiler.timeout(), &jobs)?;
 
     let mut built = Built { jobs: jobs.len(), ..Built::default() };
     let mut entries: Vec<Vec<VariantEntry>> = plans
@@ -151,11 +150,7 @@ pub fn build(
             built.ptxas_ms += variant.ptxas_time.as_secs_f64() * 1e3;
         }
         let k = &manifest.kernels[plans[job.plan].kernel];
-        let settings = config.kernel_settings(&k.name, &k.qualified);
-        let host = HostLaunch {
-            threads: settings.threads.unwrap_or(config.host_threads),
-            dynamic_smem: settings.dynamic_smem.unwrap_or(0),
-        };
+        let host = manifest.host_launch(k);
         let e = &mut entries[job.plan][job.variant];
         // An arch without occupancy data cannot be judged: embedded, as the kernel is.
         let failure = analyze(job.arch, &variant.resources, Some(job.contract), host)

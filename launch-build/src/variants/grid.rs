@@ -116,8 +116,8 @@ fn resolve(tune: &TuneConfig, kernels: &[KernelEntry]) -> Result<usize, Error> {
 /// from the grid is an upper bound, as `__launch_bounds__` writes it.
 fn variants(config: &Config, tune: &TuneConfig, k: &KernelEntry) -> Vec<PlannedVariant> {
     let base = k.contract;
-    let settings = config.kernel_settings(&k.name, &k.qualified);
-    let host_threads = settings.threads.unwrap_or(config.host_threads);
+    // The kernel's settings as the plan resolved them into its entry.
+    let host_threads = k.host_threads.unwrap_or(config.host_threads);
     let own_threads = base.and_then(|c| c.threads);
     let threads = tune.threads.clone().unwrap_or_else(|| vec![own_threads.unwrap_or(host_threads)]);
     let (source, exact) = match (tune.threads.is_none(), base) {
@@ -132,9 +132,7 @@ fn variants(config: &Config, tune: &TuneConfig, k: &KernelEntry) -> Vec<PlannedV
     for &t in &threads {
         let caps: Vec<Option<u32>> = match &tune.max_regs {
             Some(MaxRegs::Caps(caps)) => caps.iter().map(|&r| Some(r)).collect(),
-            Some(MaxRegs::Cliffs) => {
-                cliff_caps(k, t, settings.dynamic_smem.unwrap_or(0)).into_iter().map(Some).collect()
-            }
+            Some(MaxRegs::Cliffs) => cliff_caps(k, t, k.dynamic_smem.unwrap_or(0)).into_iter().map(Some).collect(),
             None => vec![base.and_then(|c| c.max_regs)],
         };
         for &b in &min_blocks {
@@ -218,6 +216,8 @@ mod tests {
                 .collect(),
             missing: Vec::new(),
             host_threads: None,
+            dynamic_smem: None,
+            max_spill_bytes: None,
             variants: Vec::new(),
         }
     }
@@ -260,10 +260,9 @@ mod tests {
         assert_eq!(names(&p[0]), ["k__t512_b2_r32", "k__t512_b2_r48"]);
         assert_eq!(p[0].variants[0].contract, Contract { max_regs: Some(32), ..at });
         // Without a contract: the host's block size (the kernel's own setting first), no bounds.
-        let c = config(
-            "[package.metadata.launch.kernel.k]\nthreads = 128\n[package.metadata.launch.tune.k]\nmin_blocks = [3]",
-        );
-        let p = plan(&c, &[kernel("k", "kernels/poly.cu", None)]).unwrap();
+        let c = config("[package.metadata.launch.tune.k]\nmin_blocks = [3]");
+        let own = KernelEntry { host_threads: Some(128), ..kernel("k", "kernels/poly.cu", None) };
+        let p = plan(&c, &[own]).unwrap();
         assert_eq!(names(&p[0]), ["k__t128_b3"]);
         assert!(!p[0].variants[0].contract.exact);
     }

@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 use launch::{Arch, ContractSource};
 
 use super::*;
-use crate::compile::{self, Compiler, Job, Settings};
+use crate::compile::{Compiler, Job, Settings};
 use crate::config::Config;
 use crate::env::Env;
 use crate::toolchain::Origin;
@@ -160,11 +160,12 @@ fn ptx_edited_variants_match_the_source_compiled_builds() {
     let work = tempfile::tempdir().unwrap();
     let compiler =
         Compiler::new(toolchain.clone(), &config, work.path().join("work"), Settings::default()).expect("NVRTC loads");
-    let sources = compile::kernel_files(&root, &config.kernel_dir, &config.exclude).unwrap();
-    let source = sources.iter().find(|s| s.file == "kernels/poly.cu").expect("template/kernels/poly.cu");
+    let plan = crate::plan::Plan::resolve(config.clone()).unwrap();
+    let file = plan.file("kernels/poly.cu").expect("template/kernels/poly.cu");
+    let source = &file.source;
     let text = std::fs::read_to_string(&source.path).unwrap();
     // poly.cu has no `@launch` annotation: its text is compiled as it is.
-    let job = Job { source, text: &text, annotations: &[], arch: sm90() };
+    let job = Job { file, text: &text, annotations: &[], arch: sm90() };
     let (reference, timing) = compiler.run_timed(&job).expect("poly.cu compiles");
     eprintln!(
         "reference: NVRTC {} ms, ptxas {} ms for the 5 entries ({} {})",

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 pub use super::ReadError;
+use crate::analysis::HostLaunch;
 use crate::{Arch, Contract, Resources};
 
 /// The version of this document (its `schema` field): bumped on any incompatible change.
@@ -40,6 +41,11 @@ pub struct Manifest {
     /// others', from the same device code). Empty (and left out of the JSON) without any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub host: Vec<HostFile>,
+    /// The keys of the `[package.metadata.launch.kernel."<key>"]` tables that name no kernel of
+    /// the crate (a name, a qualified name or a pattern), in key order: their settings are unused.
+    /// Empty (and left out of the JSON) when every table names a kernel.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unused_kernel_settings: Vec<String>,
 }
 
 /// One `host` file (`host = [...]` in `[package.metadata.launch]`).
@@ -150,6 +156,14 @@ pub struct KernelEntry {
     /// `[package.metadata.launch.kernel."<name or pattern>"] threads`, `None` for the crate's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_threads: Option<u32>,
+    /// Its dynamic shared memory per block, bytes: its `[package.metadata.launch.kernel."<name or
+    /// pattern>"] dynamic-smem`, `None` for none (0 bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dynamic_smem: Option<u32>,
+    /// Its spill budget, bytes of spill stores + loads: its own `max-spill-bytes`, else the
+    /// crate's; `None` when neither sets one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_spill_bytes: Option<u32>,
     /// The variants of its tune grid (`[package.metadata.launch.tune.<kernel>]`), in grid order:
     /// the same code under other contracts, each its own entry and module. Empty (and left out
     /// of the JSON) without a grid.
@@ -243,6 +257,12 @@ impl Manifest {
         let m: Manifest = super::read(text, "manifest", VERSION, "rebuild the crate")?;
         Ok(m)
     }
+
+    /// How the host launches kernel `k` of this manifest: its own block size, else the crate's,
+    /// and its dynamic shared memory, as the build resolved them from the crate's settings.
+    pub fn host_launch(&self, k: &KernelEntry) -> HostLaunch {
+        HostLaunch { threads: k.host_threads.unwrap_or(self.host_threads), dynamic_smem: k.dynamic_smem.unwrap_or(0) }
+    }
 }
 
 #[cfg(test)]
@@ -288,6 +308,8 @@ mod tests {
                 arches: vec![KernelArch { arch, resources: Resources::default(), ptxas_lines: vec!["l".into()] }],
                 missing: Vec::new(),
                 host_threads: None,
+                dynamic_smem: Some(1024),
+                max_spill_bytes: None,
                 variants: Vec::new(),
             }],
             warnings: vec!["w".into()],
@@ -297,6 +319,7 @@ mod tests {
                 compiler: "nvcc 13.0.88 (host compiler /usr/bin/c++)".into(),
                 library: Some("launch_host_p".into()),
             }],
+            unused_kernel_settings: vec!["gone".into()],
         }
     }
 
@@ -311,6 +334,28 @@ mod tests {
             assert!(text.contains(key), "{key} in {text}");
         }
         assert!(!text.contains("host_threads\": null"), "skipped when none: {text}");
+        assert!(!text.contains("max_spill_bytes"), "skipped when none: {text}");
+    }
+
+    /// The host launch of a kernel: its own settings where the build recorded them, else the crate's.
+    #[test]
+    fn the_host_launch_is_the_kernels_settings_else_the_crates() {
+        let m = sample();
+        let mut k = m.kernels[0].clone();
+        assert_eq!(m.host_launch(&k), HostLaunch { threads: 256, dynamic_smem: 1024 });
+        k.host_threads = Some(64);
+        k.dynamic_smem = None;
+        assert_eq!(m.host_launch(&k), HostLaunch { threads: 64, dynamic_smem: 0 });
+    }
+
+    /// Manifests written before the per-kernel settings were recorded still read (schema 1).
+    #[test]
+    fn a_manifest_without_the_settings_fields_reads() {
+        let mut v: serde_json::Value = serde_json::to_value(sample()).expect("serialises");
+        v.as_object_mut().expect("object").remove("unused_kernel_settings");
+        v["kernels"][0].as_object_mut().expect("object").remove("dynamic_smem");
+        let back = Manifest::from_json(&v.to_string()).expect("reads");
+        assert!(back.unused_kernel_settings.is_empty() && back.kernels[0].dynamic_smem.is_none());
     }
 
     #[test]

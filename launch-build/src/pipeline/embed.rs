@@ -1,0 +1,53 @@
+//! Stage `embed`: the cubins, PTX, generated module, manifest and statistics written under
+//! `OUT_DIR/launch` (only what changed), then the build's warnings printed.
+
+use std::path::Path;
+
+use super::assemble::Assembled;
+use super::compile::Compiled;
+use crate::env::Env;
+use crate::error::Error;
+use crate::manifest::Manifest;
+use crate::plan::Plan;
+use crate::warnings::Warnings;
+use crate::{assemble, build_stats, cargo_directives, embed};
+
+/// Writes the outputs of a successful build and prints its warnings. Returns the manifest.
+///
+/// # Errors
+/// A file that cannot be written.
+pub fn run(
+    env: &Env,
+    launch_dir: &Path,
+    assembled: Assembled,
+    compiled: &Compiled,
+    warnings: &Warnings,
+) -> Result<Manifest, Error> {
+    let Assembled { mut manifest, tuned } = assembled;
+    manifest.warnings = warnings.for_manifest();
+    embed::write(launch_dir, &manifest, &compiled.files, &tuned.files, env.flag("LAUNCH_ALL_PTX"))?;
+    let stats = build_stats::with_variants(compiled.stats.clone(), tuned.jobs, tuned.compiled, tuned.ptxas_ms);
+    build_stats::write(launch_dir, &stats)?;
+    if env.is_build_script() {
+        for w in warnings.to_print() {
+            cargo_directives::warning(&w);
+        }
+    }
+    Ok(manifest)
+}
+
+/// docs.rs: no network, no toolchain. Every kernel found in the sources gets a static without
+/// cubins, so the crate's documentation builds.
+///
+/// # Errors
+/// A kernel file that cannot be read or is not text; a file that cannot be written.
+pub fn uncompiled(plan: &Plan, launch_dir: &Path) -> Result<Manifest, Error> {
+    let mut texts = Vec::new();
+    for f in &plan.files {
+        let bytes = std::fs::read(&f.source.path).map_err(Error::io("read", &f.source.path))?;
+        texts.push(crate::source::decode(&f.source.file, bytes).map_err(|e| Error::Kernels(vec![e]))?);
+    }
+    let manifest = assemble::uncompiled(plan, &texts);
+    embed::write_uncompiled(launch_dir, &manifest)?;
+    Ok(manifest)
+}

@@ -1,0 +1,88 @@
+//! The build, stage by stage. Each stage is a module with a typed input and output:
+//!
+//! 1. **plan** ([`crate::plan`]): the configuration applied to the kernel folder, once;
+//! 2. **prepare** ([`crate::prepare`]): each file read and its `@launch` contracts applied;
+//! 3. **compile** ([`compile`]): every file × arch job through the kernel cache;
+//! 4. **assemble** ([`assemble`]): the manifest, the tune variants, the warnings about kernels;
+//! 5. **link** ([`link`]): the `host` files' static library;
+//! 6. **embed** ([`embed`]): everything written under `OUT_DIR/launch`, the warnings printed.
+//!
+//! Nothing under `OUT_DIR/launch` is written before the last stage, so a failure leaves the
+//! previous outputs intact.
+
+mod assemble;
+mod compile;
+mod embed;
+mod link;
+
+use std::path::{Path, PathBuf};
+
+use crate::cargo_directives;
+use crate::config::{self, Config};
+use crate::env::Env;
+use crate::error::{self, Error};
+use crate::manifest::Manifest;
+use crate::plan::Plan;
+use crate::prepare;
+use crate::source;
+use crate::warnings::Warnings;
+
+/// The build of the crate at `manifest_dir`, its outputs in `launch_dir`.
+pub fn build_crate(env: &Env, manifest_dir: &Path, launch_dir: &Path) -> Result<Manifest, Error> {
+    let manifest_path = manifest_dir.join("Cargo.toml");
+    cargo_directives::rerun_if_changed(&manifest_path);
+    let mut config = Config::load(&manifest_path)?;
+    // `cargo launch check --arch ...` builds for arches the crate may not list.
+    if let Some(list) = env.get("LAUNCH_ARCH") {
+        config.arches = config::parse_arch_list(&list.to_string_lossy()).map_err(|message| Error::Config {
+            location: error::Location::Environment,
+            key: "LAUNCH_ARCH".into(),
+            message,
+        })?;
+    }
+    build_with(env, config, launch_dir)
+}
+
+/// The pipeline for an already loaded configuration, writing into `launch_dir`.
+fn build_with(env: &Env, config: Config, launch_dir: &Path) -> Result<Manifest, Error> {
+    let plan = Plan::resolve(config)?;
+    if env.is_build_script() {
+        announce_inputs(&plan);
+    }
+    if env.get("DOCS_RS").is_some() {
+        return embed::uncompiled(&plan, launch_dir);
+    }
+    plan.check_host_patterns()?;
+    let mut warnings = Warnings::default();
+    for w in &plan.warnings {
+        warnings.crate_warning(w.clone());
+    }
+    if plan.files.is_empty() {
+        warnings
+            .crate_warning(format!("{}: no .cu file in the kernel folder: no kernel was built", plan.kernel_folder()));
+    }
+    // Contracts are checked before anything is compiled; every error of every file at once.
+    let prepared = prepare::all(&plan)?;
+    let compiled = compile::run(env, &plan, &prepared, launch_dir)?;
+    let mut assembled = assemble::run(env, &plan, &compiled, launch_dir, &mut warnings)?;
+    link::run(env, &plan, &compiled, &mut assembled.manifest)?;
+    embed::run(env, launch_dir, assembled, &compiled, &warnings)
+}
+
+/// `rerun-if-changed` for every input that exists: the kernel folder, each kernel file, each
+/// header it includes from the crate. (A path that does not exist would rerun the script forever.)
+fn announce_inputs(plan: &Plan) {
+    let config = &plan.config;
+    let root = config.root();
+    cargo_directives::rerun_if_changed(&root.join(&config.kernel_dir));
+    let include_dirs: Vec<PathBuf> =
+        std::iter::once(&config.kernel_dir).chain(&config.include_dirs).map(|d| root.join(d)).collect();
+    let mut deps = std::collections::BTreeSet::new();
+    for f in &plan.files {
+        cargo_directives::rerun_if_changed(&f.source.path);
+        deps.extend(source::dependencies(&f.source.path, &include_dirs));
+    }
+    for d in deps {
+        cargo_directives::rerun_if_changed(&d);
+    }
+}
