@@ -469,3 +469,13 @@ fn bad_tune_tables_are_located_errors() {
         "Cargo.toml:7:14: `package.metadata.launch.tune.k`: 1 is an integer; expected a table of launch contracts to build, such as { threads = [256, 512] }"
     );
 }
+
+/// `Config::new` is what a minimal `[package.metadata.launch]` parses to: every other key at its
+/// default.
+#[test]
+fn new_is_the_parsed_minimal_table() {
+    let dir = crate_dir();
+    let path = dir.path().join("Cargo.toml");
+    let parsed = Config::parse(&path, &manifest("arch = [\"sm_90\"]")).unwrap();
+    assert_eq!(Config::new(&path, "k", vec!["sm_90".parse().unwrap()]), parsed);
+}

@@ -1,5 +1,6 @@
 //! Tests of the `toolchain` key and of the arches each toolchain can target.
 
+use super::values::untargetable;
 use super::*;
 
 /// `[package.metadata.launch]` starts on line 5; its first key is on line 6.

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use launch::analysis::analyze;
 use launch::{Arch, Contract};
 
-use super::grid::{self, PlannedVariant};
+use super::grid::{self, Planned, PlannedVariant};
 use super::{cached, PtxKernel, Variant};
 use crate::assemble::FileOutputs;
 use crate::cached_compile::open_cache;
@@ -88,40 +88,7 @@ pub fn build(
     if plans.is_empty() {
         return Ok(Built::default());
     }
-    let mut jobs: Vec<Job> = Vec::new();
-    for (pi, plan) in plans.iter().enumerate() {
-        let k = &manifest.kernels[plan.kernel];
-        let Some(f) = files.iter().find(|f| f.name() == k.file) else { continue };
-        let ptxas_flags = &f.file.settings.ptxas_flags;
-        for ka in &k.arches {
-            let Some((_, out)) = f.outputs.iter().find(|(a, _)| *a == ka.arch) else { continue };
-            let not_editable = |e: ptx::PtxEditError| {
-                Error::Kernels(vec![Diagnostic::error(
-                    &k.file,
-                    k.line,
-                    k.col,
-                    format!(
-                        "the tune variants of `{}` cannot be derived from its PTX for {}: {e}",
-                        k.display_name, ka.arch
-                    ),
-                )])
-            };
-            let alone = ptx::keep_entry(&out.ptx, &k.name).map_err(not_editable)?;
-            for (vi, PlannedVariant { name, contract }) in plan.variants.iter().enumerate() {
-                let text = ptx::with_contract(&alone, &k.name, Some(contract), Some(name)).map_err(not_editable)?;
-                jobs.push(Job {
-                    plan: pi,
-                    variant: vi,
-                    arch: ka.arch,
-                    file: &k.file,
-                    entry: name,
-                    contract: *contract,
-                    text,
-                    ptxas_flags: ptxas_flags.clone(),
-                });
-            }
-        }
-    }
+    let jobs = jobs(&plans, manifest, files)?;
     let assembled = assemble_all(env, compiler, launch_dir, compiler.timeout(), &jobs)?;
 
     let mut built = Built { jobs: jobs.len(), ..Built::default() };
@@ -169,31 +136,74 @@ pub fn build(
     for (pi, plan) in plans.iter().enumerate() {
         let file = manifest.kernels[plan.kernel].file.clone();
         for (vi, e) in entries[pi].iter_mut().enumerate() {
-            let files = std::mem::take(&mut embedded[pi][vi]);
-            let Some((ptx_arch, text)) = files.ptx else { continue };
-            let module = ModuleEntry {
-                file: file.clone(),
-                ptx: ptx_path(&file, &e.name, ptx_arch),
-                ptx_arch,
-                ptx_version: ptx::version(&text).unwrap_or("").to_string(),
-                cubins: files
-                    .cubins
-                    .iter()
-                    .map(|(arch, _)| CubinEntry { arch: *arch, path: cubin_path(&file, &e.name, *arch) })
-                    .collect(),
-                extra_ptx: Vec::new(),
-                rust_module: String::new(),
-            };
-            built.files.push((module.ptx.clone(), text.into_bytes()));
-            for (c, (_, bytes)) in module.cubins.iter().zip(files.cubins) {
-                built.files.push((c.path.clone(), bytes));
-            }
-            e.module = Some(module);
+            e.module = module(&file, &e.name, std::mem::take(&mut embedded[pi][vi]), &mut built.files);
         }
         manifest.kernels[plan.kernel].variants = std::mem::take(&mut entries[pi]);
     }
     built.ptxas_ms = (built.ptxas_ms * 1e3).round() / 1e3;
     Ok(built)
+}
+
+/// One ptxas job per variant × arch of each plan: the kernel's PTX for the arch with only its
+/// entry kept and the variant's contract written in.
+fn jobs<'m>(plans: &'m [Planned], manifest: &'m Manifest, files: &[FileOutputs]) -> Result<Vec<Job<'m>>, Error> {
+    let mut jobs: Vec<Job> = Vec::new();
+    for (pi, plan) in plans.iter().enumerate() {
+        let k = &manifest.kernels[plan.kernel];
+        let Some(f) = files.iter().find(|f| f.name() == k.file) else { continue };
+        let ptxas_flags = &f.file.settings.ptxas_flags;
+        for ka in &k.arches {
+            let Some((_, out)) = f.outputs.iter().find(|(a, _)| *a == ka.arch) else { continue };
+            let not_editable = |e: ptx::PtxEditError| {
+                Error::Kernels(vec![Diagnostic::error(
+                    &k.file,
+                    k.line,
+                    k.col,
+                    format!(
+                        "the tune variants of `{}` cannot be derived from its PTX for {}: {e}",
+                        k.display_name, ka.arch
+                    ),
+                )])
+            };
+            let alone = ptx::keep_entry(&out.ptx, &k.name).map_err(not_editable)?;
+            for (vi, PlannedVariant { name, contract }) in plan.variants.iter().enumerate() {
+                let text = ptx::with_contract(&alone, &k.name, Some(contract), Some(name)).map_err(not_editable)?;
+                jobs.push(Job {
+                    plan: pi,
+                    variant: vi,
+                    arch: ka.arch,
+                    file: &k.file,
+                    entry: name,
+                    contract: *contract,
+                    text,
+                    ptxas_flags: ptxas_flags.clone(),
+                });
+            }
+        }
+    }
+    Ok(jobs)
+}
+
+/// The module of variant `name` of a kernel of `file`, from what it is embedded with (none when
+/// refused on every arch); its files join `out`.
+fn module(file: &str, name: &str, files: Embedded, out: &mut Vec<(String, Vec<u8>)>) -> Option<ModuleEntry> {
+    let (ptx_arch, text) = files.ptx?;
+    let module = ModuleEntry {
+        file: file.to_string(),
+        ptx: ptx_path(file, name, ptx_arch),
+        ptx_arch,
+        ptx_version: ptx::version(&text).unwrap_or("").to_string(),
+        cubins: (files.cubins.iter())
+            .map(|(arch, _)| CubinEntry { arch: *arch, path: cubin_path(file, name, *arch) })
+            .collect(),
+        extra_ptx: Vec::new(),
+        rust_module: String::new(),
+    };
+    out.push((module.ptx.clone(), text.into_bytes()));
+    for (c, (_, bytes)) in module.cubins.iter().zip(files.cubins) {
+        out.push((c.path.clone(), bytes));
+    }
+    Some(module)
 }
 
 /// Every job's variant, in job order, and whether it was assembled in this run (else it came from

@@ -1,0 +1,99 @@
+//! Tests of [`super`] (compile.rs).
+
+use super::*;
+use crate::plan::SourceFile;
+
+fn job_of<'a>(file: &'a PlannedFile, text: &'a str) -> Job<'a> {
+    Job { file, text, annotations: &[], arch: "sm_90".parse().unwrap() }
+}
+
+/// `kernels/k.cu` of a crate at `/c`, with the crate's settings.
+fn planned() -> PlannedFile {
+    let source =
+        SourceFile { file: "kernels/k.cu".into(), path: PathBuf::from("/c/kernels/k.cu"), kernel_rel: "k.cu".into() };
+    PlannedFile { source, settings: Default::default(), arches: Vec::new(), host: false }
+}
+
+const ASM_PTX: &str = "\
+.version 8.8
+.target sm_90
+.address_size 64
+
+.visible .entry good()
+{
+\tret;
+}
+
+.visible .entry bad_asm(
+\t.param .u64 bad_asm_param_0
+)
+{
+\t.reg .b32 %r<3>;
+\t// begin inline asm
+\tbogus.instr %r1;
+\t// end inline asm
+\tret;
+}
+";
+
+#[test]
+fn a_ptxas_error_in_inline_asm_names_the_kernel_and_its_source_line() {
+    let source = planned();
+    let text = "extern \"C\" __global__ void good() {}\n\nextern \"C\" __global__ void bad_asm(int* p) {\n    asm(\"bogus.instr %0;\" : \"=r\"(p[0]));\n}\n";
+    let log = "ptxas /o/launch/work/kernels+k.cu.sm_90.ptx, line 16; error   : Unknown modifier '.instr'\n\
+                   ptxas /o/launch/work/kernels+k.cu.sm_90.ptx, line 16; error   : Not a name of any known instruction: 'bogus'\n\
+                   ptxas fatal   : Ptx assembly aborted due to errors\n";
+    let out = with_ptx_notes(&job_of(&source, text), ASM_PTX, log);
+    assert!(out.starts_with(log.trim_end()), "ptxas's own messages come first:\n{out}");
+    let notes: Vec<&str> = out.lines().filter(|l| l.contains("note:")).collect();
+    assert_eq!(
+            notes,
+            ["kernels/k.cu:3:28: note: PTX line 16 (`bogus.instr %r1;`) comes from an `asm` statement in kernel `bad_asm`, defined here"],
+            "one note per PTX line:\n{out}"
+        );
+}
+
+#[test]
+fn a_ptxas_error_is_mapped_through_the_ptx_line_info_when_there_is_some() {
+    let source = planned();
+    let ptx = ".version 8.8\n.target sm_90\n.file 1 \"kernels/k.cu\"\n\
+                   .func  (.param .b32 func_retval0) _Z6helperi(\n.param .b32 p\n)\n{\n\
+                   .loc 1 7 12\nadd.s32 %r1, %r2, %r3;\n.loc 1 8 3\nbad.op %r1;\n}\n";
+    let log = "ptxas /o/work/x.ptx, line 11; error   : Not a name of any known instruction: 'bad'\n";
+    let out = with_ptx_notes(&job_of(&source, ""), ptx, log);
+    assert!(
+            out.contains("kernels/k.cu:8:3: note: PTX line 11 (`bad.op %r1;`) comes from the code here, in device function `helper(int)`"),
+            "{out}"
+        );
+}
+
+#[test]
+fn a_log_without_ptx_locations_is_left_as_it_is() {
+    let source = planned();
+    let log = "ptxas fatal   : Unresolved extern function 'f'\n";
+    assert_eq!(with_ptx_notes(&job_of(&source, ""), ASM_PTX, log), log);
+    let beyond = "ptxas /o/k.ptx, line 999; error   : x\n";
+    assert_eq!(with_ptx_notes(&job_of(&source, ""), ASM_PTX, beyond), beyond);
+}
+
+#[test]
+fn the_debug_command_line_quotes_options_with_spaces() {
+    let options = ["--gpu-architecture=compute_90".to_string(), "--include-path=/my crate/include".to_string()];
+    assert_eq!(
+        nvrtc_command_line("kernels/my kernel.cu", &options),
+        "NVRTC \"kernels/my kernel.cu\" --gpu-architecture=compute_90 \"--include-path=/my crate/include\""
+    );
+}
+
+#[test]
+fn sanitize_keeps_names_readable() {
+    assert_eq!(sanitize("kernels/sub/a.cu"), "kernels+sub+a.cu");
+    assert_ne!(sanitize("kernels/a.b.cu"), sanitize("kernels/a/b.cu"));
+    let spaced = sanitize("kernels/sub dir/a.cu");
+    assert!(
+        spaced.starts_with("kernels+sub_dir+a.cu-") && spaced.len() == "kernels+sub_dir+a.cu-".len() + 8,
+        "{spaced}"
+    );
+    assert_ne!(spaced, sanitize("kernels/sub_dir/a.cu"));
+    assert_ne!(sanitize("kernels/a+b.cu"), sanitize("kernels/a/b.cu"));
+}
