@@ -22,7 +22,8 @@ export CARGO_TARGET_DIR=$out/target CARGO_TERM_COLOR=never
 
 prepare() { # name source-folder
   rm -rf "$out/work/$1"; cp -r "$2" "$out/work/$1"
-  sed -i "s#{{ROOT}}#$root#g" "$out/work/$1/Cargo.toml"
+  # Fixtures name this checkout as {{ROOT}}; the template and some fixtures by relative paths.
+  sed -i -E "s#\{\{ROOT\}\}#$root#g; s#path = \"(\.\./)+(launch|launch-build)\"#path = \"$root/\2\"#g" "$out/work/$1/Cargo.toml"
 }
 capture() { # name
   local m=$out/work/$1/Cargo.toml d=$out/$1; mkdir -p "$d"
@@ -35,7 +36,7 @@ capture() { # name
   run check.json check --format json
   run check.sarif check --format sarif
   local first
-  first=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); k=d.get("records") or []; print(k[0]["kernel"]["qualified"] if k else "")' "$d/report.json" 2>/dev/null)
+  first=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); k=d.get("records") or []; print(k[0]["qualified"] if k else "")' "$d/report.json" 2>/dev/null)
   if [ -n "$first" ]; then
     run explore.txt explore "$first"
     run explore.json explore "$first" --format json
