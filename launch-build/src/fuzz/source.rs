@@ -406,128 +406,129 @@ fn check_annotations(
 #[test]
 fn launch() {
     let corpus = super::corpus(&["fixtures/crates/contracts", "template/kernels"], &[".cu"]);
-    run(
-        PACKAGE,
-        "launch",
-        move |rng| {
-            let mut b = Builder::new();
-            let mut want = Vec::new();
-            let mode = rng.below(16);
-            if mode == 0 && rng.one_in(4) {
-                let (s, ks) = probe(rng, true);
-                let want = ks.into_iter().map(|(k, line, _)| (k, 128, None, None, line - 1)).collect();
-                return Input::new(s, Launch::Exactly(want));
-            }
-            if mode <= 3 {
-                let base = rng.pick_ref(&corpus).clone();
-                return Input::new(text(&mutate(rng, base.as_bytes(), EXTRA)), Launch::Any);
-            }
-            if mode == 4 {
-                return Input::new(text(&random_bytes(rng)), Launch::Any);
-            }
-            let kernels = rng.range(1, 4) as usize;
-            let special = rng.below(kernels);
-            let mut expect = None;
-            for i in 0..kernels {
-                filler(rng, &mut b);
-                let name = format!("k{i}_{}", rng.ident());
-                let values = valid_values(rng);
-                let mut args: Vec<String> = values.iter().map(u32::to_string).collect();
-                let row = |line| (name.clone(), values[0], values.get(1).copied(), values.get(2).copied(), line);
-                if i == special && mode <= 9 {
-                    // One argument out of range or not an integer.
-                    let which = rng.below(args.len());
-                    args[which] = rng.pick([BAD_THREADS, BAD_MIN_BLOCKS, BAD_MAX_REGS][which]).to_string();
-                    let (_, cols) = annotation(rng, &mut b, &args);
-                    let (line, col) = cols[which];
-                    expect = Some(Launch::BadArgument { line, col, arg: args[which].clone() });
-                } else if i == special && mode <= 11 && args.len() >= 2 {
-                    // The same numbers spread over the lines of a block comment.
-                    b.push("/*\n * ");
-                    let (line, _) = b.here();
-                    b.push(&format!("@launch({},\n *   {})\n */\n", args[0], args[1..].join(",\n *   ")));
-                    want.push(row(line));
-                    expect = Some(Launch::OneLineOr(Vec::new()));
-                } else if i == special && mode <= 14 {
-                    // CUDA's own attribute, written in any of its places, disagreeing.
-                    let t = if values[0] == 1024 { 512 } else { values[0] + 32 };
-                    let (attr, text) = if rng.one_in(3) {
-                        ("__maxnreg__", format!("__maxnreg__({})", rng.range(16, 255)))
-                    } else {
-                        ("__launch_bounds__", format!("__launch_bounds__({t})"))
-                    };
-                    annotation(rng, &mut b, &args);
-                    match rng.below(3) {
-                        0 => b.push(&format!("__global__ void {text} ")),
-                        1 => b.push(&format!("{text} __global__ void ")),
-                        _ => b.push(&format!("extern \"C\" {text} __global__ void ")),
-                    }
-                    b.push(&name);
-                    b.push("(float* p) { p[0] = 1; }\n");
-                    expect = Some(Launch::Disagrees(attr));
-                    continue;
-                } else if !rng.one_in(4) {
-                    let ((line, _), _) = annotation(rng, &mut b, &args);
-                    want.push(row(line));
-                }
-                kernel(rng, &mut b, &name, false);
-            }
-            filler(rng, &mut b);
-            let expect = match expect {
-                Some(Launch::OneLineOr(_)) => Launch::OneLineOr(want),
-                Some(e) => e,
-                None => Launch::Exactly(want),
+    run(PACKAGE, "launch", move |rng| launch_input(rng, &corpus), check_launch_input);
+}
+
+/// One input of the `launch` target: a corpus file mutated, random bytes, or a kernel file built
+/// from pieces, with what the `@launch` reader must make of it.
+fn launch_input(rng: &mut Rng, corpus: &[String]) -> Input<Launch> {
+    let mut b = Builder::new();
+    let mut want = Vec::new();
+    let mode = rng.below(16);
+    if mode == 0 && rng.one_in(4) {
+        let (s, ks) = probe(rng, true);
+        let want = ks.into_iter().map(|(k, line, _)| (k, 128, None, None, line - 1)).collect();
+        return Input::new(s, Launch::Exactly(want));
+    }
+    if mode <= 3 {
+        let base = rng.pick_ref(corpus).clone();
+        return Input::new(text(&mutate(rng, base.as_bytes(), EXTRA)), Launch::Any);
+    }
+    if mode == 4 {
+        return Input::new(text(&random_bytes(rng)), Launch::Any);
+    }
+    let kernels = rng.range(1, 4) as usize;
+    let special = rng.below(kernels);
+    let mut expect = None;
+    for i in 0..kernels {
+        filler(rng, &mut b);
+        let name = format!("k{i}_{}", rng.ident());
+        let values = valid_values(rng);
+        let mut args: Vec<String> = values.iter().map(u32::to_string).collect();
+        let row = |line| (name.clone(), values[0], values.get(1).copied(), values.get(2).copied(), line);
+        if i == special && mode <= 9 {
+            // One argument out of range or not an integer.
+            let which = rng.below(args.len());
+            args[which] = rng.pick([BAD_THREADS, BAD_MIN_BLOCKS, BAD_MAX_REGS][which]).to_string();
+            let (_, cols) = annotation(rng, &mut b, &args);
+            let (line, col) = cols[which];
+            expect = Some(Launch::BadArgument { line, col, arg: args[which].clone() });
+        } else if i == special && mode <= 11 && args.len() >= 2 {
+            // The same numbers spread over the lines of a block comment.
+            b.push("/*\n * ");
+            let (line, _) = b.here();
+            b.push(&format!("@launch({},\n *   {})\n */\n", args[0], args[1..].join(",\n *   ")));
+            want.push(row(line));
+            expect = Some(Launch::OneLineOr(Vec::new()));
+        } else if i == special && mode <= 14 {
+            // CUDA's own attribute, written in any of its places, disagreeing.
+            let t = if values[0] == 1024 { 512 } else { values[0] + 32 };
+            let (attr, text) = if rng.one_in(3) {
+                ("__maxnreg__", format!("__maxnreg__({})", rng.range(16, 255)))
+            } else {
+                ("__launch_bounds__", format!("__launch_bounds__({t})"))
             };
-            Input::new(b.s, expect)
-        },
-        |input| {
-            let src = input.str();
-            let lines = Lines::new(src);
-            let sc = source::scan(src);
-            let ks = source::kernels(src, &sc);
-            // The errors as the build prints them.
-            let result = contract::annotations("k.cu", src, &sc, &ks)
-                .map_err(|e| e.iter().map(ToString::to_string).collect::<Vec<_>>());
-            check_annotations(src, &lines, &ks, &result)?;
-            if let Ok(anns) = &result {
-                // Applying the contracts keeps every line where the user wrote it.
-                let applied = contract::apply_to_source(src, &ks, anns, &sc);
-                let again = source::kernels(&applied, &source::scan(&applied));
-                ensure(applied.matches('\n').count() == src.matches('\n').count(), || "applying moved lines".into())?;
-                ensure(again.iter().map(|k| (&k.name, k.line)).eq(ks.iter().map(|k| (&k.name, k.line))), || {
-                    format!("after applying, the kernels are {:?}", found(&again))
-                })?;
+            annotation(rng, &mut b, &args);
+            match rng.below(3) {
+                0 => b.push(&format!("__global__ void {text} ")),
+                1 => b.push(&format!("{text} __global__ void ")),
+                _ => b.push(&format!("extern \"C\" {text} __global__ void ")),
             }
-            let rows = |anns: &[Annotation]| -> Vec<Row> {
-                anns.iter().map(|a| (a.kernel.clone(), a.threads, a.min_blocks, a.max_regs, a.line)).collect()
-            };
-            match (&input.expect, &result) {
-                (Launch::Any, _) => Ok(()),
-                (Launch::Exactly(want), Ok(anns)) => ensure(&rows(anns) == want, || format!("read {:?}", rows(anns))),
-                (Launch::Exactly(_), Err(e)) => Err(format!("valid annotations refused: {e:?}")),
-                (Launch::BadArgument { line, col, arg }, Err(errors)) => {
-                    let at = format!("k.cu:{line}:{col}: error: ");
-                    let e = errors
-                        .iter()
-                        .find(|e| e.starts_with(&at))
-                        .ok_or_else(|| format!("no error at {at}: {errors:?}"))?;
-                    let integer = arg.trim_start_matches('-').bytes().all(|b| b.is_ascii_digit());
-                    ensure(!(integer && e.contains("takes 1 to 3 integer arguments")), || {
-                        format!("`{arg}` is an integer out of range, but the error says {e:?}")
-                    })
-                }
-                (Launch::BadArgument { arg, .. }, Ok(anns)) => Err(format!("`{arg}` accepted, as {:?}", rows(anns))),
-                (Launch::OneLineOr(want), Ok(anns)) => ensure(&rows(anns) == want, || format!("read {:?}", rows(anns))),
-                (Launch::OneLineOr(_), Err(errors)) => ensure(errors.iter().any(|e| e.contains("one line")), || {
-                    format!("an annotation over several lines is refused without saying it must fit on one line: {errors:?}")
-                }),
-                (Launch::Disagrees(attr), Err(errors)) => ensure(errors.iter().any(|e| e.contains(attr)), || {
-                    format!("the error does not name {attr}: {errors:?}")
-                }),
-                (Launch::Disagrees(attr), Ok(anns)) => {
-                    Err(format!("{attr} disagreeing with @launch accepted: {:?}", rows(anns)))
-                }
-            }
-        },
-    );
+            b.push(&name);
+            b.push("(float* p) { p[0] = 1; }\n");
+            expect = Some(Launch::Disagrees(attr));
+            continue;
+        } else if !rng.one_in(4) {
+            let ((line, _), _) = annotation(rng, &mut b, &args);
+            want.push(row(line));
+        }
+        kernel(rng, &mut b, &name, false);
+    }
+    filler(rng, &mut b);
+    let expect = match expect {
+        Some(Launch::OneLineOr(_)) => Launch::OneLineOr(want),
+        Some(e) => e,
+        None => Launch::Exactly(want),
+    };
+    Input::new(b.s, expect)
+}
+
+/// The `@launch` reader on one input of the `launch` target: its errors located, the contracts
+/// applied without moving a line, and what it read as the input expects.
+fn check_launch_input(input: &Input<Launch>) -> Result<(), String> {
+    let src = input.str();
+    let lines = Lines::new(src);
+    let sc = source::scan(src);
+    let ks = source::kernels(src, &sc);
+    // The errors as the build prints them.
+    let result =
+        contract::annotations("k.cu", src, &sc, &ks).map_err(|e| e.iter().map(ToString::to_string).collect::<Vec<_>>());
+    check_annotations(src, &lines, &ks, &result)?;
+    if let Ok(anns) = &result {
+        // Applying the contracts keeps every line where the user wrote it.
+        let applied = contract::apply_to_source(src, &ks, anns, &sc);
+        let again = source::kernels(&applied, &source::scan(&applied));
+        ensure(applied.matches('\n').count() == src.matches('\n').count(), || "applying moved lines".into())?;
+        ensure(again.iter().map(|k| (&k.name, k.line)).eq(ks.iter().map(|k| (&k.name, k.line))), || {
+            format!("after applying, the kernels are {:?}", found(&again))
+        })?;
+    }
+    let rows = |anns: &[Annotation]| -> Vec<Row> {
+        anns.iter().map(|a| (a.kernel.clone(), a.threads, a.min_blocks, a.max_regs, a.line)).collect()
+    };
+    match (&input.expect, &result) {
+        (Launch::Any, _) => Ok(()),
+        (Launch::Exactly(want), Ok(anns)) => ensure(&rows(anns) == want, || format!("read {:?}", rows(anns))),
+        (Launch::Exactly(_), Err(e)) => Err(format!("valid annotations refused: {e:?}")),
+        (Launch::BadArgument { line, col, arg }, Err(errors)) => {
+            let at = format!("k.cu:{line}:{col}: error: ");
+            let e =
+                errors.iter().find(|e| e.starts_with(&at)).ok_or_else(|| format!("no error at {at}: {errors:?}"))?;
+            let integer = arg.trim_start_matches('-').bytes().all(|b| b.is_ascii_digit());
+            ensure(!(integer && e.contains("takes 1 to 3 integer arguments")), || {
+                format!("`{arg}` is an integer out of range, but the error says {e:?}")
+            })
+        }
+        (Launch::BadArgument { arg, .. }, Ok(anns)) => Err(format!("`{arg}` accepted, as {:?}", rows(anns))),
+        (Launch::OneLineOr(want), Ok(anns)) => ensure(&rows(anns) == want, || format!("read {:?}", rows(anns))),
+        (Launch::OneLineOr(_), Err(errors)) => ensure(errors.iter().any(|e| e.contains("one line")), || {
+            format!("an annotation over several lines is refused without saying it must fit on one line: {errors:?}")
+        }),
+        (Launch::Disagrees(attr), Err(errors)) => {
+            ensure(errors.iter().any(|e| e.contains(attr)), || format!("the error does not name {attr}: {errors:?}"))
+        }
+        (Launch::Disagrees(attr), Ok(anns)) => {
+            Err(format!("{attr} disagreeing with @launch accepted: {:?}", rows(anns)))
+        }
+    }
 }

@@ -1,0 +1,41 @@
+//! The headers a kernel file includes, for `rerun-if-changed` and the cache key.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// `#include "x"` / `#include <x>` targets of one file, with whether they were quoted.
+pub fn includes(src: &str) -> Vec<(String, bool)> {
+    src.lines()
+        .filter_map(|l| {
+            let rest = l.trim_start().strip_prefix('#')?.trim_start().strip_prefix("include")?.trim_start();
+            let (close, quoted) = match rest.chars().next()? {
+                '"' => ('"', true),
+                '<' => ('>', false),
+                _ => return None,
+            };
+            let inner = &rest[1..];
+            let end = inner.find(close)?;
+            Some((inner[..end].to_string(), quoted))
+        })
+        .collect()
+}
+
+/// Every header `file` includes, transitively, that exists in its folder or in `include_dirs`
+/// (toolkit headers are not found there and are not tracked: the toolchain version is).
+pub fn dependencies(file: &Path, include_dirs: &[PathBuf]) -> BTreeSet<PathBuf> {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![file.to_path_buf()];
+    while let Some(f) = stack.pop() {
+        let Ok(text) = std::fs::read_to_string(&f) else { continue };
+        let here = f.parent().map(Path::to_path_buf).unwrap_or_default();
+        for (name, quoted) in includes(&text) {
+            let dirs = quoted.then_some(&here).into_iter().chain(include_dirs.iter());
+            if let Some(found) = dirs.map(|d| d.join(&name)).find(|p| p.is_file()) {
+                if seen.insert(found.clone()) {
+                    stack.push(found);
+                }
+            }
+        }
+    }
+    seen
+}
