@@ -141,6 +141,7 @@ impl Problem {
 
 /// A launch the check refused: which kernel, on which arch, which rule, and the arithmetic.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LaunchError {
     /// The kernel's symbol.
     pub kernel: String,
