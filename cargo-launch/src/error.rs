@@ -106,6 +106,20 @@ pub struct BuildFailure {
     pub diagnostics: Vec<launch::schema::diagnostics::Diagnostic>,
 }
 
+/// `?` on a launch-build error gives it the exit code of its kind. The kind is matched
+/// exhaustively (unlike `launch_build::Error`, which may grow variants), so a new kind must be
+/// placed in the table here before this compiles.
+impl From<launch_build::Error> for Error {
+    fn from(error: launch_build::Error) -> Error {
+        use launch_build::error::ErrorKind;
+        match error.kind() {
+            ErrorKind::Config => Error::Usage(error.into()),
+            ErrorKind::Toolchain => Error::NoToolchain(error.into()),
+            ErrorKind::Build | ErrorKind::Io => Error::Failure(error.into()),
+        }
+    }
+}
+
 /// `?` on an unexpected failure (I/O, a bug) makes it exit 4.
 impl From<anyhow::Error> for Error {
     fn from(error: anyhow::Error) -> Error {
@@ -187,6 +201,32 @@ mod tests {
         }
         let codes: Vec<u8> = EXIT_CODES.iter().map(|(c, _)| *c).collect();
         assert_eq!(codes, [0, 1, 2, 3, 4], "the codes are distinct and in order");
+    }
+
+    #[test]
+    fn each_kind_of_launch_build_error_has_its_code() {
+        use launch_build::error::{ErrorKind, Location};
+        let errors = [
+            (
+                launch_build::Error::Config { location: Location::Environment, key: "k".into(), message: "m".into() },
+                USAGE,
+            ),
+            (launch_build::Error::ToolNotFound { tool: "ptxas".into() }, NO_TOOLCHAIN),
+            (launch_build::Error::Kernels(Vec::new()), FAILURE),
+            (
+                launch_build::Error::Io { path: "x".into(), action: "read", source: std::io::Error::other("gone") },
+                FAILURE,
+            ),
+        ];
+        let mut kinds = Vec::new();
+        for (e, code) in errors {
+            kinds.push(e.kind());
+            let text = e.to_string();
+            let e = Error::from(e);
+            assert_eq!(e.exit_code(), code, "{e:?}");
+            assert_eq!(e.to_string(), text, "the message is launch-build's");
+        }
+        assert_eq!(kinds, [ErrorKind::Config, ErrorKind::Toolchain, ErrorKind::Build, ErrorKind::Io], "one of each");
     }
 
     #[test]

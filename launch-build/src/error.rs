@@ -9,10 +9,13 @@ use std::time::Duration;
 pub use launch::schema::diagnostics::{Diagnostic, Severity};
 
 mod diagnostics;
+mod kind;
 pub use diagnostics::DIAGNOSTICS_FILE;
+pub use kind::ErrorKind;
 
 /// Where a configuration value was read from.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Location {
     /// An environment variable (the error's key names it).
     Environment,
@@ -38,6 +41,7 @@ impl fmt::Display for Location {
 
 /// One place the toolchain discovery looked, and why it was not used.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Searched {
     /// What was tried (`LAUNCH_TOOLCHAIN`, `cargo-launch cache`, `CUDA_HOME`, ...).
     pub source: String,
@@ -47,7 +51,8 @@ pub struct Searched {
     pub outcome: String,
 }
 
-/// Everything that can go wrong while building kernels.
+/// Everything that can go wrong while building kernels. Callers that must handle every error
+/// deliberately match its [`ErrorKind`] ([`Error::kind`]): a new variant is no breaking change.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -161,6 +166,7 @@ pub enum Error {
 /// The failures of one kernel file: one error per distinct message, each naming every arch that
 /// gave it (a [`Error::Compile`]'s `arch` is then `sm_80, sm_90`), in the order the arches are listed.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct FileFailure {
     /// The kernel file, relative to the crate.
     pub file: String,

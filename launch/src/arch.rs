@@ -40,6 +40,7 @@ pub const KNOWN_ARCHES: &[&str] = &[
 
 /// Why a string is not an architecture name.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ArchParseError {
     /// The rejected text.
     pub input: String,

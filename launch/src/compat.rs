@@ -62,6 +62,7 @@ impl fmt::Display for CudaVersion {
 
 /// Why a string is not a CUDA version of [`TOOLKITS`].
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct VersionParseError {
     /// The rejected text (control characters escaped, cut short).
     pub input: String,

@@ -235,6 +235,7 @@ impl Kernel {
 
 /// Why [`find`] found no single kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FindError {
     /// No kernel has that name.
     NotFound {

@@ -10,6 +10,9 @@ mod graph;
 /// A crate's module graph, read from its `src/` with syn.
 mod imports;
 
+/// The public API of the library crates, listed with syn and compared to a committed listing.
+mod public_api;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 

@@ -141,6 +141,7 @@ impl Problem {
 
 /// A launch the check refused: which kernel, on which arch, which rule, and the arithmetic.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LaunchError {
     /// The kernel's symbol.
     pub kernel: String,
@@ -182,7 +183,7 @@ pub fn check_launch(
     func: &FunctionInfo,
     cfg: &LaunchConfig,
 ) -> Result<Approval, LaunchError> {
-    let fail = |problem, message: String| LaunchError {
+    let fail = |(problem, message): Broken| LaunchError {
         kernel: kernel.into(),
         arch: arch.into(),
         problem,
@@ -197,61 +198,12 @@ pub fn check_launch(
             LaunchFailure::SharedMemory { .. } => Problem::SharedMemory,
             LaunchFailure::NoBlockFits { .. } => Problem::Occupancy,
         };
-        LaunchError { failure: Some(failure), ..fail(problem, failure.to_string()) }
+        LaunchError { failure: Some(failure), ..fail((problem, failure.to_string())) }
     };
     let lim = &dev.limits;
-    let (bx, by, bz) = cfg.block_dim;
-    if bx == 0 || by == 0 || bz == 0 {
-        return Err(fail(Problem::BlockShape, format!("block {} has a zero dimension", dims(cfg.block_dim))));
-    }
-    for (axis, (v, max)) in ["x", "y", "z"].iter().zip([bx, by, bz].into_iter().zip(dev.max_block_dim)) {
-        if v > max {
-            return Err(fail(
-                Problem::BlockShape,
-                format!(
-                    "block {}: dimension {axis} = {} exceeds the device's {}",
-                    dims(cfg.block_dim),
-                    group(v),
-                    group(max)
-                ),
-            ));
-        }
-    }
-    let total = u64::from(bx) * u64::from(by) * u64::from(bz);
-    if total > u64::from(lim.max_threads_per_block) {
-        return Err(fail(
-            Problem::BlockShape,
-            format!(
-                "block {} has {total} threads, the device allows {} per block",
-                dims(cfg.block_dim),
-                group(lim.max_threads_per_block)
-            ),
-        ));
-    }
-    let threads = total as u32;
+    let threads = block_threads(dev, cfg.block_dim).map_err(fail)?;
     if let Some(c) = contract {
-        if let Some(t) = c.threads {
-            if c.exact && threads != t {
-                return Err(fail(
-                    Problem::ContractExact,
-                    format!(
-                        "{} means exactly {t} threads per block; this launch has {threads} (block {})",
-                        c,
-                        dims(cfg.block_dim)
-                    ),
-                ));
-            }
-            if !c.exact && threads > t {
-                return Err(fail(
-                    Problem::ContractBound,
-                    format!(
-                        "{} allows at most {t} threads per block; this launch has {threads} (block {})",
-                        c,
-                        dims(cfg.block_dim)
-                    ),
-                ));
-            }
-        }
+        check_contract(c, threads, cfg.block_dim).map_err(fail)?;
     }
     let dynamic = cfg.shared_mem_bytes;
     let r = func.resources();
@@ -259,24 +211,77 @@ pub fn check_launch(
     // The launch raises the function's current dynamic limit when it needs more (see `opted_in`).
     let attrs = func.attrs(func.max_dynamic_shared).opted_in(lim, dynamic);
     let occ = occupancy::occupancy(lim, &attrs, threads, dynamic, func.carveout)
-        .map_err(|e| fail(Problem::Occupancy, e.to_string()))?;
+        .map_err(|e| fail((Problem::Occupancy, e.to_string())))?;
     if threads > func.max_threads_per_block || dynamic > max_dynamic_allowed || occ.active_blocks == 0 {
         return Err(refused(LaunchFailure::diagnose(lim, &r, dynamic, threads, func.max_threads_per_block, &occ)));
     }
-    let (gx, gy, gz) = cfg.grid_dim;
-    for (axis, (v, max)) in ["x", "y", "z"].iter().zip([gx, gy, gz].into_iter().zip(dev.max_grid_dim)) {
-        if v == 0 || v > max {
-            return Err(fail(
-                Problem::Grid,
-                format!("grid {}: dimension {axis} = {} must be 1 ..= {}", dims(cfg.grid_dim), group(v), group(max)),
-            ));
-        }
-    }
+    check_grid(dev, cfg.grid_dim).map_err(fail)?;
     Ok(Approval {
         threads,
         raise_max_dynamic_shared: (dynamic > func.max_dynamic_shared).then_some(dynamic),
         occupancy: occ,
     })
+}
+
+/// A rule a launch broke and the arithmetic, before the kernel and arch are added.
+type Broken = (Problem, String);
+
+/// The block's threads, when its shape fits the device: no zero dimension, each within the
+/// device's per-dimension maximum, the total within its per-block maximum.
+fn block_threads(dev: &DeviceInfo, block: (u32, u32, u32)) -> Result<u32, Broken> {
+    let (bx, by, bz) = block;
+    if bx == 0 || by == 0 || bz == 0 {
+        return Err((Problem::BlockShape, format!("block {} has a zero dimension", dims(block))));
+    }
+    for (axis, (v, max)) in ["x", "y", "z"].iter().zip([bx, by, bz].into_iter().zip(dev.max_block_dim)) {
+        if v > max {
+            return Err((
+                Problem::BlockShape,
+                format!("block {}: dimension {axis} = {} exceeds the device's {}", dims(block), group(v), group(max)),
+            ));
+        }
+    }
+    let total = u64::from(bx) * u64::from(by) * u64::from(bz);
+    let max = dev.limits.max_threads_per_block;
+    if total > u64::from(max) {
+        return Err((
+            Problem::BlockShape,
+            format!("block {} has {total} threads, the device allows {} per block", dims(block), group(max)),
+        ));
+    }
+    Ok(total as u32)
+}
+
+/// The contract's thread count: exactly that many (`@launch`, `.reqntid`) or at most
+/// (`__launch_bounds__`).
+fn check_contract(c: &Contract, threads: u32, block: (u32, u32, u32)) -> Result<(), Broken> {
+    let Some(t) = c.threads else { return Ok(()) };
+    if c.exact && threads != t {
+        return Err((
+            Problem::ContractExact,
+            format!("{c} means exactly {t} threads per block; this launch has {threads} (block {})", dims(block)),
+        ));
+    }
+    if !c.exact && threads > t {
+        return Err((
+            Problem::ContractBound,
+            format!("{c} allows at most {t} threads per block; this launch has {threads} (block {})", dims(block)),
+        ));
+    }
+    Ok(())
+}
+
+/// Every grid dimension `1 ..=` the device's maximum (with the arithmetic when not).
+fn check_grid(dev: &DeviceInfo, grid: (u32, u32, u32)) -> Result<(), Broken> {
+    for (axis, (v, max)) in ["x", "y", "z"].iter().zip([grid.0, grid.1, grid.2].into_iter().zip(dev.max_grid_dim)) {
+        if v == 0 || v > max {
+            return Err((
+                Problem::Grid,
+                format!("grid {}: dimension {axis} = {} must be 1 ..= {}", dims(grid), group(v), group(max)),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Whether every grid dimension is `1 ..=` the device's maximum: the grid rule of

@@ -63,6 +63,7 @@ fn virtual_name(arch: &str) -> String {
 
 /// Why no embedded image fits a device.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NoImage {
     /// The module's source file.
     pub file: &'static str,

@@ -38,172 +38,29 @@
 //! the cache, `tune` times when called, `best_or_tune` times only on a miss; `always` — `best`
 //! answers `None` without reading, so every `best_or_tune` times and overwrites the winner.
 
+mod key;
+mod outcome;
 mod report;
 #[cfg(test)]
 mod tests;
 
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaStream};
 
+pub use outcome::{Chosen, Miss, Progress, Recall, TuneError, Tuned, Verdict};
 pub use report::{rank, NothingTimed, Row, RowOccupancy, Statistic, Status, Timing, TuneReport};
 
-use super::check::DeviceInfo;
+use key::{candidates_hash, with_variants};
+
 use super::device::Device;
-use super::error::{guarded, Error};
+use super::error::guarded;
 use super::kernel::LoadedKernel;
-use crate::tune::{
-    kernel_hash, variants_hash, DeviceKey, Lookup, NoCacheDir, StableHasher, TuneCache, TuneKey, TunePolicy,
-    TunePolicyError, Winner,
-};
+use crate::tune::{variants_hash, DeviceKey, Lookup, NoCacheDir, TuneCache, TuneKey, TunePolicy, TunePolicyError};
 use crate::Kernel;
-
-/// What a correctness hook may answer: `true`/`()`/`Ok(true)`/`Ok(())` accept the variant;
-/// `false`, `Ok(false)` and any `Err` reject it (the error's text is the reason).
-pub trait Verdict {
-    /// `Err(reason)` when the variant computed the wrong result.
-    fn verdict(self) -> Result<(), String>;
-}
-
-const FALSE: &str = "the correctness check returned false";
-
-impl Verdict for bool {
-    fn verdict(self) -> Result<(), String> {
-        if self {
-            Ok(())
-        } else {
-            Err(FALSE.into())
-        }
-    }
-}
-
-impl Verdict for () {
-    fn verdict(self) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-impl<E: fmt::Display> Verdict for Result<bool, E> {
-    fn verdict(self) -> Result<(), String> {
-        self.map_err(|e| e.to_string())?.verdict()
-    }
-}
-
-impl<E: fmt::Display> Verdict for Result<(), E> {
-    fn verdict(self) -> Result<(), String> {
-        self.map_err(|e| e.to_string())
-    }
-}
-
-/// When the tuner reports its progress on stderr.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Progress {
-    /// Once a run has taken more than a second (the default): a line per variant from then on.
-    #[default]
-    Auto,
-    /// A line per variant, always.
-    Always,
-    /// Never.
-    Never,
-}
-
-/// Why a tuning run or a cache lookup failed.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum TuneError {
-    /// `LAUNCH_TUNE=off`: this program may not time kernels.
-    Off,
-    /// `LAUNCH_TUNE` holds something else than `off`, `cached` or `always`.
-    Policy(TunePolicyError),
-    /// No candidate was timed (or there were none): each row says why.
-    NothingTimed(NothingTimed),
-    /// A driver call of the tuner's own (events, synchronisation) or loading the winner failed.
-    Cuda(Error),
-}
-
-impl fmt::Display for TuneError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TuneError::Off => f.write_str(
-                "LAUNCH_TUNE=off: this program may not time kernels (unset it, or set `cached` or `always`)",
-            ),
-            TuneError::Policy(e) => e.fmt(f),
-            TuneError::NothingTimed(e) => e.fmt(f),
-            TuneError::Cuda(e) => e.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for TuneError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            TuneError::Policy(e) => Some(e),
-            TuneError::NothingTimed(e) => Some(e),
-            TuneError::Cuda(e) => Some(e),
-            TuneError::Off => None,
-        }
-    }
-}
-
-impl From<Error> for TuneError {
-    fn from(e: Error) -> Self {
-        TuneError::Cuda(e)
-    }
-}
-
-/// Why [`Tuner::lookup`] found no winner.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum Miss {
-    /// `LAUNCH_TUNE=off`: the cache is not read.
-    Off,
-    /// `LAUNCH_TUNE=always`: the cache is not read; every run times.
-    Always,
-    /// No folder for the cache (see [`TuneCache::from_env`]).
-    NoCacheDir,
-    /// Nothing remembered for this key (never tuned, or a key part changed).
-    NotStored,
-    /// The file is damaged (why, with its path); the next tuning run replaces it.
-    Damaged(String),
-    /// The remembered winner is none of the candidates.
-    UnknownVariant(String),
-}
-
-/// What [`Tuner::lookup`] found.
-#[derive(Clone, Debug)]
-pub enum Recall {
-    /// The remembered winner, one of the candidates.
-    Hit {
-        /// The winning candidate.
-        kernel: &'static Kernel,
-        /// How it did when it was timed.
-        winner: Winner,
-    },
-    /// No usable winner, and why.
-    Miss(Miss),
-}
-
-/// A finished tuning run: the report and the winner, loaded.
-#[derive(Debug)]
-pub struct Tuned {
-    /// Every candidate's row and the winner.
-    pub report: TuneReport,
-    /// The winner, loaded (its last approved launch is the probe's).
-    pub best: LoadedKernel,
-}
-
-/// What [`Tuner::best_or_tune`] chose, and how.
-#[derive(Debug)]
-pub struct Chosen {
-    /// The variant to launch.
-    pub kernel: LoadedKernel,
-    /// The tuning run, when there was one (`None`: a cache hit, or `LAUNCH_TUNE=off`).
-    pub report: Option<TuneReport>,
-}
 
 type Hook<'a> = Box<dyn FnMut(&LoadedKernel, &Arc<CudaStream>) -> Result<(), String> + 'a>;
 
@@ -569,65 +426,6 @@ impl<'a> Tuner<'a> {
         let tuned = self.tune_candidates(&candidates, problem, launch)?;
         Ok(Chosen { kernel: tuned.best, report: Some(tuned.report) })
     }
-}
-
-impl From<&DeviceInfo> for DeviceKey {
-    fn from(info: &DeviceInfo) -> DeviceKey {
-        DeviceKey {
-            name: info.name.clone(),
-            compute_capability: info.compute_capability,
-            driver_version: info.driver_version,
-        }
-    }
-}
-
-/// `kernel`, then its variants.
-fn with_variants(kernel: &'static Kernel) -> Vec<&'static Kernel> {
-    std::iter::once(kernel).chain(kernel.variants()).collect()
-}
-
-/// The candidates' code: [`kernel_hash`] of the first when all share its module (so the key
-/// equals [`TuneKey::new`]'s), else of each module's first candidate, combined. Hashing a module
-/// reads all its images, so the hash is computed once per kernel and process.
-fn candidates_hash(candidates: &[&'static Kernel]) -> u64 {
-    let Some(first) = candidates.first() else { return kernel_hash_once(&EMPTY) };
-    if candidates.iter().all(|k| std::ptr::eq(k.module, first.module)) {
-        return kernel_hash_once(first);
-    }
-    let mut h = StableHasher::new();
-    h.field(b"candidates");
-    let mut seen: Vec<*const crate::Module> = Vec::new();
-    for k in candidates {
-        if !seen.contains(&(k.module as *const _)) {
-            seen.push(k.module);
-            h.word(kernel_hash_once(k));
-        }
-    }
-    h.finish()
-}
-
-static EMPTY_MODULE: crate::Module = crate::Module { file: "", cubins: &[], ptx_arch: "", ptx: "", extra_ptx: &[] };
-static EMPTY: Kernel = Kernel {
-    name: "",
-    demangled: "",
-    line: 0,
-    module: &EMPTY_MODULE,
-    contract: None,
-    host_threads: 0,
-    resources: &[],
-    variants: &[],
-};
-
-fn kernel_hash_once(kernel: &'static Kernel) -> u64 {
-    static HASHES: OnceLock<Mutex<HashMap<usize, u64>>> = OnceLock::new();
-    let map = HASHES.get_or_init(Default::default);
-    let address = kernel as *const Kernel as usize;
-    if let Some(&h) = map.lock().unwrap_or_else(|p| p.into_inner()).get(&address) {
-        return h;
-    }
-    let h = kernel_hash(kernel);
-    map.lock().unwrap_or_else(|p| p.into_inner()).insert(address, h);
-    h
 }
 
 fn progress_line(i: usize, n: usize, row: &Row, elapsed: Duration) -> String {

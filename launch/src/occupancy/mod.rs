@@ -458,6 +458,7 @@ impl Occupancy {
 
 /// Why the calculator gave no result (`cudaOccError`).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum OccupancyError {
     /// `CUDA_OCC_ERROR_INVALID_INPUT`: what is wrong.
     InvalidInput(&'static str),

@@ -67,6 +67,7 @@ pub enum BaselineState {
 
 /// One finding.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct FindingRecord {
     /// `error`, `warning` or `note`.
     pub severity: Severity,

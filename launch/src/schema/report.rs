@@ -189,6 +189,7 @@ impl SpillCount {
 /// `ptxas`: the lines and the numbers (`registers`, `barriers`, `stack_frame`, `spill_stores`,
 /// `spill_loads`, `cumulative_stack`, `shared_static`, `cmem`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Ptxas {
     /// The kernel's `ptxas -v` lines, verbatim.
     pub lines: Vec<String>,
@@ -199,6 +200,7 @@ pub struct Ptxas {
 
 /// `occupancy`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Occupancy {
     /// Block size evaluated.
     pub threads: u32,
@@ -222,6 +224,7 @@ pub struct Occupancy {
 
 /// `fails_at`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct FailsAt {
     /// Threads per block.
     pub threads: u32,
@@ -231,6 +234,7 @@ pub struct FailsAt {
 
 /// A typed value (its fields, with its `kind`) and the sentence that says it (`message`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Explained<T> {
     /// The value.
     #[serde(flatten)]

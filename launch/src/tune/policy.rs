@@ -16,6 +16,7 @@ pub enum TunePolicy {
 
 /// `LAUNCH_TUNE` held something other than `off`, `cached` or `always`.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TunePolicyError {
     /// The value, as read (lossily, when not UTF-8).
     pub value: String,

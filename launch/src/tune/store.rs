@@ -46,6 +46,7 @@ pub const MAX_FILE_BYTES: u64 = 16 * 1024;
 
 /// No cache folder could be named from the environment.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NoCacheDir;
 
 impl std::fmt::Display for NoCacheDir {

@@ -211,6 +211,7 @@ pub struct TuneReport {
 
 /// No candidate could be timed: each one's row says why.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct NothingTimed {
     /// The kernel tuned.
     pub kernel: &'static str,

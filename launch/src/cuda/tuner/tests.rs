@@ -1,7 +1,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::key::EMPTY;
+use super::outcome::FALSE;
 use super::*;
+use crate::tune::{kernel_hash, Winner};
 use crate::{Contract, ContractSource, Cubin, Module};
 
 fn timed(variant: &'static str, ms: &[f64]) -> Row {

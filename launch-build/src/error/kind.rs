@@ -1,0 +1,93 @@
+//! The kind of an [`Error`]: the few classes a caller tells apart, each variant placed in one.
+//!
+//! [`Error`] is `#[non_exhaustive]`, so a new variant does not break library users; a caller that
+//! must treat every error deliberately (`cargo launch` gives each its exit code) matches the kind
+//! instead, which is exhaustive: a new variant gets its kind here, where the compiler asks for it.
+
+use super::Error;
+
+/// What kind of failure an [`Error`] is ([`Error::kind`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// How the build was set up or called: `[package.metadata.launch]` or a `LAUNCH_*` variable,
+    /// an arch the toolchain cannot target, a build that is not a build script.
+    Config,
+    /// No usable CUDA toolchain: none found, a tool that is missing or cannot start, an NVRTC
+    /// library that does not load.
+    Toolchain,
+    /// The kernels did not build: a compile error, a tool that failed or ran out of time, a
+    /// ptxas report not understood, kernels that break a rule.
+    Build,
+    /// Reading or writing a file failed.
+    Io,
+}
+
+impl Error {
+    /// The kind of this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::NotBuildScript(_) | Error::Config { .. } | Error::UnsupportedArch { .. } => ErrorKind::Config,
+            Error::ToolchainNotFound { .. }
+            | Error::ToolNotFound { .. }
+            | Error::ToolStart { .. }
+            | Error::NvrtcLoad { .. } => ErrorKind::Toolchain,
+            Error::ToolFailed { .. }
+            | Error::ToolTimedOut { .. }
+            | Error::Compile { .. }
+            | Error::Report { .. }
+            | Error::Kernels(_)
+            | Error::Failed(_) => ErrorKind::Build,
+            Error::Io { .. } => ErrorKind::Io,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::super::Location;
+    use super::*;
+
+    #[test]
+    fn each_variant_has_the_kind_its_documentation_gives() {
+        let io = || std::io::Error::other("x");
+        let cases = [
+            (Error::NotBuildScript("OUT_DIR"), ErrorKind::Config),
+            (
+                Error::Config { location: Location::Environment, key: "k".into(), message: "m".into() },
+                ErrorKind::Config,
+            ),
+            (
+                Error::UnsupportedArch { arch: "sm_20".into(), toolchain: "NVRTC".into(), supported: Vec::new() },
+                ErrorKind::Config,
+            ),
+            (Error::ToolchainNotFound { toolchain: "12.9", default: true, searched: Vec::new() }, ErrorKind::Toolchain),
+            (Error::ToolNotFound { tool: "ptxas".into() }, ErrorKind::Toolchain),
+            (Error::ToolStart { command: "`ptxas`".into(), source: io() }, ErrorKind::Toolchain),
+            (Error::NvrtcLoad { path: PathBuf::from("libnvrtc.so"), reason: "r".into() }, ErrorKind::Toolchain),
+            (Error::ToolFailed { command: "`cc`".into(), status: "1".into(), stderr: String::new() }, ErrorKind::Build),
+            (
+                Error::ToolTimedOut {
+                    tool: "ptxas".into(),
+                    command: "`ptxas`".into(),
+                    file: None,
+                    arch: None,
+                    timeout: std::time::Duration::from_secs(1),
+                },
+                ErrorKind::Build,
+            ),
+            (
+                Error::Compile { compiler: "NVRTC".into(), file: "a.cu".into(), arch: "sm_90".into(), log: "e".into() },
+                ErrorKind::Build,
+            ),
+            (Error::Report { file: "a.cu".into(), arch: "sm_90".into(), reason: "r".into() }, ErrorKind::Build),
+            (Error::Kernels(Vec::new()), ErrorKind::Build),
+            (Error::Failed(Vec::new()), ErrorKind::Build),
+            (Error::Io { path: PathBuf::from("x"), action: "read", source: io() }, ErrorKind::Io),
+        ];
+        for (error, kind) in cases {
+            assert_eq!(error.kind(), kind, "{error:?}");
+        }
+    }
+}
