@@ -1,11 +1,11 @@
 //! Findings: what `cargo launch check` reports, with a severity, a kind (its rule) and the numbers.
-//! [`kernel_findings`] holds the rules about one kernel on one arch; the CLI adds the ones about
-//! packages, baselines and arches with [`Detail::Text`].
+//! The rules about one kernel on one arch are in `kernel_rules` ([`super::kernel_findings`]); the
+//! CLI adds the ones about packages, baselines and arches with [`Detail::Text`].
 
 use std::fmt;
 use std::path::PathBuf;
 
-use super::{KernelReport, LaunchFailure, Note, ThreadsFrom};
+use super::{LaunchFailure, Note, ThreadsFrom};
 use crate::Arch;
 
 /// How bad a finding is. Ordered most severe first.
@@ -268,50 +268,4 @@ impl Finding {
     pub fn col(&self) -> u32 {
         self.location.as_ref().map_or(0, |l| l.col)
     }
-}
-
-/// The rules about one kernel on one arch, given its spill budget (`max-spill-bytes`, the
-/// kernel's own or the crate's): a launch that fails (error), spills over the budget (error) or
-/// without one (warning), what the contract asks that the arch does not give (warning), no
-/// contract (warning), a `max_regs` cap that forces spills (warning).
-pub fn kernel_findings(r: &KernelReport, spill_budget: Option<u32>) -> Vec<(Severity, FindingKind, Detail)> {
-    let mut out = Vec::new();
-    let o = &r.occupancy;
-    if let Some(failure) = r.launch_failure {
-        out.push((
-            Severity::Error,
-            FindingKind::Launch,
-            Detail::Launch {
-                threads: o.threads,
-                threads_from: o.threads_from,
-                failure,
-                largest_block: r.largest_block,
-                bounded: r.contract.is_some(),
-            },
-        ));
-    }
-    let res = &r.resources;
-    let spills = res.spill_bytes();
-    let detail = |budget| Detail::Spills { stores: res.spill_stores, loads: res.spill_loads, budget };
-    match spill_budget {
-        Some(budget) if spills > budget => out.push((Severity::Error, FindingKind::Spills, detail(Some(budget)))),
-        None if spills > 0 => out.push((Severity::Warning, FindingKind::Spills, detail(None))),
-        _ => {}
-    }
-    for n in &r.notes {
-        out.push((Severity::Warning, FindingKind::Contract, Detail::Contract(*n)));
-    }
-    if r.contract.is_none() {
-        out.push((
-            Severity::Warning,
-            FindingKind::Unbounded,
-            Detail::Unbounded { threads: o.threads, largest_block: r.largest_block },
-        ));
-    }
-    if let (Some(c), Some(cap)) = (&r.contract, r.register_cap) {
-        if c.max_regs.is_some() && spills > 0 && res.registers >= cap {
-            out.push((Severity::Warning, FindingKind::MaxRegs, Detail::MaxRegs { cap, spill_bytes: spills }));
-        }
-    }
-    out
 }

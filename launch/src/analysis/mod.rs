@@ -9,13 +9,15 @@
 mod explore;
 mod failure;
 mod findings;
+mod kernel_rules;
 mod notes;
 
 use std::fmt;
 
 pub use explore::{cliffs, frontier, Cliff};
 pub use failure::{group, LaunchFailure};
-pub use findings::{kernel_findings, Detail, Finding, FindingKind, Location, Severity};
+pub use findings::{Detail, Finding, FindingKind, Location, Severity};
+pub use kernel_rules::{baseline_finding, kernel_findings, variant_findings};
 pub use notes::{Impossible, Note};
 
 use crate::occupancy::{self, Carveout, DeviceLimits, FunctionAttrs, Limiter, Limiters, OccupancyError};
