@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use launch::schema::explore::{ArchVariants, Document, Variant};
 
-use crate::svg::{self, axis_title, line, text, LEFT, MARK, RIGHT, TITLE_HEIGHT, WIDTH};
+use super::svg::{self, axis_title, line, text, LEFT, MARK, RIGHT, TITLE_HEIGHT, WIDTH};
 use crate::words::{self, group};
 
 /// The legend under the title: the block sizes, then what the marks mean.
@@ -107,7 +107,7 @@ fn colour(threads: &[u32], t: u32) -> &'static str {
 }
 
 /// The document.
-pub fn svg(doc: &Document) -> String {
+pub(crate) fn svg(doc: &Document) -> String {
     let threads = series(doc);
     let arches: Vec<String> = doc.arches.iter().map(|a| a.arch.to_string()).collect();
     let sizes: Vec<String> = threads.iter().map(|t| t.to_string()).collect();

@@ -15,8 +15,9 @@ use crate::baseline::{self, Baseline};
 use crate::cargo;
 use crate::cli::{CheckArgs, CheckFormat};
 use crate::error::{BuildFailure, Error};
+use crate::output::sarif;
 use crate::records::{self, PackageKernels, Row};
-use crate::{sarif, toolchain};
+use crate::toolchain;
 
 /// Runs `cargo launch check`.
 pub fn run(args: &CheckArgs) -> Result<(), Error> {

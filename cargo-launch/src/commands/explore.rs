@@ -19,11 +19,12 @@ use launch_build::tooling::variants;
 
 use crate::cli::{ExploreArgs, Format};
 use crate::error::Error;
+use crate::output::{explore_plot, svg, text};
 use crate::records::{self, PackageKernels};
-use crate::{cargo, explore_plot, svg, toolchain, words};
+use crate::{cargo, toolchain, words};
 
 /// Runs `cargo launch explore`.
-pub fn run(args: &ExploreArgs) -> Result<(), Error> {
+pub(crate) fn run(args: &ExploreArgs) -> Result<(), Error> {
     let max_regs = MaxRegs::parse(&args.max_regs)?;
     // A plot that cannot be written fails before the build, not after it.
     if let Some(path) = &args.plot {
@@ -324,7 +325,7 @@ fn text(out: &mut impl Write, doc: &Document) -> std::io::Result<()> {
         }
         let rows: Vec<Vec<String>> = a.variants.iter().map(row).collect();
         const RIGHT: [bool; 9] = [false, false, true, true, true, true, true, false, true];
-        for line in crate::render::table(&HEAD, &RIGHT, &rows) {
+        for line in text::table(&HEAD, &RIGHT, &rows) {
             writeln!(out, "{line}")?;
         }
         for v in a.variants.iter().filter(|v| v.error.is_some()) {

@@ -21,62 +21,62 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// The `$schema` every log names: the OASIS standard's schema (2.1.0 with its errata).
-pub const SCHEMA_URI: &str =
+pub(crate) const SCHEMA_URI: &str =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 
 /// The SARIF version written.
-pub const VERSION: &str = "2.1.0";
+pub(crate) const VERSION: &str = "2.1.0";
 
 /// The base id every location is relative to; GitHub resolves it to the checkout.
-pub const SRCROOT: &str = "%SRCROOT%";
+pub(crate) const SRCROOT: &str = "%SRCROOT%";
 
 /// The key of our own entry in `partialFingerprints` (versioned: a change of what is hashed must
 /// not match alerts fingerprinted the old way).
-pub const FINGERPRINT_KEY: &str = "launchFinding/v1";
+pub(crate) const FINGERPRINT_KEY: &str = "launchFinding/v1";
 
 /// One finding as this module needs it; the caller builds one from its own finding type.
 #[derive(Clone, Debug)]
-pub struct Alert<'a> {
+pub(crate) struct Alert<'a> {
     /// The finding kind; the rule is `launch/<kind>`.
-    pub kind: FindingKind,
+    pub(crate) kind: FindingKind,
     /// Error, warning or note (SARIF's `level` has the same three names).
-    pub level: Severity,
+    pub(crate) level: Severity,
     /// What is wrong, in full.
-    pub message: &'a str,
+    pub(crate) message: &'a str,
     /// The file the finding is shown on, as a URI relative to the repository root (see
     /// [`relative_uri`]). A finding about no file (an arch the toolchain cannot target) names the
     /// manifest that asks for it: GitHub refuses a result without a location.
-    pub uri: String,
+    pub(crate) uri: String,
     /// 1-based line, 0 when unknown (no region is written then).
-    pub line: u32,
+    pub(crate) line: u32,
     /// 1-based column, 0 when unknown (the region then has only the line).
-    pub col: u32,
+    pub(crate) col: u32,
     /// Package ("" when the finding is about none).
-    pub package: &'a str,
+    pub(crate) package: &'a str,
     /// Kernel, when the finding is about one.
-    pub kernel: Option<&'a str>,
+    pub(crate) kernel: Option<&'a str>,
     /// Arch, when the finding is about one.
-    pub arch: Option<&'a str>,
+    pub(crate) arch: Option<&'a str>,
 }
 
 /// What a finding kind means: the text of its rule.
 #[derive(Clone, Copy, Debug)]
-pub struct Rule {
+pub(crate) struct Rule {
     /// PascalCase name (SARIF's `name`, shown by viewers).
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// One line.
-    pub short: &'static str,
+    pub(crate) short: &'static str,
     /// What the finding means.
-    pub full: &'static str,
+    pub(crate) full: &'static str,
     /// What to do about it.
-    pub help: &'static str,
+    pub(crate) help: &'static str,
     /// The level most of its findings have (a result's own level overrides it).
-    pub level: Severity,
+    pub(crate) level: Severity,
 }
 
 /// The rule of a finding kind. An exhaustive `match`: a kind added to the analysis does not
 /// compile until it has its rule here.
-pub fn rule(kind: FindingKind) -> Rule {
+pub(crate) fn rule(kind: FindingKind) -> Rule {
     match kind {
         FindingKind::Launch => Rule {
             name: "LaunchFails",
@@ -191,155 +191,155 @@ pub fn rule(kind: FindingKind) -> Rule {
 
 /// The SARIF log: the top-level object.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Log {
+pub(crate) struct Log {
     /// [`SCHEMA_URI`].
     #[serde(rename = "$schema")]
-    pub schema: String,
+    pub(crate) schema: String,
     /// [`VERSION`].
-    pub version: String,
+    pub(crate) version: String,
     /// Exactly one.
-    pub runs: Vec<Run>,
+    pub(crate) runs: Vec<Run>,
 }
 
 /// One run of the tool.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Run {
+pub(crate) struct Run {
     /// `cargo-launch` and its rules.
-    pub tool: Tool,
+    pub(crate) tool: Tool,
     /// `%SRCROOT%` → the repository root as a `file:` URI, when it was given.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub original_uri_base_ids: BTreeMap<String, ArtifactLocation>,
+    pub(crate) original_uri_base_ids: BTreeMap<String, ArtifactLocation>,
     /// One per finding.
-    pub results: Vec<SarifResult>,
+    pub(crate) results: Vec<SarifResult>,
 }
 
 /// `tool`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Tool {
+pub(crate) struct Tool {
     /// The tool itself.
-    pub driver: Driver,
+    pub(crate) driver: Driver,
 }
 
 /// `tool.driver`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Driver {
+pub(crate) struct Driver {
     /// `cargo-launch`.
-    pub name: String,
+    pub(crate) name: String,
     /// The tool's version.
-    pub version: String,
+    pub(crate) version: String,
     /// The same version, as semver (GitHub shows it).
-    pub semantic_version: String,
+    pub(crate) semantic_version: String,
     /// Every rule, also those with no result this run (a result's `ruleIndex` points here).
-    pub rules: Vec<ReportingDescriptor>,
+    pub(crate) rules: Vec<ReportingDescriptor>,
 }
 
 /// A rule.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ReportingDescriptor {
+pub(crate) struct ReportingDescriptor {
     /// `launch/<kind>`.
-    pub id: String,
+    pub(crate) id: String,
     /// PascalCase name.
-    pub name: String,
+    pub(crate) name: String,
     /// One line.
-    pub short_description: Message,
+    pub(crate) short_description: Message,
     /// What it means.
-    pub full_description: Message,
+    pub(crate) full_description: Message,
     /// What to do.
-    pub help: Message,
+    pub(crate) help: Message,
     /// The level of most of its results.
-    pub default_configuration: Configuration,
+    pub(crate) default_configuration: Configuration,
 }
 
 /// `defaultConfiguration`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Configuration {
+pub(crate) struct Configuration {
     /// Error, warning or note.
-    pub level: Severity,
+    pub(crate) level: Severity,
 }
 
 /// A plain-text message.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Message {
+pub(crate) struct Message {
     /// The text.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// One finding (SARIF's `result`; named so as not to shadow `Result`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SarifResult {
+pub(crate) struct SarifResult {
     /// `launch/<kind>`.
-    pub rule_id: String,
+    pub(crate) rule_id: String,
     /// Index of the rule in `tool.driver.rules`.
-    pub rule_index: usize,
+    pub(crate) rule_index: usize,
     /// Error, warning or note.
-    pub level: Severity,
+    pub(crate) level: Severity,
     /// What is wrong.
-    pub message: Message,
+    pub(crate) message: Message,
     /// Exactly one.
-    pub locations: Vec<Location>,
+    pub(crate) locations: Vec<Location>,
     /// [`FINGERPRINT_KEY`] → a hash of what identifies the finding (see [`document`]).
-    pub partial_fingerprints: BTreeMap<String, String>,
+    pub(crate) partial_fingerprints: BTreeMap<String, String>,
     /// Package, kernel and arch, for readers that filter.
-    pub properties: Properties,
+    pub(crate) properties: Properties,
 }
 
 /// A result's property bag.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Properties {
+pub(crate) struct Properties {
     /// Package ("" when about none).
-    pub package: String,
+    pub(crate) package: String,
     /// Kernel, when about one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel: Option<String>,
+    pub(crate) kernel: Option<String>,
     /// Arch, when about one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arch: Option<String>,
+    pub(crate) arch: Option<String>,
 }
 
 /// `location`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Location {
+pub(crate) struct Location {
     /// The file and line.
-    pub physical_location: PhysicalLocation,
+    pub(crate) physical_location: PhysicalLocation,
 }
 
 /// `physicalLocation`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PhysicalLocation {
+pub(crate) struct PhysicalLocation {
     /// The file.
-    pub artifact_location: ArtifactLocation,
+    pub(crate) artifact_location: ArtifactLocation,
     /// The line; absent when unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub region: Option<Region>,
+    pub(crate) region: Option<Region>,
 }
 
 /// `artifactLocation`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ArtifactLocation {
+pub(crate) struct ArtifactLocation {
     /// Relative to `uriBaseId` when that is set, else absolute.
-    pub uri: String,
+    pub(crate) uri: String,
     /// [`SRCROOT`] for a result's file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub uri_base_id: Option<String>,
+    pub(crate) uri_base_id: Option<String>,
 }
 
 /// `region`: the line, and the column where a compiler gave one (ptxas and the manifest tell
 /// only the line).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Region {
+pub(crate) struct Region {
     /// 1-based.
-    pub start_line: u32,
+    pub(crate) start_line: u32,
     /// 1-based; absent when unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_column: Option<u32>,
+    pub(crate) start_column: Option<u32>,
 }
 
 /// The SARIF log of `alerts` (in their order) from `cargo-launch` `tool_version`. With `root` (the
@@ -351,7 +351,7 @@ pub struct Region {
 /// kernel that moves or spills a little more stays the same alert. Equal hashes (two contract
 /// notes of one kernel) are told apart by a `:<n>` occurrence suffix, as GitHub's own
 /// `primaryLocationLineHash` does.
-pub fn document(alerts: &[Alert], tool_version: &str, root: Option<&Path>) -> Log {
+pub(crate) fn document(alerts: &[Alert], tool_version: &str, root: Option<&Path>) -> Log {
     let mut rules: Vec<ReportingDescriptor> = FindingKind::ALL.into_iter().map(descriptor).collect();
     let mut index: BTreeMap<FindingKind, usize> = FindingKind::ALL.into_iter().zip(0..).collect();
     let mut occurrences: BTreeMap<String, usize> = BTreeMap::new();
@@ -409,7 +409,7 @@ pub fn document(alerts: &[Alert], tool_version: &str, root: Option<&Path>) -> Lo
 }
 
 /// Writes the log as indented JSON and a final newline.
-pub fn write(out: &mut impl Write, log: &Log) -> io::Result<()> {
+pub(crate) fn write(out: &mut impl Write, log: &Log) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, log).map_err(io::Error::from)?;
     writeln!(out)
 }
@@ -447,7 +447,7 @@ fn fingerprint(a: &Alert) -> String {
 /// `path` relative to `root` as a URI reference (`/` between segments, anything but letters,
 /// digits and `-._~` percent-encoded, so a `:` or a space cannot change its meaning); `None` when
 /// `path` is not inside `root` or leaves it through `..`.
-pub fn relative_uri(root: &Path, path: &Path) -> Option<String> {
+pub(crate) fn relative_uri(root: &Path, path: &Path) -> Option<String> {
     let rel = path.strip_prefix(root).ok()?;
     let mut segments = Vec::new();
     for c in rel.components() {
