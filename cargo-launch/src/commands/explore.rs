@@ -1,5 +1,5 @@
 //! `cargo launch explore KERNEL`: one kernel under several launch contracts, per arch. The crate is
-//! built with every arch's PTX kept (`cargo::build_with_all_ptx`: the kernel cache serves it, no
+//! built with every arch's PTX kept (`cargo::Selection::build_with_all_ptx`: the kernel cache serves it, no
 //! new NVRTC run), each contract is written into the kernel's PTX entry and assembled by ptxas
 //! (launch-build's `tooling::variants`, through the build's kernel cache: a second run assembles
 //! nothing; stderr says how many came from it), and each variant is analysed like a report record. The
@@ -17,11 +17,12 @@ use launch::{Arch, Contract, ContractSource, Resources};
 use launch_build::manifest::{KernelArch, KernelEntry};
 use launch_build::tooling::variants;
 
+use crate::cargo::{self, Selection};
 use crate::cli::{ExploreArgs, Format};
 use crate::error::Error;
 use crate::output::{explore_plot, svg, text};
 use crate::records::{self, PackageKernels};
-use crate::{cargo, toolchain, words};
+use crate::{toolchain, words};
 
 /// Runs `cargo launch explore`.
 pub(crate) fn run(args: &ExploreArgs) -> Result<(), Error> {
@@ -30,10 +31,11 @@ pub(crate) fn run(args: &ExploreArgs) -> Result<(), Error> {
     if let Some(path) = &args.plot {
         svg::check_destination(path)?;
     }
-    let pins = toolchain::ensure_toolchain(args.no_setup, &args.packages)?;
+    let selection = Selection::of(&args.packages)?;
+    let pins = toolchain::ensure(args.no_setup, &selection)?;
     let arches = cargo::sorted(&args.arch);
     toolchain::refuse_untargetable(&arches, &pins)?;
-    let packages = cargo::build_with_all_ptx(&args.packages, &arches)?;
+    let packages = selection.build_with_all_ptx(&arches)?;
     let (p, k) = find(&packages, &args.kernel)?;
     let host = records::host_launch(&p.config, k);
     let env = launch_build::tooling::Env::cli();

@@ -5,11 +5,12 @@
 use anyhow::Context;
 use launch::schema::report::{Document, Record, Toolchain};
 
+use crate::cargo::{self, Selection};
 use crate::cli::{Format, ReportArgs};
 use crate::error::Error;
 use crate::output::text;
 use crate::records::{self, Row};
-use crate::{cargo, select, toolchain};
+use crate::{select, toolchain};
 
 /// Above this many records the text report is the compact one (one line per kernel × arch)
 /// unless `--detailed` is given.
@@ -17,10 +18,11 @@ pub(crate) const COMPACT_ABOVE: usize = 40;
 
 /// Runs `cargo launch report`.
 pub(crate) fn run(args: &ReportArgs) -> Result<(), Error> {
-    let pins = toolchain::ensure_toolchain(args.no_setup, &args.packages)?;
+    let selection = Selection::of(&args.packages)?;
+    let pins = toolchain::ensure(args.no_setup, &selection)?;
     let arches = cargo::sorted(&args.arch);
     toolchain::refuse_untargetable(&arches, &pins)?;
-    let packages = cargo::build(&args.packages, &arches)?;
+    let packages = selection.build(&arches)?;
     for p in &packages {
         for w in records::unknown_kernel_settings(&p.config, &p.manifest) {
             eprintln!("warning: {}: {w}", p.config.manifest_path.display());

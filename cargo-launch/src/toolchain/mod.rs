@@ -9,7 +9,7 @@ use launch::Arch;
 use launch_build::tooling::toolchain::{self, pin, Pin};
 use launch_build::tooling::Env;
 
-use crate::cargo;
+use crate::cargo::Selection;
 use crate::cli::PackageArgs;
 use crate::error::Error;
 
@@ -19,15 +19,20 @@ pub use install::install;
 /// unless told not to. An explicit `LAUNCH_TOOLCHAIN` is never second-guessed: when it holds no
 /// working toolchain of the major a package asks for that is the error (exit 3), with nothing
 /// downloaded, since the build would use it and not the install.
-pub fn ensure_toolchain(no_setup: bool, sel: &PackageArgs) -> Result<Vec<Pin>, Error> {
-    let pins = cargo::toolchains(sel)?;
+pub fn ensure(no_setup: bool, selection: &Selection) -> Result<Vec<Pin>, Error> {
+    let pins = selection.toolchains();
     for p in &pins {
-        ensure(no_setup, p)?;
+        ensure_pin(no_setup, p)?;
     }
     Ok(pins)
 }
 
-fn ensure(no_setup: bool, pin: &Pin) -> Result<(), Error> {
+/// [`Selection::of`] then [`ensure`], for `check`, which does not pass its selection along yet.
+pub fn ensure_toolchain(no_setup: bool, sel: &PackageArgs) -> Result<Vec<Pin>, Error> {
+    ensure(no_setup, &Selection::of(sel)?)
+}
+
+fn ensure_pin(no_setup: bool, pin: &Pin) -> Result<(), Error> {
     let env = Env::cli();
     match toolchain::discover_for(&env, pin) {
         Ok(_) => Ok(()),
