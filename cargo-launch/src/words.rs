@@ -14,13 +14,10 @@ pub fn thousands(n: usize) -> String {
     group(n as u64)
 }
 
-/// `path/file.cu::name` of a kernel (manifests written before the field existed lack it).
+/// `path/file.cu::name` of a kernel: [`KernelEntry::qualified`], which the manifest reader fills
+/// in for old manifests. Only `records` still calls it; it goes once that reads the field.
 pub fn qualified(k: &KernelEntry) -> String {
-    if k.qualified.is_empty() {
-        format!("{}::{}", k.file, k.name)
-    } else {
-        k.qualified.clone()
-    }
+    k.qualified.clone()
 }
 
 /// A contract as its source spells it, `none` without one.

@@ -163,7 +163,7 @@ fn find<'a>(packages: &'a [PackageKernels], name: &str) -> Result<(&'a PackageKe
     let hits: Vec<(&PackageKernels, &KernelEntry)> = packages
         .iter()
         .flat_map(|p| p.manifest.kernels.iter().map(move |k| (p, k)))
-        .filter(|(_, k)| k.name == name || k.display_name == name || crate::words::qualified(k) == name)
+        .filter(|(_, k)| k.name == name || k.display_name == name || k.qualified == name)
         .collect();
     match hits.as_slice() {
         [one] => Ok(*one),
@@ -175,7 +175,7 @@ fn find<'a>(packages: &'a [PackageKernels], name: &str) -> Result<(&'a PackageKe
         many => Err(Error::Usage(anyhow::anyhow!(
             "`{name}` names {} kernels; name one as path/file.cu::name: {}",
             many.len(),
-            many.iter().map(|(_, k)| crate::words::qualified(k)).collect::<Vec<_>>().join(", ")
+            many.iter().map(|(_, k)| k.qualified.as_str()).collect::<Vec<_>>().join(", ")
         ))),
     }
 }

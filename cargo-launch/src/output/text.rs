@@ -89,8 +89,7 @@ pub(crate) fn header(out: &mut impl Write, view: &View, p: &PackageKernels) -> i
 fn not_compiled(out: &mut impl Write, view: &View, p: &PackageKernels) -> io::Result<()> {
     let arches = view.arches_of(p);
     for k in &p.manifest.kernels {
-        let q = crate::words::qualified(k);
-        if !view.filter.matches_kernel(&k.display_name, &q, &k.file, Some(&p.config.kernel_dir)) {
+        if !view.filter.matches_kernel(&k.display_name, &k.qualified, &k.file, Some(&p.config.kernel_dir)) {
             continue;
         }
         // Each reason once, with the arches it applies to (manifests of older builds carry no
