@@ -78,116 +78,142 @@ pub(crate) struct Rule {
 /// compile until it has its rule here.
 pub(crate) fn rule(kind: FindingKind) -> Rule {
     match kind {
-        FindingKind::Launch => Rule {
-            name: "LaunchFails",
-            short: "A kernel cannot launch at its block size.",
-            full: "The kernel asks for more registers, shared memory or threads per block than the arch gives one \
-                   block, so its launch fails with CUDA error 701 (too many resources requested for launch).",
-            help: "Launch with fewer threads per block, add __launch_bounds__ with the block size the host uses so \
-                   that ptxas limits registers, or use less shared memory. `cargo launch report` shows the largest \
-                   block that launches on each arch.",
-            level: Severity::Error,
-        },
-        FindingKind::Spills => Rule {
-            name: "RegisterSpills",
-            short: "A kernel spills registers to local memory.",
-            full: "ptxas spilled registers to local memory (spill stores and loads). Over the package's or kernel's \
-                   max-spill-bytes budget this is an error; with no budget set, a warning.",
-            help: "Lower register pressure, raise the register cap of the launch contract, or accept the spills with \
-                   max-spill-bytes in [package.metadata.launch] or [package.metadata.launch.kernel.<name>].",
-            level: Severity::Error,
-        },
-        FindingKind::Regression => Rule {
-            name: "ResourceRegression",
-            short: "A kernel's resources got worse than the committed baseline.",
-            full: "Registers, spills, stack frame, static shared memory or occupancy regressed against the \
-                   committed baseline (launch-baseline.txt).",
-            help: "Undo the regression, or accept it with `cargo launch check --bless` and commit the baseline.",
-            level: Severity::Error,
-        },
-        FindingKind::Arch => Rule {
-            name: "UnsupportedArch",
-            short: "The CUDA toolchain cannot target a requested arch.",
-            full: "An arch given with --arch or in [package.metadata.launch] is not among those the toolchain's NVRTC \
-                   can compile for, so nothing was checked for it.",
-            help: "Drop the arch, or use a toolchain that supports it (`cargo launch setup` installs the pinned one).",
-            level: Severity::Error,
-        },
-        FindingKind::Contract => Rule {
-            name: "ContractNotHonoured",
-            short: "A launch contract asks for what the arch does not give.",
-            full: "The kernel's launch contract (__launch_bounds__ or @launch: threads, min blocks, max registers) \
-                   cannot be met on this arch, so ptxas ignores or overrides part of it.",
-            help: "Change the contract to what the arch gives; the message says which limit is in the way.",
-            level: Severity::Warning,
-        },
-        FindingKind::Unbounded => Rule {
-            name: "NoLaunchContract",
-            short: "A kernel has no launch contract.",
-            full: "Without __launch_bounds__, ptxas may use so many registers that large blocks cannot launch; the \
-                   kernel was checked only at the host block size.",
-            help: "Add __launch_bounds__(threads) (or @launch) with the largest block size the host launches.",
-            level: Severity::Warning,
-        },
-        FindingKind::MaxRegs => Rule {
-            name: "RegisterCapSpills",
-            short: "A register cap forces spills.",
-            full: "The kernel uses every register its contract's cap allows and still spills: the cap is what \
-                   forces the spills.",
-            help: "Raise the register cap (max_regs, __maxnreg__) or lower the kernel's register pressure.",
-            level: Severity::Warning,
-        },
-        FindingKind::New => Rule {
-            name: "NotInBaseline",
-            short: "A kernel or arch is not in the baseline.",
-            full: "The baseline has no record of this kernel on this arch, so no regression is checked for it.",
-            help: "Record it with `cargo launch check --bless` and commit the baseline.",
-            level: Severity::Note,
-        },
-        FindingKind::Config => Rule {
-            name: "UnknownKernelSettings",
-            short: "Kernel settings name no kernel.",
-            full: "A [package.metadata.launch.kernel.<name>] table matches no kernel, so its settings (a spill \
-                   budget, a dynamic shared-memory size) apply to nothing.",
-            help: "Correct the kernel name in Cargo.toml; the message lists the kernels of the package.",
-            level: Severity::Warning,
-        },
-        FindingKind::Empty => Rule {
-            name: "NothingToCheck",
-            short: "A package's kernel folder holds no kernel.",
-            full: "The package uses launch-build but its kernel folder has no .cu file or no kernel in them, so the \
-                   gate would pass having checked nothing.",
-            help: "Point `kernels` in [package.metadata.launch] at the folder that holds the .cu files.",
-            level: Severity::Warning,
-        },
-        FindingKind::Baseline => Rule {
-            name: "StaleBaseline",
-            short: "The baseline is out of date.",
-            full: "The baseline is in an old format, or records kernels of a checked arch that were not built \
-                   (renamed, removed or moved), which would leave them unchecked without a word.",
-            help: "If the change is intended, re-bless with `cargo launch check --bless` and commit the baseline.",
-            level: Severity::Warning,
-        },
-        FindingKind::Compile => Rule {
-            name: "KernelBuildFailed",
-            short: "The kernels did not build.",
-            full: "NVRTC or ptxas refused a kernel file, or launch-build refused it first: a bad `@launch`, a bad \
-                   [package.metadata.launch] setting, host code in a kernel file. Nothing else is checked until it builds.",
-            help: "Fix the error at its line; the build's full log (cargo's output) has the compiler's message and \
-                   excerpt.",
-            level: Severity::Error,
-        },
-        FindingKind::Driver => Rule {
-            name: "NoImageForMinDriver",
-            short: "Nothing embedded would load on the oldest driver the crate must run on.",
-            full: "On the driver `min-driver` names, no embedded image of a listed arch loads (its cubins come from a \
-                   newer CUDA major, its PTX has a newer ISA than that driver JITs), or a GPU newer than every listed \
-                   arch would find no PTX that driver JITs.",
-            help: "Raise `min-driver`, or build with an older toolchain whose cubins and PTX that driver takes.",
-            level: Severity::Error,
-        },
+        FindingKind::Launch => LAUNCH,
+        FindingKind::Spills => SPILLS,
+        FindingKind::Regression => REGRESSION,
+        FindingKind::Arch => ARCH,
+        FindingKind::Contract => CONTRACT,
+        FindingKind::Unbounded => UNBOUNDED,
+        FindingKind::MaxRegs => MAX_REGS,
+        FindingKind::New => NEW,
+        FindingKind::Config => CONFIG,
+        FindingKind::Empty => EMPTY,
+        FindingKind::Baseline => BASELINE,
+        FindingKind::Compile => COMPILE,
+        FindingKind::Driver => DRIVER,
     }
 }
+
+const LAUNCH: Rule = Rule {
+    name: "LaunchFails",
+    short: "A kernel cannot launch at its block size.",
+    full: "The kernel asks for more registers, shared memory or threads per block than the arch gives one \
+           block, so its launch fails with CUDA error 701 (too many resources requested for launch).",
+    help: "Launch with fewer threads per block, add __launch_bounds__ with the block size the host uses so \
+           that ptxas limits registers, or use less shared memory. `cargo launch report` shows the largest \
+           block that launches on each arch.",
+    level: Severity::Error,
+};
+
+const SPILLS: Rule = Rule {
+    name: "RegisterSpills",
+    short: "A kernel spills registers to local memory.",
+    full: "ptxas spilled registers to local memory (spill stores and loads). Over the package's or kernel's \
+           max-spill-bytes budget this is an error; with no budget set, a warning.",
+    help: "Lower register pressure, raise the register cap of the launch contract, or accept the spills with \
+           max-spill-bytes in [package.metadata.launch] or [package.metadata.launch.kernel.<name>].",
+    level: Severity::Error,
+};
+
+const REGRESSION: Rule = Rule {
+    name: "ResourceRegression",
+    short: "A kernel's resources got worse than the committed baseline.",
+    full: "Registers, spills, stack frame, static shared memory or occupancy regressed against the \
+           committed baseline (launch-baseline.txt).",
+    help: "Undo the regression, or accept it with `cargo launch check --bless` and commit the baseline.",
+    level: Severity::Error,
+};
+
+const ARCH: Rule = Rule {
+    name: "UnsupportedArch",
+    short: "The CUDA toolchain cannot target a requested arch.",
+    full: "An arch given with --arch or in [package.metadata.launch] is not among those the toolchain's NVRTC \
+           can compile for, so nothing was checked for it.",
+    help: "Drop the arch, or use a toolchain that supports it (`cargo launch setup` installs the pinned one).",
+    level: Severity::Error,
+};
+
+const CONTRACT: Rule = Rule {
+    name: "ContractNotHonoured",
+    short: "A launch contract asks for what the arch does not give.",
+    full: "The kernel's launch contract (__launch_bounds__ or @launch: threads, min blocks, max registers) \
+           cannot be met on this arch, so ptxas ignores or overrides part of it.",
+    help: "Change the contract to what the arch gives; the message says which limit is in the way.",
+    level: Severity::Warning,
+};
+
+const UNBOUNDED: Rule = Rule {
+    name: "NoLaunchContract",
+    short: "A kernel has no launch contract.",
+    full: "Without __launch_bounds__, ptxas may use so many registers that large blocks cannot launch; the \
+           kernel was checked only at the host block size.",
+    help: "Add __launch_bounds__(threads) (or @launch) with the largest block size the host launches.",
+    level: Severity::Warning,
+};
+
+const MAX_REGS: Rule = Rule {
+    name: "RegisterCapSpills",
+    short: "A register cap forces spills.",
+    full: "The kernel uses every register its contract's cap allows and still spills: the cap is what \
+           forces the spills.",
+    help: "Raise the register cap (max_regs, __maxnreg__) or lower the kernel's register pressure.",
+    level: Severity::Warning,
+};
+
+const NEW: Rule = Rule {
+    name: "NotInBaseline",
+    short: "A kernel or arch is not in the baseline.",
+    full: "The baseline has no record of this kernel on this arch, so no regression is checked for it.",
+    help: "Record it with `cargo launch check --bless` and commit the baseline.",
+    level: Severity::Note,
+};
+
+const CONFIG: Rule = Rule {
+    name: "UnknownKernelSettings",
+    short: "Kernel settings name no kernel.",
+    full: "A [package.metadata.launch.kernel.<name>] table matches no kernel, so its settings (a spill \
+           budget, a dynamic shared-memory size) apply to nothing.",
+    help: "Correct the kernel name in Cargo.toml; the message lists the kernels of the package.",
+    level: Severity::Warning,
+};
+
+const EMPTY: Rule = Rule {
+    name: "NothingToCheck",
+    short: "A package's kernel folder holds no kernel.",
+    full: "The package uses launch-build but its kernel folder has no .cu file or no kernel in them, so the \
+           gate would pass having checked nothing.",
+    help: "Point `kernels` in [package.metadata.launch] at the folder that holds the .cu files.",
+    level: Severity::Warning,
+};
+
+const BASELINE: Rule = Rule {
+    name: "StaleBaseline",
+    short: "The baseline is out of date.",
+    full: "The baseline is in an old format, or records kernels of a checked arch that were not built \
+           (renamed, removed or moved), which would leave them unchecked without a word.",
+    help: "If the change is intended, re-bless with `cargo launch check --bless` and commit the baseline.",
+    level: Severity::Warning,
+};
+
+const COMPILE: Rule = Rule {
+    name: "KernelBuildFailed",
+    short: "The kernels did not build.",
+    full: "NVRTC or ptxas refused a kernel file, or launch-build refused it first: a bad `@launch`, a bad \
+           [package.metadata.launch] setting, host code in a kernel file. Nothing else is checked until it builds.",
+    help: "Fix the error at its line; the build's full log (cargo's output) has the compiler's message and \
+           excerpt.",
+    level: Severity::Error,
+};
+
+const DRIVER: Rule = Rule {
+    name: "NoImageForMinDriver",
+    short: "Nothing embedded would load on the oldest driver the crate must run on.",
+    full: "On the driver `min-driver` names, no embedded image of a listed arch loads (its cubins come from a \
+           newer CUDA major, its PTX has a newer ISA than that driver JITs), or a GPU newer than every listed \
+           arch would find no PTX that driver JITs.",
+    help: "Raise `min-driver`, or build with an older toolchain whose cubins and PTX that driver takes.",
+    level: Severity::Error,
+};
 
 /// The SARIF log: the top-level object.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
