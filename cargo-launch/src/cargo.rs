@@ -97,7 +97,7 @@ pub fn build(sel: &PackageArgs, arches: &[Arch]) -> Result<Vec<PackageKernels>, 
 
 /// A manifest the build wrote: which selected package, where, and what.
 struct Built {
-    /// Index into [`Selection::packages`].
+    /// Index into the selection's packages.
     index: usize,
     launch_dir: PathBuf,
     manifest: Manifest,

@@ -1,5 +1,5 @@
-//! What the commands write: the report's text, SARIF, SVG and the plots drawn with it. Each
-//! renders what a command computed; none builds, reads a manifest or computes a number.
+//! What the commands write: the report's text, SARIF, SVG and the plots drawn with it. Each lays
+//! out what a command computed; none builds or analyses.
 
 pub(crate) mod explore_plot;
 pub(crate) mod occupancy_plot;
