@@ -172,8 +172,46 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<Parsed> {
     // than reported as a missing header.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let at = |line: usize| format!("{}:{line}", path.display());
+    let (version, declared) = header(text, &at)?;
+    if declared.is_some() && !text.ends_with('\n') {
+        bail!("{}: the last line has no newline: the file was cut short; {REBLESS}", at(text.lines().count()));
+    }
+
+    let mut b = Baseline::new();
+    let mut first_seen: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for (i, line) in text.lines().enumerate().skip(1) {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let at = || at(i + 1);
+        // Every error in a record says where it is and how to get a good file back.
+        let bad = |why: String| anyhow::anyhow!("{}: {why}; {REBLESS}", at());
+        let record = Record::read(line, version, &bad)?;
+        let key = (record.kernel.clone(), record.arch.to_string());
+        if let Some(before) = first_seen.insert(key.clone(), i + 1) {
+            bail!("{}: `{} {}` appears twice (first at line {before}); {REBLESS}", at(), record.written, record.arch);
+        }
+        b.insert(key, record.entry(&bad)?);
+    }
+    if let Some(n) = declared {
+        if n != b.len() {
+            bail!(
+                "{}: the header says records={n} but the file holds {} record{}: it was cut short or edited; {REBLESS}",
+                at(1),
+                b.len(),
+                if b.len() == 1 { "" } else { "s" }
+            );
+        }
+    }
+    Ok(Parsed { records: b, version, lines: first_seen })
+}
+
+/// The header's format version and, from v2 on, the record count it declares; `at(line)` is
+/// `file:line`.
+fn header(text: &str, at: &dyn Fn(usize) -> String) -> anyhow::Result<(u32, Option<usize>)> {
     let first = text.lines().next().unwrap_or("").trim_end();
-    let (version, declared) = if first.trim().is_empty() && text.trim().is_empty() {
+    if first.trim().is_empty() && text.trim().is_empty() {
         bail!("{}: the baseline is empty (no `{MAGIC}v{VERSION} records=N` header); {REBLESS}", at(1));
     } else if let Some(rest) = first.strip_prefix(MAGIC) {
         let bad = || {
@@ -190,30 +228,33 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<Parsed> {
         if version != VERSION && version != V2 {
             bail!("{}: baseline format v{version}; this cargo-launch reads v{VERSION} (and v2, v1); {REBLESS}", at(1));
         }
-        (version, Some(count))
+        Ok((version, Some(count)))
     } else if first == V1_HEADER {
-        (1, None)
+        Ok((1, None))
     } else {
         bail!(
             "{}: no `{MAGIC}v{VERSION} records=N` header: not a baseline written by `cargo launch check --bless`, \
              or one cut short or edited at its start; {REBLESS}",
             at(1)
         );
-    };
-    if declared.is_some() && !text.ends_with('\n') {
-        bail!("{}: the last line has no newline: the file was cut short; {REBLESS}", at(text.lines().count()));
     }
+}
 
-    let mut b = Baseline::new();
-    let mut first_seen: BTreeMap<(String, String), usize> = BTreeMap::new();
-    for (i, line) in text.lines().enumerate().skip(1) {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let at = || at(i + 1);
-        // Every error in a record says where it is and how to get a good file back.
-        let bad = |why: String| anyhow::anyhow!("{}: {why}; {REBLESS}", at());
+/// One record line, checked but for its numbers other than occupancy (read by [`Record::entry`]
+/// after the duplicate check, so a repeated record is reported as that first).
+struct Record<'a> {
+    /// The kernel as the line writes it (encoded in v3).
+    written: String,
+    /// The kernel's key: decoded in v3, the display name before.
+    kernel: String,
+    arch: &'a str,
+    fields: BTreeMap<&'a str, &'a str>,
+    occupancy: f64,
+}
+
+impl<'a> Record<'a> {
+    /// Reads `line` of a baseline of format `version`; `bad` places an error at the line.
+    fn read(line: &'a str, version: u32, bad: &dyn Fn(String) -> anyhow::Error) -> anyhow::Result<Record<'a>> {
         let words: Vec<&str> = line.split_whitespace().collect();
         // v3: an encoded key, the arch, the fields. Older: the display name may hold spaces
         // (`void tmpl<8>(int*)`), so the arch is the last word before the first field.
@@ -246,10 +287,6 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<Parsed> {
                 return Err(bad(format!("`{k}` appears twice in the record (`{k}={before}`, `{w}`)")));
             }
         }
-        let num = |k: &str| -> anyhow::Result<u32> {
-            let v = fields.get(k).ok_or_else(|| bad(format!("missing `{k}=`")))?;
-            v.parse().map_err(|_| bad(format!("`{k}={v}` is not a number")))
-        };
         let occupancy: f64 = fields
             .get("occupancy")
             .ok_or_else(|| bad("missing `occupancy=`".into()))?
@@ -258,32 +295,23 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<Parsed> {
             // NaN would compare as neither better nor worse: a silent pass.
             .filter(|o: &f64| o.is_finite() && (0.0..=100.0).contains(o))
             .ok_or_else(|| bad("`occupancy` is not a percentage from 0 to 100".into()))?;
-        let key = (kernel, arch.to_string());
-        if let Some(before) = first_seen.insert(key.clone(), i + 1) {
-            bail!("{}: `{written} {arch}` appears twice (first at line {before}); {REBLESS}", at());
-        }
-        b.insert(
-            key,
-            Entry {
-                registers: num("registers")?,
-                spill_bytes: num("spill_bytes")?,
-                stack: num("stack")?,
-                shared: num("shared")?,
-                occupancy,
-            },
-        );
+        Ok(Record { written, kernel, arch, fields, occupancy })
     }
-    if let Some(n) = declared {
-        if n != b.len() {
-            bail!(
-                "{}: the header says records={n} but the file holds {} record{}: it was cut short or edited; {REBLESS}",
-                at(1),
-                b.len(),
-                if b.len() == 1 { "" } else { "s" }
-            );
-        }
+
+    /// The record's numbers.
+    fn entry(&self, bad: &dyn Fn(String) -> anyhow::Error) -> anyhow::Result<Entry> {
+        let num = |k: &str| -> anyhow::Result<u32> {
+            let v = self.fields.get(k).ok_or_else(|| bad(format!("missing `{k}=`")))?;
+            v.parse().map_err(|_| bad(format!("`{k}={v}` is not a number")))
+        };
+        Ok(Entry {
+            registers: num("registers")?,
+            spill_bytes: num("spill_bytes")?,
+            stack: num("stack")?,
+            shared: num("shared")?,
+            occupancy: self.occupancy,
+        })
     }
-    Ok(Parsed { records: b, version, lines: first_seen })
 }
 
 /// What got worse from `old` to `new`, in words ("registers 160 → 167 (+7)").

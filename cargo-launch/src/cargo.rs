@@ -1,8 +1,9 @@
-//! Building the selected packages through cargo and collecting the manifests their build scripts
-//! wrote. `cargo check` runs the build scripts exactly as `cargo build` does and shares their
-//! results, so a crate that was built already reports at once.
+//! Selecting the packages a command works on (one `cargo metadata`, each configuration loaded
+//! once), building them through cargo and collecting the manifests their build scripts wrote.
+//! `cargo check` runs the build scripts exactly as `cargo build` does and shares their results, so
+//! a crate that was built already reports at once.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -22,34 +23,90 @@ pub fn cargo_program() -> PathBuf {
     std::env::var_os("CARGO").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("cargo"))
 }
 
-/// Builds the selected packages (`cargo check`) and returns their manifests. With `arches`
-/// given, every package is built for exactly those arches when some package does not list them
-/// all; the caller filters the records to `arches` either way.
-///
-/// Arches a crate does not list are compiled through `LAUNCH_ARCH` into a target folder of their
-/// own, `<target>/launch-arch/<arches>`: building them into the normal one would rerun the build
-/// script there, so the next `cargo build` would rerun it again and, until then, embed the wrong
-/// arches.
-pub fn build(sel: &PackageArgs, arches: &[Arch]) -> Result<Vec<PackageKernels>, Error> {
-    build_in(sel, arches, false)
+/// The packages a command works on, chosen once per run: one `cargo metadata`, and each
+/// package's `[package.metadata.launch]` loaded once. The toolchain step reads it
+/// ([`Selection::toolchains`]), then the build consumes it, and the configs travel on into the
+/// [`PackageKernels`] it returns.
+pub struct Selection {
+    /// The command line's `--manifest-path`, `-p` and `--workspace`, passed on to `cargo check`.
+    args: PackageArgs,
+    /// The packages.
+    packages: Vec<SelectedPackage>,
+    /// `cargo metadata`'s `target_directory` (honours `CARGO_TARGET_DIR` and `.cargo/config.toml`).
+    target_dir: PathBuf,
 }
 
-/// [`build`] with every arch's PTX written too (`LAUNCH_ALL_PTX=1`, see
-/// `launch_build::tooling::all_ptx_path`), into a target folder of its own,
-/// `<target>/launch-explore/<arches or "listed">`, so the normal build stays fresh. The kernel cache
-/// serves what the normal build compiled: no new NVRTC run.
-pub fn build_with_all_ptx(sel: &PackageArgs, arches: &[Arch]) -> Result<Vec<PackageKernels>, Error> {
-    build_in(sel, arches, true)
+/// One selected package.
+struct SelectedPackage {
+    id: PackageId,
+    name: String,
+    manifest_path: PathBuf,
+    /// For a package that builds kernels, its `[package.metadata.launch]`.
+    config: Option<launch_build::Config>,
 }
 
-fn build_in(sel: &PackageArgs, arches: &[Arch], all_ptx: bool) -> Result<Vec<PackageKernels>, Error> {
-    let selected = selected_packages(sel)?;
-    let manifests: std::collections::BTreeMap<PackageId, PathBuf> =
-        selected.packages.iter().map(|p| (p.id.clone(), p.manifest_path.clone())).collect();
+impl Selection {
+    /// The packages the user asked about: `-p` names, `--workspace`, or the package of the
+    /// manifest (the workspace's default members when it is a virtual manifest), each
+    /// configuration checked (a usage error, exit 2, with the build script's exact message).
+    pub fn of(sel: &PackageArgs) -> Result<Selection, Error> {
+        let (packages, target_dir) = selected_packages(sel)?;
+        Ok(Selection { args: sel.clone(), packages, target_dir })
+    }
+
+    /// The toolchains the selected packages build with (`toolchain` of each one that builds
+    /// kernels), each once, oldest first; the default one when none builds kernels (the build
+    /// then says so).
+    pub fn toolchains(&self) -> Vec<launch_build::tooling::toolchain::Pin> {
+        use launch_build::tooling::toolchain::pin;
+        let wanted: Vec<_> = self.packages.iter().filter_map(|p| p.config.as_ref().map(|c| c.toolchain)).collect();
+        let pins: Vec<_> = pin::PINS.into_iter().filter(|p| wanted.contains(p)).collect();
+        if pins.is_empty() {
+            vec![pin::DEFAULT]
+        } else {
+            pins
+        }
+    }
+
+    /// Builds the selected packages (`cargo check`) and returns their manifests. With `arches`
+    /// given, every package is built for exactly those arches when some package does not list
+    /// them all; the caller filters the records to `arches` either way.
+    ///
+    /// Arches a crate does not list are compiled through `LAUNCH_ARCH` into a target folder of
+    /// their own, `<target>/launch-arch/<arches>`: building them into the normal one would rerun
+    /// the build script there, so the next `cargo build` would rerun it again and, until then,
+    /// embed the wrong arches.
+    pub fn build(self, arches: &[Arch]) -> Result<Vec<PackageKernels>, Error> {
+        build_in(self, arches, false)
+    }
+
+    /// [`Selection::build`] with every arch's PTX written too (`LAUNCH_ALL_PTX=1`, see
+    /// `launch_build::tooling::all_ptx_path`), into a target folder of its own,
+    /// `<target>/launch-explore/<arches or "listed">`, so the normal build stays fresh. The kernel
+    /// cache serves what the normal build compiled: no new NVRTC run.
+    pub fn build_with_all_ptx(self, arches: &[Arch]) -> Result<Vec<PackageKernels>, Error> {
+        build_in(self, arches, true)
+    }
+}
+
+/// A manifest the build wrote: which selected package, where, and what.
+struct Built {
+    /// Index into the selection's packages.
+    index: usize,
+    launch_dir: PathBuf,
+    manifest: Manifest,
+    /// The configuration of a package that was not known to build kernels when selected (its
+    /// build script wrote a manifest all the same), loaded now.
+    late_config: Option<launch_build::Config>,
+}
+
+fn build_in(mut selected: Selection, arches: &[Arch], all_ptx: bool) -> Result<Vec<PackageKernels>, Error> {
+    let index: BTreeMap<PackageId, usize> =
+        selected.packages.iter().enumerate().map(|(i, p)| (p.id.clone(), i)).collect();
 
     let mut cmd = Command::new(cargo_program());
     cmd.arg("check").arg("--message-format=json-render-diagnostics");
-    push_selection(&mut cmd, sel);
+    push_selection(&mut cmd, &selected.args);
     let arches = sorted(arches);
     let unlisted = !arches.is_empty()
         && selected
@@ -85,7 +142,7 @@ fn build_in(sel: &PackageArgs, arches: &[Arch], all_ptx: bool) -> Result<Vec<Pac
     for msg in Message::parse_stream(BufReader::new(stdout)) {
         let msg = msg.context("reading cargo's JSON messages")?;
         if let Message::BuildScriptExecuted(script) = msg {
-            let Some(manifest_path) = manifests.get(&script.package_id) else { continue };
+            let Some(&i) = index.get(&script.package_id) else { continue };
             if !seen.insert(script.package_id.clone()) {
                 continue;
             }
@@ -93,8 +150,12 @@ fn build_in(sel: &PackageArgs, arches: &[Arch], all_ptx: bool) -> Result<Vec<Pac
             let path = launch_dir.join("manifest.json");
             let Ok(text) = std::fs::read_to_string(&path) else { continue };
             let manifest = Manifest::from_json(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            let config = launch_build::Config::load(manifest_path).map_err(|e| Error::Usage(e.into()))?;
-            found.push(PackageKernels { package: manifest.package.clone(), launch_dir, manifest, config });
+            let p = &selected.packages[i];
+            let late_config = match p.config {
+                Some(_) => None,
+                None => Some(launch_build::Config::load(&p.manifest_path).map_err(|e| Error::Usage(e.into()))?),
+            };
+            found.push(Built { index: i, launch_dir, manifest, late_config });
         }
     }
     let status = child.wait().context("waiting for cargo")?;
@@ -114,18 +175,22 @@ fn build_in(sel: &PackageArgs, arches: &[Arch], all_ptx: bool) -> Result<Vec<Pac
             ),
         ));
     }
+    let mut found: Vec<PackageKernels> = found
+        .into_iter()
+        .map(|b| {
+            // The configuration loaded when selecting, moved along: each is loaded once per run.
+            let config = b.late_config.or_else(|| selected.packages[b.index].config.take());
+            let config = config.expect("a package that built kernels has its configuration");
+            PackageKernels {
+                package: b.manifest.package.clone(),
+                launch_dir: b.launch_dir,
+                manifest: b.manifest,
+                config,
+            }
+        })
+        .collect();
     found.sort_by(|a, b| a.package.cmp(&b.package));
     Ok(found)
-}
-
-/// The toolchains the selected packages build with (`toolchain` of each one that builds kernels),
-/// each once, oldest first; the default one when none builds kernels (the build then says so).
-pub fn toolchains(sel: &PackageArgs) -> Result<Vec<launch_build::tooling::toolchain::Pin>, Error> {
-    use launch_build::tooling::toolchain::pin;
-    let selected = selected_packages(sel)?;
-    let wanted: Vec<_> = selected.packages.iter().filter_map(|p| p.config.as_ref().map(|c| c.toolchain)).collect();
-    let pins: Vec<_> = pin::PINS.into_iter().filter(|p| wanted.contains(p)).collect();
-    Ok(if pins.is_empty() { vec![pin::DEFAULT] } else { pins })
 }
 
 /// `arches` sorted by number (sm_90 before sm_100), each once.
@@ -153,25 +218,6 @@ fn push_selection(cmd: &mut Command, sel: &PackageArgs) {
     if sel.workspace {
         cmd.arg("--workspace");
     }
-}
-
-/// The package ids the user asked about: `-p` names, `--workspace`, or the package of the
-/// manifest (the workspace's default members when it is a virtual manifest).
-/// The selected packages and the workspace's target folder.
-struct Selected {
-    /// The packages.
-    packages: Vec<SelectedPackage>,
-    /// `cargo metadata`'s `target_directory` (honours `CARGO_TARGET_DIR` and `.cargo/config.toml`).
-    target_dir: PathBuf,
-}
-
-/// One selected package.
-struct SelectedPackage {
-    id: PackageId,
-    name: String,
-    manifest_path: PathBuf,
-    /// For a package that builds kernels, its `[package.metadata.launch]`.
-    config: Option<launch_build::Config>,
 }
 
 /// An id no other run shares: this process and the time.
@@ -208,7 +254,8 @@ fn failure(target: &Path, p: &SelectedPackage, run: &str) -> Option<BuildFailure
     None
 }
 
-fn selected_packages(sel: &PackageArgs) -> Result<Selected, Error> {
+/// The selected packages, each with its configuration when it builds kernels, and the target folder.
+fn selected_packages(sel: &PackageArgs) -> Result<(Vec<SelectedPackage>, PathBuf), Error> {
     let mut mc = MetadataCommand::new();
     mc.cargo_path(cargo_program()).no_deps();
     if let Some(p) = &sel.manifest_path {
@@ -263,5 +310,5 @@ fn selected_packages(sel: &PackageArgs) -> Result<Selected, Error> {
             config,
         });
     }
-    Ok(Selected { packages, target_dir: meta.target_directory.clone().into_std_path_buf() })
+    Ok((packages, meta.target_directory.clone().into_std_path_buf()))
 }

@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use launch::occupancy::Carveout;
 use launch::schema::occupancy::Variable;
 use launch::Arch;
+use launch_build::tooling::toolchain::{pin, Pin};
 
 use crate::error::{self, Error};
 use crate::select;
@@ -263,8 +264,8 @@ pub struct SetupArgs {
     pub force: bool,
     /// The pinned CUDA line to install: 12.9 (the default) or 13.0; repeatable, each installs
     /// side by side in the cache.
-    #[arg(long = "toolchain", value_name = "VERSION", value_parser = crate::setup::pin_arg)]
-    pub toolchains: Vec<launch_build::tooling::toolchain::Pin>,
+    #[arg(long = "toolchain", value_name = "VERSION", value_parser = parse_pin)]
+    pub toolchains: Vec<Pin>,
 }
 
 /// Which input the calculator's graphs vary.
@@ -390,6 +391,12 @@ fn parse_carveout(s: &str) -> Result<Carveout, String> {
 
 fn parse_arch(s: &str) -> Result<Arch, String> {
     s.trim().parse::<Arch>().map_err(|e| e.to_string())
+}
+
+/// `--toolchain VERSION`: a pinned line, else the choices.
+fn parse_pin(value: &str) -> Result<Pin, String> {
+    Pin::named(value.trim())
+        .ok_or_else(|| format!("`{value}` is not a pinned toolchain; valid choices: {}", pin::names()))
 }
 
 /// Parses `args` (argv including the program name). `None`: clap printed `--help` or

@@ -4,33 +4,28 @@
 //! The one public item is [`main_impl`], the binary's `main`. Its exit codes are listed by
 //! `cargo launch --help` and in the README, both from the one table in `error.rs`.
 //!
-//! Modules depend on each other in one direction: this file dispatches to the commands
-//! (`report`, `check`, `occupancy_cmd`, `setup`, `init`), the commands use `cli`'s argument
-//! types and the leaf modules (`error`, `words`, `records`, ...), never the other way round.
+//! Layout, in one direction: this file parses the command line (`cli`) and dispatches to
+//! `commands/` (`report`, `check`, `explore`, `occupancy`, `init`/`new`, `setup`), one module per
+//! subcommand. The commands use the services — `toolchain` (find or install the CUDA
+//! toolchains), `cargo` (select the packages once, build them, read their manifests), `records`
+//! (manifest × config → analysed rows), `spills`, `compat_check`, `baseline`, `calculator`,
+//! `select` — and write through `output/` (the report's text, SARIF, SVG and the plots). The
+//! leaves are `error` (the one exit-code table) and `words` (phrases several outputs share).
+//! Nothing below a command uses a command, and `output` uses no command.
 #![forbid(unsafe_code)]
 
 mod baseline;
 mod calculator;
 mod cargo;
-mod check;
-mod check_render;
 mod cli;
+mod commands;
 mod compat_check;
 mod error;
-mod explore;
-mod explore_plot;
-mod init;
-mod occupancy_cmd;
+mod output;
 mod package_rules;
-mod plot;
 mod records;
-mod render;
-mod report;
-mod sarif;
 mod select;
-mod setup;
 mod spills;
-mod svg;
 mod toolchain;
 mod words;
 
@@ -41,6 +36,7 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 use cli::Command;
+use commands::{check, explore, init, occupancy, report, setup};
 use error::{message, Error};
 
 /// Runs the command line of this process.
@@ -64,8 +60,8 @@ fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), Error> {
     match command {
         Command::Report(a) => report::run(&a),
         Command::Check(a) => check::run(&a),
-        Command::Setup(a) => setup::run_args(&a),
-        Command::Occupancy(a) => occupancy_cmd::run(&a),
+        Command::Setup(a) => setup::run(&a),
+        Command::Occupancy(a) => occupancy::run(&a),
         Command::Explore(a) => explore::run(&a),
         Command::Init(a) => init::init(&a),
         Command::New(a) => init::new(&a),

@@ -218,7 +218,7 @@ mod tests {
     use crate::records::testing;
 
     fn line(f: &Finding) -> String {
-        crate::check_render::finding_line(f)
+        crate::output::check::finding_line(f)
     }
 
     #[test]

@@ -10,7 +10,6 @@ use launch_build::manifest::KernelEntry;
 use launch_build::Manifest;
 
 use crate::error::Error;
-use crate::words::qualified;
 
 /// One package's kernels.
 #[derive(Debug)]
@@ -153,7 +152,7 @@ pub fn kernel_id(package: &str, k: &KernelEntry) -> KernelId {
         package: package.to_string(),
         name: k.name.clone(),
         display_name: k.display_name.clone(),
-        qualified: qualified(k),
+        qualified: k.qualified.clone(),
         file: k.file.clone(),
         line: k.line,
     }

@@ -3,7 +3,6 @@
 
 use launch::analysis::NextBlock;
 use launch::Contract;
-use launch_build::manifest::KernelEntry;
 
 // The arithmetic's sentences live in the runtime crate, so the checked launch (`launch::cuda`)
 // says exactly what `cargo launch check` says; numbers are grouped the same way everywhere.
@@ -12,15 +11,6 @@ pub use launch::analysis::group;
 /// `1234567` → `1,234,567` (a count; the same grouping as [`group`]).
 pub fn thousands(n: usize) -> String {
     group(n as u64)
-}
-
-/// `path/file.cu::name` of a kernel (manifests written before the field existed lack it).
-pub fn qualified(k: &KernelEntry) -> String {
-    if k.qualified.is_empty() {
-        format!("{}::{}", k.file, k.name)
-    } else {
-        k.qualified.clone()
-    }
 }
 
 /// A contract as its source spells it, `none` without one.

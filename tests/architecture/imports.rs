@@ -3,7 +3,9 @@
 //! The modules are the ones `src/lib.rs` (or `src/main.rs`) declares, in files or inline; a
 //! sub-module counts as its top-level module. A module uses another when it names it through
 //! `crate::…`, `super::…` or `self::…`: in a `use` (groups and renames included), in a path in
-//! code or types, or in a macro's tokens. `crate::Name` for something the crate root imports
+//! code or types, in a macro's tokens, or in an attribute's arguments, as a path
+//! (`#[arg(value_parser = crate::cli::parse)]`) or as a string given to a key
+//! (`#[serde(with = "crate::hex")]`), since derives turn both into code. `crate::Name` for something the crate root imports
 //! (`pub use report::Name;`) counts as a use of the module it comes from. Items under
 //! `#[cfg(test)]` are left out: tests may reach anywhere. The root itself is left out too: it
 //! declares and dispatches to every module.
@@ -253,17 +255,20 @@ impl Refs<'_> {
         }
     }
 
-    /// `crate::a::b`, `super::x`, `self::y` anywhere in a macro's tokens.
-    fn tokens(&mut self, tokens: TokenStream) {
+    /// `crate::a::b`, `super::x`, `self::y` anywhere in a macro's or an attribute's tokens; with
+    /// `strings`, also a string that is such a path and is given to a key (`with = "crate::hex"`).
+    fn tokens(&mut self, tokens: TokenStream, strings: bool) {
         let tokens: Vec<TokenTree> = tokens.into_iter().collect();
         let is_colons = |i: usize| {
             matches!((tokens.get(i), tokens.get(i + 1)), (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
                 if a.as_char() == ':' && a.spacing() == Spacing::Joint && b.as_char() == ':')
         };
+        let after_eq = |i: usize| i > 0 && matches!(&tokens[i - 1], TokenTree::Punct(p) if p.as_char() == '=');
         let mut i = 0;
         while i < tokens.len() {
             match &tokens[i] {
-                TokenTree::Group(g) => self.tokens(g.stream()),
+                TokenTree::Group(g) => self.tokens(g.stream(), strings),
+                TokenTree::Literal(lit) if strings && after_eq(i) => self.string_path(lit),
                 TokenTree::Ident(id) if (id == "crate" || id == "self" || id == "super") && is_colons(i + 1) => {
                     let line = id.span().start().line;
                     let mut segments = vec![id.to_string()];
@@ -277,6 +282,16 @@ impl Refs<'_> {
                 _ => {}
             }
             i += 1;
+        }
+    }
+
+    /// A string literal that holds a path (`"crate::hex"`), as that path at the literal's line.
+    fn string_path(&mut self, lit: &proc_macro2::Literal) {
+        let Ok(text) = syn::parse2::<syn::LitStr>(TokenTree::Literal(lit.clone()).into()) else { return };
+        if let Ok(path) = syn::parse_str::<syn::Path>(&text.value()) {
+            if path.leading_colon.is_none() {
+                self.path(path.segments.iter().map(|s| s.ident.to_string()).collect(), lit.span().start().line);
+            }
         }
     }
 }
@@ -316,7 +331,15 @@ impl<'ast> Visit<'ast> for Refs<'_> {
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
         visit::visit_macro(self, mac);
-        self.tokens(mac.tokens.clone());
+        self.tokens(mac.tokens.clone(), false);
+    }
+
+    /// syn reads only an attribute's own path (`arg`, `serde`); its arguments are tokens.
+    fn visit_attribute(&mut self, attr: &'ast Attribute) {
+        visit::visit_attribute(self, attr);
+        if let Meta::List(list) = &attr.meta {
+            self.tokens(list.tokens.clone(), true);
+        }
     }
 }
 
@@ -425,6 +448,41 @@ mod tests {
         assert_eq!(g.modules().collect::<Vec<_>>(), ["x", "y", "z"]);
         assert_eq!(edges(g), ["x -> y (src/a/x.rs:1)", "y -> x (src/a/y.rs:1)"]);
         assert_eq!(g.cycles().iter().map(|c| c.name()).collect::<Vec<_>>(), ["x → y → x"]);
+    }
+
+    /// A cycle whose only back-edge is a path inside an attribute's arguments (a clap value
+    /// parser, as `cli` once named `setup::pin_arg`) is found; a serde-style string path is an
+    /// edge too, while a string that is no key's value (an error message) or a doc comment is not.
+    #[test]
+    fn a_cycle_closed_inside_an_attribute_is_found() {
+        let dir = write_crate(&[
+            ("src/lib.rs", "mod cli;\nmod setup;\nmod hex;\nmod wire;\nmod words;\n"),
+            (
+                "src/cli.rs",
+                "#[derive(clap::Args)]\npub struct SetupArgs {\n    #[arg(long, value_parser = crate::setup::pin_arg)]\n    pub pin: String,\n}\n",
+            ),
+            ("src/setup.rs", "pub fn run(_: &crate::cli::SetupArgs) {}\npub fn pin_arg(s: &str) -> Result<String, String> { Ok(s.into()) }\n"),
+            (
+                "src/wire.rs",
+                "#[derive(serde::Serialize)]\npub struct Frame {\n    #[serde(with = \"crate::hex\")]\n    pub bytes: Vec<u8>,\n}\n",
+            ),
+            ("src/hex.rs", "pub fn serialize(_: &crate::wire::Frame) {}\n"),
+            (
+                "src/words.rs",
+                "/// crate::cli::SetupArgs\n#[derive(thiserror::Error, Debug)]\n#[error(\"crate::setup failed\")]\n#[doc = \"crate::hex\"]\npub struct E;\n",
+            ),
+        ]);
+        let g = crate_graph(dir.path()).unwrap();
+        assert_eq!(
+            edges(&g),
+            [
+                "cli -> setup (src/cli.rs:3)",
+                "hex -> wire (src/hex.rs:1)",
+                "setup -> cli (src/setup.rs:1)",
+                "wire -> hex (src/wire.rs:3)",
+            ]
+        );
+        assert_eq!(g.cycles().iter().map(|c| c.name()).collect::<Vec<_>>(), ["cli → setup → cli", "hex → wire → hex"]);
     }
 
     #[test]

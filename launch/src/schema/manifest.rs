@@ -123,7 +123,8 @@ pub struct KernelEntry {
     /// How people name it: the demangled name when no other file of the crate has a kernel of
     /// that name, else [`KernelEntry::qualified`].
     pub display_name: String,
-    /// `file::demangled name` (`kernels/a.cu::fill`): unique in the crate.
+    /// `file::demangled name` (`kernels/a.cu::fill`): unique in the crate. A manifest written
+    /// before the field existed lacks it; [`Manifest::from_json`] then gives `file::name`.
     #[serde(default)]
     pub qualified: String,
     /// Name of the generated Rust static inside its file's module.
@@ -249,12 +250,16 @@ pub struct KernelArch {
 }
 
 impl Manifest {
-    /// Reads a manifest, checking its version.
+    /// Reads a manifest, checking its version, with every [`KernelEntry::qualified`] filled in.
     ///
     /// # Errors
     /// Text that is not a manifest, or a manifest of another [`VERSION`].
     pub fn from_json(text: &str) -> Result<Manifest, ReadError> {
-        let m: Manifest = super::read(text, "manifest", VERSION, "rebuild the crate")?;
+        let mut m: Manifest = super::read(text, "manifest", VERSION, "rebuild the crate")?;
+        // Here, once, so no reader patches an old manifest itself.
+        for k in m.kernels.iter_mut().filter(|k| k.qualified.is_empty()) {
+            k.qualified = format!("{}::{}", k.file, k.name);
+        }
         Ok(m)
     }
 
@@ -356,6 +361,15 @@ mod tests {
         v["kernels"][0].as_object_mut().expect("object").remove("dynamic_smem");
         let back = Manifest::from_json(&v.to_string()).expect("reads");
         assert!(back.unused_kernel_settings.is_empty() && back.kernels[0].dynamic_smem.is_none());
+    }
+
+    /// A manifest written before `qualified` existed reads with `file::name` in its place.
+    #[test]
+    fn an_old_manifest_without_qualified_names_gets_them() {
+        let mut value = serde_json::to_value(sample()).expect("serialises");
+        value["kernels"][0].as_object_mut().expect("an object").remove("qualified");
+        let back = Manifest::from_json(&value.to_string()).expect("reads");
+        assert_eq!(back.kernels[0].qualified, "kernels/a.cu::fill");
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! `cargo launch explore KERNEL`: one kernel under several launch contracts, per arch. The crate is
-//! built with every arch's PTX kept (`cargo::build_with_all_ptx`: the kernel cache serves it, no
+//! built with every arch's PTX kept (`cargo::Selection::build_with_all_ptx`: the kernel cache serves it, no
 //! new NVRTC run), each contract is written into the kernel's PTX entry and assembled by ptxas
 //! (launch-build's `tooling::variants`, through the build's kernel cache: a second run assembles
 //! nothing; stderr says how many came from it), and each variant is analysed like a report record. The
@@ -17,22 +17,25 @@ use launch::{Arch, Contract, ContractSource, Resources};
 use launch_build::manifest::{KernelArch, KernelEntry};
 use launch_build::tooling::variants;
 
+use crate::cargo::{self, Selection};
 use crate::cli::{ExploreArgs, Format};
 use crate::error::Error;
+use crate::output::{explore_plot, svg, text};
 use crate::records::{self, PackageKernels};
-use crate::{cargo, explore_plot, svg, toolchain, words};
+use crate::{toolchain, words};
 
 /// Runs `cargo launch explore`.
-pub fn run(args: &ExploreArgs) -> Result<(), Error> {
+pub(crate) fn run(args: &ExploreArgs) -> Result<(), Error> {
     let max_regs = MaxRegs::parse(&args.max_regs)?;
     // A plot that cannot be written fails before the build, not after it.
     if let Some(path) = &args.plot {
         svg::check_destination(path)?;
     }
-    let pins = toolchain::ensure_toolchain(args.no_setup, &args.packages)?;
+    let selection = Selection::of(&args.packages)?;
+    let pins = toolchain::ensure(args.no_setup, &selection)?;
     let arches = cargo::sorted(&args.arch);
     toolchain::refuse_untargetable(&arches, &pins)?;
-    let packages = cargo::build_with_all_ptx(&args.packages, &arches)?;
+    let packages = selection.build_with_all_ptx(&arches)?;
     let (p, k) = find(&packages, &args.kernel)?;
     let host = p.manifest.host_launch(k);
     let env = launch_build::tooling::Env::cli();
@@ -160,7 +163,7 @@ fn find<'a>(packages: &'a [PackageKernels], name: &str) -> Result<(&'a PackageKe
     let hits: Vec<(&PackageKernels, &KernelEntry)> = packages
         .iter()
         .flat_map(|p| p.manifest.kernels.iter().map(move |k| (p, k)))
-        .filter(|(_, k)| k.name == name || k.display_name == name || crate::words::qualified(k) == name)
+        .filter(|(_, k)| k.name == name || k.display_name == name || k.qualified == name)
         .collect();
     match hits.as_slice() {
         [one] => Ok(*one),
@@ -172,7 +175,7 @@ fn find<'a>(packages: &'a [PackageKernels], name: &str) -> Result<(&'a PackageKe
         many => Err(Error::Usage(anyhow::anyhow!(
             "`{name}` names {} kernels; name one as path/file.cu::name: {}",
             many.len(),
-            many.iter().map(|(_, k)| crate::words::qualified(k)).collect::<Vec<_>>().join(", ")
+            many.iter().map(|(_, k)| k.qualified.as_str()).collect::<Vec<_>>().join(", ")
         ))),
     }
 }
@@ -324,7 +327,7 @@ fn text(out: &mut impl Write, doc: &Document) -> std::io::Result<()> {
         }
         let rows: Vec<Vec<String>> = a.variants.iter().map(row).collect();
         const RIGHT: [bool; 9] = [false, false, true, true, true, true, true, false, true];
-        for line in crate::render::table(&HEAD, &RIGHT, &rows) {
+        for line in text::table(&HEAD, &RIGHT, &rows) {
             writeln!(out, "{line}")?;
         }
         for v in a.variants.iter().filter(|v| v.error.is_some()) {

@@ -17,19 +17,19 @@ fn contract(c: Option<&Contract>) -> String {
 
 /// What the text report shows: every record of the selected arches (for the header's counts)
 /// and those `--kernel`/`--file` chose, in `--sort` order.
-pub struct View<'a> {
+pub(crate) struct View<'a> {
     /// The packages built.
-    pub packages: &'a [PackageKernels],
+    pub(crate) packages: &'a [PackageKernels],
     /// Every record of the selected arches.
-    pub all: &'a [Row],
+    pub(crate) all: &'a [Row],
     /// The records to print.
-    pub shown: &'a [&'a Row],
+    pub(crate) shown: &'a [&'a Row],
     /// `--arch` (sorted; empty: every arch the crate lists).
-    pub arches: &'a [Arch],
+    pub(crate) arches: &'a [Arch],
     /// `--kernel`/`--file`.
-    pub filter: &'a Filter,
+    pub(crate) filter: &'a Filter,
     /// `--spills`: the spill lines found.
-    pub spills: Option<&'a crate::spills::Lines>,
+    pub(crate) spills: Option<&'a crate::spills::Lines>,
 }
 
 impl View<'_> {
@@ -44,7 +44,7 @@ impl View<'_> {
 
 /// The package's header: kernels and the kernel × arch records actually present (a kernel that
 /// exists on some arches only is counted where it exists), what is shown, the toolchain.
-pub fn header(out: &mut impl Write, view: &View, p: &PackageKernels) -> io::Result<()> {
+pub(crate) fn header(out: &mut impl Write, view: &View, p: &PackageKernels) -> io::Result<()> {
     let m = &p.manifest;
     let arches = view.arches_of(p);
     let names: Vec<String> = arches.iter().map(|a| a.to_string()).collect();
@@ -89,8 +89,7 @@ pub fn header(out: &mut impl Write, view: &View, p: &PackageKernels) -> io::Resu
 fn not_compiled(out: &mut impl Write, view: &View, p: &PackageKernels) -> io::Result<()> {
     let arches = view.arches_of(p);
     for k in &p.manifest.kernels {
-        let q = crate::words::qualified(k);
-        if !view.filter.matches_kernel(&k.display_name, &q, &k.file, Some(&p.config.kernel_dir)) {
+        if !view.filter.matches_kernel(&k.display_name, &k.qualified, &k.file, Some(&p.config.kernel_dir)) {
             continue;
         }
         // Each reason once, with the arches it applies to (manifests of older builds carry no
@@ -138,7 +137,7 @@ fn row(r: &Row) -> Vec<String> {
 /// A text table: `head`, then `rows`, columns two spaces apart and as wide as their widest cell,
 /// numbers (`right`) right-aligned, words left; the last column is not padded (no trailing
 /// spaces).
-pub fn table(head: &[&str], right: &[bool], rows: &[Vec<String>]) -> Vec<String> {
+pub(crate) fn table(head: &[&str], right: &[bool], rows: &[Vec<String>]) -> Vec<String> {
     let mut width: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
     for r in rows {
         for (w, cell) in width.iter_mut().zip(r) {
@@ -170,7 +169,7 @@ pub fn table(head: &[&str], right: &[bool], rows: &[Vec<String>]) -> Vec<String>
 }
 
 /// The compact report: a header per package, then one line per kernel × arch.
-pub fn compact(out: &mut impl Write, view: &View) -> io::Result<()> {
+pub(crate) fn compact(out: &mut impl Write, view: &View) -> io::Result<()> {
     const HEAD: [&str; 10] =
         ["kernel", "arch", "regs", "spill", "stack", "threads", "occupancy", "limited by", "largest", "file:line"];
     // Numbers are right-aligned, words left.
@@ -204,7 +203,7 @@ pub fn compact(out: &mut impl Write, view: &View) -> io::Result<()> {
 }
 
 /// Writes the report for people.
-pub fn text(out: &mut impl Write, view: &View) -> io::Result<()> {
+pub(crate) fn text(out: &mut impl Write, view: &View) -> io::Result<()> {
     for p in view.packages {
         let m = &p.manifest;
         header(out, view, p)?;

@@ -1,6 +1,6 @@
-//! `cargo launch setup [--toolchain 13.0]`: installs NVIDIA's pinned toolchain wheels with
-//! `python3 -m pip install --target`, hashes pinned (`launch_build::tooling::toolchain::pin`), into the
-//! per-user cache, each pinned CUDA line in a folder of its own (`toolchain/cuda-12.9.86`,
+//! Installing a pinned toolchain: NVIDIA's wheels, hashes pinned
+//! (`launch_build::tooling::toolchain::pin`), installed with `python3 -m pip install --target` into
+//! the per-user cache, each pinned CUDA line in a folder of its own (`toolchain/cuda-12.9.86`,
 //! `toolchain/cuda-13.0.88`), side by side.
 //!
 //! The install goes to a temporary folder next to the final one and is renamed into place only
@@ -14,7 +14,7 @@ use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use launch_build::tooling::toolchain::{self, pin, Origin, Pin, Toolchain};
+use launch_build::tooling::toolchain::{self, Origin, Pin, Toolchain};
 use launch_build::tooling::Env;
 use launch_build::tooling::Tool;
 
@@ -23,28 +23,14 @@ use crate::error::Error;
 /// Marker written last into a complete install.
 const COMPLETE: &str = ".complete";
 
-/// `cargo launch setup`: each `--toolchain` given, else the default one.
-pub fn run_args(args: &crate::cli::SetupArgs) -> Result<(), Error> {
-    let pins = if args.toolchains.is_empty() { vec![pin::DEFAULT] } else { args.toolchains.clone() };
-    for p in &pins {
-        run(args.force, p)?;
-    }
-    Ok(())
-}
-
-/// `--toolchain VERSION`: a pinned line, else the choices.
-pub fn pin_arg(value: &str) -> Result<Pin, String> {
-    Pin::named(value.trim())
-        .ok_or_else(|| format!("`{value}` is not a pinned toolchain; valid choices: {}", pin::names()))
-}
-
-/// Installs `pin` unless it is already there; returns it.
-pub fn run(force: bool, pin: &Pin) -> Result<Toolchain, Error> {
+/// Installs `pin` unless it is already there (or, with `force`, again); returns it. Both
+/// `cargo launch setup` and the auto-setup before a build call it.
+pub fn install(force: bool, pin: &Pin) -> Result<Toolchain, Error> {
     let env = Env::cli();
-    install(&env, force, pin).map_err(Error::NoToolchain)
+    install_in(&env, force, pin).map_err(Error::NoToolchain)
 }
 
-fn install(env: &Env, force: bool, pin: &Pin) -> anyhow::Result<Toolchain> {
+fn install_in(env: &Env, force: bool, pin: &Pin) -> anyhow::Result<Toolchain> {
     let version = pin.version;
     let dir = toolchain::pin_dir(env, pin).context("cannot place the cache: set LAUNCH_CACHE_DIR or HOME")?;
     let parent = dir.parent().expect("pinned_dir has a parent").to_path_buf();

@@ -11,25 +11,25 @@ use anyhow::Context;
 use crate::error::Error;
 
 /// The page width; both plots use the same margins so their panels line up.
-pub const WIDTH: f64 = 960.0;
+pub(crate) const WIDTH: f64 = 960.0;
 /// Left margin: the left axis's tick labels and title.
-pub const LEFT: f64 = 80.0;
+pub(crate) const LEFT: f64 = 80.0;
 /// Right margin: the percent axis's labels and title.
-pub const RIGHT: f64 = 80.0;
+pub(crate) const RIGHT: f64 = 80.0;
 /// The title block's height (three lines).
-pub const TITLE_HEIGHT: f64 = 88.0;
+pub(crate) const TITLE_HEIGHT: f64 = 88.0;
 /// Data line colour (the first series).
-pub const LINE: &str = "#1f77b4";
+pub(crate) const LINE: &str = "#1f77b4";
 /// The given point, the current build, the cliff.
-pub const MARK: &str = "#d62728";
+pub(crate) const MARK: &str = "#d62728";
 /// Grid lines.
-pub const GRID: &str = r##"stroke="#e0e0e0""##;
+pub(crate) const GRID: &str = r##"stroke="#e0e0e0""##;
 /// A plot area's frame.
-pub const FRAME: &str = r##"fill="none" stroke="#333""##;
+pub(crate) const FRAME: &str = r##"fill="none" stroke="#333""##;
 
 /// The opening of a `height` high document with `title` (three lines: what, the inputs, the
 /// result) as its `<title>` and heading, on a white background. End it with [`close`].
-pub fn open(height: f64, title: &[String; 3]) -> String {
+pub(crate) fn open(height: f64, title: &[String; 3]) -> String {
     let mut s = format!(r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" "#);
     let _ = writeln!(s, r#"viewBox="0 0 {WIDTH} {height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">"#);
     let _ = writeln!(s, "<title>{}</title>", escape(&title.join(" — ")));
@@ -42,35 +42,35 @@ pub fn open(height: f64, title: &[String; 3]) -> String {
 }
 
 /// Ends a document begun with [`open`].
-pub fn close(mut s: String) -> String {
+pub(crate) fn close(mut s: String) -> String {
     s.push_str("</svg>\n");
     s
 }
 
 /// `<text x y attrs>content</text>`, the content escaped.
-pub fn text(s: &mut String, x: f64, y: f64, attrs: &str, content: &str) {
+pub(crate) fn text(s: &mut String, x: f64, y: f64, attrs: &str, content: &str) {
     let _ = writeln!(s, r#"<text x="{x:.1}" y="{y:.1}" {attrs}>{}</text>"#, escape(content));
 }
 
 /// A line from (x1, y1) to (x2, y2).
-pub fn line(s: &mut String, (x1, y1): (f64, f64), (x2, y2): (f64, f64), attrs: &str) {
+pub(crate) fn line(s: &mut String, (x1, y1): (f64, f64), (x2, y2): (f64, f64), attrs: &str) {
     let _ = writeln!(s, r#"<line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" {attrs}/>"#);
 }
 
 /// The frame of the plot area from `top` to `bottom`, the page's margins left and right.
-pub fn frame(s: &mut String, top: f64, bottom: f64) {
+pub(crate) fn frame(s: &mut String, top: f64, bottom: f64) {
     let width = WIDTH - LEFT - RIGHT;
     let _ = writeln!(s, r#"<rect x="{LEFT}" y="{top:.1}" width="{width}" height="{:.1}" {FRAME}/>"#, bottom - top);
 }
 
 /// An axis title, rotated (-90: the left axis, 90: the right one), centred at (x, y).
-pub fn axis_title(s: &mut String, x: f64, y: f64, angle: i32, label: &str) {
+pub(crate) fn axis_title(s: &mut String, x: f64, y: f64, angle: i32, label: &str) {
     let rotate = format!(r#"transform="rotate({angle} {x:.1} {y:.1})" font-size="12" text-anchor="middle""#);
     text(s, x, y, &rotate, label);
 }
 
 /// The right axis: occupancy from 0 % at `bottom` to 100 % at `top`, with its title.
-pub fn percent_axis(s: &mut String, top: f64, bottom: f64) {
+pub(crate) fn percent_axis(s: &mut String, top: f64, bottom: f64) {
     let right = WIDTH - RIGHT;
     for pct in [0u32, 25, 50, 75, 100] {
         let y = bottom - f64::from(pct) / 100.0 * (bottom - top);
@@ -80,26 +80,26 @@ pub fn percent_axis(s: &mut String, top: f64, bottom: f64) {
 }
 
 /// A tick on the x axis at `x` below `bottom`, labelled.
-pub fn x_tick(s: &mut String, x: f64, bottom: f64, label: &str) {
+pub(crate) fn x_tick(s: &mut String, x: f64, bottom: f64, label: &str) {
     line(s, (x, bottom), (x, bottom + 5.0), r##"stroke="#333""##);
     text(s, x, bottom + 18.0, r#"font-size="11" text-anchor="middle""#, label);
 }
 
 /// 1, 2 or 5 times a power of ten, at least `raw`.
-pub fn nice_step(raw: f64) -> f64 {
+pub(crate) fn nice_step(raw: f64) -> f64 {
     let magnitude = 10f64.powf(raw.max(1e-9).log10().floor());
     [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * magnitude).find(|step| *step >= raw).unwrap_or(10.0 * magnitude)
 }
 
 /// `text` with XML's special characters escaped.
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// Refuses a plot path whose folder does not exist (a typo in it is an error, not a new folder
 /// tree) or that names something other than a file (a folder, a link, a FIFO). Called before the
 /// work that the plot draws, so a bad path fails fast.
-pub fn check_destination(path: &Path) -> Result<(), Error> {
+pub(crate) fn check_destination(path: &Path) -> Result<(), Error> {
     let refuse = |why: String| Err(Error::Failure(anyhow::anyhow!("writing the plot to {}: {why}", path.display())));
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
         return refuse(format!("the folder {} does not exist", dir.display()));
@@ -113,7 +113,7 @@ pub fn check_destination(path: &Path) -> Result<(), Error> {
 }
 
 /// Writes `svg` to `path` and says so on stderr (stdout stays the command's output).
-pub fn write_file(path: &Path, svg: &str) -> Result<(), Error> {
+pub(crate) fn write_file(path: &Path, svg: &str) -> Result<(), Error> {
     check_destination(path)?;
     // Written aside and renamed into place: a reader never sees half a picture, a failure
     // leaves any previous file, and a FIFO, link or device at `path` is refused.
@@ -124,7 +124,7 @@ pub fn write_file(path: &Path, svg: &str) -> Result<(), Error> {
 }
 
 #[cfg(test)]
-pub mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -143,7 +143,7 @@ pub mod tests {
     /// Whether `svg` is well-formed XML as far as the plots need: every element closed in order
     /// (or self-closed), attributes quoted, no stray `<`, `>` or `&` in text. The workspace has
     /// no XML parser; this is the subset the plots write (no comments, CDATA or doctype).
-    pub fn well_formed(svg: &str) -> Result<(), String> {
+    pub(crate) fn well_formed(svg: &str) -> Result<(), String> {
         let mut open: Vec<&str> = Vec::new();
         let mut rest = svg.trim_end();
         while let Some(at) = rest.find('<') {

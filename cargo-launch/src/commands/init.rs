@@ -10,10 +10,10 @@ use crate::cli::{InitArgs, NewArgs};
 use crate::error::Error;
 
 /// The line a build script needs.
-pub const BUILD_LINE: &str = "launch_build::build();";
+pub(crate) const BUILD_LINE: &str = "launch_build::build();";
 
 /// The arches `init` writes: the data-centre GPUs most kernels are tuned for.
-pub const DEFAULT_ARCHES: &[&str] = &["sm_80", "sm_90"];
+pub(crate) const DEFAULT_ARCHES: &[&str] = &["sm_80", "sm_90"];
 
 const METADATA_COMMENT: &str = "
 # cargo-launch: build.rs compiles the .cu files of the kernel folder for every arch listed here.
@@ -35,18 +35,18 @@ extern "C" __global__ void saxpy(float a, const float* x, float* y, unsigned n) 
 
 // The template, embedded so `new` works wherever the binary is.
 const TEMPLATE: &[(&str, &str)] = &[
-    ("Cargo.toml", include_str!("../../template/Cargo.toml")),
-    ("build.rs", include_str!("../../template/build.rs")),
-    ("kernels/poly.cu", include_str!("../../template/kernels/poly.cu")),
-    ("kernels/poly.cuh", include_str!("../../template/kernels/poly.cuh")),
-    ("src/lib.rs", include_str!("../../template/src/lib.rs")),
-    ("src/main.rs", include_str!("../../template/src/main.rs")),
-    ("src/tuned.rs", include_str!("../../template/src/tuned.rs")),
+    ("Cargo.toml", include_str!("../../../template/Cargo.toml")),
+    ("build.rs", include_str!("../../../template/build.rs")),
+    ("kernels/poly.cu", include_str!("../../../template/kernels/poly.cu")),
+    ("kernels/poly.cuh", include_str!("../../../template/kernels/poly.cuh")),
+    ("src/lib.rs", include_str!("../../../template/src/lib.rs")),
+    ("src/main.rs", include_str!("../../../template/src/main.rs")),
+    ("src/tuned.rs", include_str!("../../../template/src/tuned.rs")),
 ];
 
 /// The checkout that holds `launch/` and `launch-build/`: `--path`, else the one this binary was
 /// built from (nothing is published, so the dependencies are path dependencies).
-pub fn checkout(path: Option<&Path>) -> Result<PathBuf, Error> {
+pub(crate) fn checkout(path: Option<&Path>) -> Result<PathBuf, Error> {
     let dir = match path {
         Some(p) => p.to_path_buf(),
         None => Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap_or(Path::new("..")).to_path_buf(),
@@ -66,7 +66,7 @@ pub fn checkout(path: Option<&Path>) -> Result<PathBuf, Error> {
 }
 
 /// Runs `cargo launch init`.
-pub fn init(args: &InitArgs) -> Result<(), Error> {
+pub(crate) fn init(args: &InitArgs) -> Result<(), Error> {
     let usage = Error::Usage;
     let mut manifest = args.manifest_path.clone().unwrap_or_else(|| PathBuf::from("Cargo.toml"));
     // `--manifest-path DIR` means the crate in DIR, as `cargo launch init` run there would.
@@ -302,7 +302,7 @@ fn add_dependency(doc: &mut DocumentMut, section: &str, krate: &str, path: &Path
 }
 
 /// Runs `cargo launch new`.
-pub fn new(args: &NewArgs) -> Result<(), Error> {
+pub(crate) fn new(args: &NewArgs) -> Result<(), Error> {
     let dir = &args.path_or_name;
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     check_name(&name).and_then(|()| check_new_name(&name)).map_err(|e| Error::Usage(anyhow::anyhow!("{e}")))?;
@@ -378,7 +378,7 @@ fn check_new_name(name: &str) -> Result<(), String> {
 }
 
 /// Cargo's rules for a package name, so `new` refuses what `cargo build` would.
-pub fn check_name(name: &str) -> Result<(), String> {
+pub(crate) fn check_name(name: &str) -> Result<(), String> {
     const KEYWORDS: &[&str] = &[
         "as",
         "async",

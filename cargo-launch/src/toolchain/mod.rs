@@ -1,28 +1,32 @@
 //! The CUDA toolchains as the commands need them: each selected package's (`toolchain` in its
 //! `[package.metadata.launch]`, default 12.9) found or installed before a build, and the arches
-//! they can target.
+//! they can target. Installing is a service here (`install`), which `cargo launch setup` and the
+//! auto-setup before a build both call.
+
+mod install;
 
 use launch::Arch;
 use launch_build::tooling::toolchain::{self, pin, Pin};
 use launch_build::tooling::Env;
 
-use crate::cli::PackageArgs;
+use crate::cargo::Selection;
 use crate::error::Error;
-use crate::{cargo, setup};
+
+pub use install::install;
 
 /// The toolchains the selected packages build with, each found or, when missing, installed first
 /// unless told not to. An explicit `LAUNCH_TOOLCHAIN` is never second-guessed: when it holds no
 /// working toolchain of the major a package asks for that is the error (exit 3), with nothing
 /// downloaded, since the build would use it and not the install.
-pub fn ensure_toolchain(no_setup: bool, sel: &PackageArgs) -> Result<Vec<Pin>, Error> {
-    let pins = cargo::toolchains(sel)?;
+pub fn ensure(no_setup: bool, selection: &Selection) -> Result<Vec<Pin>, Error> {
+    let pins = selection.toolchains();
     for p in &pins {
-        ensure(no_setup, p)?;
+        ensure_pin(no_setup, p)?;
     }
     Ok(pins)
 }
 
-fn ensure(no_setup: bool, pin: &Pin) -> Result<(), Error> {
+fn ensure_pin(no_setup: bool, pin: &Pin) -> Result<(), Error> {
     let env = Env::cli();
     match toolchain::discover_for(&env, pin) {
         Ok(_) => Ok(()),
@@ -54,7 +58,7 @@ fn ensure(no_setup: bool, pin: &Pin) -> Result<(), Error> {
             }
             let flag = if *pin == pin::DEFAULT { String::new() } else { format!(" --toolchain {}", pin.name) };
             eprintln!("no CUDA {} toolchain found: installing the pinned one (`cargo launch setup{flag}`; --no-setup or LAUNCH_NO_AUTO_SETUP=1 to refuse)", pin.name);
-            setup::run(false, pin).map(|_| ())
+            install(false, pin).map(|_| ())
         }
         Err(e) => Err(Error::NoToolchain(anyhow::Error::from(e))),
     }

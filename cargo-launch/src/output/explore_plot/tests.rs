@@ -4,7 +4,7 @@ use launch::schema::report::{KernelId, Toolchain};
 use launch::{Contract, ContractSource, Resources};
 
 use super::*;
-use crate::svg::tests::well_formed;
+use crate::output::svg::tests::well_formed;
 
 /// A variant of `threads` with `min_blocks`/`max_regs` (`None` for both: no contract) that used
 /// `regs` registers and spilled `spills` bytes; `regs` 0: refused by ptxas.

@@ -5,21 +5,24 @@
 use anyhow::Context;
 use launch::schema::report::{Document, Record, Toolchain};
 
+use crate::cargo::{self, Selection};
 use crate::cli::{Format, ReportArgs};
 use crate::error::Error;
+use crate::output::text;
 use crate::records::{self, Row};
-use crate::{cargo, render, select, toolchain};
+use crate::{select, toolchain};
 
 /// Above this many records the text report is the compact one (one line per kernel × arch)
 /// unless `--detailed` is given.
-pub const COMPACT_ABOVE: usize = 40;
+pub(crate) const COMPACT_ABOVE: usize = 40;
 
 /// Runs `cargo launch report`.
-pub fn run(args: &ReportArgs) -> Result<(), Error> {
-    let pins = toolchain::ensure_toolchain(args.no_setup, &args.packages)?;
+pub(crate) fn run(args: &ReportArgs) -> Result<(), Error> {
+    let selection = Selection::of(&args.packages)?;
+    let pins = toolchain::ensure(args.no_setup, &selection)?;
     let arches = cargo::sorted(&args.arch);
     toolchain::refuse_untargetable(&arches, &pins)?;
-    let packages = cargo::build(&args.packages, &arches)?;
+    let packages = selection.build(&arches)?;
     for p in &packages {
         for w in records::unknown_kernel_settings(&p.manifest) {
             eprintln!("warning: {}: {w}", p.config.manifest_path.display());
@@ -46,7 +49,7 @@ pub fn run(args: &ReportArgs) -> Result<(), Error> {
     match args.format {
         Format::Text => {
             let compact = args.summary || (!args.detailed && shown.len() > COMPACT_ABOVE);
-            let view = render::View {
+            let view = text::View {
                 packages: &packages,
                 all: &rows,
                 shown: &shown,
@@ -55,9 +58,9 @@ pub fn run(args: &ReportArgs) -> Result<(), Error> {
                 spills: spills.as_ref(),
             };
             if compact {
-                render::compact(&mut out, &view)
+                text::compact(&mut out, &view)
             } else {
-                render::text(&mut out, &view)
+                text::text(&mut out, &view)
             }
         }
         Format::Json => {

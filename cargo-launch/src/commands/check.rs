@@ -17,17 +17,19 @@ use launch::Arch;
 use launch_build::tooling::toolchain::Pin;
 
 use crate::baseline::{self, Baseline};
-use crate::check_render::{self, Checked};
+use crate::cargo::{self, Selection};
 use crate::cli::CheckArgs;
 use crate::error::Error;
+use crate::output::check::{self as check_render, Checked};
 use crate::records::{self, PackageKernels, Row};
 use crate::spills::Lines;
-use crate::{cargo, package_rules, toolchain};
+use crate::{package_rules, toolchain};
 
 /// Runs `cargo launch check`.
 pub fn run(args: &CheckArgs) -> Result<(), Error> {
     let explicit = explicit_baseline(args)?;
-    let pins = toolchain::ensure_toolchain(args.no_setup, &args.packages)?;
+    let selection = Selection::of(&args.packages)?;
+    let pins = toolchain::ensure(args.no_setup, &selection)?;
     // Arches the toolchain cannot target are findings, not a failed build; the rest is checked.
     let (arches, mut findings) = targetable(args, &pins)?;
     if !args.arch.is_empty() && arches.is_empty() {
@@ -35,7 +37,7 @@ pub fn run(args: &CheckArgs) -> Result<(), Error> {
         let manifest = absolute(args.packages.manifest_path.as_deref().unwrap_or(Path::new("Cargo.toml")));
         return finish(args, Some(&manifest), &[], &[], findings, &[]);
     }
-    let packages = match cargo::build(&args.packages, &arches) {
+    let packages = match selection.build(&arches) {
         Ok(packages) => packages,
         // The kernels did not build: their located errors are findings too (placed in SARIF and
         // in annotations), then the exit code is the failed build's.
@@ -296,10 +298,7 @@ fn at_spill_line(mut found: Vec<Finding>, p: &PackageKernels, r: &Row, lines: Op
 /// The launch, spill and contract rules (`launch::analysis::kernel_findings`) for one kernel (or
 /// tune variant) on one arch, under its spill budget (a variant's is its kernel's).
 fn row_findings(p: &PackageKernels, r: &Row) -> Vec<Finding> {
-    analysis::kernel_findings(&r.report, r.spill_budget)
-        .into_iter()
-        .map(|rule| at_kernel(p, r, rule))
-        .collect()
+    analysis::kernel_findings(&r.report, r.spill_budget).into_iter().map(|rule| at_kernel(p, r, rule)).collect()
 }
 
 /// What the baseline `old` (at `path`) says of the records `recs` of `p`: its format when old,
@@ -372,7 +371,7 @@ mod tests {
 #[cfg(test)]
 mod grouping {
     use super::*;
-    use crate::check_render::{finding_line, sort, text_lines};
+    use crate::output::check::{finding_line, sort, text_lines};
     use crate::records::testing;
 
     fn findings(n: usize, arches: &[&str]) -> Vec<Finding> {

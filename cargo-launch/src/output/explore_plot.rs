@@ -7,9 +7,10 @@
 
 use std::fmt::Write as _;
 
+use launch::analysis::NextBlock;
 use launch::schema::explore::{ArchVariants, Document, Variant};
 
-use crate::svg::{self, axis_title, line, text, LEFT, MARK, RIGHT, TITLE_HEIGHT, WIDTH};
+use super::svg::{self, axis_title, line, text, LEFT, MARK, RIGHT, TITLE_HEIGHT, WIDTH};
 use crate::words::{self, group};
 
 /// The legend under the title: the block sizes, then what the marks mean.
@@ -107,7 +108,7 @@ fn colour(threads: &[u32], t: u32) -> &'static str {
 }
 
 /// The document.
-pub fn svg(doc: &Document) -> String {
+pub(crate) fn svg(doc: &Document) -> String {
     let threads = series(doc);
     let arches: Vec<String> = doc.arches.iter().map(|a| a.arch.to_string()).collect();
     let sizes: Vec<String> = threads.iter().map(|t| t.to_string()).collect();
@@ -196,16 +197,64 @@ fn cross(s: &mut String, x: f64, y: f64, colour: &str) {
     line(s, (x - 4.0, y + 4.0), (x + 4.0, y - 4.0), &stroke);
 }
 
+/// One panel's vertical layout: the two plot areas, and where a value stands in them.
+struct Rows {
+    regs_top: f64,
+    regs_bottom: f64,
+    spill_top: f64,
+    spill_bottom: f64,
+    /// The spill axis' top value.
+    spill_max: f64,
+}
+
+impl Rows {
+    /// The panel whose top is at `y0`, its spill axis up to `spill_max`.
+    fn new(y0: f64, spill_max: f64) -> Rows {
+        let (regs_top, regs_bottom) = (y0 + HEADING, y0 + HEADING + REGS_HEIGHT);
+        let (spill_top, spill_bottom) = (regs_bottom + GAP, regs_bottom + GAP + SPILL_HEIGHT);
+        Rows { regs_top, regs_bottom, spill_top, spill_bottom, spill_max }
+    }
+
+    fn regs(&self, r: u32) -> f64 {
+        self.regs_bottom - f64::from(r).min(REGS_MAX) / REGS_MAX * REGS_HEIGHT
+    }
+
+    fn pct(&self, p: f64) -> f64 {
+        self.regs_bottom - p.clamp(0.0, 100.0) / 100.0 * REGS_HEIGHT
+    }
+
+    fn spill(&self, b: u32) -> f64 {
+        self.spill_bottom - (f64::from(b) / self.spill_max).min(1.0) * SPILL_HEIGHT
+    }
+}
+
 /// One arch: heading with the cliff, registers and occupancy on top, spills below.
 fn panel(s: &mut String, doc: &Document, a: &ArchVariants, x: &XAxis, spill: (f64, f64), threads: &[u32], y0: f64) {
-    let right = WIDTH - RIGHT;
-    let (regs_top, regs_bottom) = (y0 + HEADING, y0 + HEADING + REGS_HEIGHT);
-    let (spill_top, spill_bottom) = (regs_bottom + GAP, regs_bottom + GAP + SPILL_HEIGHT);
-    let y_regs = |r: u32| regs_bottom - f64::from(r).min(REGS_MAX) / REGS_MAX * REGS_HEIGHT;
-    let y_pct = |p: f64| regs_bottom - p.clamp(0.0, 100.0) / 100.0 * REGS_HEIGHT;
-    let y_spill = |b: u32| spill_bottom - (f64::from(b) / spill.0).min(1.0) * SPILL_HEIGHT;
-
+    let rows = Rows::new(y0, spill.0);
     let _ = writeln!(s, r#"<g class="panel">"#);
+    let cliff = heading(s, doc, a, y0);
+    axes(s, x, &rows, spill.1);
+
+    // The cliff from the current build.
+    if let Some(n) = &cliff {
+        let cx = x.cap(n.registers);
+        line(
+            s,
+            (cx, rows.regs_top),
+            (cx, rows.spill_bottom),
+            &format!(r#"class="cliff" stroke="{MARK}" stroke-dasharray="4,3""#),
+        );
+        let label = format!("cliff: {} blocks/SM", n.active_blocks);
+        text(s, cx + 4.0, rows.regs_top + 14.0, &format!(r#"font-size="11" fill="{MARK}""#), &label);
+    }
+
+    capped_lines(s, a, x, &rows, threads);
+    variant_marks(s, a, x, &rows, threads);
+    let _ = writeln!(s, "</g>");
+}
+
+/// The panel's heading and, on its right, the cliff from the current build, which it returns.
+fn heading(s: &mut String, doc: &Document, a: &ArchVariants, y0: f64) -> Option<NextBlock> {
     let heading = format!("{} on {}", doc.kernel.display_name, a.arch);
     text(s, LEFT, y0 + 20.0, r#"font-size="14" font-weight="bold""#, &heading);
     let current = a.variants.first().and_then(|v| v.resources);
@@ -214,27 +263,40 @@ fn panel(s: &mut String, doc: &Document, a: &ArchVariants, x: &XAxis, spill: (f6
         Some((_, phrase)) => (format!("cliff from the current build: {phrase}"), MARK),
         None => ("no register cap fits one more block than the current build".to_string(), "#555"),
     };
-    text(s, right, y0 + 20.0, &format!(r#"font-size="13" fill="{cliff_colour}" text-anchor="end""#), &cliff_text);
+    text(
+        s,
+        WIDTH - RIGHT,
+        y0 + 20.0,
+        &format!(r#"font-size="13" fill="{cliff_colour}" text-anchor="end""#),
+        &cliff_text,
+    );
+    cliff.map(|(n, _)| n)
+}
 
-    // Axes: registers (left) and occupancy (right) on top, spill bytes below.
+/// Registers (left) and occupancy (right) on top, spill bytes below (ticks every `spill_step`),
+/// the x axis with its slots, the frames.
+fn axes(s: &mut String, x: &XAxis, rows: &Rows, spill_step: f64) {
+    let right = WIDTH - RIGHT;
+    let (regs_top, regs_bottom, spill_top, spill_bottom) =
+        (rows.regs_top, rows.regs_bottom, rows.spill_top, rows.spill_bottom);
     for r in (0..=REGS_MAX as u32).step_by(32) {
-        line(s, (LEFT, y_regs(r)), (right, y_regs(r)), svg::GRID);
-        text(s, LEFT - 6.0, y_regs(r) + 4.0, r#"font-size="11" text-anchor="end""#, &r.to_string());
+        line(s, (LEFT, rows.regs(r)), (right, rows.regs(r)), svg::GRID);
+        text(s, LEFT - 6.0, rows.regs(r) + 4.0, r#"font-size="11" text-anchor="end""#, &r.to_string());
     }
     svg::percent_axis(s, regs_top, regs_bottom);
     axis_title(s, LEFT - 42.0, (regs_top + regs_bottom) / 2.0, -90, "registers per thread");
     let mut v = 0.0;
-    while v <= spill.0 + 1e-9 {
-        let yy = spill_bottom - v / spill.0 * SPILL_HEIGHT;
+    while v <= rows.spill_max + 1e-9 {
+        let yy = spill_bottom - v / rows.spill_max * SPILL_HEIGHT;
         line(s, (LEFT, yy), (right, yy), svg::GRID);
         text(s, LEFT - 6.0, yy + 4.0, r#"font-size="11" text-anchor="end""#, &group(v as u64));
-        v += spill.1;
+        v += spill_step;
     }
     axis_title(s, LEFT - 56.0, (spill_top + spill_bottom) / 2.0, -90, "spill bytes (st + ld)");
     // ptxas never uses more registers than the cap: the diagonal is where it uses all of it.
     let diagonal = r##"stroke="#bbb" stroke-dasharray="2,3""##;
-    line(s, (x.cap(0), y_regs(0)), (x.cap(REGS_MAX as u32), y_regs(REGS_MAX as u32)), diagonal);
-    text(s, x.cap(224) - 4.0, y_regs(236), r##"font-size="10" fill="#888" text-anchor="end""##, "registers = cap");
+    line(s, (x.cap(0), rows.regs(0)), (x.cap(REGS_MAX as u32), rows.regs(REGS_MAX as u32)), diagonal);
+    text(s, x.cap(224) - 4.0, rows.regs(236), r##"font-size="10" fill="#888" text-anchor="end""##, "registers = cap");
     for r in (0..=REGS_MAX as u32).step_by(32) {
         svg::x_tick(s, x.cap(r), spill_bottom, &r.to_string());
     }
@@ -252,21 +314,10 @@ fn panel(s: &mut String, doc: &Document, a: &ArchVariants, x: &XAxis, spill: (f6
     text(s, centre, spill_bottom + 38.0, r#"font-size="12" text-anchor="middle""#, x_label);
     svg::frame(s, regs_top, regs_bottom);
     svg::frame(s, spill_top, spill_bottom);
+}
 
-    // The cliff from the current build.
-    if let Some((n, _)) = &cliff {
-        let cx = x.cap(n.registers);
-        line(
-            s,
-            (cx, regs_top),
-            (cx, spill_bottom),
-            &format!(r#"class="cliff" stroke="{MARK}" stroke-dasharray="4,3""#),
-        );
-        let label = format!("cliff: {} blocks/SM", n.active_blocks);
-        text(s, cx + 4.0, regs_top + 14.0, &format!(r#"font-size="11" fill="{MARK}""#), &label);
-    }
-
-    // Per block size, the capped variants joined in cap order.
+/// Per block size, the capped variants joined in cap order.
+fn capped_lines(s: &mut String, a: &ArchVariants, x: &XAxis, rows: &Rows, threads: &[u32]) {
     for &t in threads {
         let c = colour(threads, t);
         let mut capped: Vec<&Variant> = a
@@ -276,35 +327,36 @@ fn panel(s: &mut String, doc: &Document, a: &ArchVariants, x: &XAxis, spill: (f6
             .collect();
         capped.sort_by_key(|v| v.contract.and_then(|c| c.max_regs));
         let points = |y: &dyn Fn(&Variant) -> f64| capped.iter().map(|v| (x.of(v), y(v))).collect::<Vec<_>>();
-        let regs = points(&|v| y_regs(v.resources.map_or(0, |r| r.registers)));
-        let pct = points(&|v| y_pct(v.percent));
-        let spills = points(&|v| y_spill(v.resources.map_or(0, |r| r.spill_bytes())));
+        let regs = points(&|v| rows.regs(v.resources.map_or(0, |r| r.registers)));
+        let pct = points(&|v| rows.pct(v.percent));
+        let spills = points(&|v| rows.spill(v.resources.map_or(0, |r| r.spill_bytes())));
         polyline(s, &regs, &format!(r#"stroke="{c}" stroke-width="2""#));
         polyline(s, &pct, &format!(r#"stroke="{c}" stroke-width="1.5" stroke-dasharray="6,4""#));
         polyline(s, &spills, &format!(r#"stroke="{c}" stroke-width="2""#));
     }
+}
 
-    // A group per variant, with its numbers as the tooltip.
+/// A group per variant, with its numbers as the tooltip.
+fn variant_marks(s: &mut String, a: &ArchVariants, x: &XAxis, rows: &Rows, threads: &[u32]) {
     for v in &a.variants {
         let (c, cx) = (colour(threads, v.threads), x.of(v));
         let _ = writeln!(s, r#"<g class="variant">"#);
         let _ = writeln!(s, "<title>{}</title>", svg::escape(&describe(v)));
         match v.resources {
             Some(r) => {
-                marks(s, cx, y_pct(v.percent), c, v.frontier, Mark::Occupancy);
-                marks(s, cx, y_regs(r.registers), c, v.frontier, Mark::Registers);
-                marks(s, cx, y_spill(r.spill_bytes()), c, v.frontier, Mark::Spills);
+                marks(s, cx, rows.pct(v.percent), c, v.frontier, Mark::Occupancy);
+                marks(s, cx, rows.regs(r.registers), c, v.frontier, Mark::Registers);
+                marks(s, cx, rows.spill(r.spill_bytes()), c, v.frontier, Mark::Spills);
                 if v.origin == "current" {
                     let ring = format!(r#"r="8" fill="none" stroke="{MARK}" stroke-width="2""#);
-                    let cy = y_regs(r.registers);
+                    let cy = rows.regs(r.registers);
                     let _ = writeln!(s, r#"<circle class="current" cx="{cx:.1}" cy="{cy:.1}" {ring}/>"#);
                 }
             }
-            None => cross(s, cx, regs_bottom - 8.0, c),
+            None => cross(s, cx, rows.regs_bottom - 8.0, c),
         }
         let _ = writeln!(s, "</g>");
     }
-    let _ = writeln!(s, "</g>");
 }
 
 fn polyline(s: &mut String, points: &[(f64, f64)], attrs: &str) {

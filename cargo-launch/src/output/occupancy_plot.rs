@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 
 use launch::schema::occupancy::{Point, Sweep, Variable};
 
+use super::svg::{self, axis_title, line, text, LEFT, LINE, MARK, RIGHT, TITLE_HEIGHT, WIDTH};
 use crate::calculator::x as varied;
-use crate::svg::{self, axis_title, line, text, LEFT, LINE, MARK, RIGHT, TITLE_HEIGHT, WIDTH};
 use crate::words::group;
 
 /// Heading, plot area, x labels and gap of one panel.
@@ -16,29 +16,29 @@ const PLOT_TOP: f64 = 34.0;
 const PLOT_HEIGHT: f64 = 220.0;
 
 /// One graph, in plot units.
-pub struct Panel {
+pub(crate) struct Panel {
     /// "Impact of varying block size".
-    pub heading: String,
+    pub(crate) heading: String,
     /// The x axis title.
-    pub x_label: String,
+    pub(crate) x_label: String,
     /// The varied input (KB for shared memory).
-    pub xs: Vec<f64>,
+    pub(crate) xs: Vec<f64>,
     /// Active warps per SM at each x.
-    pub warps: Vec<u32>,
+    pub(crate) warps: Vec<u32>,
     /// Index of the given configuration.
-    pub current: usize,
+    pub(crate) current: usize,
     /// The given configuration in words, for the heading.
-    pub current_text: String,
+    pub(crate) current_text: String,
     /// Right end of the x axis, `None` for the largest x.
-    pub x_max: Option<f64>,
+    pub(crate) x_max: Option<f64>,
     /// Distance between x ticks, `None` for an automatic one.
-    pub x_tick: Option<f64>,
+    pub(crate) x_tick: Option<f64>,
     /// Draw markers on the points (few points) instead of a plain step line.
-    pub markers: bool,
+    pub(crate) markers: bool,
 }
 
 /// The three series as panels.
-pub fn panels(series: &[Sweep]) -> Vec<Panel> {
+pub(crate) fn panels(series: &[Sweep]) -> Vec<Panel> {
     series
         .iter()
         .map(|s| {
@@ -91,7 +91,7 @@ pub fn panels(series: &[Sweep]) -> Vec<Panel> {
 }
 
 /// The three title lines: what, the inputs, the result.
-pub fn title(arch: &str, inputs: &str, p: &Point) -> [String; 3] {
+pub(crate) fn title(arch: &str, inputs: &str, p: &Point) -> [String; 3] {
     let limited = if p.limiters.is_empty() { String::new() } else { format!(", limited by {}", p.limiters) };
     let blocks = format!("{} block{}/SM", p.active_blocks, if p.active_blocks == 1 { "" } else { "s" });
     let warps = format!("{} of {} warps per SM", p.active_warps, p.max_warps);
@@ -105,7 +105,7 @@ pub fn title(arch: &str, inputs: &str, p: &Point) -> [String; 3] {
 /// The SVG document: a three-line title (what, inputs, result), then the panels stacked, each
 /// with active warps per SM on the left axis and occupancy in percent on the right (the same
 /// scale: `max_warps` = 100 %).
-pub fn svg(title: &[String; 3], panels: &[Panel], max_warps: u32) -> String {
+pub(crate) fn svg(title: &[String; 3], panels: &[Panel], max_warps: u32) -> String {
     let height = TITLE_HEIGHT + PANEL_HEIGHT * panels.len() as f64;
     let mut s = svg::open(height, title);
     for (i, panel) in panels.iter().enumerate() {
@@ -171,7 +171,7 @@ fn draw_panel(s: &mut String, p: &Panel, y0: f64, max_warps: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::svg::tests::well_formed;
+    use crate::output::svg::tests::well_formed;
 
     #[test]
     fn the_occupancy_plot_is_well_formed() {

@@ -11,8 +11,8 @@ use launch::schema::report::Toolchain;
 use launch::Arch;
 
 use crate::cli::CheckFormat;
+use crate::output::sarif;
 use crate::records::{PackageKernels, Row};
-use crate::sarif;
 
 /// What was checked, for the JSON document and the summary line.
 pub struct Checked<'a> {

@@ -21,325 +21,351 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// The `$schema` every log names: the OASIS standard's schema (2.1.0 with its errata).
-pub const SCHEMA_URI: &str =
+pub(crate) const SCHEMA_URI: &str =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 
 /// The SARIF version written.
-pub const VERSION: &str = "2.1.0";
+pub(crate) const VERSION: &str = "2.1.0";
 
 /// The base id every location is relative to; GitHub resolves it to the checkout.
-pub const SRCROOT: &str = "%SRCROOT%";
+pub(crate) const SRCROOT: &str = "%SRCROOT%";
 
 /// The key of our own entry in `partialFingerprints` (versioned: a change of what is hashed must
 /// not match alerts fingerprinted the old way).
-pub const FINGERPRINT_KEY: &str = "launchFinding/v1";
+pub(crate) const FINGERPRINT_KEY: &str = "launchFinding/v1";
 
 /// One finding as this module needs it; the caller builds one from its own finding type.
 #[derive(Clone, Debug)]
-pub struct Alert<'a> {
+pub(crate) struct Alert<'a> {
     /// The finding kind; the rule is `launch/<kind>`.
-    pub kind: FindingKind,
+    pub(crate) kind: FindingKind,
     /// Error, warning or note (SARIF's `level` has the same three names).
-    pub level: Severity,
+    pub(crate) level: Severity,
     /// What is wrong, in full.
-    pub message: &'a str,
+    pub(crate) message: &'a str,
     /// The file the finding is shown on, as a URI relative to the repository root (see
     /// [`relative_uri`]). A finding about no file (an arch the toolchain cannot target) names the
     /// manifest that asks for it: GitHub refuses a result without a location.
-    pub uri: String,
+    pub(crate) uri: String,
     /// 1-based line, 0 when unknown (no region is written then).
-    pub line: u32,
+    pub(crate) line: u32,
     /// 1-based column, 0 when unknown (the region then has only the line).
-    pub col: u32,
+    pub(crate) col: u32,
     /// Package ("" when the finding is about none).
-    pub package: &'a str,
+    pub(crate) package: &'a str,
     /// Kernel, when the finding is about one.
-    pub kernel: Option<&'a str>,
+    pub(crate) kernel: Option<&'a str>,
     /// Arch, when the finding is about one.
-    pub arch: Option<&'a str>,
+    pub(crate) arch: Option<&'a str>,
 }
 
 /// What a finding kind means: the text of its rule.
 #[derive(Clone, Copy, Debug)]
-pub struct Rule {
+pub(crate) struct Rule {
     /// PascalCase name (SARIF's `name`, shown by viewers).
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// One line.
-    pub short: &'static str,
+    pub(crate) short: &'static str,
     /// What the finding means.
-    pub full: &'static str,
+    pub(crate) full: &'static str,
     /// What to do about it.
-    pub help: &'static str,
+    pub(crate) help: &'static str,
     /// The level most of its findings have (a result's own level overrides it).
-    pub level: Severity,
+    pub(crate) level: Severity,
 }
 
 /// The rule of a finding kind. An exhaustive `match`: a kind added to the analysis does not
 /// compile until it has its rule here.
-pub fn rule(kind: FindingKind) -> Rule {
+pub(crate) fn rule(kind: FindingKind) -> Rule {
     match kind {
-        FindingKind::Launch => Rule {
-            name: "LaunchFails",
-            short: "A kernel cannot launch at its block size.",
-            full: "The kernel asks for more registers, shared memory or threads per block than the arch gives one \
-                   block, so its launch fails with CUDA error 701 (too many resources requested for launch).",
-            help: "Launch with fewer threads per block, add __launch_bounds__ with the block size the host uses so \
-                   that ptxas limits registers, or use less shared memory. `cargo launch report` shows the largest \
-                   block that launches on each arch.",
-            level: Severity::Error,
-        },
-        FindingKind::Spills => Rule {
-            name: "RegisterSpills",
-            short: "A kernel spills registers to local memory.",
-            full: "ptxas spilled registers to local memory (spill stores and loads). Over the package's or kernel's \
-                   max-spill-bytes budget this is an error; with no budget set, a warning.",
-            help: "Lower register pressure, raise the register cap of the launch contract, or accept the spills with \
-                   max-spill-bytes in [package.metadata.launch] or [package.metadata.launch.kernel.<name>].",
-            level: Severity::Error,
-        },
-        FindingKind::Regression => Rule {
-            name: "ResourceRegression",
-            short: "A kernel's resources got worse than the committed baseline.",
-            full: "Registers, spills, stack frame, static shared memory or occupancy regressed against the \
-                   committed baseline (launch-baseline.txt).",
-            help: "Undo the regression, or accept it with `cargo launch check --bless` and commit the baseline.",
-            level: Severity::Error,
-        },
-        FindingKind::Arch => Rule {
-            name: "UnsupportedArch",
-            short: "The CUDA toolchain cannot target a requested arch.",
-            full: "An arch given with --arch or in [package.metadata.launch] is not among those the toolchain's NVRTC \
-                   can compile for, so nothing was checked for it.",
-            help: "Drop the arch, or use a toolchain that supports it (`cargo launch setup` installs the pinned one).",
-            level: Severity::Error,
-        },
-        FindingKind::Contract => Rule {
-            name: "ContractNotHonoured",
-            short: "A launch contract asks for what the arch does not give.",
-            full: "The kernel's launch contract (__launch_bounds__ or @launch: threads, min blocks, max registers) \
-                   cannot be met on this arch, so ptxas ignores or overrides part of it.",
-            help: "Change the contract to what the arch gives; the message says which limit is in the way.",
-            level: Severity::Warning,
-        },
-        FindingKind::Unbounded => Rule {
-            name: "NoLaunchContract",
-            short: "A kernel has no launch contract.",
-            full: "Without __launch_bounds__, ptxas may use so many registers that large blocks cannot launch; the \
-                   kernel was checked only at the host block size.",
-            help: "Add __launch_bounds__(threads) (or @launch) with the largest block size the host launches.",
-            level: Severity::Warning,
-        },
-        FindingKind::MaxRegs => Rule {
-            name: "RegisterCapSpills",
-            short: "A register cap forces spills.",
-            full: "The kernel uses every register its contract's cap allows and still spills: the cap is what \
-                   forces the spills.",
-            help: "Raise the register cap (max_regs, __maxnreg__) or lower the kernel's register pressure.",
-            level: Severity::Warning,
-        },
-        FindingKind::New => Rule {
-            name: "NotInBaseline",
-            short: "A kernel or arch is not in the baseline.",
-            full: "The baseline has no record of this kernel on this arch, so no regression is checked for it.",
-            help: "Record it with `cargo launch check --bless` and commit the baseline.",
-            level: Severity::Note,
-        },
-        FindingKind::Config => Rule {
-            name: "UnknownKernelSettings",
-            short: "Kernel settings name no kernel.",
-            full: "A [package.metadata.launch.kernel.<name>] table matches no kernel, so its settings (a spill \
-                   budget, a dynamic shared-memory size) apply to nothing.",
-            help: "Correct the kernel name in Cargo.toml; the message lists the kernels of the package.",
-            level: Severity::Warning,
-        },
-        FindingKind::Empty => Rule {
-            name: "NothingToCheck",
-            short: "A package's kernel folder holds no kernel.",
-            full: "The package uses launch-build but its kernel folder has no .cu file or no kernel in them, so the \
-                   gate would pass having checked nothing.",
-            help: "Point `kernels` in [package.metadata.launch] at the folder that holds the .cu files.",
-            level: Severity::Warning,
-        },
-        FindingKind::Baseline => Rule {
-            name: "StaleBaseline",
-            short: "The baseline is out of date.",
-            full: "The baseline is in an old format, or records kernels of a checked arch that were not built \
-                   (renamed, removed or moved), which would leave them unchecked without a word.",
-            help: "If the change is intended, re-bless with `cargo launch check --bless` and commit the baseline.",
-            level: Severity::Warning,
-        },
-        FindingKind::Compile => Rule {
-            name: "KernelBuildFailed",
-            short: "The kernels did not build.",
-            full: "NVRTC or ptxas refused a kernel file, or launch-build refused it first: a bad `@launch`, a bad \
-                   [package.metadata.launch] setting, host code in a kernel file. Nothing else is checked until it builds.",
-            help: "Fix the error at its line; the build's full log (cargo's output) has the compiler's message and \
-                   excerpt.",
-            level: Severity::Error,
-        },
-        FindingKind::Driver => Rule {
-            name: "NoImageForMinDriver",
-            short: "Nothing embedded would load on the oldest driver the crate must run on.",
-            full: "On the driver `min-driver` names, no embedded image of a listed arch loads (its cubins come from a \
-                   newer CUDA major, its PTX has a newer ISA than that driver JITs), or a GPU newer than every listed \
-                   arch would find no PTX that driver JITs.",
-            help: "Raise `min-driver`, or build with an older toolchain whose cubins and PTX that driver takes.",
-            level: Severity::Error,
-        },
+        FindingKind::Launch => LAUNCH,
+        FindingKind::Spills => SPILLS,
+        FindingKind::Regression => REGRESSION,
+        FindingKind::Arch => ARCH,
+        FindingKind::Contract => CONTRACT,
+        FindingKind::Unbounded => UNBOUNDED,
+        FindingKind::MaxRegs => MAX_REGS,
+        FindingKind::New => NEW,
+        FindingKind::Config => CONFIG,
+        FindingKind::Empty => EMPTY,
+        FindingKind::Baseline => BASELINE,
+        FindingKind::Compile => COMPILE,
+        FindingKind::Driver => DRIVER,
     }
 }
 
+const LAUNCH: Rule = Rule {
+    name: "LaunchFails",
+    short: "A kernel cannot launch at its block size.",
+    full: "The kernel asks for more registers, shared memory or threads per block than the arch gives one \
+           block, so its launch fails with CUDA error 701 (too many resources requested for launch).",
+    help: "Launch with fewer threads per block, add __launch_bounds__ with the block size the host uses so \
+           that ptxas limits registers, or use less shared memory. `cargo launch report` shows the largest \
+           block that launches on each arch.",
+    level: Severity::Error,
+};
+
+const SPILLS: Rule = Rule {
+    name: "RegisterSpills",
+    short: "A kernel spills registers to local memory.",
+    full: "ptxas spilled registers to local memory (spill stores and loads). Over the package's or kernel's \
+           max-spill-bytes budget this is an error; with no budget set, a warning.",
+    help: "Lower register pressure, raise the register cap of the launch contract, or accept the spills with \
+           max-spill-bytes in [package.metadata.launch] or [package.metadata.launch.kernel.<name>].",
+    level: Severity::Error,
+};
+
+const REGRESSION: Rule = Rule {
+    name: "ResourceRegression",
+    short: "A kernel's resources got worse than the committed baseline.",
+    full: "Registers, spills, stack frame, static shared memory or occupancy regressed against the \
+           committed baseline (launch-baseline.txt).",
+    help: "Undo the regression, or accept it with `cargo launch check --bless` and commit the baseline.",
+    level: Severity::Error,
+};
+
+const ARCH: Rule = Rule {
+    name: "UnsupportedArch",
+    short: "The CUDA toolchain cannot target a requested arch.",
+    full: "An arch given with --arch or in [package.metadata.launch] is not among those the toolchain's NVRTC \
+           can compile for, so nothing was checked for it.",
+    help: "Drop the arch, or use a toolchain that supports it (`cargo launch setup` installs the pinned one).",
+    level: Severity::Error,
+};
+
+const CONTRACT: Rule = Rule {
+    name: "ContractNotHonoured",
+    short: "A launch contract asks for what the arch does not give.",
+    full: "The kernel's launch contract (__launch_bounds__ or @launch: threads, min blocks, max registers) \
+           cannot be met on this arch, so ptxas ignores or overrides part of it.",
+    help: "Change the contract to what the arch gives; the message says which limit is in the way.",
+    level: Severity::Warning,
+};
+
+const UNBOUNDED: Rule = Rule {
+    name: "NoLaunchContract",
+    short: "A kernel has no launch contract.",
+    full: "Without __launch_bounds__, ptxas may use so many registers that large blocks cannot launch; the \
+           kernel was checked only at the host block size.",
+    help: "Add __launch_bounds__(threads) (or @launch) with the largest block size the host launches.",
+    level: Severity::Warning,
+};
+
+const MAX_REGS: Rule = Rule {
+    name: "RegisterCapSpills",
+    short: "A register cap forces spills.",
+    full: "The kernel uses every register its contract's cap allows and still spills: the cap is what \
+           forces the spills.",
+    help: "Raise the register cap (max_regs, __maxnreg__) or lower the kernel's register pressure.",
+    level: Severity::Warning,
+};
+
+const NEW: Rule = Rule {
+    name: "NotInBaseline",
+    short: "A kernel or arch is not in the baseline.",
+    full: "The baseline has no record of this kernel on this arch, so no regression is checked for it.",
+    help: "Record it with `cargo launch check --bless` and commit the baseline.",
+    level: Severity::Note,
+};
+
+const CONFIG: Rule = Rule {
+    name: "UnknownKernelSettings",
+    short: "Kernel settings name no kernel.",
+    full: "A [package.metadata.launch.kernel.<name>] table matches no kernel, so its settings (a spill \
+           budget, a dynamic shared-memory size) apply to nothing.",
+    help: "Correct the kernel name in Cargo.toml; the message lists the kernels of the package.",
+    level: Severity::Warning,
+};
+
+const EMPTY: Rule = Rule {
+    name: "NothingToCheck",
+    short: "A package's kernel folder holds no kernel.",
+    full: "The package uses launch-build but its kernel folder has no .cu file or no kernel in them, so the \
+           gate would pass having checked nothing.",
+    help: "Point `kernels` in [package.metadata.launch] at the folder that holds the .cu files.",
+    level: Severity::Warning,
+};
+
+const BASELINE: Rule = Rule {
+    name: "StaleBaseline",
+    short: "The baseline is out of date.",
+    full: "The baseline is in an old format, or records kernels of a checked arch that were not built \
+           (renamed, removed or moved), which would leave them unchecked without a word.",
+    help: "If the change is intended, re-bless with `cargo launch check --bless` and commit the baseline.",
+    level: Severity::Warning,
+};
+
+const COMPILE: Rule = Rule {
+    name: "KernelBuildFailed",
+    short: "The kernels did not build.",
+    full: "NVRTC or ptxas refused a kernel file, or launch-build refused it first: a bad `@launch`, a bad \
+           [package.metadata.launch] setting, host code in a kernel file. Nothing else is checked until it builds.",
+    help: "Fix the error at its line; the build's full log (cargo's output) has the compiler's message and \
+           excerpt.",
+    level: Severity::Error,
+};
+
+const DRIVER: Rule = Rule {
+    name: "NoImageForMinDriver",
+    short: "Nothing embedded would load on the oldest driver the crate must run on.",
+    full: "On the driver `min-driver` names, no embedded image of a listed arch loads (its cubins come from a \
+           newer CUDA major, its PTX has a newer ISA than that driver JITs), or a GPU newer than every listed \
+           arch would find no PTX that driver JITs.",
+    help: "Raise `min-driver`, or build with an older toolchain whose cubins and PTX that driver takes.",
+    level: Severity::Error,
+};
+
 /// The SARIF log: the top-level object.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Log {
+pub(crate) struct Log {
     /// [`SCHEMA_URI`].
     #[serde(rename = "$schema")]
-    pub schema: String,
+    pub(crate) schema: String,
     /// [`VERSION`].
-    pub version: String,
+    pub(crate) version: String,
     /// Exactly one.
-    pub runs: Vec<Run>,
+    pub(crate) runs: Vec<Run>,
 }
 
 /// One run of the tool.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Run {
+pub(crate) struct Run {
     /// `cargo-launch` and its rules.
-    pub tool: Tool,
+    pub(crate) tool: Tool,
     /// `%SRCROOT%` → the repository root as a `file:` URI, when it was given.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub original_uri_base_ids: BTreeMap<String, ArtifactLocation>,
+    pub(crate) original_uri_base_ids: BTreeMap<String, ArtifactLocation>,
     /// One per finding.
-    pub results: Vec<SarifResult>,
+    pub(crate) results: Vec<SarifResult>,
 }
 
 /// `tool`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Tool {
+pub(crate) struct Tool {
     /// The tool itself.
-    pub driver: Driver,
+    pub(crate) driver: Driver,
 }
 
 /// `tool.driver`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Driver {
+pub(crate) struct Driver {
     /// `cargo-launch`.
-    pub name: String,
+    pub(crate) name: String,
     /// The tool's version.
-    pub version: String,
+    pub(crate) version: String,
     /// The same version, as semver (GitHub shows it).
-    pub semantic_version: String,
+    pub(crate) semantic_version: String,
     /// Every rule, also those with no result this run (a result's `ruleIndex` points here).
-    pub rules: Vec<ReportingDescriptor>,
+    pub(crate) rules: Vec<ReportingDescriptor>,
 }
 
 /// A rule.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ReportingDescriptor {
+pub(crate) struct ReportingDescriptor {
     /// `launch/<kind>`.
-    pub id: String,
+    pub(crate) id: String,
     /// PascalCase name.
-    pub name: String,
+    pub(crate) name: String,
     /// One line.
-    pub short_description: Message,
+    pub(crate) short_description: Message,
     /// What it means.
-    pub full_description: Message,
+    pub(crate) full_description: Message,
     /// What to do.
-    pub help: Message,
+    pub(crate) help: Message,
     /// The level of most of its results.
-    pub default_configuration: Configuration,
+    pub(crate) default_configuration: Configuration,
 }
 
 /// `defaultConfiguration`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Configuration {
+pub(crate) struct Configuration {
     /// Error, warning or note.
-    pub level: Severity,
+    pub(crate) level: Severity,
 }
 
 /// A plain-text message.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Message {
+pub(crate) struct Message {
     /// The text.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// One finding (SARIF's `result`; named so as not to shadow `Result`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SarifResult {
+pub(crate) struct SarifResult {
     /// `launch/<kind>`.
-    pub rule_id: String,
+    pub(crate) rule_id: String,
     /// Index of the rule in `tool.driver.rules`.
-    pub rule_index: usize,
+    pub(crate) rule_index: usize,
     /// Error, warning or note.
-    pub level: Severity,
+    pub(crate) level: Severity,
     /// What is wrong.
-    pub message: Message,
+    pub(crate) message: Message,
     /// Exactly one.
-    pub locations: Vec<Location>,
+    pub(crate) locations: Vec<Location>,
     /// [`FINGERPRINT_KEY`] → a hash of what identifies the finding (see [`document`]).
-    pub partial_fingerprints: BTreeMap<String, String>,
+    pub(crate) partial_fingerprints: BTreeMap<String, String>,
     /// Package, kernel and arch, for readers that filter.
-    pub properties: Properties,
+    pub(crate) properties: Properties,
 }
 
 /// A result's property bag.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Properties {
+pub(crate) struct Properties {
     /// Package ("" when about none).
-    pub package: String,
+    pub(crate) package: String,
     /// Kernel, when about one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel: Option<String>,
+    pub(crate) kernel: Option<String>,
     /// Arch, when about one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arch: Option<String>,
+    pub(crate) arch: Option<String>,
 }
 
 /// `location`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Location {
+pub(crate) struct Location {
     /// The file and line.
-    pub physical_location: PhysicalLocation,
+    pub(crate) physical_location: PhysicalLocation,
 }
 
 /// `physicalLocation`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PhysicalLocation {
+pub(crate) struct PhysicalLocation {
     /// The file.
-    pub artifact_location: ArtifactLocation,
+    pub(crate) artifact_location: ArtifactLocation,
     /// The line; absent when unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub region: Option<Region>,
+    pub(crate) region: Option<Region>,
 }
 
 /// `artifactLocation`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ArtifactLocation {
+pub(crate) struct ArtifactLocation {
     /// Relative to `uriBaseId` when that is set, else absolute.
-    pub uri: String,
+    pub(crate) uri: String,
     /// [`SRCROOT`] for a result's file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub uri_base_id: Option<String>,
+    pub(crate) uri_base_id: Option<String>,
 }
 
 /// `region`: the line, and the column where a compiler gave one (ptxas and the manifest tell
 /// only the line).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Region {
+pub(crate) struct Region {
     /// 1-based.
-    pub start_line: u32,
+    pub(crate) start_line: u32,
     /// 1-based; absent when unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_column: Option<u32>,
+    pub(crate) start_column: Option<u32>,
 }
 
 /// The SARIF log of `alerts` (in their order) from `cargo-launch` `tool_version`. With `root` (the
@@ -351,7 +377,7 @@ pub struct Region {
 /// kernel that moves or spills a little more stays the same alert. Equal hashes (two contract
 /// notes of one kernel) are told apart by a `:<n>` occurrence suffix, as GitHub's own
 /// `primaryLocationLineHash` does.
-pub fn document(alerts: &[Alert], tool_version: &str, root: Option<&Path>) -> Log {
+pub(crate) fn document(alerts: &[Alert], tool_version: &str, root: Option<&Path>) -> Log {
     let mut rules: Vec<ReportingDescriptor> = FindingKind::ALL.into_iter().map(descriptor).collect();
     let mut index: BTreeMap<FindingKind, usize> = FindingKind::ALL.into_iter().zip(0..).collect();
     let mut occurrences: BTreeMap<String, usize> = BTreeMap::new();
@@ -409,7 +435,7 @@ pub fn document(alerts: &[Alert], tool_version: &str, root: Option<&Path>) -> Lo
 }
 
 /// Writes the log as indented JSON and a final newline.
-pub fn write(out: &mut impl Write, log: &Log) -> io::Result<()> {
+pub(crate) fn write(out: &mut impl Write, log: &Log) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, log).map_err(io::Error::from)?;
     writeln!(out)
 }
@@ -447,7 +473,7 @@ fn fingerprint(a: &Alert) -> String {
 /// `path` relative to `root` as a URI reference (`/` between segments, anything but letters,
 /// digits and `-._~` percent-encoded, so a `:` or a space cannot change its meaning); `None` when
 /// `path` is not inside `root` or leaves it through `..`.
-pub fn relative_uri(root: &Path, path: &Path) -> Option<String> {
+pub(crate) fn relative_uri(root: &Path, path: &Path) -> Option<String> {
     let rel = path.strip_prefix(root).ok()?;
     let mut segments = Vec::new();
     for c in rel.components() {

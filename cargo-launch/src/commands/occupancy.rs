@@ -12,18 +12,17 @@ use serde::Serialize;
 use crate::calculator::{carveout, plural, Calculator};
 use crate::cli::{Format, OccupancyArgs};
 use crate::error::Error;
-use crate::plot;
-use crate::svg;
+use crate::output::{occupancy_plot, svg};
 use crate::words::group;
 
 /// Runs `cargo launch occupancy`.
-pub fn run(args: &OccupancyArgs) -> Result<(), Error> {
+pub(crate) fn run(args: &OccupancyArgs) -> Result<(), Error> {
     let calc = Calculator::new(args)?;
     if let Some(path) = &args.plot {
         let series = [calc.series(Variable::Threads)?, calc.series(Variable::Registers)?, calc.series(Variable::Smem)?];
         let (point, _) = calc.point()?;
-        let title = plot::title(&calc.arch_text(), &calc.inputs(), &point);
-        let svg = plot::svg(&title, &plot::panels(&series), point.max_warps);
+        let title = occupancy_plot::title(&calc.arch_text(), &calc.inputs(), &point);
+        let svg = occupancy_plot::svg(&title, &occupancy_plot::panels(&series), point.max_warps);
         svg::write_file(path, &svg)?;
     }
     let mut out = io::stdout().lock();
