@@ -60,7 +60,9 @@ fn manifest(rng: &mut Rng) -> Manifest {
             .map(|_| KernelEntry {
                 name: string(rng),
                 display_name: string(rng),
-                qualified: string(rng),
+                // Never empty, as the build writes it: the reader fills in an empty one (a manifest
+                // from before the field), so an empty one would not read back as written.
+                qualified: format!("{}::", string(rng)),
                 rust_name: string(rng),
                 rust_path: string(rng),
                 rust_flat: rng.one_in(2),
