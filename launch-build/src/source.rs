@@ -31,4 +31,4 @@ mod includes;
 pub use includes::{dependencies, includes};
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -3,9 +3,13 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// `#include "x"` / `#include <x>` targets of one file, with whether they were quoted.
+/// `#include "x"` / `#include <x>` targets of one file, with whether they were quoted. Headers are
+/// read as they are on disk, so LF, CRLF and lone CR all end a line, and a byte-order mark at the
+/// start is skipped (as `decode` does for kernel files).
 pub fn includes(src: &str) -> Vec<(String, bool)> {
-    src.lines()
+    src.strip_prefix('\u{feff}')
+        .unwrap_or(src)
+        .split(['\n', '\r'])
         .filter_map(|l| {
             let rest = l.trim_start().strip_prefix('#')?.trim_start().strip_prefix("include")?.trim_start();
             let (close, quoted) = match rest.chars().next()? {
