@@ -27,6 +27,8 @@
 //! This crate has no environment module (launch-build's `Env` is build-time only): every variable
 //! read here goes through `env_var` in this file.
 
+#[cfg(test)]
+mod fuzz;
 mod key;
 mod policy;
 mod store;

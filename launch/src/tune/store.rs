@@ -299,7 +299,7 @@ fn checksum<'a>(lines: impl IntoIterator<Item = &'a str>) -> u64 {
     h.finish()
 }
 
-fn encode(key: &TuneKey, w: &Winner) -> io::Result<String> {
+pub(super) fn encode(key: &TuneKey, w: &Winner) -> io::Result<String> {
     let invalid = |what: String| io::Error::new(io::ErrorKind::InvalidInput, what);
     for (name, ms) in [("median", w.median_ms), ("min", w.min_ms), ("max", w.max_ms)] {
         if !(ms.is_finite() && ms >= 0.0) {
@@ -340,7 +340,7 @@ fn encode(key: &TuneKey, w: &Winner) -> io::Result<String> {
     Ok(text)
 }
 
-fn decode(text: &str) -> Result<(TuneKey, Winner), String> {
+pub(super) fn decode(text: &str) -> Result<(TuneKey, Winner), String> {
     // CRLF line ends (an editor's, or a checkout's) read as LF ones.
     let mut lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
     let header = lines.next().unwrap_or_default();
