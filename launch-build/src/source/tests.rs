@@ -367,3 +367,18 @@ fn headers_with_any_line_end_or_a_bom_have_their_includes_found() {
         assert_eq!(found, ["a.cuh", "b.cuh"], "{what}");
     }
 }
+
+#[test]
+fn a_header_nvrtc_cannot_read_is_named_with_where_and_why() {
+    let text = "#pragma once\n// h\n__device__ int one() { return 1; }\n";
+    for (what, bytes) in encodings(text) {
+        let found = header_encoding(&bytes).map(|(line, col, why)| (line, col, why.split(',').next().unwrap()));
+        let expected = match what {
+            "a byte-order mark" | "all of them" => Some((1, 1, "this header starts with a UTF-8 byte-order mark")),
+            "lone CR line ends" => Some((1, 13, "this header ends a line with a lone CR")),
+            _ => None,
+        };
+        assert_eq!(found, expected, "{what}");
+    }
+    assert_eq!(header_encoding(b"a\nbc\rd").map(|(l, c, _)| (l, c)), Some((2, 3)));
+}
