@@ -1,7 +1,8 @@
 //! The property/fuzz harness of the project's parsers, run by `cargo test` within a small time
 //! budget, with a fresh random seed each run. The targets live in the crates they fuzz, as
-//! `#[cfg(test)] mod fuzz` (launch-build: `src/fuzz/`, cargo-launch: `src/fuzz.rs`), so they reach
-//! the parsers through `crate::` paths; this crate depends on neither.
+//! `#[cfg(test)] mod fuzz` (launch-build: `src/fuzz/`, launch: `src/tune/fuzz.rs`, cargo-launch:
+//! `src/fuzz.rs`), so they reach the parsers through `crate::` paths; this crate depends on none
+//! of them.
 //!
 //! Each target generates inputs with a seeded PRNG: mutations of real inputs (the recorded ptxas
 //! logs, the kernels of the template and the fixtures, the fixtures' PTX, rendered baselines and
@@ -26,6 +27,7 @@
 //! ```sh
 //! LAUNCH_FUZZ_SECONDS=300 cargo test --release -p launch-build --lib fuzz:: -- --test-threads=2 --nocapture
 //! LAUNCH_FUZZ_SECONDS=300 cargo test --release -p cargo-launch --lib fuzz:: -- --nocapture
+//! LAUNCH_FUZZ_SECONDS=300 cargo test --release -p launch --lib tune::fuzz:: -- --nocapture
 //! ```
 //!
 //! (`--nocapture` shows each target's input count and rate.)

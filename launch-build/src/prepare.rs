@@ -34,6 +34,7 @@ pub fn all(plan: &Plan) -> Result<Vec<Prepared>, Error> {
             Err(e) => return Err(e),
         }
     }
+    errors.extend(headers_nvrtc_cannot_read(plan));
     if !errors.is_empty() {
         return Err(Error::Kernels(errors));
     }
@@ -79,4 +80,26 @@ pub fn file(f: &PlannedFile) -> Result<Prepared, Error> {
         return Err(Error::Kernels(refused));
     }
     Ok(Prepared { original: text, applied, annotations, kernels })
+}
+
+/// The crate's headers that the kernel files include and that NVRTC, which reads them from disk
+/// itself, cannot read as nvcc would (a byte-order mark, lone CR line ends), each located once
+/// with how to fix it. (Kernel files are decoded here first, so they may have either.)
+fn headers_nvrtc_cannot_read(plan: &Plan) -> Vec<Diagnostic> {
+    let config = &plan.config;
+    let root = config.root();
+    let include_dirs: Vec<std::path::PathBuf> =
+        std::iter::once(&config.kernel_dir).chain(&config.include_dirs).map(|d| root.join(d)).collect();
+    let headers: std::collections::BTreeSet<_> =
+        plan.files.iter().flat_map(|f| source::dependencies(&f.source.path, &include_dirs)).collect();
+    headers
+        .into_iter()
+        .filter_map(|h| {
+            // Found by `dependencies` as regular files: reading one cannot block.
+            let bytes = std::fs::read(&h).ok()?;
+            let (line, col, what) = source::header_encoding(&bytes)?;
+            let rel = h.strip_prefix(root).unwrap_or(&h).display().to_string().replace('\\', "/");
+            Some(Diagnostic::error(&rel, line, col, what))
+        })
+        .collect()
 }

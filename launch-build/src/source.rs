@@ -28,7 +28,7 @@ pub use host_code::host_code;
 
 /// `#include`s, transitively.
 mod includes;
-pub use includes::{dependencies, includes};
+pub use includes::{dependencies, header_encoding, includes};
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -20,7 +20,9 @@ pub fn is_pattern(s: &str) -> bool {
 /// matched means everything under it is.
 pub fn path_matches(pattern: &str, rel: &str) -> bool {
     let pattern = pattern.trim_end_matches('/');
-    glob_match(pattern, rel) || rel.match_indices('/').any(|(i, _)| glob_match(pattern, &rel[..i]))
+    // One pass for the path and all its folders (one match per folder was quadratic in the path).
+    let (ends, t) = glob_ends(pattern, rel);
+    ends.iter().enumerate().any(|(i, &end)| end && t.get(i).is_none_or(|&c| c == '/'))
 }
 
 /// One element of a glob pattern.
@@ -40,6 +42,13 @@ enum Glob {
 /// Whether `text` matches the glob `pattern` as a whole. Time is pattern length × text length,
 /// whatever the pattern (no backtracking).
 pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let (ends, t) = glob_ends(pattern, text);
+    ends[t.len()]
+}
+
+/// For each `i`, whether `pattern` matches the first `i` characters of `text` as a whole; and
+/// `text`'s characters.
+fn glob_ends(pattern: &str, text: &str) -> (Vec<bool>, Vec<char>) {
     let mut tokens = Vec::new();
     let p: Vec<char> = pattern.chars().collect();
     let mut i = 0;
@@ -84,5 +93,5 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
         }
         at = next;
     }
-    at[t.len()]
+    (at, t)
 }

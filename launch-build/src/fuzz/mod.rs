@@ -5,6 +5,7 @@
 mod cache;
 mod config;
 mod manifest;
+mod pattern;
 mod ptx;
 mod ptxas_log;
 mod source;

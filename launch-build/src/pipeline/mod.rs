@@ -14,6 +14,8 @@ mod assemble;
 mod compile;
 mod embed;
 mod link;
+#[cfg(test)]
+mod tests;
 
 use std::path::{Path, PathBuf};
 

@@ -311,3 +311,74 @@ fn garbage_does_not_panic() {
         let _ = host_code(s, &sc);
     }
 }
+
+/// What nvcc accepts in a source's encoding, applied to LF-only `text`: (name, bytes).
+pub(crate) fn encodings(text: &str) -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        ("a byte-order mark", format!("\u{feff}{text}").into_bytes()),
+        ("CRLF line ends", text.replace('\n', "\r\n").into_bytes()),
+        ("lone CR line ends", text.replace('\n', "\r").into_bytes()),
+        ("no final newline", text.trim_end_matches('\n').as_bytes().to_vec()),
+        ("form feeds", text.replace('\n', "\x0c\n").into_bytes()),
+        ("all of them", format!("\u{feff}{}", text.trim_end_matches('\n').replace('\n', "\x0c\r\n")).into_bytes()),
+    ]
+}
+
+#[test]
+fn every_encoding_nvcc_accepts_decodes_to_the_same_lines_and_columns() {
+    // Before: a BOM went to NVRTC ("unrecognized token" at 1:1) and counted as a column; a file
+    // with lone CR line ends was one line, its first `//` comment swallowing every kernel.
+    let text = "// k\n  // @launch(128)\n  __global__ void k(float* p) { p[0] = 1.0f; }\n#include \"h.cuh\"\n";
+    for (what, bytes) in encodings(text) {
+        let decoded = decode("k.cu", bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(!decoded.contains(['\r', '\u{feff}']), "{what}: {decoded:?}");
+        let sc = scan(&decoded);
+        let ks = kernels(&decoded, &sc);
+        assert_eq!(ks.iter().map(|k| (k.name.as_str(), k.line)).collect::<Vec<_>>(), [("k", 3)], "{what}");
+        let launch = sc.comments.iter().find(|c| c.text.contains("@launch")).expect("the comment");
+        let at = launch.offset + launch.text.find('@').unwrap();
+        assert_eq!((sc.lines.line(at), sc.lines.col(&decoded, at)), (2, 6), "{what}");
+        assert_eq!(includes(&decoded), [("h.cuh".to_string(), true)], "{what}");
+    }
+}
+
+#[test]
+fn bad_bytes_are_located_on_the_decoded_lines() {
+    for (what, bytes) in encodings("int a;\n// caf\u{e9}\n") {
+        // The `é` made a Latin-1 byte; a BOM is not a column.
+        let at = bytes.windows(2).position(|w| w == "é".as_bytes()).unwrap();
+        let mut latin1 = bytes.clone();
+        latin1.splice(at..at + 2, [0xe9]);
+        let e = decode("k.cu", latin1).unwrap_err().to_string();
+        assert!(e.starts_with("k.cu:2:7: error: not valid UTF-8 (byte 0xe9"), "{what}: {e}");
+        let mut nul = bytes;
+        nul.splice(at..at + 2, [0]);
+        let e = decode("k.cu", nul).unwrap_err().to_string();
+        assert!(e.starts_with("k.cu:2:7: error: a NUL byte"), "{what}: {e}");
+    }
+}
+
+#[test]
+fn headers_with_any_line_end_or_a_bom_have_their_includes_found() {
+    let text = "#include \"a.cuh\"\n  #  include <b.cuh>\n// #include \"c.cuh\"\n";
+    for (what, bytes) in encodings(text) {
+        let header = String::from_utf8(bytes).unwrap();
+        let found: Vec<String> = includes(&header).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(found, ["a.cuh", "b.cuh"], "{what}");
+    }
+}
+
+#[test]
+fn a_header_nvrtc_cannot_read_is_named_with_where_and_why() {
+    let text = "#pragma once\n// h\n__device__ int one() { return 1; }\n";
+    for (what, bytes) in encodings(text) {
+        let found = header_encoding(&bytes).map(|(line, col, why)| (line, col, why.split(',').next().unwrap()));
+        let expected = match what {
+            "a byte-order mark" | "all of them" => Some((1, 1, "this header starts with a UTF-8 byte-order mark")),
+            "lone CR line ends" => Some((1, 13, "this header ends a line with a lone CR")),
+            _ => None,
+        };
+        assert_eq!(found, expected, "{what}");
+    }
+    assert_eq!(header_encoding(b"a\nbc\rd").map(|(l, c, _)| (l, c)), Some((2, 3)));
+}

@@ -19,13 +19,16 @@
 //!   name, compute capability and driver version, and the caller's problem key. A change in any
 //!   part is a miss.
 //! * **The store** ([`TuneCache`]): one versioned text file per key, named by the key's hash and
-//!   holding the whole key, so a hash collision reads as a miss. Written to a temporary file and
+//!   holding the whole key, so a hash collision reads as a miss, and a checksum of its lines, so an
+//!   edited or damaged file reads as [`Lookup::Damaged`]. Written to a temporary file and
 //!   renamed into place; read with a size bound, never blocking on a FIFO. A file that cannot be
 //!   read as a result is [`Lookup::Damaged`] and is replaced by the next [`TuneCache::put`].
 //!
 //! This crate has no environment module (launch-build's `Env` is build-time only): every variable
 //! read here goes through `env_var` in this file.
 
+#[cfg(test)]
+mod fuzz;
 mod key;
 mod policy;
 mod store;

@@ -6,7 +6,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::key::{DeviceKey, TuneKey};
+use super::key::{DeviceKey, StableHasher, TuneKey};
 
 /// The variant that won a tuning run, and how it did.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,8 +39,9 @@ pub enum Lookup {
 
 /// The first line of every cache file; a file with another version is [`Lookup::Damaged`].
 const HEADER: &str = "cargo-launch tune cache v";
-/// The format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format this build writes and reads. Version 2 added the checksum line (version 1 files
+/// have none: they read as damaged and are replaced by the next tuning run).
+pub const FORMAT_VERSION: u32 = 2;
 /// A cache file is a few hundred bytes; anything larger is not one of ours, and is not read.
 pub const MAX_FILE_BYTES: u64 = 16 * 1024;
 
@@ -111,7 +112,7 @@ impl TuneCache {
         let text = match read_bounded(&path) {
             Ok(Some(text)) => text,
             Ok(None) => return Lookup::Miss,
-            Err(why) => return damaged(why),
+            Err(why) => return damaged(self.folder_problem().unwrap_or(why)),
         };
         match decode(&text) {
             Ok((stored, winner)) if stored == *key => Lookup::Hit(winner),
@@ -131,7 +132,14 @@ impl TuneCache {
     /// non-negative number, or a key too long for a cache file ([`io::ErrorKind::InvalidInput`]).
     pub fn put(&self, key: &TuneKey, winner: &Winner) -> io::Result<()> {
         let text = encode(key, winner)?;
-        fs::create_dir_all(&self.dir)?;
+        let located = |e: io::Error| match self.folder_problem() {
+            Some(why) => io::Error::new(e.kind(), why),
+            None => e,
+        };
+        fs::create_dir_all(&self.dir).map_err(|e| {
+            let why = format!("cannot create the tune cache folder {}: {e}", self.dir.display());
+            located(io::Error::new(e.kind(), why))
+        })?;
         let path = self.path(key);
         let tmp = self.dir.join(temp_name(&path));
         let written = write_new(&tmp, text.as_bytes()).and_then(|()| replace(&tmp, &path));
@@ -139,7 +147,29 @@ impl TuneCache {
             // Best effort: the error that matters is the one returned.
             let _ = fs::remove_file(&tmp);
         }
-        written
+        written.map_err(located)
+    }
+
+    /// Why the folder cannot hold the cache when that is because it, or a folder above it, is
+    /// something other than a folder (a file, say), naming both paths; `None` otherwise.
+    fn folder_problem(&self) -> Option<String> {
+        // The nearest existing one of the folder and its parents (followed, if a link).
+        let existing = self.dir.ancestors().find_map(|p| fs::metadata(p).ok().map(|m| (p, m)))?;
+        let (at, meta) = existing;
+        if meta.is_dir() {
+            return None;
+        }
+        let what = if meta.is_file() { "a file" } else { "a FIFO, socket or device" };
+        let place = if at == self.dir {
+            format!("the tune cache folder {} is {what}, not a folder", at.display())
+        } else {
+            format!(
+                "{} is {what}, not a folder, so the tune cache folder {} cannot be in it",
+                at.display(),
+                self.dir.display()
+            )
+        };
+        Some(format!("{place}: set LAUNCH_TUNE_CACHE_DIR to a folder, or move the file"))
     }
 }
 
@@ -237,8 +267,10 @@ fn nonblocking(options: &mut fs::OpenOptions) {
 }
 
 // The file: the header with the version, then one `name value` line per field in this order, then
-// `end` (a file cut short has no `end`). Strings escape `\`, newline and carriage return.
-const FIELDS: [&str; 13] = [
+// `checksum` (of every line above it), then `end` (a file cut short has no `end`). Strings escape
+// `\`, newline and carriage return, so a carriage return in the file can only be a line end's
+// (an editor's CRLF), which the reader drops.
+const FIELDS: [&str; 14] = [
     "kernel",
     "variants",
     "device_name",
@@ -251,10 +283,23 @@ const FIELDS: [&str; 13] = [
     "max_ms",
     "repetitions",
     "measured_at",
+    "checksum",
     "end",
 ];
 
-fn encode(key: &TuneKey, w: &Winner) -> io::Result<String> {
+/// The checksum of a file's lines above its `checksum` line (each without its line end): any edit
+/// of a value, a name or the header changes it. A check against damage and hand edits, not
+/// against forgery (see [`StableHasher`]).
+fn checksum<'a>(lines: impl IntoIterator<Item = &'a str>) -> u64 {
+    let mut h = StableHasher::new();
+    h.field(b"cargo-launch tune cache entry");
+    for line in lines {
+        h.field(line.as_bytes());
+    }
+    h.finish()
+}
+
+pub(super) fn encode(key: &TuneKey, w: &Winner) -> io::Result<String> {
     let invalid = |what: String| io::Error::new(io::ErrorKind::InvalidInput, what);
     for (name, ms) in [("median", w.median_ms), ("min", w.min_ms), ("max", w.max_ms)] {
         if !(ms.is_finite() && ms >= 0.0) {
@@ -277,11 +322,15 @@ fn encode(key: &TuneKey, w: &Winner) -> io::Result<String> {
         w.repetitions.to_string(),
         w.measured_at.to_string(),
     ];
-    let mut text = format!("{HEADER}{FORMAT_VERSION}\n");
-    for (name, value) in FIELDS.iter().zip(&values) {
-        text.push_str(&format!("{name} {value}\n"));
+    let mut lines = vec![format!("{HEADER}{FORMAT_VERSION}")];
+    lines.extend(FIELDS.iter().zip(&values).map(|(name, value)| format!("{name} {value}")));
+    let sum = checksum(lines.iter().map(String::as_str));
+    let mut text = String::new();
+    for line in lines {
+        text.push_str(&line);
+        text.push('\n');
     }
-    text.push_str("end\n");
+    text.push_str(&format!("checksum {sum:016x}\nend\n"));
     if text.len() as u64 > MAX_FILE_BYTES {
         return Err(invalid(format!(
             "the key is too long for a tune cache file ({} bytes, at most {MAX_FILE_BYTES})",
@@ -291,12 +340,13 @@ fn encode(key: &TuneKey, w: &Winner) -> io::Result<String> {
     Ok(text)
 }
 
-fn decode(text: &str) -> Result<(TuneKey, Winner), String> {
-    let mut lines = text.split('\n');
+pub(super) fn decode(text: &str) -> Result<(TuneKey, Winner), String> {
+    // CRLF line ends (an editor's, or a checkout's) read as LF ones.
+    let mut lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
     let header = lines.next().unwrap_or_default();
     let Some(version) = header.strip_prefix(HEADER) else { return Err("not a tune cache file".into()) };
     if version != FORMAT_VERSION.to_string() {
-        return Err(format!("format version `{version}`, this build reads version {FORMAT_VERSION}"));
+        return Err(format!("format version `{}`, this build reads version {FORMAT_VERSION}", version.escape_debug()));
     }
     let mut values = Vec::with_capacity(FIELDS.len());
     for field in FIELDS {
@@ -346,6 +396,13 @@ fn decode(text: &str) -> Result<(TuneKey, Winner), String> {
         repetitions: u32::try_from(number(10)?).map_err(|_| bad(FIELDS[10], values[10]))?,
         measured_at: number(11)?,
     };
+    // Last, so that a value that does not parse is named as such; this catches the edits that do.
+    let checksum_at = FIELDS.len() - 2;
+    let lines_above = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).take(checksum_at + 1);
+    // As text: `+` or upper case would parse to the same number from an edited line.
+    if values[checksum_at] != format!("{:016x}", checksum(lines_above)) {
+        return Err("its checksum does not match its contents: edited or damaged since it was written".into());
+    }
     Ok((key, winner))
 }
 

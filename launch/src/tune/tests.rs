@@ -180,8 +180,10 @@ fn garbage_other_versions_and_oversized_files_are_damaged_and_replaced() {
     damaged_then_replaced(&cache, b"\x7fELF\x02\x01\x01\0\0\0", "not a tune cache file");
     damaged_then_replaced(&cache, b"cargo-launch tune cache v1\n\xff\xfe", "not UTF-8");
     damaged_then_replaced(&cache, b"{\"variant\": \"k\"}\n", "not a tune cache file");
-    damaged_then_replaced(&cache, whole.replace(" v1\n", " v2\n").as_bytes(), "format version `2`");
-    damaged_then_replaced(&cache, whole.replace(" v1\n", " v\n").as_bytes(), "format version ``");
+    // Version 1 had no checksum line (format version 2 added it).
+    damaged_then_replaced(&cache, whole.replace(" v2\n", " v1\n").as_bytes(), "format version `1`");
+    damaged_then_replaced(&cache, whole.replace(" v2\n", " v3\n").as_bytes(), "format version `3`");
+    damaged_then_replaced(&cache, whole.replace(" v2\n", " v\n").as_bytes(), "format version ``");
     damaged_then_replaced(&cache, whole.replace("median_ms ", "median_ms x").as_bytes(), "`median_ms`");
     damaged_then_replaced(&cache, whole.replace("0.012345", "-0.012345").as_bytes(), "`median_ms`");
     damaged_then_replaced(&cache, whole.replace("9.0", "9").as_bytes(), "`compute_capability`");
@@ -303,4 +305,110 @@ fn a_cache_hit_costs_microseconds() {
     let (median, p99) = (ns[ns.len() / 2], ns[ns.len() * 99 / 100]);
     eprintln!("tune cache hit: median {median} ns, p99 {p99} ns, min {} ns over {} gets", ns[0], ns.len());
     assert!(median < 1_000_000, "a cache hit took {median} ns (median)");
+}
+
+/// A character of the same kind as `c` but not `c`: a value still parses, so only the checksum
+/// can tell the edit.
+fn other_char(c: char) -> char {
+    match c {
+        '0'..='8' => char::from(c as u8 + 1),
+        '9' => '0',
+        'a'..='y' => char::from(c as u8 + 1),
+        'z' => 'a',
+        'A'..='Z' => 'x',
+        _ => 'q',
+    }
+}
+
+#[test]
+fn every_edit_of_every_line_is_damaged_never_a_winner() {
+    let (_tmp, cache) = one_winner();
+    let path = cache.path(&key());
+    let whole = fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = whole.lines().collect();
+    assert_eq!(lines.len(), 15, "{whole}");
+    let mut cases = 0;
+    let mut expect_damaged = |text: String, what: &str| {
+        fs::write(&path, &text).unwrap();
+        match cache.get(&key()) {
+            Lookup::Damaged(why) => assert!(why.starts_with(&path.display().to_string()), "{what}: {why}"),
+            other => panic!("{what} read as {other:?}:\n{text}"),
+        }
+        cases += 1;
+    };
+    // Each character of each line but `end` changed to another of its kind (a digit of the median,
+    // a letter of the variant's name, of the device's, of the checksum...).
+    for (i, line) in lines.iter().enumerate().take(lines.len() - 1) {
+        for (at, c) in line.char_indices() {
+            let mut edited: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            edited[i].replace_range(at..at + c.len_utf8(), &other_char(c).to_string());
+            expect_damaged(edited.join("\n") + "\n", &format!("line {} `{line}` at {at}", i + 1));
+        }
+    }
+    // The variant renamed to another that exists; the stored median and min swapped.
+    expect_damaged(whole.replace("variant k_t256", "variant k_t128"), "variant renamed");
+    expect_damaged(
+        whole.replace("median_ms 0.0123456789", "median_ms 0.0119").replace("min_ms 0.0119", "min_ms 0.0123456789"),
+        "times swapped",
+    );
+    // A line added, removed, repeated or moved; a blank line; a line end that is not one.
+    for i in 0..lines.len() {
+        let mut removed = lines.clone();
+        removed.remove(i);
+        expect_damaged(removed.join("\n") + "\n", &format!("line {} removed", i + 1));
+        let mut repeated = lines.clone();
+        repeated.insert(i, lines[i]);
+        expect_damaged(repeated.join("\n") + "\n", &format!("line {} repeated", i + 1));
+        let mut blank = lines.clone();
+        blank.insert(i, "");
+        expect_damaged(blank.join("\n") + "\n", &format!("blank line before line {}", i + 1));
+        if i + 1 < lines.len() {
+            let mut swapped = lines.clone();
+            swapped.swap(i, i + 1);
+            expect_damaged(swapped.join("\n") + "\n", &format!("lines {} and {} swapped", i + 1, i + 2));
+        }
+    }
+    expect_damaged(whole.replace("variant k_t256\n", "variant k_t256\nvariant k_t128\n"), "extra line");
+    expect_damaged(whole.replace('\n', "\r"), "lone CR line ends");
+    expect_damaged(whole.replace("measured_at", "measured_at "), "a space added");
+    eprintln!("{cases} damaged files, none read as a winner");
+    assert!(cases > 300, "{cases}");
+}
+
+#[test]
+fn crlf_line_ends_read_as_the_same_winner_and_versions_are_named_without_a_carriage_return() {
+    let (_tmp, cache) = one_winner();
+    let path = cache.path(&key());
+    let whole = fs::read_to_string(&path).unwrap();
+    fs::write(&path, whole.replace('\n', "\r\n")).unwrap();
+    assert_eq!(cache.get(&key()), Lookup::Hit(winner("k_t256")));
+    // Without the final line end too.
+    fs::write(&path, whole.trim_end().replace('\n', "\r\n")).unwrap();
+    assert_eq!(cache.get(&key()), Lookup::Hit(winner("k_t256")));
+    fs::write(&path, whole.replace(" v2\n", " v1\n").replace('\n', "\r\n")).unwrap();
+    match cache.get(&key()) {
+        Lookup::Damaged(why) => assert!(why.ends_with("format version `1`, this build reads version 2"), "{why:?}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_cache_folder_that_is_a_file_is_named_on_get_and_on_put() {
+    let tmp = TempDir::new();
+    let file = tmp.0.join("tune");
+    fs::write(&file, "not a folder").unwrap();
+    for (dir, named) in [(file.clone(), "the tune cache folder"), (file.join("below"), "cannot be in it")] {
+        let cache = TuneCache::new(&dir);
+        match cache.get(&key()) {
+            Lookup::Damaged(why) => {
+                assert!(why.contains(&format!("{} is a file, not a folder", file.display())), "{why}");
+                assert!(why.contains(named) && why.contains("LAUNCH_TUNE_CACHE_DIR"), "{why}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let e = cache.put(&key(), &winner("k_t256")).unwrap_err().to_string();
+        assert!(e.contains(&format!("{} is a file, not a folder", file.display())) && e.contains(named), "{e}");
+        assert!(!e.contains("os error"), "{e}");
+    }
+    assert_eq!(fs::read_to_string(&file).unwrap(), "not a folder");
 }
