@@ -48,3 +48,43 @@ fn a_kernel_sixty_folders_deep_builds_and_reports() {
     assert!(stdout.contains("deep.cu"), "{stdout}");
     assert!(!stderr.contains("too long"), "{stderr}");
 }
+
+/// Makes a FIFO at `path`.
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo").arg(path).status().expect("run mkfifo");
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+/// Before: the build script blocked on `kernels/f.cu` forever (killed at 120 s). Now the build
+/// fails at once, naming the file, what it is and how to leave it out, at the file.
+#[cfg(unix)]
+#[test]
+fn a_fifo_kernel_file_fails_at_once_naming_it() {
+    toolchain_root();
+    let dir = fixture("bad_config");
+    mkfifo(&dir.path().join("kernels/f.cu"));
+    let (code, _, stderr) = report_within(dir.path(), Duration::from_secs(240));
+    // A config-kind error (exit 2 once the build script's kind reaches the exit code; 4 before).
+    assert!(code == 2 || code == 4, "{code}: {stderr}");
+    assert!(stderr.contains("`kernels/f.cu` is a FIFO, not a file"), "{stderr}");
+    assert!(stderr.contains("exclude = [\"f.cu\"]"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// Before: NVRTC (and the cache key's header digests before it) blocked on a FIFO header. Now the
+/// build fails before compiling, at the `#include` line.
+#[cfg(unix)]
+#[test]
+fn a_fifo_header_fails_at_once_at_its_include() {
+    toolchain_root();
+    let dir = fixture("bad_config");
+    let k = dir.path().join("kernels/k.cu");
+    let text = std::fs::read_to_string(&k).unwrap();
+    std::fs::write(&k, format!("#include \"h.cuh\"\n{text}")).unwrap();
+    mkfifo(&dir.path().join("kernels/h.cuh"));
+    let (code, _, stderr) = report_within(dir.path(), Duration::from_secs(240));
+    assert!(code == 2 || code == 4, "{code}: {stderr}");
+    assert!(stderr.contains("kernels/k.cu:1:1: `kernels/h.cuh` is a FIFO, not a file"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

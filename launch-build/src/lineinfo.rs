@@ -91,10 +91,11 @@ impl Recompiler {
         let job = Job { file: p.file, text: &p.text, annotations: &p.annotations, arch };
         let c = &self.compiler;
         let mut digests = HeaderDigests::default();
-        let mut headers: Vec<(String, [u8; 32])> = source::dependencies(&p.file.source.path, &c.include_search(&job))
-            .iter()
-            .map(|h| (compile::portable_path(h, c.root(), &c.toolchain.root), digests.digest(h)))
-            .collect();
+        let mut headers: Vec<(String, [u8; 32])> =
+            source::dependencies(&p.file.source.path, &c.include_search(&job), c.root())?
+                .iter()
+                .map(|h| (compile::portable_path(h, c.root(), &c.toolchain.root), digests.digest(h)))
+                .collect();
         headers.sort();
         let options = with_line_info(c.options(&job, true), true);
         let ptxas_options = ptxas_with_line_info(c.ptxas_options(&job), true);

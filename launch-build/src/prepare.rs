@@ -44,10 +44,11 @@ pub fn all(plan: &Plan) -> Result<Vec<Prepared>, Error> {
 ///
 /// # Errors
 /// [`Error::Kernels`] with its located problems (not text, host code outside a `host` file,
-/// a bad `@launch`, `@launch` in a `host` file); an I/O error reading it.
+/// a bad `@launch`, `@launch` in a `host` file); [`Error::InputFile`] when it is not a regular
+/// file within the size limit; an I/O error reading it.
 pub fn file(f: &PlannedFile) -> Result<Prepared, Error> {
     let s = &f.source;
-    let bytes = std::fs::read(&s.path).map_err(Error::io("read", &s.path))?;
+    let bytes = crate::input::read_kernel(&s.file, &s.path, &s.kernel_rel)?;
     let text = source::decode(&s.file, bytes).map_err(|d| Error::Kernels(vec![d]))?;
     let scanned = source::scan(&text);
     if let Some(h) = source::host_code(&text, &scanned).filter(|_| !f.host) {
