@@ -333,7 +333,7 @@ impl Compiler {
         let stem = format!("{}.{}", sanitize(file), job.arch);
         let ptx_path = self.work_dir.join(format!("{stem}.ptx"));
         let cubin_path = self.work_dir.join(format!("{stem}.cubin"));
-        std::fs::write(&ptx_path, &ptx).map_err(Error::io("write", &ptx_path))?;
+        std::fs::write(&ptx_path, &ptx).map_err(work_file("write", &ptx_path, file))?;
         let _ = std::fs::remove_file(&cubin_path);
         let tool = Tool::new(&self.toolchain.ptxas)
             .arg(format!("-arch={}", job.arch))
@@ -376,7 +376,7 @@ impl Compiler {
                     log: no_output_log(&tool, &cubin_path, &log),
                 })
             }
-            Err(e) => return Err(Error::io("read ptxas output", &cubin_path)(e)),
+            Err(e) => return Err(work_file("read ptxas output", &cubin_path, file)(e)),
         };
         let _ = std::fs::remove_file(&ptx_path);
         let _ = std::fs::remove_file(&cubin_path);
@@ -479,6 +479,13 @@ pub fn bounded(name: &str, original: &str) -> String {
     let head = (0..=HEAD).rev().find(|&i| name.is_char_boundary(i)).unwrap_or(0);
     let tail = (name.len() - TAIL..name.len()).find(|&i| name.is_char_boundary(i)).unwrap_or(name.len());
     format!("{}-{hash}-{}", &name[..head], &name[tail..])
+}
+
+/// An I/O error on a work file of the job of `file` (a kernel file, relative to the crate): the
+/// work file's name is ours, so the error names the user's file too.
+pub(crate) fn work_file(action: &'static str, path: &Path, file: &str) -> impl FnOnce(std::io::Error) -> Error {
+    let (path, file) = (path.to_path_buf(), file.to_string());
+    move |e| Error::Io { path, action, source: std::io::Error::new(e.kind(), format!("{e} (a work file of `{file}`)")) }
 }
 
 /// [`sanitize`] before it is bounded.

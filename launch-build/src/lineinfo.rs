@@ -146,7 +146,8 @@ impl Recompiler {
         let stem = format!("{}.{arch}.{kind}.{}", compile::sanitize(&p.file.source.file), std::process::id());
         let ptx_path = work.join(format!("{stem}.ptx"));
         let cubin_path = work.join(format!("{stem}.cubin"));
-        std::fs::write(&ptx_path, &ptx).map_err(Error::io("write", &ptx_path))?;
+        let file = &p.file.source.file;
+        std::fs::write(&ptx_path, &ptx).map_err(compile::work_file("write", &ptx_path, file))?;
         let _ = std::fs::remove_file(&cubin_path);
         let out = Tool::new(&c.toolchain.ptxas)
             .arg(format!("-arch={arch}"))
@@ -166,7 +167,7 @@ impl Recompiler {
                 },
                 other => other,
             })?;
-        let cubin = std::fs::read(&cubin_path).map_err(Error::io("read ptxas output", &cubin_path))?;
+        let cubin = std::fs::read(&cubin_path).map_err(compile::work_file("read ptxas output", &cubin_path, file))?;
         let _ = std::fs::remove_file(&ptx_path);
         let _ = std::fs::remove_file(&cubin_path);
         Ok(Compiled { ptx, cubin, ptxas_log: out.stderr })

@@ -130,3 +130,11 @@ fn long_names_are_bounded_and_unique_and_short_ones_unchanged() {
     let wide = "é".repeat(80);
     assert!(bounded(&wide, &wide).len() <= MAX_NAME);
 }
+
+#[test]
+fn a_work_file_the_os_refuses_names_the_kernel_file() {
+    let path = Path::new("/out/launch/work/kernels+a.cu.sm_90.ptx");
+    let e = work_file("write", path, "kernels/a.cu")(std::io::Error::from_raw_os_error(36)).to_string();
+    assert!(e.starts_with("failed to write `/out/launch/work/kernels+a.cu.sm_90.ptx`: "), "{e}");
+    assert!(e.ends_with("(a work file of `kernels/a.cu`)"), "{e}");
+}
