@@ -79,3 +79,6 @@ mod spills;
 /// Issue 14 item 3: `host = [...]` files compiled with nvcc through `cc`, linked into the crate,
 /// their kernels reported and checked with the numbers of that compile.
 mod host_files;
+
+/// Issue 19 items 1 and 6: no file kind hangs the build, each is named; kernels many folders deep.
+mod input_files;

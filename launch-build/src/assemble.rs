@@ -467,9 +467,10 @@ fn from_headers(config: &Config, f: &FileOutputs) -> HashMap<String, (u32, u32, 
         let col = line.find('#').map_or(1, |c| c as u32 + 1);
         let at = (i as u32).saturating_add(1);
         let mut all = vec![header.clone()];
-        all.extend(source::dependencies(&header, &include_dirs));
+        // Every header was looked at before the compile (`source::dependencies`).
+        all.extend(source::dependencies(&header, &include_dirs, root).unwrap_or_default());
         for h in all {
-            let Ok(text) = std::fs::read_to_string(&h) else { continue };
+            let Some(text) = crate::input::read(&h).ok().and_then(|b| String::from_utf8(b).ok()) else { continue };
             let rel = h.strip_prefix(root).unwrap_or(&h).display().to_string().replace('\\', "/");
             let scanned = source::scan(&text);
             for d in source::kernels(&text, &scanned) {

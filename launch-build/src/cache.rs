@@ -245,9 +245,9 @@ impl HeaderDigests {
     /// The digest of `path`'s content; a file that cannot be read hashes as its error text (so a
     /// header that appears later still changes the key).
     pub fn digest(&mut self, path: &Path) -> [u8; 32] {
-        *self.0.entry(path.to_path_buf()).or_insert_with(|| match fs::read(path) {
+        *self.0.entry(path.to_path_buf()).or_insert_with(|| match crate::input::read(path) {
             Ok(bytes) => Sha256::digest(&bytes).into(),
-            Err(e) => Sha256::digest(format!("unreadable: {}", e.kind()).as_bytes()).into(),
+            Err(e) => Sha256::digest(format!("unreadable: {e}").as_bytes()).into(),
         })
     }
 }

@@ -46,7 +46,11 @@ pub fn toolchain_id(compiler: &Compiler) -> ToolchainId {
 /// The key of every job, in order (headers found in NVRTC's search order and hashed by content),
 /// with each job's size: its text plus every header it includes, in bytes (what the
 /// start order guesses from without history).
-fn keys_and_sizes(compiler: &Compiler, jobs: &[Job]) -> Vec<(Key, u64)> {
+///
+/// # Errors
+/// [`Error::InputFile`] at the `#include` of a header that is not a regular file: it is found
+/// here, before anything is compiled (NVRTC would hang on a FIFO).
+fn keys_and_sizes(compiler: &Compiler, jobs: &[Job]) -> Result<Vec<(Key, u64)>, Error> {
     let id = toolchain_id(compiler);
     let mut digests = HeaderDigests::default();
     // Per source file: its headers (portable path, digest) and their total size.
@@ -54,16 +58,18 @@ fn keys_and_sizes(compiler: &Compiler, jobs: &[Job]) -> Vec<(Key, u64)> {
     let mut headers_of: BTreeMap<PathBuf, Headers> = BTreeMap::new();
     jobs.iter()
         .map(|job| {
-            let (headers, header_bytes) = headers_of.entry(job.file.source.path.clone()).or_insert_with(|| {
-                let deps = source::dependencies(&job.file.source.path, &compiler.include_search(job));
+            let path = &job.file.source.path;
+            if !headers_of.contains_key(path) {
+                let deps = source::dependencies(path, &compiler.include_search(job), compiler.root())?;
                 let bytes = deps.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
                 let mut h: Vec<(String, [u8; 32])> = deps
                     .iter()
                     .map(|p| (compile::portable_path(p, compiler.root(), &compiler.toolchain.root), digests.digest(p)))
                     .collect();
                 h.sort();
-                (h, bytes)
-            });
+                headers_of.insert(path.clone(), (h, bytes));
+            }
+            let (headers, header_bytes) = &headers_of[path];
             let options = compiler.options(job, true);
             let ptxas_options = compiler.ptxas_options(job);
             let arch = job.arch.to_string();
@@ -77,7 +83,7 @@ fn keys_and_sizes(compiler: &Compiler, jobs: &[Job]) -> Vec<(Key, u64)> {
                 annotations: job.annotations,
                 toolchain: &id,
             });
-            (key, job.text.len() as u64 + *header_bytes)
+            Ok((key, job.text.len() as u64 + *header_bytes))
         })
         .collect()
 }
@@ -111,7 +117,7 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
     // Compile times live beside the entry folder, never in it (see cache::Timings).
     let timings_dir = root.map(|d| d.join("kernel-timings")).unwrap_or_else(|| launch_dir.join("cache-timings"));
     let pairs = placeholders(compiler);
-    let (keys, sizes): (Vec<Key>, Vec<u64>) = keys_and_sizes(compiler, jobs).into_iter().unzip();
+    let (keys, sizes): (Vec<Key>, Vec<u64>) = keys_and_sizes(compiler, jobs)?.into_iter().unzip();
     let label = |i: usize| format!("{} {}", jobs[i].file.source.file, jobs[i].arch);
 
     let Found { mut outputs, corrupt, first_damage } =

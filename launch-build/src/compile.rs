@@ -333,7 +333,7 @@ impl Compiler {
         let stem = format!("{}.{}", sanitize(file), job.arch);
         let ptx_path = self.work_dir.join(format!("{stem}.ptx"));
         let cubin_path = self.work_dir.join(format!("{stem}.cubin"));
-        std::fs::write(&ptx_path, &ptx).map_err(Error::io("write", &ptx_path))?;
+        std::fs::write(&ptx_path, &ptx).map_err(work_file("write", &ptx_path, file))?;
         let _ = std::fs::remove_file(&cubin_path);
         let tool = Tool::new(&self.toolchain.ptxas)
             .arg(format!("-arch={}", job.arch))
@@ -376,7 +376,7 @@ impl Compiler {
                     log: no_output_log(&tool, &cubin_path, &log),
                 })
             }
-            Err(e) => return Err(Error::io("read ptxas output", &cubin_path)(e)),
+            Err(e) => return Err(work_file("read ptxas output", &cubin_path, file)(e)),
         };
         let _ = std::fs::remove_file(&ptx_path);
         let _ = std::fs::remove_file(&cubin_path);
@@ -452,8 +452,44 @@ pub fn portable_path(path: &Path, root: &Path, toolchain_root: &Path) -> String 
 /// A file-name-safe, one-to-one form of a relative path: `kernels/sub/a.cu` → `kernels+sub+a.cu`.
 /// `/` becomes `+`; any other character outside `[A-Za-z0-9._-]` becomes `_` and then a short
 /// hash of the path is appended, so two files never share an output name
-/// (`kernels/a.b.cu` and `kernels/a/b.cu` stay apart).
+/// (`kernels/a.b.cu` and `kernels/a/b.cu` stay apart). A name longer than [`MAX_NAME`] bytes (a
+/// kernel many folders deep) is shortened by [`bounded`], so no work file or output name grows
+/// with the source path.
 pub fn sanitize(rel: &str) -> String {
+    bounded(&sanitize_whole(rel), rel)
+}
+
+/// The longest name [`sanitize`] gives, in bytes: with an arch, a process id and an extension
+/// added, a work file's name stays far below the 255 bytes a file name may have.
+pub const MAX_NAME: usize = 100;
+
+/// `name` (made from `original`) as it is when it has at most [`MAX_NAME`] bytes; else its
+/// first and last bytes around a hash of `original`: `kernels+a+b-<16 hex>-y+z+f.cu`, unique
+/// for every `original` and still readable at both ends.
+pub fn bounded(name: &str, original: &str) -> String {
+    use sha2::{Digest, Sha256};
+    const HEAD: usize = 30;
+    const TAIL: usize = MAX_NAME - HEAD - 18;
+    if name.len() <= MAX_NAME {
+        return name.to_string();
+    }
+    let digest = Sha256::digest(original.as_bytes());
+    let hash: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    // Cut on character boundaries (a name that is not ASCII comes out a little shorter).
+    let head = (0..=HEAD).rev().find(|&i| name.is_char_boundary(i)).unwrap_or(0);
+    let tail = (name.len() - TAIL..name.len()).find(|&i| name.is_char_boundary(i)).unwrap_or(name.len());
+    format!("{}-{hash}-{}", &name[..head], &name[tail..])
+}
+
+/// An I/O error on a work file of the job of `file` (a kernel file, relative to the crate): the
+/// work file's name is ours, so the error names the user's file too.
+pub(crate) fn work_file(action: &'static str, path: &Path, file: &str) -> impl FnOnce(std::io::Error) -> Error {
+    let (path, file) = (path.to_path_buf(), file.to_string());
+    move |e| Error::Io { path, action, source: std::io::Error::new(e.kind(), format!("{e} (a work file of `{file}`)")) }
+}
+
+/// [`sanitize`] before it is bounded.
+fn sanitize_whole(rel: &str) -> String {
     use sha2::{Digest, Sha256};
     let mut lossy = false;
     let mut out: String = rel

@@ -220,7 +220,14 @@ impl Config {
 
     /// Reads and validates the `[package.metadata.launch]` table of the Cargo.toml at `manifest_path`.
     pub fn load(manifest_path: &Path) -> Result<Config, Error> {
-        let text = std::fs::read_to_string(manifest_path).map_err(Error::io("read", manifest_path))?;
+        let shown = manifest_path.display().to_string();
+        let bytes = crate::input::read(manifest_path)
+            .map_err(|r| r.into_error(&shown, manifest_path, None, "make it a regular file"))?;
+        let text = String::from_utf8(bytes).map_err(|e| Error::Io {
+            path: manifest_path.to_path_buf(),
+            action: "read",
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+        })?;
         Config::parse(manifest_path, &text)
     }
 

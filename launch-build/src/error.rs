@@ -152,6 +152,20 @@ pub enum Error {
     /// Kernel files failed to compile: every failure of the build (all jobs ran), one entry per
     /// failing file, in file order. See [`FileFailure`].
     Failed(Vec<FileFailure>),
+    /// A file the build reads (a kernel file, a header a kernel file includes, Cargo.toml) is not
+    /// a regular file of at most 64 MiB: a FIFO, a folder, a device, a socket, a broken link, a
+    /// link loop, an oversize file. Its kind is [`ErrorKind::Config`]: it is the user's input.
+    InputFile {
+        /// The file, relative to the crate where it lies in it.
+        file: String,
+        /// What it is instead (`a FIFO, not a file`, ``a broken link to `x` ``).
+        what: String,
+        /// Where it was named, when not read on its own: the `#include` line (the including file
+        /// relative to the crate, 1-based line and column).
+        at: Option<(String, u32, u32)>,
+        /// How to fix it.
+        fix: String,
+    },
     /// Reading or writing a file failed.
     Io {
         /// The file.
@@ -349,6 +363,12 @@ impl fmt::Display for Error {
                 Ok(())
             }
             Error::Failed(files) => failed(f, files),
+            Error::InputFile { file, what, at, fix } => {
+                if let Some((including, line, col)) = at {
+                    write!(f, "{including}:{line}:{col}: ")?;
+                }
+                write!(f, "`{file}` is {what}; {fix}")
+            }
             Error::Io { path, action, source } => write!(f, "failed to {action} `{}`: {source}", path.display()),
         }
     }

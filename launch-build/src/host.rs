@@ -214,7 +214,7 @@ fn ptx(compiler: &Compiler, tools: &Tools, job: &Job) -> Result<(String, String)
     if !status.success() {
         return Err(Error::Compile { compiler: tools.nvcc_name.clone(), file: file.clone(), arch, log });
     }
-    let ptx = std::fs::read_to_string(&out).map_err(Error::io("read nvcc output", &out))?;
+    let ptx = std::fs::read_to_string(&out).map_err(crate::compile::work_file("read nvcc output", &out, file))?;
     let _ = std::fs::remove_file(&out);
     Ok((ptx, log))
 }

@@ -66,6 +66,7 @@ pub mod error;
 mod flags;
 mod headers;
 mod host;
+mod input;
 mod lineinfo;
 mod locate;
 pub mod manifest;

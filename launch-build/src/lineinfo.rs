@@ -91,10 +91,11 @@ impl Recompiler {
         let job = Job { file: p.file, text: &p.text, annotations: &p.annotations, arch };
         let c = &self.compiler;
         let mut digests = HeaderDigests::default();
-        let mut headers: Vec<(String, [u8; 32])> = source::dependencies(&p.file.source.path, &c.include_search(&job))
-            .iter()
-            .map(|h| (compile::portable_path(h, c.root(), &c.toolchain.root), digests.digest(h)))
-            .collect();
+        let mut headers: Vec<(String, [u8; 32])> =
+            source::dependencies(&p.file.source.path, &c.include_search(&job), c.root())?
+                .iter()
+                .map(|h| (compile::portable_path(h, c.root(), &c.toolchain.root), digests.digest(h)))
+                .collect();
         headers.sort();
         let options = with_line_info(c.options(&job, true), true);
         let ptxas_options = ptxas_with_line_info(c.ptxas_options(&job), true);
@@ -145,7 +146,8 @@ impl Recompiler {
         let stem = format!("{}.{arch}.{kind}.{}", compile::sanitize(&p.file.source.file), std::process::id());
         let ptx_path = work.join(format!("{stem}.ptx"));
         let cubin_path = work.join(format!("{stem}.cubin"));
-        std::fs::write(&ptx_path, &ptx).map_err(Error::io("write", &ptx_path))?;
+        let file = &p.file.source.file;
+        std::fs::write(&ptx_path, &ptx).map_err(compile::work_file("write", &ptx_path, file))?;
         let _ = std::fs::remove_file(&cubin_path);
         let out = Tool::new(&c.toolchain.ptxas)
             .arg(format!("-arch={arch}"))
@@ -165,7 +167,7 @@ impl Recompiler {
                 },
                 other => other,
             })?;
-        let cubin = std::fs::read(&cubin_path).map_err(Error::io("read ptxas output", &cubin_path))?;
+        let cubin = std::fs::read(&cubin_path).map_err(compile::work_file("read ptxas output", &cubin_path, file))?;
         let _ = std::fs::remove_file(&ptx_path);
         let _ = std::fs::remove_file(&cubin_path);
         Ok(Compiled { ptx, cubin, ptxas_log: out.stderr })

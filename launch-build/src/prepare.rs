@@ -34,7 +34,7 @@ pub fn all(plan: &Plan) -> Result<Vec<Prepared>, Error> {
             Err(e) => return Err(e),
         }
     }
-    errors.extend(headers_nvrtc_cannot_read(plan));
+    errors.extend(headers_nvrtc_cannot_read(plan)?);
     if !errors.is_empty() {
         return Err(Error::Kernels(errors));
     }
@@ -45,10 +45,11 @@ pub fn all(plan: &Plan) -> Result<Vec<Prepared>, Error> {
 ///
 /// # Errors
 /// [`Error::Kernels`] with its located problems (not text, host code outside a `host` file,
-/// a bad `@launch`, `@launch` in a `host` file); an I/O error reading it.
+/// a bad `@launch`, `@launch` in a `host` file); [`Error::InputFile`] when it is not a regular
+/// file within the size limit; an I/O error reading it.
 pub fn file(f: &PlannedFile) -> Result<Prepared, Error> {
     let s = &f.source;
-    let bytes = std::fs::read(&s.path).map_err(Error::io("read", &s.path))?;
+    let bytes = crate::input::read_kernel(&s.file, &s.path, &s.kernel_rel)?;
     let text = source::decode(&s.file, bytes).map_err(|d| Error::Kernels(vec![d]))?;
     let scanned = source::scan(&text);
     if let Some(h) = source::host_code(&text, &scanned).filter(|_| !f.host) {
@@ -85,21 +86,25 @@ pub fn file(f: &PlannedFile) -> Result<Prepared, Error> {
 /// The crate's headers that the kernel files include and that NVRTC, which reads them from disk
 /// itself, cannot read as nvcc would (a byte-order mark, lone CR line ends), each located once
 /// with how to fix it. (Kernel files are decoded here first, so they may have either.)
-fn headers_nvrtc_cannot_read(plan: &Plan) -> Vec<Diagnostic> {
+///
+/// # Errors
+/// A header that is not a regular file (see `source::dependencies`).
+fn headers_nvrtc_cannot_read(plan: &Plan) -> Result<Vec<Diagnostic>, Error> {
     let config = &plan.config;
     let root = config.root();
     let include_dirs: Vec<std::path::PathBuf> =
         std::iter::once(&config.kernel_dir).chain(&config.include_dirs).map(|d| root.join(d)).collect();
-    let headers: std::collections::BTreeSet<_> =
-        plan.files.iter().flat_map(|f| source::dependencies(&f.source.path, &include_dirs)).collect();
-    headers
+    let mut headers = std::collections::BTreeSet::new();
+    for f in &plan.files {
+        headers.extend(source::dependencies(&f.source.path, &include_dirs, root)?);
+    }
+    Ok(headers
         .into_iter()
         .filter_map(|h| {
-            // Found by `dependencies` as regular files: reading one cannot block.
-            let bytes = std::fs::read(&h).ok()?;
+            let bytes = crate::input::read(&h).ok()?;
             let (line, col, what) = source::header_encoding(&bytes)?;
             let rel = h.strip_prefix(root).unwrap_or(&h).display().to_string().replace('\\', "/");
             Some(Diagnostic::error(&rel, line, col, what))
         })
-        .collect()
+        .collect())
 }

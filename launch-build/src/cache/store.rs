@@ -162,41 +162,15 @@ fn regular(meta: &fs::Metadata, limit: u64) -> Result<(), String> {
     } else if t.is_dir() {
         "a folder"
     } else {
-        kind_of_special(&t)
+        crate::input::kind_of_special(&t)
     };
     Err(format!("{what}, not a cache entry"))
-}
-
-#[cfg(unix)]
-fn kind_of_special(t: &fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else {
-        "not a regular file"
-    }
-}
-
-#[cfg(not(unix))]
-fn kind_of_special(_: &fs::FileType) -> &'static str {
-    "not a regular file"
 }
 
 /// Opens for reading without following a final symbolic link and without blocking (a FIFO would
 /// wait for a writer).
 pub(super) fn open_no_follow(path: &Path) -> io::Result<fs::File> {
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
-    options.open(path)
+    crate::input::open_nonblocking(path, false)
 }
 
 /// Removes temporary files that a killed build left in `dir` (older than an hour, so never one

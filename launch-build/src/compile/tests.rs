@@ -97,3 +97,44 @@ fn sanitize_keeps_names_readable() {
     assert_ne!(spaced, sanitize("kernels/sub_dir/a.cu"));
     assert_ne!(sanitize("kernels/a+b.cu"), sanitize("kernels/a/b.cu"));
 }
+
+#[test]
+fn long_names_are_bounded_and_unique_and_short_ones_unchanged() {
+    // Before: the name grew with the path, and a kernel 60 folders deep failed with "File name
+    // too long" on its work file.
+    for short in ["kernels/a.cu", "kernels/sub/a.cu", "kernels/sub dir/a.cu", &format!("kernels/{}.cu", "a".repeat(89))]
+    {
+        assert_eq!(sanitize(short), sanitize_whole(short), "{short}");
+    }
+    let deep = |leaf: &str| format!("kernels/{}{leaf}", "folder_abc/".repeat(60));
+    let names: Vec<String> = ["a.cu", "b.cu", "a.cuh.cu", "ä.cu"]
+        .iter()
+        .map(|l| sanitize(&deep(l)))
+        .chain([sanitize(&deep("a.cu"))])
+        .collect();
+    for n in &names {
+        assert!(n.len() <= MAX_NAME, "{n}: {} bytes", n.len());
+        assert!(n.starts_with("kernels+folder_abc+"), "{n}");
+        assert!(n.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.+".contains(&b)), "{n}");
+    }
+    assert!(names[0].ends_with("+a.cu") && names[1].ends_with("+b.cu"), "{names:?}");
+    let distinct: std::collections::BTreeSet<&String> = names[..4].iter().collect();
+    assert_eq!(distinct.len(), 4, "{names:?}");
+    assert_eq!(names[0], names[4], "the same path, the same name");
+    // Two paths that differ only in the middle stay apart.
+    let middle = format!("kernels/{}x/{}a.cu", "folder_abc/".repeat(30), "folder_abc/".repeat(30));
+    assert_ne!(sanitize(&middle), names[0]);
+    // Names made of other text (a long mangled entry) are bounded the same way, on a character
+    // boundary.
+    assert_eq!(bounded("_Z4fillPfi", "_Z4fillPfi"), "_Z4fillPfi");
+    let wide = "é".repeat(80);
+    assert!(bounded(&wide, &wide).len() <= MAX_NAME);
+}
+
+#[test]
+fn a_work_file_the_os_refuses_names_the_kernel_file() {
+    let path = Path::new("/out/launch/work/kernels+a.cu.sm_90.ptx");
+    let e = work_file("write", path, "kernels/a.cu")(std::io::Error::from_raw_os_error(36)).to_string();
+    assert!(e.starts_with("failed to write `/out/launch/work/kernels+a.cu.sm_90.ptx`: "), "{e}");
+    assert!(e.ends_with("(a work file of `kernels/a.cu`)"), "{e}");
+}

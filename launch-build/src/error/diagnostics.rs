@@ -20,6 +20,10 @@ impl Error {
                 let (line, col) = at.unwrap_or((0, 0));
                 vec![Diagnostic::error(path.display().to_string(), line, col, format!("`{key}`: {message}"))]
             }
+            Error::InputFile { file, what, at, fix } => {
+                let (place, line, col) = at.clone().unwrap_or_else(|| (file.clone(), 0, 0));
+                vec![Diagnostic::error(place, line, col, format!("`{file}` is {what}; {fix}"))]
+            }
             Error::Kernels(list) => list.clone(),
             Error::Failed(files) => files.iter().flat_map(|f| &f.errors).flat_map(Error::diagnostics).collect(),
             Error::Compile { compiler, file, arch, log } => {

@@ -10,7 +10,8 @@ use super::Error;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
     /// How the build was set up or called: `[package.metadata.launch]` or a `LAUNCH_*` variable,
-    /// an arch the toolchain cannot target, a build that is not a build script.
+    /// an arch the toolchain cannot target, a build that is not a build script, an input file that
+    /// is not a regular file within the size limit.
     Config,
     /// No usable CUDA toolchain: none found, a tool that is missing or cannot start, an NVRTC
     /// library that does not load.
@@ -26,7 +27,10 @@ impl Error {
     /// The kind of this error.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::NotBuildScript(_) | Error::Config { .. } | Error::UnsupportedArch { .. } => ErrorKind::Config,
+            Error::NotBuildScript(_)
+            | Error::Config { .. }
+            | Error::UnsupportedArch { .. }
+            | Error::InputFile { .. } => ErrorKind::Config,
             Error::ToolchainNotFound { .. }
             | Error::ToolNotFound { .. }
             | Error::ToolStart { .. }
@@ -60,6 +64,15 @@ mod tests {
             ),
             (
                 Error::UnsupportedArch { arch: "sm_20".into(), toolchain: "NVRTC".into(), supported: Vec::new() },
+                ErrorKind::Config,
+            ),
+            (
+                Error::InputFile {
+                    file: "kernels/f.cu".into(),
+                    what: "a FIFO, not a file".into(),
+                    at: None,
+                    fix: "f".into(),
+                },
                 ErrorKind::Config,
             ),
             (Error::ToolchainNotFound { toolchain: "12.9", default: true, searched: Vec::new() }, ErrorKind::Toolchain),

@@ -44,7 +44,7 @@ pub fn run(
 pub fn uncompiled(plan: &Plan, launch_dir: &Path) -> Result<Manifest, Error> {
     let mut texts = Vec::new();
     for f in &plan.files {
-        let bytes = std::fs::read(&f.source.path).map_err(Error::io("read", &f.source.path))?;
+        let bytes = crate::input::read_kernel(&f.source.file, &f.source.path, &f.source.kernel_rel)?;
         texts.push(crate::source::decode(&f.source.file, bytes).map_err(|e| Error::Kernels(vec![e]))?);
     }
     let manifest = assemble::uncompiled(plan, &texts);

@@ -82,7 +82,8 @@ fn announce_inputs(plan: &Plan) {
     let mut deps = std::collections::BTreeSet::new();
     for f in &plan.files {
         cargo_directives::rerun_if_changed(&f.source.path);
-        deps.extend(source::dependencies(&f.source.path, &include_dirs));
+        // A header that is not a file is an error of the compile stage; here it is left out.
+        deps.extend(source::dependencies(&f.source.path, &include_dirs, root).unwrap_or_default());
     }
     for d in deps {
         cargo_directives::rerun_if_changed(&d);

@@ -3,6 +3,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use crate::error::Error;
+use crate::input;
+
 /// `#include "x"` / `#include <x>` targets of one file, with whether they were quoted. Headers are
 /// read as they are on disk, so LF, CRLF and lone CR all end a line, and a byte-order mark at the
 /// start is skipped (as `decode` does for kernel files).
@@ -26,22 +29,47 @@ pub fn includes(src: &str) -> Vec<(String, bool)> {
 
 /// Every header `file` includes, transitively, that exists in its folder or in `include_dirs`
 /// (toolkit headers are not found there and are not tracked: the toolchain version is).
-pub fn dependencies(file: &Path, include_dirs: &[PathBuf]) -> BTreeSet<PathBuf> {
+///
+/// Each file is read through [`crate::input`], and each place an `#include` could name is looked
+/// at before anything reads it: one that holds something other than a regular file within the
+/// size limit (a FIFO, a folder, a device, a broken link, a link loop, ...) is
+/// [`Error::InputFile`] at that `#include`'s line and column, paths relative to `root` (a compiler
+/// reading it would hang or fail without a word on what it is). A file that cannot be read is
+/// left out, as is one that is not there.
+pub fn dependencies(file: &Path, include_dirs: &[PathBuf], root: &Path) -> Result<BTreeSet<PathBuf>, Error> {
+    let shown = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string().replace('\\', "/");
     let mut seen = BTreeSet::new();
     let mut stack = vec![file.to_path_buf()];
     while let Some(f) = stack.pop() {
-        let Ok(text) = std::fs::read_to_string(&f) else { continue };
+        let Ok(bytes) = input::read(&f) else { continue };
+        let text = String::from_utf8_lossy(&bytes);
         let here = f.parent().map(Path::to_path_buf).unwrap_or_default();
-        for (name, quoted) in includes(&text) {
+        for (i, line) in text.lines().enumerate() {
+            let Some((name, quoted)) = includes(line).into_iter().next().filter(|(n, _)| !n.is_empty()) else {
+                continue;
+            };
             let dirs = quoted.then_some(&here).into_iter().chain(include_dirs.iter());
-            if let Some(found) = dirs.map(|d| d.join(&name)).find(|p| p.is_file()) {
-                if seen.insert(found.clone()) {
-                    stack.push(found);
+            for candidate in dirs.map(|d| d.join(&name)) {
+                match input::check(&candidate) {
+                    Ok(()) => {
+                        if seen.insert(candidate.clone()) {
+                            stack.push(candidate);
+                        }
+                    }
+                    // Not there, or not to be looked at (permissions): NVRTC says what it finds.
+                    Err(input::Refused::Missing(_) | input::Refused::Io(_)) => continue,
+                    Err(refused @ input::Refused::NotAFile(_)) => {
+                        let col = line.find('#').map_or(1, |c| c as u32 + 1);
+                        let at = Some((shown(&f), (i as u32).saturating_add(1), col));
+                        let fix = format!("make it a regular file, or change the `#include \"{name}\"`");
+                        return Err(refused.into_error(&shown(&candidate), &candidate, at, &fix));
+                    }
                 }
+                break;
             }
         }
     }
-    seen
+    Ok(seen)
 }
 
 /// Where and why NVRTC cannot read `bytes`, an included header, as nvcc would: a UTF-8

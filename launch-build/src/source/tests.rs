@@ -47,7 +47,7 @@ fn dependencies_are_transitive_and_skip_missing_headers() {
     std::fs::write(d.path().join("k.cu"), "#include \"a.cuh\"\n#include <cuda_fp16.h>\n").unwrap();
     std::fs::write(d.path().join("a.cuh"), "#include <b.cuh>\n").unwrap();
     std::fs::write(inc.join("b.cuh"), "#include \"a.cuh\"\n").unwrap();
-    let deps = dependencies(&d.path().join("k.cu"), std::slice::from_ref(&inc));
+    let deps = dependencies(&d.path().join("k.cu"), std::slice::from_ref(&inc), d.path()).unwrap();
     assert_eq!(deps.into_iter().collect::<Vec<_>>(), [d.path().join("a.cuh"), inc.join("b.cuh")]);
 }
 

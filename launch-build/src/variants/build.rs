@@ -19,7 +19,7 @@ use super::grid::{self, Planned, PlannedVariant};
 use super::{cached, PtxKernel, Variant};
 use crate::assemble::FileOutputs;
 use crate::cached_compile::open_cache;
-use crate::compile::{sanitize, Compiler};
+use crate::compile::{bounded, sanitize, Compiler};
 use crate::config::Config;
 use crate::env::Env;
 use crate::error::{Diagnostic, Error, FileFailure};
@@ -43,12 +43,12 @@ pub struct Built {
 
 /// Cubin of a variant for one arch, relative to `OUT_DIR/launch`.
 pub fn cubin_path(file: &str, entry: &str, arch: Arch) -> String {
-    format!("variants/{}.{entry}.{arch}.cubin", sanitize(file))
+    format!("variants/{}.{}.{arch}.cubin", sanitize(file), bounded(entry, entry))
 }
 
 /// Fallback PTX of a variant, relative to `OUT_DIR/launch`.
 pub fn ptx_path(file: &str, entry: &str, arch: Arch) -> String {
-    format!("variants/{}.{entry}.{arch}.ptx", sanitize(file))
+    format!("variants/{}.{}.{arch}.ptx", sanitize(file), bounded(entry, entry))
 }
 
 /// What one variant embeds: the PTX of its lowest embedded arch, a cubin per embedded arch.
