@@ -573,3 +573,30 @@ fn a_dangling_default_baseline_link_is_an_error_not_a_gate_turned_off() {
     assert_eq!(code, 0, "{stdout}");
     assert!(stdout.contains("compared against "), "{stdout}");
 }
+
+/// A file table whose `arch` leaves no kernel on the checked arch: the gate says what it did not
+/// check and why (the table), as a warning, which fails `--deny warnings` (issue 19, item 4).
+#[test]
+fn a_file_arch_that_leaves_no_kernel_for_the_checked_arch_is_a_warning() {
+    let dir = trap("arch = [\"sm_80\", \"sm_90\"]\n[package.metadata.launch.file.\"poly.cu\"]\narch = [\"sm_90\"]");
+    let (code, stdout, stderr) = check(dir.path(), &["--arch", "sm_80"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("warning[empty]: Cargo.toml: nothing checked in package `fixture-trap"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "`: none of its 5 kernels is built for sm_80: kernels/poly.cu (5 kernels) is built for sm_90 only, by the \
+             `arch` of [package.metadata.launch.file.\"poly.cu\"]"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .contains("nothing to check: none of the 5 kernels is built for the selected arches: 0 errors, 1 warning"),
+        "{stdout}"
+    );
+    let (code, stdout, stderr) = check(dir.path(), &["--arch", "sm_80", "--deny", "warnings"]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    // The arch the table keeps is checked as before, without the warning.
+    let (code, stdout, stderr) = check(dir.path(), &["--arch", "sm_90"]);
+    assert!(!stdout.contains("nothing checked"), "{code}\n{stdout}\n{stderr}");
+}

@@ -121,7 +121,12 @@ fn an_unknown_kernel_or_a_bad_register_count_is_a_usage_error() {
     assert!(stderr.contains("no kernel named `poly`; the kernels: poly_eval, poly_eval_lb256"), "{stderr}");
     let (code, _, stderr) = explore(&["poly_eval", "--max-regs", "300"]);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("--max-regs 300: a register count from 16 to 255, or `cliffs`"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "'--max-regs <N|cliffs>': max_regs = 300 is outside 16..=255, the range .maxnreg accepts; or `cliffs`"
+        ),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use launch::occupancy::Carveout;
+use launch::quantity::Quantity;
 use launch::schema::occupancy::Variable;
 use launch::Arch;
 use launch_build::tooling::toolchain::{pin, Pin};
@@ -98,14 +99,16 @@ pub struct ExploreArgs {
     /// compiled for.
     #[arg(long, value_delimiter = ',', value_name = "ARCH", value_parser = parse_arch)]
     pub arch: Vec<Arch>,
-    /// Block sizes to try (default: the contract's, else the host's).
-    #[arg(long, value_delimiter = ',', value_name = "N")]
+    /// Block sizes to try, multiples of 32 from 32 to 1024 (default: the contract's, else the host's).
+    #[arg(long, value_delimiter = ',', value_name = "N", allow_negative_numbers = true, value_parser = parse_contract_threads)]
     pub threads: Vec<u32>,
-    /// `min_blocks` values to try.
-    #[arg(long = "min-blocks", value_delimiter = ',', value_name = "N")]
+    /// `min_blocks` values to try, 1..=32.
+    #[arg(long = "min-blocks", value_delimiter = ',', value_name = "N", allow_negative_numbers = true)]
+    #[arg(value_parser = parse_min_blocks)]
     pub min_blocks: Vec<u32>,
-    /// `max_regs` values to try, or `cliffs` (the default).
-    #[arg(long = "max-regs", value_delimiter = ',', value_name = "N|cliffs")]
+    /// `max_regs` values to try, 16..=255, or `cliffs` (the default).
+    #[arg(long = "max-regs", value_delimiter = ',', value_name = "N|cliffs", allow_negative_numbers = true)]
+    #[arg(value_parser = parse_max_regs)]
     pub max_regs: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -308,7 +311,8 @@ pub struct OccupancyArgs {
     pub static_smem: u32,
     /// Dynamic shared memory per block in bytes (the launch's third parameter). Above 48K minus the
     /// static size the kernel is assumed to have opted in (cudaFuncSetAttribute). Accepts a K suffix.
-    #[arg(long, value_name = "BYTES", default_value = "0", allow_negative_numbers = true, value_parser = parse_bytes)]
+    #[arg(long, value_name = "BYTES", default_value = "0", allow_negative_numbers = true)]
+    #[arg(value_parser = parse_dynamic_smem)]
     pub dynamic_smem: u32,
     /// CTA barriers per block as ptxas reports them ("used N barriers"), 0..=16; limits blocks on CC >= 9.0.
     #[arg(long, value_name = "N", default_value = "1", allow_negative_numbers = true, value_parser = parse_barriers)]
@@ -348,8 +352,38 @@ fn parse_count(s: &str, what: &str, min: u64, max: u64) -> Result<u32, String> {
     Ok(n as u32)
 }
 
+/// `occupancy --threads`: a block size (`launch::quantity`, as everywhere).
 fn parse_threads(s: &str) -> Result<u32, String> {
-    parse_count(s, "threads per block", 1, 1024)
+    Quantity::BlockSize.parse(s).map_err(|e| e.to_string())
+}
+
+/// `explore --threads`: a contract's threads, as `@launch` and tune grids take them.
+fn parse_contract_threads(s: &str) -> Result<u32, String> {
+    Quantity::Threads.parse(s).map_err(|e| e.to_string())
+}
+
+/// `explore --min-blocks`, as `@launch` and tune grids take it.
+fn parse_min_blocks(s: &str) -> Result<u32, String> {
+    Quantity::MinBlocks.parse(s).map_err(|e| e.to_string())
+}
+
+/// `explore --max-regs`: a cap, as `@launch` and tune grids take it, or `cliffs`.
+fn parse_max_regs(s: &str) -> Result<String, String> {
+    let t = s.trim();
+    if t == "cliffs" {
+        return Ok(t.to_string());
+    }
+    Quantity::MaxRegs.parse(t).map(|n| n.to_string()).map_err(|e| format!("{e}; or `cliffs`"))
+}
+
+/// `occupancy --dynamic-smem`: bytes (a K suffix allowed) within what any GPU gives a block.
+fn parse_dynamic_smem(s: &str) -> Result<u32, String> {
+    // Not bytes at all (`-1`, `x`): the quantity's own wording, as for every other bad value.
+    let n = parse_bytes(s).map_err(|e| Quantity::DynamicSmem.parse(s).err().map_or(e, |e| e.to_string()))?;
+    Quantity::DynamicSmem.check(i64::from(n)).map_err(|mut e| {
+        e.value = s.trim().to_string();
+        e.to_string()
+    })
 }
 
 fn parse_registers(s: &str) -> Result<u32, String> {
@@ -419,5 +453,46 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Option<Command>
                 Err(Error::UsagePrinted)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use launch::quantity::{Quantity, QUANTITIES};
+
+    use super::*;
+
+    /// Issue 19, item 3: every quantity a flag takes is refused at every command that takes it with
+    /// the rule `@launch`, Cargo.toml and tune grids apply (`launch::quantity`), as a usage error
+    /// (exit 2) naming the flag. Before, `explore --threads 0|2000 --min-blocks 0|99` were taken
+    /// (ptxas's raw error, or a `min_blocks` no GPU meets on the frontier).
+    #[test]
+    fn every_quantity_is_refused_alike_at_every_flag() {
+        let mut cases = 0;
+        for q in QUANTITIES {
+            let (bad, flags): (&[&str], &[(&str, &str)]) = match q {
+                Quantity::Threads => (&["0", "-32", "100", "1056", "2000", "x"], &[("explore", "--threads")]),
+                Quantity::BlockSize => (&["0", "-1", "1025", "2000", "x"], &[("occupancy", "--threads")]),
+                Quantity::MinBlocks => (&["0", "-1", "33", "99", "x"], &[("explore", "--min-blocks")]),
+                Quantity::MaxRegs => (&["0", "8", "15", "256", "x"], &[("explore", "--max-regs")]),
+                Quantity::DynamicSmem => (&["-1", "232449", "1000000", "x"], &[("occupancy", "--dynamic-smem")]),
+            };
+            for v in bad {
+                for (command, flag) in flags {
+                    let args = match *command {
+                        "explore" => vec!["cargo", "launch", "explore", "k", flag, v],
+                        _ => vec!["cargo", "launch", "occupancy", "--arch", "sm_90", flag, v],
+                    };
+                    let e = CargoCli::try_parse_from(&args).map(|_| ()).unwrap_err();
+                    let message = e.to_string();
+                    let rule = q.parse(v).unwrap_err().to_string();
+                    assert_eq!(e.exit_code(), 2, "{message}");
+                    assert!(message.contains(&format!("for '{flag} ")), "{message}");
+                    assert!(message.contains(&rule), "{q:?} {v}: {message}\n{rule}");
+                    cases += 1;
+                }
+            }
+        }
+        assert_eq!(cases, 25);
     }
 }

@@ -125,15 +125,73 @@ fn empty(p: &PackageKernels) -> Option<Finding> {
     } else {
         format!("no kernel in the {files} .cu file{} of {dir}/", if files == 1 { "" } else { "s" })
     };
-    Some(Finding {
+    Some(empty_warning(p, format!("nothing to check in package `{}`: {why}", p.package)))
+}
+
+/// A warning that the gate checks nothing of package `p`, on its manifest.
+fn empty_warning(p: &PackageKernels, text: String) -> Finding {
+    Finding {
         severity: Severity::Warning,
         kind: FindingKind::Empty,
         package: p.package.clone(),
         kernel: None,
         arch: None,
         location: Some(manifest_location(p)),
-        detail: Detail::Text(format!("nothing to check in package `{}`: {why}", p.package)),
-    })
+        detail: Detail::Text(text),
+    }
+}
+
+/// A package with kernels of which the selection checks none (`checked`: its records on
+/// `arches`, `--arch`'s or, when empty, its own): the gate would pass having checked nothing. A
+/// warning that says, per file, which file table (or the PTX) left its kernels off those arches.
+pub fn unchecked(p: &PackageKernels, arches: &[Arch], checked: usize) -> Option<Finding> {
+    let kernels = &p.manifest.kernels;
+    if checked > 0 || kernels.is_empty() {
+        return None;
+    }
+    let wanted = if arches.is_empty() { &p.manifest.arches[..] } else { arches };
+    let mut files: Vec<(&str, usize, String)> = Vec::new();
+    for k in kernels {
+        match files.iter_mut().find(|f| f.0 == k.file) {
+            Some(f) => f.1 += 1,
+            None => files.push((&k.file, 1, why_unchecked(p, k, wanted))),
+        }
+    }
+    let names: Vec<String> = wanted.iter().map(Arch::to_string).collect();
+    let why: Vec<String> = files
+        .iter()
+        .map(|(file, n, why)| format!("{file} ({n} kernel{}) {why}", if *n == 1 { "" } else { "s" }))
+        .collect();
+    Some(empty_warning(
+        p,
+        format!(
+            "nothing checked in package `{}`: none of its {} kernel{} is built for {}: {}; add the arch to that \
+             table, or check an arch the kernels are built for",
+            p.package,
+            kernels.len(),
+            if kernels.len() == 1 { "" } else { "s" },
+            names.join(", "),
+            why.join("; ")
+        ),
+    ))
+}
+
+/// Why kernel `k` has no record on `wanted`: the file table whose `arch` leaves them out, else
+/// the manifest's reason (absent from the PTX), else the arches it is built for.
+fn why_unchecked(p: &PackageKernels, k: &launch::schema::manifest::KernelEntry, wanted: &[Arch]) -> String {
+    let built: Vec<String> = k.arches.iter().map(|a| a.arch.to_string()).collect();
+    let on = if built.is_empty() { "no arch".to_string() } else { built.join(", ") };
+    let dir = format!("{}/", p.config.kernel_dir.display());
+    let rel = k.file.strip_prefix(&dir).unwrap_or(&k.file);
+    let table =
+        p.config.files.iter().rev().find(|f| f.arch.is_some() && launch_build::config::path_matches(&f.pattern, rel));
+    match (table, k.missing.iter().find(|m| wanted.contains(&m.arch))) {
+        (Some(f), _) => {
+            format!("is built for {on} only, by the `arch` of [package.metadata.launch.file.\"{}\"]", f.pattern)
+        }
+        (None, Some(m)) => format!("is not built for {}: {}", m.arch, m.reason),
+        (None, None) => format!("is built for {on} only"),
+    }
 }
 
 /// The package's `Cargo.toml`, as a whole.

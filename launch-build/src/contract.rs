@@ -49,12 +49,6 @@ impl Annotation {
     }
 }
 
-/// The most CTAs any GPU keeps resident on one SM (32 on sm_50 to sm_100; sm_75/sm_86 hold 16,
-/// sm_120 24). ptxas 12.9 ignores a larger `.minnctapersm` with "out of range" on every arch, and
-/// above 2^32 - 1 it fails: a bigger min_blocks can never be met, so it is refused here, where
-/// the annotation can be pointed at. (Arches holding fewer are reported by `cargo launch check`.)
-pub const MAX_MIN_BLOCKS: i64 = 32;
-
 /// One annotation, validated and attached to its kernel, with where its bounds go in the source.
 struct Attached<'k> {
     annotation: Annotation,

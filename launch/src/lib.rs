@@ -23,6 +23,7 @@ pub mod compat;
 pub mod cuda;
 pub mod kernel;
 pub mod occupancy;
+pub mod quantity;
 #[cfg(feature = "serde")]
 pub mod schema;
 pub mod tune;

@@ -70,6 +70,7 @@ pub fn run(args: &CheckArgs) -> Result<(), Error> {
         let recs: Vec<&Row> = records.iter().filter(|r| r.id.package == p.package).collect();
         findings.extend(kernel_rules(p, &recs, &variants, spill_lines.as_ref()));
         findings.extend(package_rules::package(p, &variants.refused));
+        findings.extend(package_rules::unchecked(p, &arches, recs.len()));
         baselines.push(baseline(args, p, &recs, explicit.as_ref(), &arches, &mut findings)?);
     }
     let manifest = packages.first().map(|p| p.config.manifest_path.clone());

@@ -148,9 +148,9 @@ impl MaxRegs {
             if v == "cliffs" {
                 m.cliffs = true;
             } else {
-                let n: u32 = v.parse().ok().filter(|n| (16..=255).contains(n)).ok_or_else(|| {
-                    Error::Usage(anyhow::anyhow!("--max-regs {v}: a register count from 16 to 255, or `cliffs`"))
-                })?;
+                let n = launch::quantity::Quantity::MaxRegs
+                    .parse(v)
+                    .map_err(|e| Error::Usage(anyhow::anyhow!("--max-regs {v}: {e}; or `cliffs`")))?;
                 m.values.push(n);
             }
         }

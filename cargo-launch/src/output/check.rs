@@ -95,6 +95,9 @@ fn summary_line(findings: &[Finding], checked: &Checked) -> String {
     } else if checked.records.is_empty() {
         let why = if checked.packages.is_empty() {
             "the toolchain can target none of the requested arches".to_string()
+        } else if kernels(checked.packages) > 0 {
+            let n = kernels(checked.packages);
+            format!("none of the {n} kernel{} is built for the selected arches", if n == 1 { "" } else { "s" })
         } else {
             let dirs: Vec<String> =
                 checked.packages.iter().map(|p| format!("{}/", p.config.kernel_dir.display())).collect();

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use launch::quantity::Quantity;
 use launch::Arch;
 use toml_edit::TableLike;
 
@@ -224,7 +225,7 @@ impl<'a> Doc<'a> {
                 name.to_string(),
                 KernelConfig {
                     max_spill_bytes: get("max-spill-bytes").map(|b| self.bytes(&b)).transpose()?,
-                    dynamic_smem: get("dynamic-smem").map(|b| self.bytes(&b)).transpose()?,
+                    dynamic_smem: get("dynamic-smem").map(|b| self.quantity(&b, Quantity::DynamicSmem)).transpose()?,
                     threads: get("threads").map(|t| self.block_size(&t)).transpose()?,
                 },
             );

@@ -11,6 +11,8 @@
 //! Which kernel a table names is known only once the kernels are compiled: each table keeps the
 //! location of its header, so the build's "no such kernel" error points at it.
 
+use launch::quantity::Quantity;
+
 use super::{location, Doc, Node};
 use crate::error::{Error, Location};
 
@@ -64,11 +66,11 @@ impl Doc<'_> {
                 return Err(self.error(key.span().or(one.span.clone()), &one.path, message));
             }
             let threads = match one.child_in(grid, "threads") {
-                Some(list) => Some(self.numbers(&list, "block sizes", |n| self.block_size(n))?),
+                Some(list) => Some(self.numbers(&list, "block sizes", |n| self.quantity(n, Quantity::Threads))?),
                 None => None,
             };
             let min_blocks = match one.child_in(grid, "min_blocks") {
-                Some(list) => Some(self.numbers(&list, "block counts", |n| self.in_range(n, 1, 32, MIN_BLOCKS))?),
+                Some(list) => Some(self.numbers(&list, "block counts", |n| self.quantity(n, Quantity::MinBlocks))?),
                 None => None,
             };
             let max_regs = match one.child_in(grid, "max_regs") {
@@ -118,19 +120,6 @@ impl Doc<'_> {
         Ok(out)
     }
 
-    /// An integer from `low` to `high`, `expected` saying what it is.
-    fn in_range(&self, node: &Node, low: u32, high: u32, expected: &str) -> Result<u32, Error> {
-        let n = self.integer(node, expected)?;
-        match u32::try_from(n) {
-            Ok(v) if (low..=high).contains(&v) => Ok(v),
-            _ => Err(self.error(
-                node.span.clone(),
-                &node.path,
-                format!("{} is out of range; expected {expected}", self.shown(node)),
-            )),
-        }
-    }
-
     /// `max_regs = [..]` or `max_regs = "cliffs"`.
     fn max_regs(&self, node: &Node) -> Result<MaxRegs, Error> {
         match node.r {
@@ -141,15 +130,13 @@ impl Doc<'_> {
                 format!("{} is not a grid; expected \"cliffs\" or {MAX_REGS_LIST}", self.shown(node)),
             )),
             super::Ref::Value(toml_edit::Value::Array(_)) => {
-                Ok(MaxRegs::Caps(self.numbers(node, "register caps", |n| self.in_range(n, 16, 255, MAX_REGS))?))
+                Ok(MaxRegs::Caps(self.numbers(node, "register caps", |n| self.quantity(n, Quantity::MaxRegs))?))
             }
             _ => Err(self.wrong_type(node, &format!("\"cliffs\" or {MAX_REGS_LIST}"))),
         }
     }
 }
 
-const MIN_BLOCKS: &str = "an integer from 1 to 32 (blocks per SM the assembler makes room for)";
-const MAX_REGS: &str = "an integer from 16 to 255 (registers per thread)";
 const MAX_REGS_LIST: &str = "a list of register caps from 16 to 255 such as [32, 64]";
 
 /// The message for a grid of `size` variants.

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use launch::quantity::Quantity;
 use launch::Arch;
 use toml_edit::{Key, Value};
 
@@ -12,21 +13,20 @@ use crate::flags::{self, Mapped};
 use crate::toolchain::pin::{self, Pin};
 
 impl Doc<'_> {
-    /// `threads`: 1 to 1024.
+    /// `threads`: a block size, 1 to 1024 (`launch::quantity::Quantity::BlockSize`).
     pub(super) fn block_size(&self, node: &Node) -> Result<u32, Error> {
-        const EXPECTED: &str = "an integer from 1 to 1024";
-        let n = self.integer(node, EXPECTED)?;
-        match u32::try_from(n) {
-            Ok(v @ 1..=1024) => Ok(v),
-            _ => Err(self.error(
-                node.span.clone(),
-                &node.path,
-                format!(
-                    "{} is not a block size; expected {EXPECTED} (the largest block any GPU allows)",
-                    self.shown(node)
-                ),
-            )),
-        }
+        self.quantity(node, Quantity::BlockSize)
+    }
+
+    /// An integer checked by the rule of `q`, the one every entry point of `q` applies, shown as
+    /// written (`0x1000`) when out of range.
+    pub(super) fn quantity(&self, node: &Node, q: Quantity) -> Result<u32, Error> {
+        let (low, high) = q.bounds();
+        let n = self.integer(node, &format!("an integer from {low} to {high}"))?;
+        q.check(n).map_err(|mut e| {
+            e.value = self.shown(node);
+            self.error(node.span.clone(), &node.path, e.to_string())
+        })
     }
 
     /// `max-spill-bytes`, `dynamic-smem`: 0 to `u32::MAX`.

@@ -1,7 +1,8 @@
 //! Finding `@launch(...)` in comments and reading its arguments: their text, their values and
 //! whether each is in its range.
 
-use super::MAX_MIN_BLOCKS;
+use launch::quantity::Quantity;
+
 use crate::source::Scanned;
 
 /// One `@launch` as found in a comment, before its arguments are checked.
@@ -168,36 +169,13 @@ fn is_decimal(t: &str) -> bool {
     !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit())
 }
 
-/// Why argument `i` (0: threads, 1: min_blocks, 2: max_regs) is out of its range, with the range.
+/// Why argument `i` (0: threads, 1: min_blocks, 2: max_regs) is out of its range, with the range:
+/// the rule of `launch::quantity`, which every other place that takes the quantity applies too.
 pub(super) fn out_of_range(i: usize, v: &Value) -> Option<String> {
-    let n = v.int();
-    let negative = matches!(v, Value::Huge(t) if t.starts_with('-')) || n.is_some_and(|n| n <= 0);
-    match i {
-        0 => {
-            const RANGE: &str = "(threads: a multiple of 32 from 32 to 1024)";
-            if negative || n.is_some_and(|n| n % 32 != 0) {
-                Some(format!(
-                    "threads = {v} is not a positive multiple of 32: the CTA would not be a whole number of warps {RANGE}"
-                ))
-            } else if n.is_none_or(|n| n > 1024) {
-                Some(format!("threads = {v} is over 1024: no CTA can have more threads {RANGE}"))
-            } else {
-                None
-            }
-        }
-        1 => {
-            const RANGE: &str = "(min_blocks: 1 to 32)";
-            if negative {
-                Some(format!("min_blocks = {v}: it must be positive {RANGE}"))
-            } else if n.is_none_or(|n| n > MAX_MIN_BLOCKS) {
-                Some(format!(
-                    "min_blocks = {v} is over {MAX_MIN_BLOCKS}: no GPU keeps more CTAs resident on one SM {RANGE}"
-                ))
-            } else {
-                None
-            }
-        }
-        _ => (!n.is_some_and(|n| (16..=255).contains(&n)))
-            .then(|| format!("max_regs = {v} is outside 16..=255, the range .maxnreg accepts")),
+    let q = [Quantity::Threads, Quantity::MinBlocks, Quantity::MaxRegs][i.min(2)];
+    match v {
+        Value::Int(n) => q.check(*n).err(),
+        Value::Huge(t) => q.parse(t).err(),
     }
+    .map(|e| e.to_string())
 }

@@ -347,3 +347,69 @@ fn a_second_contract_on_the_annotation_line_is_an_error_and_prose_is_not() {
     let a = check("// @launch(256) (the contract)\n__global__ void k() {}\n").unwrap();
     assert_eq!(a[0].threads, 256);
 }
+
+/// Issue 19, item 3: every quantity a build input takes, at every place of the build that takes
+/// it (`@launch`, `[package.metadata.launch]` and its `kernel.` tables, tune grids), refuses the
+/// same out-of-range values with the one wording of `launch::quantity` (the CLI's flags are
+/// enumerated in cargo-launch's cli.rs). Before, a tune grid built `threads = [100]`, which
+/// `@launch(100)` refuses, and `dynamic-smem` took any `u32`.
+#[test]
+fn every_quantity_is_refused_alike_at_every_build_entry_point() {
+    use launch::quantity::{Quantity, QUANTITIES};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("kernels")).unwrap();
+    let config = |meta: String| {
+        let text = format!(
+            "[package]\nname = \"k\"\nversion = \"0.1.0\"\n\n[package.metadata.launch]\narch = [\"sm_90\"]\n{meta}\n"
+        );
+        match crate::Config::parse(&dir.path().join("Cargo.toml"), &text) {
+            Ok(_) => panic!("accepted:\n{meta}"),
+            Err(e) => e.to_string(),
+        }
+    };
+    let annotation = |args: String| error(&format!("// @launch({args})\n__global__ void k() {{}}\n"));
+    let mut cases = 0;
+    for q in QUANTITIES {
+        let bad: &[i64] = match q {
+            Quantity::Threads => &[0, -32, 100, 1056, 2000],
+            Quantity::BlockSize => &[0, -1, 1025, 2000],
+            Quantity::MinBlocks => &[0, -1, 33, 99],
+            Quantity::MaxRegs => &[0, 8, 15, 256],
+            Quantity::DynamicSmem => &[-1, 232_449, 4_294_967_295],
+        };
+        for &v in bad {
+            let rule = q.check(v).unwrap_err().to_string();
+            let entries: Vec<(&str, String)> = match q {
+                Quantity::Threads => vec![
+                    ("@launch", annotation(format!("{v}"))),
+                    ("tune grid", config(format!("[package.metadata.launch.tune.k]\nthreads = [{v}]"))),
+                ],
+                Quantity::BlockSize => vec![
+                    ("crate threads", config(format!("threads = {v}"))),
+                    ("kernel threads", config(format!("[package.metadata.launch.kernel.k]\nthreads = {v}"))),
+                ],
+                Quantity::MinBlocks => vec![
+                    ("@launch", annotation(format!("256, {v}"))),
+                    ("tune grid", config(format!("[package.metadata.launch.tune.k]\nmin_blocks = [{v}]"))),
+                ],
+                Quantity::MaxRegs => vec![
+                    ("@launch", annotation(format!("256, 1, {v}"))),
+                    ("tune grid", config(format!("[package.metadata.launch.tune.k]\nmax_regs = [{v}]"))),
+                ],
+                Quantity::DynamicSmem => {
+                    vec![(
+                        "kernel dynamic-smem",
+                        config(format!("[package.metadata.launch.kernel.k]\ndynamic-smem = {v}")),
+                    )]
+                }
+            };
+            for (entry, message) in entries {
+                assert!(message.contains(&rule), "{q:?} = {v} at {entry}: {message}\nexpected: {rule}");
+                // Located: `k.cu:1:COL` or `Cargo.toml:LINE:COL`.
+                assert!(message.contains("k.cu:1:") || message.contains("Cargo.toml:"), "{message}");
+                cases += 1;
+            }
+        }
+    }
+    assert_eq!(cases, 37);
+}

@@ -42,6 +42,9 @@ pub fn run(
     let mut manifest = assemble::manifest(plan, info, &compiled.files, warnings)?;
     // The tune grids' variants, from the PTX just built (no NVRTC run of their own).
     let tuned = variants::build::build(env, c, &plan.config, launch_dir, &compiled.files, &mut manifest)?;
+    for note in &tuned.notes {
+        warnings.crate_warning(note.clone());
+    }
     not_embedded(compiled, &manifest, warnings);
     Ok(Assembled { manifest, tuned })
 }

@@ -39,6 +39,8 @@ pub struct Built {
     pub compiled: usize,
     /// Their ptxas time, milliseconds.
     pub ptxas_ms: f64,
+    /// The grids' notes: points left out as the same code as another or as the kernel.
+    pub notes: Vec<String>,
 }
 
 /// Cubin of a variant for one arch, relative to `OUT_DIR/launch`.
@@ -84,14 +86,16 @@ pub fn build(
     files: &[FileOutputs],
     manifest: &mut Manifest,
 ) -> Result<Built, Error> {
-    let plans = grid::plan(config, &manifest.kernels)?;
+    let mut plans = grid::plan(config, &manifest.kernels)?;
+    let notes: Vec<String> = plans.iter().filter_map(|p| p.note.clone()).collect();
+    plans.retain(|p| !p.variants.is_empty());
     if plans.is_empty() {
-        return Ok(Built::default());
+        return Ok(Built { notes, ..Built::default() });
     }
     let jobs = jobs(&plans, manifest, files)?;
     let assembled = assemble_all(env, compiler, launch_dir, compiler.timeout(), &jobs)?;
 
-    let mut built = Built { jobs: jobs.len(), ..Built::default() };
+    let mut built = Built { jobs: jobs.len(), notes, ..Built::default() };
     let mut entries: Vec<Vec<VariantEntry>> = plans
         .iter()
         .map(|p| {

@@ -19,6 +19,9 @@ pub struct Planned {
     pub kernel: usize,
     /// Its variants, in grid order (threads, then min_blocks, then max_regs), each once.
     pub variants: Vec<PlannedVariant>,
+    /// The note for the grid's points left out as the same code as another point or as the
+    /// kernel itself (see [`same_code`]), with the tune table's location; `None` when none was.
+    pub note: Option<String>,
 }
 
 /// One variant to build.
@@ -54,7 +57,23 @@ pub fn plan(config: &Config, kernels: &[KernelEntry]) -> Result<Vec<Planned>, Er
         if variants.len() > MAX_VARIANTS {
             return Err(config::tune_error(tune, config::too_many_variants(variants.len())));
         }
-        out.push(Planned { kernel, variants });
+        let (variants, left_out) = same_code(&kernels[kernel], variants);
+        let note = (left_out > 0).then(|| {
+            format!(
+                "{}: `{}`: {left_out} point{} of the grid of `{}` would be the same code as {} (a register cap at or \
+                 above the {} registers the kernel uses, or the kernel's own contract): not built again; {} \
+                 variant{} left",
+                tune.location,
+                tune.key,
+                if left_out == 1 { "" } else { "s" },
+                kernels[kernel].display_name,
+                if variants.is_empty() { "the kernel itself" } else { "another point or the kernel itself" },
+                used_registers(&kernels[kernel]).unwrap_or(0),
+                variants.len(),
+                if variants.len() == 1 { "" } else { "s" }
+            )
+        });
+        out.push(Planned { kernel, variants, note });
     }
     Ok(out)
 }
@@ -148,6 +167,45 @@ fn variants(config: &Config, tune: &TuneConfig, k: &KernelEntry) -> Vec<PlannedV
     out
 }
 
+/// The most registers kernel `k` uses on its arches, as built with its own contract.
+fn used_registers(k: &KernelEntry) -> Option<u32> {
+    k.arches.iter().map(|a| a.resources.registers).max()
+}
+
+/// The variants that are not the same code as an earlier one or as kernel `k` itself, and how
+/// many were left out. Decided on the contracts, normalised, without assembling anything: a
+/// register cap at or above the registers `k` uses is dropped when the variant's threads and
+/// min_blocks are `k`'s own and `k` has no cap (ptxas, under the same bounds, already stayed
+/// within it; tighter bounds only lower the registers). Two variants whose normalised contracts
+/// are equal are one; a variant equal to `k`'s own contract is `k` (an empty tune table).
+fn same_code(k: &KernelEntry, planned: Vec<PlannedVariant>) -> (Vec<PlannedVariant>, usize) {
+    let used = used_registers(k);
+    let normal = |c: Contract| match (k.contract, c.max_regs, used) {
+        (Some(own), Some(cap), Some(used))
+            if own.max_regs.is_none()
+                && own.threads == c.threads
+                && own.min_blocks == c.min_blocks
+                && (own.source, own.exact) == (c.source, c.exact)
+                && cap >= used =>
+        {
+            Contract { max_regs: None, ..c }
+        }
+        _ => c,
+    };
+    let total = planned.len();
+    let mut seen: Vec<Contract> = k.contract.into_iter().collect();
+    let mut out = Vec::new();
+    for v in planned {
+        let n = normal(v.contract);
+        if !seen.contains(&n) {
+            seen.push(n);
+            out.push(v);
+        }
+    }
+    let left_out = total - out.len();
+    (out, left_out)
+}
+
 /// The register caps at which the resident blocks of `threads` threads per SM change, on any arch
 /// the kernel is built for (`launch::analysis::cliffs`, with its shared memory and barriers
 /// there), most registers first, each once, within what `.maxnreg` accepts (16 to 255).
@@ -212,7 +270,11 @@ mod tests {
             contract,
             arches: ["sm_90", "sm_100"]
                 .iter()
-                .map(|a| KernelArch { arch: arch(a), resources: Resources::default(), ptxas_lines: Vec::new() })
+                .map(|a| KernelArch {
+                    arch: arch(a),
+                    resources: Resources { registers: 64, ..Default::default() },
+                    ptxas_lines: Vec::new(),
+                })
                 .collect(),
             missing: Vec::new(),
             host_threads: None,
@@ -265,6 +327,48 @@ mod tests {
         let p = plan(&c, &[own]).unwrap();
         assert_eq!(names(&p[0]), ["k__t128_b3"]);
         assert!(!p[0].variants[0].contract.exact);
+    }
+
+    /// Issue 19, item 3: points of a grid that are the same code are built once, and none that
+    /// is the kernel itself; the note says how many and where the table is.
+    #[test]
+    fn points_that_are_the_same_code_are_left_out_with_a_note() {
+        let at = Contract {
+            source: ContractSource::Annotation,
+            threads: Some(256),
+            min_blocks: None,
+            max_regs: None,
+            exact: true,
+        };
+        let small = |regs: u32| {
+            let mut k = kernel("k", "kernels/k.cu", Some(at));
+            k.arches.iter_mut().for_each(|a| a.resources.registers = regs);
+            k
+        };
+        // "cliffs" on a 10-register kernel: every cap is above what it uses, so every point is it.
+        let c = config("[package.metadata.launch.tune.k]\nmax_regs = \"cliffs\"");
+        let p = plan(&c, &[small(10)]).unwrap();
+        assert!(p[0].variants.is_empty(), "{:?}", names(&p[0]));
+        let note = p[0].note.as_deref().unwrap();
+        assert!(note.contains("Cargo.toml:7:1: `package.metadata.launch.tune.k`: "), "{note}");
+        assert!(note.contains("would be the same code as the kernel itself"), "{note}");
+        assert!(note.contains("above the 10 registers the kernel uses"), "{note}");
+        assert!(note.ends_with("0 variants left"), "{note}");
+        // An empty table: the kernel's own contract, nothing to build.
+        let p = plan(&config("[package.metadata.launch.tune.k]"), &[small(10)]).unwrap();
+        assert!(p[0].variants.is_empty());
+        assert!(p[0].note.as_deref().unwrap().contains("1 point of the grid of `k`"));
+        // Caps below the registers used stay; those above are one point, the kernel.
+        let c = config("[package.metadata.launch.tune.k]\nmax_regs = [32, 64, 128, 200]");
+        let p = plan(&c, &[small(100)]).unwrap();
+        assert_eq!(names(&p[0]), ["k__t256_r32", "k__t256_r64"]);
+        assert!(p[0].note.as_deref().unwrap().contains("2 points of the grid"));
+        // Other block sizes are other code, whatever the cap; a block size from the grid is an
+        // upper bound, not @launch's exact one, so another contract too.
+        let c = config("[package.metadata.launch.tune.k]\nthreads = [128, 256]\nmax_regs = [200]");
+        let p = plan(&c, &[small(100)]).unwrap();
+        assert_eq!(names(&p[0]), ["k__t128_r200", "k__t256_r200"]);
+        assert_eq!(p[0].note, None);
     }
 
     #[test]

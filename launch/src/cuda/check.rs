@@ -377,6 +377,27 @@ mod tests {
         );
     }
 
+    /// Issue 19, item 3: the checked launch agrees with `launch::quantity`: a block size or a
+    /// dynamic shared memory size out of the quantity's range is refused on the device too (the
+    /// device's own limits are within those ranges), and the ranges' ends are not a shape error.
+    #[test]
+    fn the_checked_launch_refuses_what_the_quantity_rules_refuse() {
+        use crate::quantity::{Quantity, MAX_DYNAMIC_SMEM};
+        let (dev, f) = (h200(), func(12, 0, None));
+        let launch = |block: u32, smem: u32| check_launch("k", "sm_90", &dev, None, &f, &cfg(1, block, smem));
+        for block in [0, 1025, 2000, u32::MAX] {
+            assert!(Quantity::BlockSize.check(i64::from(block)).is_err());
+            assert_eq!(launch(block, 0).unwrap_err().problem, Problem::BlockShape, "{block}");
+        }
+        for block in [1, 1024] {
+            assert!(Quantity::BlockSize.check(i64::from(block)).is_ok());
+            assert!(launch(block, 0).is_ok(), "{block}");
+        }
+        assert!(Quantity::DynamicSmem.check(i64::from(MAX_DYNAMIC_SMEM) + 1).is_err());
+        assert!(launch(32, MAX_DYNAMIC_SMEM + 1).is_err());
+        assert!(launch(32, MAX_DYNAMIC_SMEM).is_ok(), "sm_90 gives a block the most any GPU does");
+    }
+
     #[test]
     fn block_and_grid_shapes_are_checked() {
         let f = func(12, 0, None);
