@@ -59,7 +59,8 @@ fn a_kernel_that_does_not_compile_is_a_located_compile_finding_in_text_json_and_
 }
 
 /// A build that fails before any file (a bad `LAUNCH_COMPILE_TIMEOUT`) has nothing to place: no
-/// summary that would read as a clean check, no document, only cargo's output and exit 4.
+/// summary that would read as a clean check, no document, and exit 2, a configuration error (it
+/// was 4: the kind of an error the build script found was lost).
 #[test]
 fn a_failure_located_nowhere_prints_no_verdict() {
     toolchain_root();
@@ -69,7 +70,7 @@ fn a_failure_located_nowhere_prints_no_verdict() {
             .args(["launch", "check", "--format", format, "--manifest-path"])
             .arg(dir.path().join("Cargo.toml"))
             .env("LAUNCH_COMPILE_TIMEOUT", "abc"));
-        assert_eq!(code, 4, "{stdout}\n{stderr}");
+        assert_eq!(code, 2, "{stdout}\n{stderr}");
         assert_eq!(stdout, "", "{format}: no verdict for a check that did not run");
         assert!(stderr.contains("LAUNCH_COMPILE_TIMEOUT"), "{stderr}");
     }

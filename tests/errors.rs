@@ -139,8 +139,9 @@ fn a_toolchain_override_that_points_nowhere_exits_3_and_installs_nothing() {
                 .arg(dir.path().join("Cargo.toml"))
                 .env("LAUNCH_TOOLCHAIN", toolchain)
                 .env("LAUNCH_CACHE_DIR", cache.path())
-                // Were an install attempted after all, it fails at once instead of downloading.
-                .env("LAUNCH_PYTHON", "/nonexistent/python3")
+                // Were an install attempted after all, it fails at once instead of downloading (a
+                // program that exists: a missing one is refused before anything, exit 2).
+                .env("LAUNCH_PYTHON", "/bin/false")
                 .assert()
                 .code(3)
                 .stderr(

@@ -22,6 +22,10 @@ mod errors;
 /// Every configuration error names its key path, `Cargo.toml:LINE:COL`, the value and what is expected.
 mod config_errors;
 
+/// Issue 19 item 2: the exit code follows the error's kind wherever it is found (every documented
+/// variable and every key the build script judges, with a bad value).
+mod exit_kinds;
+
 /// `cargo launch occupancy`: the calculator as a command.
 mod occupancy_cmd;
 

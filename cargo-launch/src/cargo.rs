@@ -247,7 +247,12 @@ fn failure(target: &Path, p: &SelectedPackage, run: &str) -> Option<BuildFailure
                 continue;
             };
             if doc.run.as_deref() == Some(run) && same_root(&doc.root) {
-                return Some(BuildFailure { package: p.name.clone(), root, diagnostics: doc.diagnostics });
+                return Some(BuildFailure {
+                    package: p.name.clone(),
+                    root,
+                    diagnostics: doc.diagnostics,
+                    kind: doc.kind,
+                });
             }
         }
     }

@@ -21,14 +21,16 @@ pub const EXIT_CODES: [(u8, &str); 5] = [
     (
         USAGE,
         "bad command line (an unknown flag, package or arch, a `--manifest-path` that is not there); bad or missing \
-         `[package.metadata.launch]` (also in a package that builds with launch-build but has no table); a selection \
-         with no launch-build package; a baseline path that is not a regular file (also for `--bless`), or a \
+         `[package.metadata.launch]` (also in a package that builds with launch-build but has no table, and what only \
+         the build script can judge: a tune table or `host` pattern that matches no kernel or file, a tune grid too \
+         large once compiled); a documented environment variable with a bad value; a selection with no launch-build \
+         package; a baseline path that is not a regular file (also for `--bless`), or a \
          baseline that is unreadable, not UTF-8 or damaged",
     ),
     (
         NO_TOOLCHAIN,
-        "no CUDA toolchain found and none could be installed; `LAUNCH_TOOLCHAIN` set to a folder without a working \
-         one (nothing is installed then)",
+        "no CUDA toolchain found and none could be installed; `LAUNCH_TOOLCHAIN` set to something other than a folder \
+         with a working one (nothing is installed then)",
     ),
     (
         FAILURE,
@@ -52,8 +54,10 @@ pub enum Error {
     /// `check` found errors; the findings are already printed (exit 1).
     #[error("the check found errors")]
     CheckFailed,
-    /// The build failed: cargo (and so a build script) failed (exit 4). `failures`: the located
-    /// errors the failed build scripts wrote (`OUT_DIR/launch/diagnostics.json`), where found.
+    /// The build failed: cargo (and so a build script) failed. `failures`: the located errors the
+    /// failed build scripts wrote (`OUT_DIR/launch/diagnostics.json`), where found, each with its
+    /// error's kind, which gives the exit code ([`build_code`]): 2 for a configuration error found
+    /// by a build script, 3 for a toolchain problem, else 4.
     #[error("{}", message(.error))]
     Build {
         /// What failed.
@@ -73,7 +77,8 @@ impl Error {
             Error::CheckFailed => CHECK_FAILED,
             Error::Usage(_) | Error::UsagePrinted => USAGE,
             Error::NoToolchain(_) => NO_TOOLCHAIN,
-            Error::Build { .. } | Error::Failure(_) => FAILURE,
+            Error::Build { failures, .. } => build_code(failures),
+            Error::Failure(_) => FAILURE,
         }
     }
 
@@ -104,18 +109,41 @@ pub struct BuildFailure {
     pub root: std::path::PathBuf,
     /// The errors, in the order the build met them.
     pub diagnostics: Vec<launch::schema::diagnostics::Diagnostic>,
+    /// The kind of the build script's error, as it recorded it (`None`: a document without one).
+    pub kind: Option<launch_build::error::ErrorKind>,
 }
 
-/// `?` on a launch-build error gives it the exit code of its kind. The kind is matched
-/// exhaustively (unlike `launch_build::Error`, which may grow variants), so a new kind must be
-/// placed in the table here before this compiles.
+/// The one table from the kind of a launch-build error to the exit code, wherever the error was
+/// found (in this process, or in a build script that recorded it). Matched exhaustively, so a new
+/// kind must be placed here before this compiles.
+pub fn kind_code(kind: launch_build::error::ErrorKind) -> u8 {
+    use launch_build::error::ErrorKind;
+    match kind {
+        ErrorKind::Config => USAGE,
+        ErrorKind::Toolchain => NO_TOOLCHAIN,
+        ErrorKind::Build | ErrorKind::Io => FAILURE,
+    }
+}
+
+/// The exit code of a failed build: the code of the kind its build scripts recorded
+/// ([`kind_code`]) when every failure found recorded one and they agree; else (no document
+/// written, an old one, packages failing for different reasons) [`FAILURE`].
+pub fn build_code(failures: &[BuildFailure]) -> u8 {
+    let mut codes = failures.iter().map(|f| f.kind.map_or(FAILURE, kind_code));
+    match codes.next() {
+        Some(first) if codes.all(|c| c == first) => first,
+        _ => FAILURE,
+    }
+}
+
+/// `?` on a launch-build error gives it the exit code of its kind ([`kind_code`], which matches
+/// the kind exhaustively, unlike `launch_build::Error`, which may grow variants).
 impl From<launch_build::Error> for Error {
     fn from(error: launch_build::Error) -> Error {
-        use launch_build::error::ErrorKind;
-        match error.kind() {
-            ErrorKind::Config => Error::Usage(error.into()),
-            ErrorKind::Toolchain => Error::NoToolchain(error.into()),
-            ErrorKind::Build | ErrorKind::Io => Error::Failure(error.into()),
+        match kind_code(error.kind()) {
+            USAGE => Error::Usage(error.into()),
+            NO_TOOLCHAIN => Error::NoToolchain(error.into()),
+            _ => Error::Failure(error.into()),
         }
     }
 }
@@ -227,6 +255,31 @@ mod tests {
             assert_eq!(e.to_string(), text, "the message is launch-build's");
         }
         assert_eq!(kinds, [ErrorKind::Config, ErrorKind::Toolchain, ErrorKind::Build, ErrorKind::Io], "one of each");
+    }
+
+    /// A failed build exits with the code of the kind its build script recorded, whatever the
+    /// process that found the error; without a document (or with one of an older build script,
+    /// or packages failing for different reasons) it is a failed build.
+    #[test]
+    fn a_failed_build_exits_with_the_code_of_its_recorded_kind() {
+        use launch_build::error::ErrorKind;
+        let failure = |kind| BuildFailure { package: "p".into(), root: "/p".into(), diagnostics: Vec::new(), kind };
+        let build = |failures| Error::Build { error: anyhow::anyhow!("x"), failures };
+        let cases = [
+            (vec![failure(Some(ErrorKind::Config))], USAGE),
+            (vec![failure(Some(ErrorKind::Toolchain))], NO_TOOLCHAIN),
+            (vec![failure(Some(ErrorKind::Build))], FAILURE),
+            (vec![failure(Some(ErrorKind::Io))], FAILURE),
+            (vec![failure(None)], FAILURE),
+            (Vec::new(), FAILURE),
+            (vec![failure(Some(ErrorKind::Config)), failure(Some(ErrorKind::Config))], USAGE),
+            (vec![failure(Some(ErrorKind::Config)), failure(Some(ErrorKind::Build))], FAILURE),
+            (vec![failure(Some(ErrorKind::Config)), failure(None)], FAILURE),
+        ];
+        for (failures, code) in cases {
+            let e = build(failures);
+            assert_eq!(e.exit_code(), code, "{e:?}");
+        }
     }
 
     #[test]

@@ -290,7 +290,8 @@ mod tests {
     fn a_failed_builds_errors_are_placed_at_their_lines_with_the_tool() {
         let mut d = Diagnostic::error("kernels/a.cu", 3, 7, "`x` is undefined");
         d.tool = Some("NVRTC 12.9.86, sm_90".into());
-        let failure = BuildFailure { package: "demo".into(), root: PathBuf::from("/r"), diagnostics: vec![d] };
+        let failure =
+            BuildFailure { package: "demo".into(), root: PathBuf::from("/r"), diagnostics: vec![d], kind: None };
         let f = compile(&failure);
         assert_eq!(line(&f[0]), "error[compile]: kernels/a.cu:3:7: `x` is undefined (NVRTC 12.9.86, sm_90)");
         assert_eq!(f[0].location.as_ref().unwrap().path, Some(PathBuf::from("/r/kernels/a.cu")));

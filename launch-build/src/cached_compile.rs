@@ -111,9 +111,9 @@ pub struct Built {
 /// A failure of the tools themselves ([`stops_the_build`]) stops the build at once with that error.
 pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) -> Result<Built, Error> {
     let started = Instant::now();
-    let debug = env.flag("LAUNCH_BUILD_DEBUG");
+    let debug = env.flag("LAUNCH_BUILD_DEBUG")?;
     let root = toolchain::cache_dir(env);
-    let cache = open_cache(env, launch_dir);
+    let cache = open_cache(env, launch_dir)?;
     // Compile times live beside the entry folder, never in it (see cache::Timings).
     let timings_dir = root.map(|d| d.join("kernel-timings")).unwrap_or_else(|| launch_dir.join("cache-timings"));
     let pairs = placeholders(compiler);
@@ -211,13 +211,13 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
 }
 
 /// The kernel cache of this build: the per-user one, else one under `launch_dir`; `None` with
-/// `LAUNCH_NO_CACHE`.
-pub fn open_cache(env: &Env, launch_dir: &Path) -> Option<Cache> {
-    if env.flag("LAUNCH_NO_CACHE") {
-        return None;
+/// `LAUNCH_NO_CACHE`. A bad `LAUNCH_NO_CACHE` is an error.
+pub fn open_cache(env: &Env, launch_dir: &Path) -> Result<Option<Cache>, Error> {
+    if env.flag("LAUNCH_NO_CACHE")? {
+        return Ok(None);
     }
     let dir = toolchain::cache_dir(env).map(|d| d.join("kernels")).unwrap_or_else(|| launch_dir.join("cache"));
-    Some(Cache::new(dir))
+    Ok(Some(Cache::new(dir)))
 }
 
 /// What the cache holds for a build's jobs.

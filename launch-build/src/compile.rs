@@ -83,7 +83,7 @@ impl Default for Settings {
 impl Settings {
     /// Reads `LAUNCH_BUILD_DEBUG` and `LAUNCH_COMPILE_TIMEOUT`.
     pub fn from_env(env: &Env) -> Result<Settings, Error> {
-        Ok(Settings { debug: env.flag("LAUNCH_BUILD_DEBUG"), timeout: env.compile_timeout()? })
+        Ok(Settings { debug: env.flag("LAUNCH_BUILD_DEBUG")?, timeout: env.compile_timeout()? })
     }
 }
 

@@ -320,28 +320,7 @@ fn without_repeats(list: Vec<String>) -> Vec<String> {
     list.into_iter().filter(|o| seen.insert(o.clone())).collect()
 }
 
-/// `sm_90,sm_100` (`LAUNCH_ARCH`, `--arch`) → sorted, deduplicated arches; an error names the bad
-/// entry, its position in the list and the valid choices.
-pub fn parse_arch_list(list: &str) -> Result<Vec<Arch>, String> {
-    const FORM: &str = "write comma-separated arch names such as sm_90,sm_100";
-    if list.trim().is_empty() {
-        return Err(format!("the list is empty; {FORM}; valid choices: {}", launch::KNOWN_ARCHES.join(", ")));
-    }
-    let parts: Vec<&str> = list.split(',').map(str::trim).collect();
-    let mut arches = Vec::new();
-    for (i, part) in parts.iter().enumerate() {
-        let which = format!("entry {} of `{}`", i + 1, list.escape_debug());
-        if part.is_empty() {
-            return Err(format!("{which} is empty; {FORM}"));
-        }
-        let arch =
-            part.parse::<Arch>().map_err(|e| if parts.len() > 1 { format!("{which}: {e}") } else { e.to_string() })?;
-        arches.push(arch);
-    }
-    arches.sort();
-    arches.dedup();
-    Ok(arches)
-}
+pub use crate::env::parse_arch_list;
 
 #[cfg(test)]
 mod tests;

@@ -1,5 +1,6 @@
 //! `OUT_DIR/launch/diagnostics.json`: a failed build's located errors, for `cargo launch check`
-//! and editors; removed again once a build succeeds.
+//! and editors, with the error's kind (`cargo launch`'s exit code); removed again once a build
+//! succeeds.
 
 use std::path::Path;
 
@@ -29,6 +30,7 @@ pub(crate) fn write_diagnostics(
         root: root.display().to_string(),
         run,
         diagnostics: list,
+        kind: Some(error.kind()),
     };
     let json =
         serde_json::to_string_pretty(&doc).map_err(|e| Error::io("serialise", launch_dir.to_path_buf())(e.into()))?;
@@ -68,6 +70,8 @@ mod tests {
         assert_eq!((doc.package.as_str(), doc.run.as_deref()), ("p", Some("run-1")));
         // Relative to the crate root, so the document does not depend on the checkout's place.
         assert_eq!(doc.diagnostics, [Diagnostic::error("Cargo.toml", 7, 8, "`k`: m")]);
+        // The error's kind, which decides `cargo launch`'s exit code.
+        assert_eq!(doc.kind, Some(crate::error::ErrorKind::Config));
         // No temporary file is left next to it.
         assert_eq!(std::fs::read_dir(&launch_dir).unwrap().count(), 1);
         remove_diagnostics(&launch_dir).unwrap();

@@ -7,10 +7,13 @@
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use launch::Arch;
+
 use crate::cargo_directives;
-use crate::error::Error;
+use crate::error::{Error, Location};
 use crate::process::DEFAULT_TIMEOUT;
 
 /// Every variable cargo-launch reads, with what it does; `cargo launch --help` prints this table.
@@ -23,7 +26,7 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     ("LAUNCH_NO_CACHE", "set to 1: neither read nor write the per-kernel compile cache under the cache dir's kernels/"),
     ("LAUNCH_ALL_PTX", "set to 1: also write every arch's PTX to OUT_DIR/launch/ptx-all/ (not embedded; `cargo launch explore` builds so, in a target folder of its own)"),
     ("LAUNCH_BUILD_DEBUG", "set to 1: the build script prints every command it runs as a cargo warning"),
-    ("LAUNCH_COMPILE_TIMEOUT", "seconds one compiler run (NVRTC or ptxas, per file and arch) may take before it is stopped and the build fails (default 1800)"),
+    ("LAUNCH_COMPILE_TIMEOUT", "seconds one compiler run (NVRTC or ptxas, per file and arch) may take before it is stopped and the build fails (default 1800, at most 86400)"),
     ("LAUNCH_NVDISASM", "nvdisasm for `cargo launch report --spills` / `check --spills` (default: beside the toolchain's ptxas, then the cache's CUDA 13 toolchains, then PATH)"),
     ("CUDA_HOME / CUDA_PATH", "CUDA toolkit root, searched after the pip wheels"),
     ("VIRTUAL_ENV", "an active Python virtual environment, searched for the pip wheels"),
@@ -33,6 +36,48 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     ("LAUNCH_TUNE", "at run time, whether a program's tuner may time kernel variants: off (never time, never read the tune cache), cached (default: use a remembered winner, time on a miss) or always (time every run and overwrite)"),
     ("LAUNCH_TUNE_CACHE_DIR", "at run time, the tune cache's folder (default $XDG_CACHE_HOME/cargo-launch/tune, else ~/.cache/cargo-launch/tune)"),
 ];
+
+/// What values a variable takes ([`CHECKED`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Grammar {
+    /// A switch: on is `1`, `true`, `yes` or `on`, off is `0`, `false`, `no` or `off`, in any case;
+    /// empty is unset (off).
+    Switch,
+    /// cargo's own boolean: `true` or `false`.
+    CargoBool,
+    /// Whole seconds, from 1 to [`MAX_TIMEOUT_SECS`].
+    Seconds,
+    /// An absolute folder path (made when needed).
+    Folder,
+    /// A program: a path to a file, or a name found on `PATH`.
+    Program,
+    /// Comma-separated arches ([`parse_arch_list`]).
+    Arches,
+}
+
+/// The documented variables whose values are checked ([`Env::check`]), each with its grammar.
+/// The typed reads ([`Env::flag`], [`Env::compile_timeout`], [`Env::arches`], ...) parse with
+/// the same functions, so a value is refused the same way whichever process reads it.
+const CHECKED: &[(&str, Grammar)] = &[
+    ("LAUNCH_CACHE_DIR", Grammar::Folder),
+    ("LAUNCH_NO_SYSTEM_TOOLCHAIN", Grammar::Switch),
+    ("LAUNCH_PYTHON", Grammar::Program),
+    ("LAUNCH_ARCH", Grammar::Arches),
+    ("LAUNCH_NO_CACHE", Grammar::Switch),
+    ("LAUNCH_ALL_PTX", Grammar::Switch),
+    ("LAUNCH_BUILD_DEBUG", Grammar::Switch),
+    ("LAUNCH_COMPILE_TIMEOUT", Grammar::Seconds),
+    ("LAUNCH_NVDISASM", Grammar::Program),
+    ("LAUNCH_NO_AUTO_SETUP", Grammar::Switch),
+    ("CARGO_NET_OFFLINE", Grammar::CargoBool),
+];
+
+/// The largest `LAUNCH_COMPILE_TIMEOUT`: one day.
+pub const MAX_TIMEOUT_SECS: u64 = 24 * 60 * 60;
+
+/// The values a switch accepts, on then off (any case; empty is unset).
+const SWITCH_ON: [&str; 4] = ["1", "true", "yes", "on"];
+const SWITCH_OFF: [&str; 4] = ["0", "false", "no", "off"];
 
 /// Reads environment variables, announcing them to cargo when running inside a build script.
 #[derive(Debug, Default)]
@@ -66,23 +111,98 @@ impl Env {
         std::env::var_os(name).filter(|v| !v.is_empty())
     }
 
-    /// A variable that is on when set to anything but empty, `0`, `false` or `no`.
-    pub fn flag(&self, name: &str) -> bool {
-        self.get(name)
-            .map(|v| !matches!(v.to_string_lossy().to_ascii_lowercase().as_str(), "0" | "false" | "no" | "off"))
-            .unwrap_or(false)
+    /// A switch ([`SWITCH_ON`], [`SWITCH_OFF`], any case; unset or empty is off).
+    ///
+    /// # Errors
+    /// Any other value: a configuration error naming the variable and the accepted values.
+    pub fn flag(&self, name: &str) -> Result<bool, Error> {
+        self.get(name).map_or(Ok(false), |v| switch(name, &v.to_string_lossy()))
     }
 
     /// `CARGO_NET_OFFLINE=true`: nothing may be downloaded.
-    pub fn offline(&self) -> bool {
-        self.get("CARGO_NET_OFFLINE").is_some_and(|v| v.to_string_lossy().trim().eq_ignore_ascii_case("true"))
+    ///
+    /// # Errors
+    /// A value other than cargo's `true` or `false`.
+    pub fn offline(&self) -> Result<bool, Error> {
+        self.get("CARGO_NET_OFFLINE").map_or(Ok(false), |v| cargo_bool("CARGO_NET_OFFLINE", &v.to_string_lossy()))
     }
 
-    /// `LAUNCH_COMPILE_TIMEOUT`: how long one compiler run may take (whole seconds, at least 1;
-    /// default `DEFAULT_TIMEOUT`, 30 minutes). Anything else is a configuration error naming the variable.
+    /// `LAUNCH_COMPILE_TIMEOUT`: how long one compiler run may take (whole seconds, from 1 to
+    /// [`MAX_TIMEOUT_SECS`]; default `DEFAULT_TIMEOUT`, 30 minutes). Anything else is a
+    /// configuration error naming the variable.
     pub fn compile_timeout(&self) -> Result<Duration, Error> {
         let Some(value) = self.get("LAUNCH_COMPILE_TIMEOUT") else { return Ok(DEFAULT_TIMEOUT) };
         timeout_from(&value.to_string_lossy())
+    }
+
+    /// `LAUNCH_ARCH`: the arches that replace the metadata's list, if set.
+    ///
+    /// # Errors
+    /// A list [`parse_arch_list`] refuses, as a configuration error naming the variable.
+    pub fn arches(&self) -> Result<Option<Vec<Arch>>, Error> {
+        self.get("LAUNCH_ARCH").map(|v| arches_from(&v.to_string_lossy())).transpose()
+    }
+
+    /// Checks the value of every documented variable that has a grammar (switches, numbers,
+    /// paths, arch lists; see `CHECKED` in the source), without announcing them to cargo: the
+    /// first bad one is a configuration error naming the variable, the value and what it
+    /// accepts. Run before anything else, so that a bad variable fails the same way (exit 2)
+    /// whether `cargo launch` or the build script reads it, and whether or not this run reaches
+    /// the code that uses it.
+    ///
+    /// # Errors
+    /// The first variable whose value its grammar refuses.
+    pub fn check(&self) -> Result<(), Error> {
+        for (name, grammar) in CHECKED {
+            if let Some(value) = self.untracked(name) {
+                self.check_one(name, *grammar, &value)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `value` of `name` against `grammar`.
+    fn check_one(&self, name: &str, grammar: Grammar, value: &std::ffi::OsStr) -> Result<(), Error> {
+        let text = value.to_string_lossy();
+        match grammar {
+            Grammar::Switch => switch(name, &text).map(drop),
+            Grammar::CargoBool => cargo_bool(name, &text).map(drop),
+            Grammar::Seconds => timeout_from(&text).map(drop),
+            Grammar::Arches => arches_from(&text).map(drop),
+            Grammar::Folder => {
+                if Path::new(value).is_absolute() {
+                    Ok(())
+                } else {
+                    Err(bad(
+                        name,
+                        format!(
+                            "`{text}` is a relative path: cargo runs each build script in its own crate's folder, so \
+                         give an absolute path"
+                        ),
+                    ))
+                }
+            }
+            Grammar::Program => {
+                let path = Path::new(value);
+                if path.has_root() || path.components().count() > 1 {
+                    match path_kind(path) {
+                        PathKind::File => Ok(()),
+                        other => Err(bad(name, format!("`{text}` {}, not a program", other.describe()))),
+                    }
+                } else if self.on_path(&text).is_some() {
+                    Ok(())
+                } else {
+                    Err(bad(name, format!("`{text}` is not on PATH; give the program's path, or install it")))
+                }
+            }
+        }
+    }
+
+    /// `name` on `PATH` (never announced to cargo, see [`Env::untracked`]).
+    pub fn on_path(&self, name: &str) -> Option<PathBuf> {
+        let path = self.untracked("PATH")?;
+        let cwd = std::env::current_dir().unwrap_or_default();
+        which::which_in(name, Some(path), cwd).ok()
     }
 
     /// A variable cargo sets for the build script (`OUT_DIR`, `CARGO_MANIFEST_DIR`, …) or `PATH`:
@@ -93,24 +213,163 @@ impl Env {
     }
 }
 
-/// `LAUNCH_COMPILE_TIMEOUT`'s value as a limit: whole seconds, at least 1.
-fn timeout_from(text: &str) -> Result<Duration, Error> {
-    match text.trim().parse::<u64>() {
-        Ok(secs) if secs >= 1 => Ok(Duration::from_secs(secs)),
-        _ => Err(Error::Config {
-            location: crate::error::Location::Environment,
-            key: "LAUNCH_COMPILE_TIMEOUT".into(),
-            message: format!(
-                "`{text}` is not a time limit: expected a whole number of seconds, at least 1 (the default is {})",
-                DEFAULT_TIMEOUT.as_secs()
+/// A configuration error of the variable `name`.
+fn bad(name: &str, message: String) -> Error {
+    Error::Config { location: Location::Environment, key: name.into(), message }
+}
+
+/// A switch's value ([`Grammar::Switch`]).
+fn switch(name: &str, text: &str) -> Result<bool, Error> {
+    let value = text.trim().to_ascii_lowercase();
+    if value.is_empty() || SWITCH_OFF.contains(&value.as_str()) {
+        Ok(false)
+    } else if SWITCH_ON.contains(&value.as_str()) {
+        Ok(true)
+    } else {
+        Err(bad(
+            name,
+            format!(
+                "`{}` is not a switch: set {} to turn it on, {} (or leave it unset or empty) to leave it off",
+                text.escape_debug(),
+                SWITCH_ON.join(", "),
+                SWITCH_OFF.join(", ")
             ),
-        }),
+        ))
     }
+}
+
+/// cargo's boolean ([`Grammar::CargoBool`]).
+fn cargo_bool(name: &str, text: &str) -> Result<bool, Error> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" | "" => Ok(false),
+        _ => Err(bad(name, format!("`{}` is not `true` or `false` (cargo reads no other value)", text.escape_debug()))),
+    }
+}
+
+/// `LAUNCH_ARCH`'s list ([`Grammar::Arches`]).
+fn arches_from(text: &str) -> Result<Vec<Arch>, Error> {
+    parse_arch_list(text).map_err(|message| bad("LAUNCH_ARCH", message))
+}
+
+/// `LAUNCH_COMPILE_TIMEOUT`'s value as a limit: whole seconds, from 1 to [`MAX_TIMEOUT_SECS`].
+fn timeout_from(text: &str) -> Result<Duration, Error> {
+    let shown = text.escape_debug();
+    let digits = text.trim();
+    let message = if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        match digits.parse::<u64>() {
+            Ok(0) => format!("`{shown}` is not a time limit: it must be at least 1 second"),
+            Ok(secs) if secs <= MAX_TIMEOUT_SECS => return Ok(Duration::from_secs(secs)),
+            _ => format!("`{shown}` seconds is more than the largest limit, {MAX_TIMEOUT_SECS} (one day)"),
+        }
+    } else {
+        format!("`{shown}` is not a whole number of seconds")
+    };
+    Err(bad(
+        "LAUNCH_COMPILE_TIMEOUT",
+        format!(
+            "{message}; expected whole seconds from 1 to {MAX_TIMEOUT_SECS} (the default is {})",
+            DEFAULT_TIMEOUT.as_secs()
+        ),
+    ))
+}
+
+/// `sm_90,sm_100` (`LAUNCH_ARCH`, `--arch`) → sorted, deduplicated arches; an error names the bad
+/// entry, its position in the list and the valid choices.
+pub fn parse_arch_list(list: &str) -> Result<Vec<Arch>, String> {
+    const FORM: &str = "write comma-separated arch names such as sm_90,sm_100";
+    if list.trim().is_empty() {
+        return Err(format!("the list is empty; {FORM}; valid choices: {}", launch::KNOWN_ARCHES.join(", ")));
+    }
+    let parts: Vec<&str> = list.split(',').map(str::trim).collect();
+    let mut arches = Vec::new();
+    for (i, part) in parts.iter().enumerate() {
+        let which = format!("entry {} of `{}`", i + 1, list.escape_debug());
+        if part.is_empty() {
+            return Err(format!("{which} is empty; {FORM}"));
+        }
+        let arch =
+            part.parse::<Arch>().map_err(|e| if parts.len() > 1 { format!("{which}: {e}") } else { e.to_string() })?;
+        arches.push(arch);
+    }
+    arches.sort();
+    arches.dedup();
+    Ok(arches)
+}
+
+/// What is at a path, for messages that say so rather than "does not exist".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum PathKind {
+    /// Nothing.
+    Missing,
+    /// A regular file (through links).
+    File,
+    /// A folder (through links).
+    Folder,
+    /// A link whose target does not exist.
+    BrokenLink(PathBuf),
+    /// A FIFO, socket or device.
+    Special(&'static str),
+}
+
+impl PathKind {
+    /// `does not exist`, `is a file`, `is a broken link to `x``, ...
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            PathKind::Missing => "does not exist".into(),
+            PathKind::File => "is a file".into(),
+            PathKind::Folder => "is a folder".into(),
+            PathKind::BrokenLink(to) => format!("is a broken link to `{}`", to.display()),
+            PathKind::Special(what) => format!("is {what}"),
+        }
+    }
+}
+
+/// What is at `path`, links followed.
+pub(crate) fn path_kind(path: &Path) -> PathKind {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => PathKind::File,
+        Ok(m) if m.is_dir() => PathKind::Folder,
+        Ok(m) => PathKind::Special(special(&m)),
+        Err(_) => match std::fs::read_link(path) {
+            Ok(to) => PathKind::BrokenLink(to),
+            Err(_) => PathKind::Missing,
+        },
+    }
+}
+
+/// `a FIFO`, `a socket`, `a device`: what a path that is neither file nor folder is.
+#[cfg(unix)]
+fn special(m: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a device"
+    }
+}
+
+#[cfg(not(unix))]
+fn special(_: &std::fs::Metadata) -> &'static str {
+    "neither a file nor a folder"
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The documented variables `Env::check` leaves alone, and who judges them instead.
+    const NOT_CHECKED: &[(&str, &str)] = &[
+    ("LAUNCH_TOOLCHAIN", "the toolchain search: anything but a folder with a working toolchain is a toolchain error that says what the path is"),
+    ("CUDA_HOME / CUDA_PATH", "the CUDA toolkit's: one place among others the toolchain search looks at"),
+    ("VIRTUAL_ENV", "Python's: one place among others the toolchain search looks at"),
+    ("DOCS_RS", "docs.rs's: set at all, it means a docs.rs build"),
+    ("LAUNCH_TUNE", "read at run time by the program (`launch::tune`), which refuses a bad value"),
+    ("LAUNCH_TUNE_CACHE_DIR", "read at run time by the program (`launch::tune`)"),
+];
 
     #[test]
     fn the_compile_timeout_is_whole_seconds_of_at_least_one() {
@@ -120,6 +379,105 @@ mod tests {
             let message = timeout_from(bad).unwrap_err().to_string();
             assert!(message.contains("`LAUNCH_COMPILE_TIMEOUT`") && message.contains(&format!("`{bad}`")), "{message}");
         }
+    }
+
+    /// Every documented variable is either checked, with a grammar, or left to a named judge.
+    #[test]
+    fn every_documented_variable_is_checked_or_says_who_judges_it() {
+        for (name, _) in DOCUMENTED {
+            let checked = CHECKED.iter().filter(|(n, _)| n == name).count();
+            let not = NOT_CHECKED.iter().filter(|(n, _)| n == name).count();
+            assert_eq!(checked + not, 1, "{name}: in CHECKED {checked} times, in NOT_CHECKED {not} times");
+        }
+        for (name, _) in CHECKED.iter() {
+            assert!(DOCUMENTED.iter().any(|(n, _)| n == name), "{name} is checked but not documented");
+        }
+    }
+
+    /// A bad value of each grammar, and values each accepts.
+    fn samples(grammar: Grammar) -> (&'static [&'static str], &'static [&'static str]) {
+        match grammar {
+            Grammar::Switch => (&["maybe", "2", "enable", "y", "-1", "1 1"], &["1", "0", "TRUE", "no", "On", " off "]),
+            Grammar::CargoBool => (&["maybe", "1", "yes"], &["true", "false", "TRUE"]),
+            Grammar::Seconds => {
+                (&["abc", "-1", "0", "1.5", "99999999999999999999999", "86401", "1e3", "+5"], &["1", " 1800 ", "86400"])
+            }
+            Grammar::Folder => (&["relative/cache", "./cache", "cache"], &["/tmp/launch-cache", "/nonexistent/yet"]),
+            Grammar::Program => (&["/", "/nonexistent/python3", "no-such-program-of-cargo-launch"], &["/bin/sh", "sh"]),
+            Grammar::Arches => (&["sm_9O", ",", "sm_90,,sm_80", "90"], &["sm_90", "sm_80, sm_90"]),
+        }
+    }
+
+    /// Every checked variable × every bad value of its grammar: a configuration error from the
+    /// environment naming the variable and the value; its good values pass.
+    #[test]
+    fn every_checked_variable_refuses_every_bad_value_and_names_itself() {
+        let env = Env::cli();
+        let mut cases = 0;
+        for (name, grammar) in CHECKED {
+            let (bad, good) = samples(*grammar);
+            for value in bad {
+                let e = env.check_one(name, *grammar, std::ffi::OsStr::new(value)).unwrap_err();
+                assert_eq!(e.kind(), crate::error::ErrorKind::Config, "{name}={value}: {e}");
+                let text = e.to_string();
+                assert!(text.starts_with(&format!("environment: `{name}`: ")), "{name}={value}: {text}");
+                assert!(text.contains(value.trim()), "{name}={value}: the message shows the value: {text}");
+                cases += 1;
+            }
+            for value in good {
+                env.check_one(name, *grammar, std::ffi::OsStr::new(value))
+                    .unwrap_or_else(|e| panic!("{name}={value} is good: {e}"));
+            }
+        }
+        assert!(cases >= 40, "{cases}");
+    }
+
+    /// Switches turn on and off only by their documented values.
+    #[test]
+    fn a_switch_is_on_off_or_refused() {
+        for on in SWITCH_ON {
+            assert!(switch("X", on).unwrap() && switch("X", &on.to_uppercase()).unwrap());
+        }
+        for off in SWITCH_OFF.iter().chain(&["", "  "]) {
+            assert!(!switch("X", off).unwrap());
+        }
+        let text = switch("LAUNCH_NO_CACHE", "maybe").unwrap_err().to_string();
+        assert_eq!(
+            text,
+            "environment: `LAUNCH_NO_CACHE`: `maybe` is not a switch: set 1, true, yes, on to turn it on, 0, false, no, \
+             off (or leave it unset or empty) to leave it off"
+        );
+    }
+
+    /// Each way a time limit is wrong says that way, and never contradicts itself (a huge number
+    /// was "not a whole number of seconds, at least 1").
+    #[test]
+    fn a_bad_compile_timeout_says_what_is_wrong_with_it() {
+        let said = |v: &str| timeout_from(v).unwrap_err().to_string();
+        assert!(said("0").contains("must be at least 1 second"), "{}", said("0"));
+        for huge in ["86401", "99999999999999999999999"] {
+            let text = said(huge);
+            assert!(text.contains("more than the largest limit, 86400") && !text.contains("not a whole"), "{text}");
+        }
+        for not_number in ["abc", "-1", "1.5", ""] {
+            assert!(said(not_number).contains("is not a whole number of seconds"), "{}", said(not_number));
+        }
+        assert_eq!(timeout_from("86400").unwrap(), Duration::from_secs(MAX_TIMEOUT_SECS));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_path_is_described_as_what_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"x").unwrap();
+        let link = dir.path().join("l");
+        std::os::unix::fs::symlink(dir.path().join("gone"), &link).unwrap();
+        assert_eq!(path_kind(&file), PathKind::File);
+        assert_eq!(path_kind(dir.path()), PathKind::Folder);
+        assert_eq!(path_kind(&dir.path().join("none")), PathKind::Missing);
+        assert_eq!(path_kind(&link).describe(), format!("is a broken link to `{}`", dir.path().join("gone").display()));
+        assert_eq!(path_kind(Path::new("/dev/null")).describe(), "is a device");
     }
 
     #[test]

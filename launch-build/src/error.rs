@@ -6,12 +6,13 @@ use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use launch::schema::diagnostics::{Diagnostic, Severity};
+// `ErrorKind`: what kind of failure an `Error` is (`Error::kind`), the type a failed build's
+// diagnostics document records it with.
+pub use launch::schema::diagnostics::{Diagnostic, ErrorKind, Severity};
 
 mod diagnostics;
 mod kind;
 pub use diagnostics::DIAGNOSTICS_FILE;
-pub use kind::ErrorKind;
 
 /// Where a configuration value was read from.
 #[derive(Clone, Debug, PartialEq, Eq)]

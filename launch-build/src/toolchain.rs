@@ -116,7 +116,7 @@ pub fn discover_for(env: &Env, pin: &Pin) -> Result<Toolchain, Error> {
         }),
     }
 
-    if env.flag("LAUNCH_NO_SYSTEM_TOOLCHAIN") {
+    if env.flag("LAUNCH_NO_SYSTEM_TOOLCHAIN")? {
         searched.push(Searched {
             source: "system locations".into(),
             path: None,
@@ -177,9 +177,7 @@ pub fn at(root: &Path, origin: Origin, pin: &Pin) -> Result<Toolchain, Error> {
 
 /// `name` on `PATH` (never announced to cargo, see [`Env::untracked`]).
 pub fn on_path(name: &str, env: &Env) -> Option<PathBuf> {
-    let path = env.untracked("PATH")?;
-    let cwd = std::env::current_dir().unwrap_or_default();
-    which::which_in(name, Some(path), cwd).ok()
+    env.on_path(name)
 }
 
 /// What a found toolchain is good for.

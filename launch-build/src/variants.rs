@@ -55,10 +55,10 @@ pub struct Options {
 impl Options {
     /// Files in `work_dir`, as many ptxas at once as this machine has cores, the build's time
     /// limit, the kernel cache the variables name ([`KernelCache::open`] with `work_dir` as the
-    /// fallback folder).
+    /// fallback folder; none when `LAUNCH_NO_CACHE` holds a bad value, which [`Env::check`] refuses).
     pub fn new(work_dir: PathBuf) -> Options {
         let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let cache = KernelCache::open(&Env::cli(), &work_dir);
+        let cache = KernelCache::open(&Env::cli(), &work_dir).unwrap_or(None);
         Options { work_dir, jobs, timeout: crate::process::DEFAULT_TIMEOUT, ptxas_flags: Vec::new(), cache }
     }
 }
@@ -72,8 +72,11 @@ impl KernelCache {
     /// The cache a build with these variables uses: `kernels/` in `LAUNCH_CACHE_DIR` (else
     /// `$XDG_CACHE_HOME/cargo-launch`, else `~/.cache/cargo-launch`), else `launch_dir/cache`
     /// (the build's `OUT_DIR/launch`); `None` with `LAUNCH_NO_CACHE=1`.
-    pub fn open(env: &Env, launch_dir: &Path) -> Option<KernelCache> {
-        crate::cached_compile::open_cache(env, launch_dir).map(KernelCache)
+    ///
+    /// # Errors
+    /// A `LAUNCH_NO_CACHE` that is not a switch.
+    pub fn open(env: &Env, launch_dir: &Path) -> Result<Option<KernelCache>, Error> {
+        Ok(crate::cached_compile::open_cache(env, launch_dir)?.map(KernelCache))
     }
 
     /// The cache in the folder `dir` (created on the first store).

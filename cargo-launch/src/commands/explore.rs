@@ -58,7 +58,7 @@ pub(crate) fn run(args: &ExploreArgs) -> Result<(), Error> {
         let mut options = variants::Options::new(p.launch_dir.join("explore"));
         options.ptxas_flags = p.config.ptxas_flags.clone();
         // The cache the build just used, so a variant is assembled once, whoever asked first.
-        options.cache = variants::KernelCache::open(&env, &p.launch_dir);
+        options.cache = variants::KernelCache::open(&env, &p.launch_dir)?;
         let assembled = variants::assemble_variants(&tc, &kernel, &contracts, &options)
             .map_err(|e| Error::Failure(anyhow::anyhow!("{}: {e}", k.display_name)))?;
         cache.add(assembled.cache);

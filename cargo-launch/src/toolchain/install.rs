@@ -46,7 +46,7 @@ fn install_in(env: &Env, force: bool, pin: &Pin) -> anyhow::Result<Toolchain> {
             );
         }
     }
-    if env.offline() {
+    if env.offline()? {
         bail!("the toolchain is not installed in {} and CARGO_NET_OFFLINE=true forbids downloading it", dir.display());
     }
     fs::create_dir_all(&parent).with_context(|| format!("failed to create `{}`", parent.display()))?;

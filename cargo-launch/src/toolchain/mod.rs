@@ -52,8 +52,8 @@ fn ensure_pin(no_setup: bool, pin: &Pin) -> Result<(), Error> {
             )))
         }
         Err(e @ launch_build::Error::ToolchainNotFound { .. }) => {
-            let offline = env.offline();
-            if no_setup || env.flag("LAUNCH_NO_AUTO_SETUP") || offline {
+            let offline = env.offline()?;
+            if no_setup || env.flag("LAUNCH_NO_AUTO_SETUP")? || offline {
                 return Err(Error::NoToolchain(anyhow::Error::from(e)));
             }
             let flag = if *pin == pin::DEFAULT { String::new() } else { format!(" --toolchain {}", pin.name) };

@@ -4,24 +4,7 @@
 //! must treat every error deliberately (`cargo launch` gives each its exit code) matches the kind
 //! instead, which is exhaustive: a new variant gets its kind here, where the compiler asks for it.
 
-use super::Error;
-
-/// What kind of failure an [`Error`] is ([`Error::kind`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ErrorKind {
-    /// How the build was set up or called: `[package.metadata.launch]` or a `LAUNCH_*` variable,
-    /// an arch the toolchain cannot target, a build that is not a build script, an input file that
-    /// is not a regular file within the size limit.
-    Config,
-    /// No usable CUDA toolchain: none found, a tool that is missing or cannot start, an NVRTC
-    /// library that does not load.
-    Toolchain,
-    /// The kernels did not build: a compile error, a tool that failed or ran out of time, a
-    /// ptxas report not understood, kernels that break a rule.
-    Build,
-    /// Reading or writing a file failed.
-    Io,
-}
+use super::{Error, ErrorKind};
 
 impl Error {
     /// The kind of this error.

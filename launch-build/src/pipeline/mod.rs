@@ -20,9 +20,9 @@ mod tests;
 use std::path::{Path, PathBuf};
 
 use crate::cargo_directives;
-use crate::config::{self, Config};
+use crate::config::Config;
 use crate::env::Env;
-use crate::error::{self, Error};
+use crate::error::Error;
 use crate::manifest::Manifest;
 use crate::plan::Plan;
 use crate::prepare;
@@ -33,14 +33,12 @@ use crate::warnings::Warnings;
 pub fn build_crate(env: &Env, manifest_dir: &Path, launch_dir: &Path) -> Result<Manifest, Error> {
     let manifest_path = manifest_dir.join("Cargo.toml");
     cargo_directives::rerun_if_changed(&manifest_path);
+    // Every documented variable's value first: a bad one fails the same way wherever it is read.
+    env.check()?;
     let mut config = Config::load(&manifest_path)?;
     // `cargo launch check --arch ...` builds for arches the crate may not list.
-    if let Some(list) = env.get("LAUNCH_ARCH") {
-        config.arches = config::parse_arch_list(&list.to_string_lossy()).map_err(|message| Error::Config {
-            location: error::Location::Environment,
-            key: "LAUNCH_ARCH".into(),
-            message,
-        })?;
+    if let Some(arches) = env.arches()? {
+        config.arches = arches;
     }
     build_with(env, config, launch_dir)
 }

@@ -56,8 +56,10 @@ fn toolkit(root: &Path) -> Layout {
 
 /// Checks one root for CUDA `major`'s wheels, then a toolkit; the error lists what is missing.
 pub(super) fn probe(root: &Path, origin: Origin, major: u32) -> Result<Toolchain, String> {
-    if !root.is_dir() {
-        return Err("does not exist".into());
+    match crate::env::path_kind(root) {
+        crate::env::PathKind::Folder => {}
+        crate::env::PathKind::Missing => return Err("does not exist".into()),
+        other => return Err(format!("{}, not a toolchain folder", other.describe())),
     }
     let mut missing = Vec::new();
     for (n, layout) in [wheels(root, major), toolkit(root)].into_iter().enumerate() {

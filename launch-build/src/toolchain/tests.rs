@@ -20,6 +20,17 @@ fn probe_reports_what_is_missing() {
     let e = probe(dir.path(), Origin::Cache, 13).unwrap_err();
     assert!(e.starts_with("no nvidia/cu13/lib/libnvrtc.so.13, no nvidia/cu13/bin/ptxas, no lib64/libnvrtc.so"), "{e}");
     assert_eq!(probe(&dir.path().join("nope"), Origin::Cache, 12).unwrap_err(), "does not exist");
+    // What the path is, when it is there but not a folder (`LAUNCH_TOOLCHAIN=/etc/passwd`).
+    let file = dir.path().join("file");
+    std::fs::write(&file, b"x").unwrap();
+    assert_eq!(probe(&file, Origin::Override, 12).unwrap_err(), "is a file, not a toolchain folder");
+    #[cfg(unix)]
+    {
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(dir.path().join("gone"), &link).unwrap();
+        let e = probe(&link, Origin::Override, 12).unwrap_err();
+        assert!(e.starts_with("is a broken link to `") && e.ends_with("gone`, not a toolchain folder"), "{e}");
+    }
 }
 
 /// Empty files at `root`/each path; with `ptxas`, an executable one that prints `version`.

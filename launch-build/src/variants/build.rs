@@ -219,7 +219,7 @@ fn assemble_all(
     timeout: Duration,
     jobs: &[Job],
 ) -> Result<Vec<(Variant, bool)>, Error> {
-    let debug = env.flag("LAUNCH_BUILD_DEBUG");
+    let debug = env.flag("LAUNCH_BUILD_DEBUG")?;
     let work_dir = launch_dir.join("work").join("variants");
     let runs: Vec<cached::Job> = jobs
         .iter()
@@ -230,7 +230,7 @@ fn assemble_all(
             ptxas_flags: &j.ptxas_flags,
         })
         .collect();
-    let cache = open_cache(env, launch_dir);
+    let cache = open_cache(env, launch_dir)?;
     let slots = if jobs.len() > 1 { tokens(env) } else { Tokens::Serial };
     let started = Instant::now();
     let ran = cached::assemble(&compiler.toolchain, cache.as_ref(), &slots, &work_dir, timeout, &runs, debug);

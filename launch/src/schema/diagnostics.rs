@@ -29,6 +29,29 @@ pub struct Diagnostics {
     pub run: Option<String>,
     /// The problems.
     pub diagnostics: Vec<Diagnostic>,
+    /// What kind of failure it was, which decides `cargo launch`'s exit code; absent in a
+    /// document written before the field existed (then the failure counts as a build failure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<ErrorKind>,
+}
+
+/// What kind of failure a build's error is: the few classes a caller tells apart (launch-build's
+/// `Error::kind`), recorded in the document so that `cargo launch` gives a failed build the exit
+/// code of its error's kind wherever the error was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ErrorKind {
+    /// How the build was set up or called: `[package.metadata.launch]` or a `LAUNCH_*` variable,
+    /// an arch the toolchain cannot target, a build that is not a build script.
+    Config,
+    /// No usable CUDA toolchain: none found, a tool that is missing or cannot start, an NVRTC
+    /// library that does not load.
+    Toolchain,
+    /// The kernels did not build: a compile error, a tool that failed or ran out of time, a
+    /// ptxas report not understood, kernels that break a rule.
+    Build,
+    /// Reading or writing a file failed.
+    Io,
 }
 
 /// One located problem, as a compiler states it: `file:line:col: error: message`.
@@ -124,6 +147,7 @@ mod tests {
         let doc = Diagnostics {
             root: "/src/p".into(),
             run: None,
+            kind: Some(ErrorKind::Config),
             schema: VERSION,
             package: "p".into(),
             diagnostics: vec![Diagnostic {
@@ -133,7 +157,11 @@ mod tests {
         };
         let text = serde_json::to_string_pretty(&doc).expect("serialises");
         assert!(text.contains("\"severity\": \"error\"") && !text.contains("excerpt"), "{text}");
+        assert!(text.contains("\"kind\": \"config\""), "{text}");
         assert_eq!(Diagnostics::from_json(&text).expect("reads"), doc);
+        // A document written before `kind` existed reads with none.
+        let old = text.replace(",\n  \"kind\": \"config\"", "");
+        assert_eq!(Diagnostics::from_json(&old).expect("reads").kind, None, "{old}");
         let other = serde_json::to_string(&Diagnostics { schema: 9, ..doc }).expect("serialises");
         assert_eq!(
             Diagnostics::from_json(&other).unwrap_err().to_string(),
