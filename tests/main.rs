@@ -79,3 +79,7 @@ mod spills;
 /// Issue 14 item 3: `host = [...]` files compiled with nvcc through `cc`, linked into the crate,
 /// their kernels reported and checked with the numbers of that compile.
 mod host_files;
+
+/// Issue 19 item 5: every writing command × a target it cannot write: exit 2 before any work,
+/// nothing created or changed; `init` and `new` write all or nothing.
+mod writes;
