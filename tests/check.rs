@@ -223,8 +223,12 @@ fn settings_for_a_kernel_that_does_not_exist_are_a_warning() {
     let dir = trap("arch = [\"sm_90\"]\n[package.metadata.launch.kernel.poly_evl]\nmax-spill-bytes = 0");
     let (code, stdout, _) = check(dir.path(), &[]);
     assert_eq!(code, 0, "{stdout}");
+    // At the table's key (issue 19 item 7: it was `Cargo.toml:` with no line).
+    let text = std::fs::read_to_string(dir.path().join("Cargo.toml")).unwrap();
+    let (n, line) = text.lines().enumerate().find(|(_, l)| l.contains("poly_evl]")).unwrap();
+    let at = format!("Cargo.toml:{}:{}", n + 1, line.find("poly_evl").unwrap() + 1);
     assert!(
-        stdout.contains("warning[config]: Cargo.toml: [package.metadata.launch.kernel.poly_evl] names no kernel; its settings are unused. Kernels: poly_eval, poly_eval_lb256"),
+        stdout.contains(&format!("warning[config]: {at}: [package.metadata.launch.kernel.poly_evl] names no kernel; its settings are unused. Kernels: poly_eval, poly_eval_lb256")),
         "{stdout}"
     );
 }
