@@ -223,8 +223,12 @@ fn settings_for_a_kernel_that_does_not_exist_are_a_warning() {
     let dir = trap("arch = [\"sm_90\"]\n[package.metadata.launch.kernel.poly_evl]\nmax-spill-bytes = 0");
     let (code, stdout, _) = check(dir.path(), &[]);
     assert_eq!(code, 0, "{stdout}");
+    // At the table's key (issue 19 item 7: it was `Cargo.toml:` with no line).
+    let text = std::fs::read_to_string(dir.path().join("Cargo.toml")).unwrap();
+    let (n, line) = text.lines().enumerate().find(|(_, l)| l.contains("poly_evl]")).unwrap();
+    let at = format!("Cargo.toml:{}:{}", n + 1, line.find("poly_evl").unwrap() + 1);
     assert!(
-        stdout.contains("warning[config]: Cargo.toml: [package.metadata.launch.kernel.poly_evl] names no kernel; its settings are unused. Kernels: poly_eval, poly_eval_lb256"),
+        stdout.contains(&format!("warning[config]: {at}: [package.metadata.launch.kernel.poly_evl] names no kernel; its settings are unused. Kernels: poly_eval, poly_eval_lb256")),
         "{stdout}"
     );
 }
@@ -533,14 +537,15 @@ fn bless_refuses_a_baseline_path_that_is_not_a_regular_file_instead_of_hanging()
 }
 
 #[test]
-fn a_baseline_that_cannot_be_written_is_exit_4_whoever_named_it() {
-    // A usable path whose write fails (nothing can be created in /proc, even as root) is an I/O
-    // failure: exit 4 for --baseline as for the default path (it was 2 for --baseline, then 1).
+fn a_baseline_that_cannot_be_written_is_exit_2_before_the_build() {
+    // A path whose folder takes no new files (nothing can be created in /proc, even as root) is
+    // found before the build, by creating a file there: exit 2 (issue 19 item 5; it was exit 4,
+    // found only by the write after the build).
     toolchain_root();
     let dir = trap("arch = [\"sm_90\"]");
     check_cmd(dir.path(), &["--bless", "--baseline", "/proc/launch-baseline.txt"])
         .assert()
-        .code(4)
+        .code(2)
         .stderr(contains("cannot write the baseline"));
 }
 

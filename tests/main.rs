@@ -86,3 +86,10 @@ mod host_files;
 
 /// Issue 19 items 1 and 6: no file kind hangs the build, each is named; kernels many folders deep.
 mod input_files;
+
+/// Issue 19 item 5: every writing command × a target it cannot write: exit 2 before any work,
+/// nothing created or changed; `init` and `new` write all or nothing.
+mod writes;
+
+/// Issue 19 item 7: warnings about entries that match nothing carry `Cargo.toml:LINE:COL`.
+mod located_warnings;

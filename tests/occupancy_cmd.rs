@@ -192,11 +192,12 @@ fn plot_writes_a_self_contained_svg_with_three_graphs() {
     Detail::from_json(&stdout).expect("the JSON document on stdout");
     assert!(stderr.contains("occupancy.svg"), "{stderr}");
 
-    // A folder that does not exist is an error, not a panic.
+    // A folder that does not exist is a usage error (exit 2, found before any work; it was 4),
+    // not a panic.
     let missing = dir.path().join("no/such/dir/x.svg");
     let (code, _, stderr) =
         run(cargo_launch().args(["launch", "occupancy", "--arch", "sm_90", "--plot", missing.to_str().unwrap()]));
-    assert_eq!(code, 4, "{stderr}");
+    assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("x.svg") && !stderr.contains("panicked"), "{stderr}");
 }
 

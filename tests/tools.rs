@@ -94,6 +94,23 @@ fn a_ptxas_that_writes_no_cubin_says_so_and_shows_its_log() {
     assert!(!stderr.contains("No such file"), "{stderr}");
 }
 
+/// What a ptxas that writes no cubin printed is shown from either stream (issue 19 item 7: a line
+/// on stdout was reported as "it printed nothing").
+#[test]
+fn a_ptxas_that_writes_no_cubin_is_never_said_to_have_printed_nothing_when_it_printed() {
+    toolchain_root();
+    for redirect in ["", " >&2"] {
+        let dir = crate_with(GOOD);
+        let cache = tempfile::tempdir().unwrap();
+        let tools = tempfile::tempdir().unwrap();
+        let fake = fake_toolchain(tools.path(), &format!("echo 'a line from the fake ptxas'{redirect}\nexit 0"));
+        let (code, _, stderr) = run(&mut cargo_build(dir.path(), cache.path(), &fake));
+        assert_ne!(code, 0, "{stderr}");
+        assert!(stderr.contains("a line from the fake ptxas"), "`{redirect}`: {stderr}");
+        assert!(!stderr.contains("printed nothing"), "`{redirect}`: {stderr}");
+    }
+}
+
 #[test]
 fn an_inline_asm_error_names_the_kernel_and_its_source_line() {
     let tc = toolchain_root();

@@ -25,7 +25,8 @@ pub const EXIT_CODES: [(u8, &str); 5] = [
          the build script can judge: a tune table or `host` pattern that matches no kernel or file, a tune grid too \
          large once compiled); a documented environment variable with a bad value; a selection with no launch-build \
          package; a baseline path that is not a regular file (also for `--bless`), or a \
-         baseline that is unreadable, not UTF-8 or damaged",
+         baseline that is unreadable, not UTF-8 or damaged; a path a command writes (`init`, `new`, `--bless`, \
+         `--plot`, `setup`'s cache) that cannot be written there (checked before any work: nothing is written)",
     ),
     (
         NO_TOOLCHAIN,
@@ -35,7 +36,7 @@ pub const EXIT_CODES: [(u8, &str); 5] = [
     (
         FAILURE,
         "the build failed (a kernel did not compile: NVRTC, ptxas or a bad `@launch`; cargo failed), or an \
-         unexpected error (such as a baseline that cannot be written)",
+         unexpected error (such as a write that fails midway; what it created is removed)",
     ),
 ];
 

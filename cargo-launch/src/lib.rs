@@ -22,6 +22,7 @@ mod cargo;
 mod cli;
 mod commands;
 mod compat_check;
+mod destination;
 mod error;
 mod output;
 mod package_rules;

@@ -98,15 +98,18 @@ pub fn kernel_location(p: &PackageKernels, id: &KernelId) -> Location {
 /// `[package.metadata.launch.kernel.<name>]` tables whose name matches no kernel (a typo would
 /// otherwise silently drop a spill budget or a dynamic shared-memory size).
 fn unknown_kernel_settings(p: &PackageKernels) -> Vec<Finding> {
-    records::unknown_kernel_settings(&p.manifest)
+    records::unknown_kernel_settings(&p.manifest, &p.config)
         .into_iter()
-        .map(|message| Finding {
+        .map(|(at, message)| Finding {
             severity: Severity::Warning,
             kind: FindingKind::Config,
             package: p.package.clone(),
             kernel: None,
             arch: None,
-            location: Some(manifest_location(p)),
+            location: Some(match at {
+                Some((line, col)) => Location { line, col, ..manifest_location(p) },
+                None => manifest_location(p),
+            }),
             detail: Detail::Text(message),
         })
         .collect()

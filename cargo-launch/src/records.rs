@@ -159,15 +159,24 @@ pub fn kernel_id(package: &str, k: &KernelEntry) -> KernelId {
 }
 
 /// One message per `[package.metadata.launch.kernel."<key>"]` that names no kernel of the crate
-/// (a name, a qualified name or a pattern), as the build found them.
-pub fn unknown_kernel_settings(manifest: &launch_build::Manifest) -> Vec<String> {
+/// (a name, a qualified name or a pattern), as the build found them, with the 1-based line and
+/// column of its key in `config`'s Cargo.toml where known.
+pub fn unknown_kernel_settings(
+    manifest: &launch_build::Manifest,
+    config: &launch_build::Config,
+) -> Vec<(Option<(u32, u32)>, String)> {
     let names: Vec<&str> = manifest.kernels.iter().map(|k| k.display_name.as_str()).collect();
     (manifest.unused_kernel_settings.iter())
         .map(|key| {
-            format!(
+            let at = match config.places.kernels.get(key) {
+                Some(launch_build::error::Location::File { at, .. }) => *at,
+                _ => None,
+            };
+            let message = format!(
                 "[package.metadata.launch.kernel.{key}] names no kernel; its settings are unused. Kernels: {}",
                 names.join(", ")
-            )
+            );
+            (at, message)
         })
         .collect()
 }

@@ -350,7 +350,7 @@ impl Compiler {
         let started = Instant::now();
         let (status, out) = tool.run_unchecked().map_err(|e| for_job(e, &ptxas_name, file, &arch))?;
         let ptxas_time = started.elapsed();
-        let log = out.stderr;
+        let (log, stdout) = (out.stderr, out.stdout);
         let compile_error = |log: String| Error::Compile {
             compiler: ptxas_name.clone(),
             file: file.clone(),
@@ -373,7 +373,7 @@ impl Compiler {
                     compiler: ptxas_name.clone(),
                     file: file.clone(),
                     arch: arch.clone(),
-                    log: no_output_log(&tool, &cubin_path, &log),
+                    log: no_output_log(&tool, &cubin_path, &stdout, &log),
                 })
             }
             Err(e) => return Err(work_file("read ptxas output", &cubin_path, file)(e)),
@@ -413,10 +413,14 @@ pub fn nvrtc_command_line(file: &str, options: &[String]) -> String {
     line
 }
 
-/// The message of a ptxas that exited 0 but wrote no cubin.
-fn no_output_log(tool: &Tool, cubin: &Path, log: &str) -> String {
-    let said =
-        if log.trim().is_empty() { "it printed nothing".to_string() } else { format!("its log:\n{}", log.trim_end()) };
+/// The message of a ptxas that exited 0 but wrote no cubin: what it printed, on either stream.
+fn no_output_log(tool: &Tool, cubin: &Path, stdout: &str, stderr: &str) -> String {
+    let printed: Vec<&str> = [stdout, stderr].into_iter().map(str::trim_end).filter(|s| !s.trim().is_empty()).collect();
+    let said = if printed.is_empty() {
+        "it printed nothing".to_string()
+    } else {
+        format!("it printed:\n{}", printed.join("\n"))
+    };
     format!("ptxas exited successfully but produced no output: `{}` was not written by {tool}; {said}", cubin.display())
 }
 

@@ -129,6 +129,35 @@ pub struct Config {
     /// `host`: the kernel files compiled with the toolchain's nvcc (host code and all) into a
     /// static library linked into the crate, instead of NVRTC (see `host`).
     pub host: Vec<HostPattern>,
+    /// Where the `exclude` entries and the `file` and `kernel` tables are written, for the
+    /// warnings about one that matches nothing.
+    pub places: Places,
+}
+
+/// `Cargo.toml:LINE:COL` of each pattern entry, for the warnings about one that matches nothing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Places {
+    /// Of each `exclude` entry, in order.
+    pub exclude: Vec<Location>,
+    /// Of each `[package.metadata.launch.file."<pattern>"]` table's key, in order.
+    pub files: Vec<Location>,
+    /// Of each `[package.metadata.launch.kernel."<key>"]` table's key, by key.
+    pub kernels: BTreeMap<String, Location>,
+    /// Of each `-D` option in a `flags` list (the crate's, then the file tables'), with its macro.
+    pub define_flags: Vec<(String, Location)>,
+}
+
+/// `Cargo.toml:LINE:COL: ` (the file's name and the place, as the crate's warnings begin) of a
+/// place in Cargo.toml; `Cargo.toml: ` where the place is not known.
+pub fn warning_prefix(place: Option<&Location>) -> String {
+    match place {
+        Some(Location::File { path, at: Some((line, col)) }) => {
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            format!("{name}:{line}:{col}: ")
+        }
+        _ => "Cargo.toml: ".to_string(),
+    }
 }
 
 /// One `host` entry: a file pattern relative to the kernel folder, and where it was written (a
@@ -215,6 +244,7 @@ impl Config {
             toolchain: pin::DEFAULT,
             tune: Vec::new(),
             host: Vec::new(),
+            places: Places::default(),
         }
     }
 
@@ -257,17 +287,23 @@ impl Config {
         let host_threads = get("threads").map(|t| doc.block_size(&t)).transpose()?.unwrap_or(DEFAULT_HOST_THREADS);
         let max_spill_bytes = get("max-spill-bytes").map(|b| doc.bytes(&b)).transpose()?;
         let (flags, ptxas_flags) = doc.crate_flags(root, get("flags"), get("ptxas-flags"), &mut include_dirs)?;
-        let exclude = doc.exclude(get("exclude"))?;
+        let (exclude, exclude_places) = doc.exclude(get("exclude"))?;
         let host = doc.host_patterns(get("host"))?;
         let std_headers = get("std-headers").map(|b| doc.boolean(&b, "true or false")).transpose()?.unwrap_or(true);
         let min_driver = get("min-driver").map(|d| doc.cuda_version(&d)).transpose()?;
-        let files = get("file").map(|f| doc.file_tables(&f, &arches)).transpose()?.unwrap_or_default();
-        let (kernel, kernel_patterns) = get("kernel").map(|k| doc.kernel_tables(&k)).transpose()?.unwrap_or_default();
+        let mut define_places = get("flags").map(|f| doc.define_flags(&f)).transpose()?.unwrap_or_default();
+        let (files, file_places) =
+            get("file").map(|f| doc.file_tables(&f, &arches, &mut define_places)).transpose()?.unwrap_or_default();
+        let (kernel, kernel_patterns, kernel_places) =
+            get("kernel").map(|k| doc.kernel_tables(&k)).transpose()?.unwrap_or_default();
+        let places =
+            Places { exclude: exclude_places, files: file_places, kernels: kernel_places, define_flags: define_places };
         let tune = get("tune").map(|t| doc.tune(&t)).transpose()?.unwrap_or_default();
 
         Ok(Config {
             tune,
             host,
+            places,
             max_spill_bytes,
             kernel,
             kernel_patterns,

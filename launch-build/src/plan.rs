@@ -56,6 +56,8 @@ pub struct Plan {
     pub warnings: Vec<String>,
     /// The first `host` pattern that matches no file left after `exclude`.
     unmatched_host: Option<usize>,
+    /// The warning when `exclude` left out every kernel file there is.
+    excluded_all: Option<String>,
 }
 
 impl Plan {
@@ -65,6 +67,7 @@ impl Plan {
     /// The kernel folder (or a folder under it) cannot be listed.
     pub fn resolve(config: Config) -> Result<Plan, Error> {
         let all = kernel_files(config.root(), &config.kernel_dir)?;
+        let listed = all.len();
         let mut exclude_used = vec![false; config.exclude.len()];
         let mut table_used = vec![false; config.files.len()];
         let mut host_used = vec![false; config.host.len()];
@@ -92,23 +95,49 @@ impl Plan {
         }
         let folder = config.kernel_dir.display().to_string().replace('\\', "/");
         let mut warnings = Vec::new();
-        for (e, _) in config.exclude.iter().zip(&exclude_used).filter(|(_, used)| !**used) {
-            warnings.push(format!("exclude entry `{e}` matches no .cu file under {folder}/; it has no effect"));
-        }
-        for (f, _) in config.files.iter().zip(&table_used).filter(|(_, used)| !**used) {
+        let at = |places: &[crate::error::Location], i: usize| config::warning_prefix(places.get(i));
+        for (i, e) in config.exclude.iter().enumerate().filter(|(i, _)| !exclude_used[*i]) {
             warnings.push(format!(
-                "[package.metadata.launch.file.\"{}\"] matches no kernel file under {folder}/ (patterns are relative to it); its settings are unused",
+                "{}exclude entry `{e}` matches no .cu file under {folder}/; it has no effect",
+                at(&config.places.exclude, i)
+            ));
+        }
+        for (i, f) in config.files.iter().enumerate().filter(|(i, _)| !table_used[*i]) {
+            warnings.push(format!(
+                "{}[package.metadata.launch.file.\"{}\"] matches no kernel file under {folder}/ (patterns are relative to it); its settings are unused",
+                at(&config.places.files, i),
                 f.pattern
             ));
         }
+        warnings.extend(define_conflicts(&config, &files));
         let unmatched_host = host_used.iter().position(|used| !used);
-        Ok(Plan { config, files, warnings, unmatched_host })
+        let excluded_all = (files.is_empty() && listed > 0).then(|| {
+            let by: Vec<String> = (config.exclude.iter().enumerate().filter(|(i, _)| exclude_used[*i]))
+                .map(|(i, e)| format!("`{e}` ({})", at(&config.places.exclude, i).trim_end_matches([':', ' '])))
+                .collect();
+            format!(
+                "{folder}: `exclude` leaves out every .cu file of the kernel folder ({listed}), by {}: no kernel was built",
+                by.join(", ")
+            )
+        });
+        Ok(Plan { config, files, warnings, unmatched_host, excluded_all })
     }
 
     /// A plan of `files` as given (unit tests of the later stages, without a kernel folder).
     #[cfg(test)]
     pub fn of(config: Config, files: Vec<PlannedFile>) -> Plan {
-        Plan { config, files, warnings: Vec::new(), unmatched_host: None }
+        Plan { config, files, warnings: Vec::new(), unmatched_host: None, excluded_all: None }
+    }
+
+    /// Why no kernel file is planned, as a warning: none in the kernel folder, or `exclude` left
+    /// them all out (by which entries); `None` when some file is planned.
+    pub fn nothing_to_build(&self) -> Option<String> {
+        if !self.files.is_empty() {
+            return None;
+        }
+        Some(self.excluded_all.clone().unwrap_or_else(|| {
+            format!("{}: no .cu file in the kernel folder: no kernel was built", self.kernel_folder())
+        }))
     }
 
     /// The crate root (the folder of Cargo.toml).
@@ -194,6 +223,32 @@ fn mark<P>(patterns: &[P], used: &mut [bool], matches: impl Fn(&P) -> bool) -> b
         }
     }
     any
+}
+
+/// A warning per macro that a `-D` option in `flags` and `defines` give different values for one
+/// file (each once, at the first such option): NVRTC sees `defines` first, so the flag wins.
+fn define_conflicts(config: &Config, files: &[PlannedFile]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in files {
+        for d in f.settings.flags.iter().filter_map(|o| o.strip_prefix("--define-macro=")) {
+            let (name, flag) = d.split_once('=').unwrap_or((d, "1"));
+            let Some((_, value)) = f.settings.defines.iter().find(|(n, _)| n == name) else { continue };
+            let value = value.as_deref().unwrap_or("1");
+            if value == flag {
+                continue;
+            }
+            let place = config.places.define_flags.iter().find(|(n, _)| n == name).map(|(_, at)| at);
+            let w = format!(
+                "{}`-D{d}` in `flags` and `defines` give macro `{name}` different values ({flag} and {value}); the \
+                 `flags` one wins (NVRTC reads `defines` first): keep one",
+                config::warning_prefix(place)
+            );
+            if !out.contains(&w) {
+                out.push(w);
+            }
+        }
+    }
+    out
 }
 
 /// The arches a file is compiled for: the crate's (lowest first), kept to those its `arch` setting

@@ -65,6 +65,15 @@ pub fn run(args: &CheckArgs) -> Result<(), Error> {
     // `--spills`: spill findings point at the line with the most spill code (only spilling files
     // are compiled again, with line info, and the result is cached).
     let spill_lines = if args.spills { Some(crate::spills::collect(&packages, records.iter())?) } else { None };
+    if args.bless {
+        // Every package's baseline can be written, or none is.
+        let given = if args.baseline.is_some() { " given with --baseline" } else { "" };
+        for p in &packages {
+            let path = baseline_path(args, p);
+            let _absent = usable(&path, given, "write")?;
+            writable_baseline(&path, given)?;
+        }
+    }
     let mut baselines = Vec::new();
     for p in &packages {
         let recs: Vec<&Row> = records.iter().filter(|r| r.id.package == p.package).collect();
@@ -84,8 +93,9 @@ fn explicit_baseline(args: &CheckArgs) -> Result<Option<baseline::Parsed>, Error
     match (&args.baseline, args.bless) {
         (Some(path), false) => read_baseline(path, true),
         (Some(path), true) => {
-            // Absent is fine: --bless creates it.
+            // Absent is fine: --bless creates it, in a folder that exists and takes files.
             let _absent = usable(path, " given with --baseline", "write")?;
+            writable_baseline(path, " given with --baseline")?;
             Ok(None)
         }
         _ => Ok(None),
@@ -189,6 +199,11 @@ fn usable(path: &Path, given: &str, action: &str) -> Result<Result<(), std::io::
         }
         Err(e) => Err(refuse(e.to_string())),
     }
+}
+
+/// Refuses a baseline path `--bless` could not write (see `destination::file`): exit 2.
+fn writable_baseline(path: &Path, given: &str) -> Result<(), Error> {
+    crate::destination::file(path, &format!("cannot write the baseline `{}`{given}", path.display()))
 }
 
 /// About 800,000 records: far above any crate's kernels × arches.

@@ -7,7 +7,12 @@ use anyhow::Context;
 use toml_edit::{value, Array, DocumentMut, InlineTable, Item, Table};
 
 use crate::cli::{InitArgs, NewArgs};
+use crate::destination;
 use crate::error::Error;
+
+mod files;
+
+use files::{build_script, write_all, write_crate};
 
 /// The line a build script needs.
 pub(crate) const BUILD_LINE: &str = "launch_build::build();";
@@ -88,55 +93,62 @@ pub(crate) fn init(args: &InitArgs) -> Result<(), Error> {
     let text = std::fs::read_to_string(&manifest).with_context(|| format!("cannot read `{}`", manifest.display()))?;
     let mut doc: DocumentMut =
         text.parse().map_err(|e| usage(anyhow::anyhow!("`{}` is not valid TOML: {e}", manifest.display())))?;
-    let mut done: Vec<String> = Vec::new();
     let mut todo: Vec<String> = Vec::new();
 
     let edit = edit_manifest(&mut doc, &root, args.kernels.as_deref())
         .map_err(|e| usage(anyhow::anyhow!("`{}`: {e}", manifest.display())))?;
-    done.extend(edit.done);
+    let mut done = edit.done;
     let new_text = keep_line_endings(&text, doc.to_string());
+    // A linked Cargo.toml is edited where it is.
+    let manifest_target = std::fs::canonicalize(&manifest).unwrap_or_else(|_| manifest.clone());
+
+    // Every path init writes is checked before anything is written (exit 2 for one that cannot
+    // be), and then everything is written or nothing: on a failure what was created is removed.
+    if new_text != text {
+        destination::file(&manifest_target, &format!("cannot write `{}`", manifest.display()))?;
+    }
+    let build_rs = match &edit.build {
+        BuildScript::Disabled => {
+            todo.push(format!(
+                "Cargo.toml sets `build = false`: cargo-launch needs a build script with `{BUILD_LINE}` in its main()"
+            ));
+            None
+        }
+        BuildScript::At(rel) => build_script(&crate_dir, rel, &mut todo)?,
+    };
+    let kernels = crate_dir.join(&edit.kernel_dir);
+    let folders = match std::fs::symlink_metadata(&kernels) {
+        Ok(_) => Vec::new(),
+        Err(_) => {
+            destination::new_folder(&kernels, &format!("cannot create the kernel folder `{}`", kernels.display()))?
+        }
+    };
 
     // Nothing is written unless the result is a crate `report` accepts: the edited Cargo.toml must
     // load as launch-build will load it. The kernel folder `init` would create is created for the
     // check (the config requires it) and removed again when the check fails.
-    let kernels = crate_dir.join(&edit.kernel_dir);
     let created = validate(&manifest, &new_text, &kernels).map_err(|e| {
         usage(anyhow::anyhow!(
             "{e}\nnothing was written: fix [package.metadata.launch] (or the --kernels folder) and run init again"
         ))
     })?;
-    if new_text != text {
-        launch_build::tooling::write_if_changed(&manifest, new_text.as_bytes())
-            .with_context(|| format!("cannot write `{}`", manifest.display()))?;
-    }
-
-    // The build script: written when there is none, never replaced.
-    match edit.build {
-        BuildScript::Disabled => todo.push(format!(
-            "Cargo.toml sets `build = false`: cargo-launch needs a build script with `{BUILD_LINE}` in its main()"
-        )),
-        BuildScript::At(rel) => {
-            let path = crate_dir.join(&rel);
-            match std::fs::read_to_string(&path) {
-                Ok(s) if s.contains("launch_build::build") => {}
-                Ok(_) => todo
-                    .push(format!("{} exists and was left as it is: add `{BUILD_LINE}` to its main()", rel.display())),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    std::fs::write(&path, BUILD_RS).with_context(|| format!("cannot write `{}`", path.display()))?;
-                    done.push(format!("wrote {} (`{BUILD_LINE}`)", rel.display()));
-                }
-                Err(e) => {
-                    return Err(anyhow::Error::new(e).context(format!("cannot read `{}`", path.display())).into())
-                }
-            }
-        }
-    }
-
-    // The kernel folder, with an example kernel, only when absent.
+    let mut files: Vec<(PathBuf, &str)> = Vec::new();
     if created {
-        std::fs::write(kernels.join("example.cu"), EXAMPLE_KERNEL)
-            .with_context(|| format!("cannot write `{}`", kernels.join("example.cu").display()))?;
+        files.push((kernels.join("example.cu"), EXAMPLE_KERNEL));
+    }
+    if let Some(rel) = &build_rs {
+        files.push((crate_dir.join(rel), BUILD_RS));
+    }
+    write_all(&files, (new_text != text).then_some((&manifest_target, new_text.as_str()))).inspect_err(|_| {
+        if created {
+            destination::remove_created(&folders);
+        }
+    })?;
+    if created {
         done.push(format!("created {}/ with an example kernel (example.cu)", edit.kernel_dir));
+    }
+    if let Some(rel) = &build_rs {
+        done.push(format!("wrote {} (`{BUILD_LINE}`)", rel.display()));
     }
 
     let name = doc.get("package").and_then(|p| p.get("name")).and_then(|n| n.as_str()).unwrap_or("this crate");
@@ -166,6 +178,12 @@ fn check_kernels_arg(k: &str) -> Result<(), String> {
     }
     if Path::new(k).is_absolute() {
         return Err(format!("`{k}` is absolute; pass a folder relative to Cargo.toml so the crate builds anywhere"));
+    }
+    if Path::new(k).components().any(|c| c == std::path::Component::ParentDir) {
+        return Err(format!(
+            "`{k}` leaves the crate's folder (`..`); pass a folder inside it, relative to Cargo.toml, so the crate \
+             builds anywhere and `cargo package` takes the kernels along"
+        ));
     }
     Ok(())
 }
@@ -313,7 +331,11 @@ pub(crate) fn new(args: &NewArgs) -> Result<(), Error> {
         )));
     }
     let root = checkout(args.path.as_deref())?;
+    // Checked before anything is written; the crate is written into a folder beside it and
+    // renamed into place when complete, so a failure leaves nothing behind.
+    let missing = destination::new_folder(dir, &format!("cannot create `{}`", dir.display()))?;
     let ident = name.replace('-', "_");
+    let mut files = Vec::new();
     for (rel, text) in TEMPLATE {
         let text = match *rel {
             "Cargo.toml" => template_manifest(text, &name, &root)
@@ -321,14 +343,18 @@ pub(crate) fn new(args: &NewArgs) -> Result<(), Error> {
             "src/main.rs" | "src/tuned.rs" => text.replace("launch_template", &ident).replace("launch-template", &name),
             _ => text.to_string(),
         };
-        let path = dir.join(rel);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).with_context(|| format!("cannot create `{}`", parent.display()))?;
-        }
-        std::fs::write(&path, text).with_context(|| format!("cannot write `{}`", path.display()))?;
+        files.push((*rel, text));
     }
-    std::fs::write(dir.join(".gitignore"), "/target\n")
-        .with_context(|| format!("cannot write `{}`", dir.join(".gitignore").display()))?;
+    files.push((".gitignore", "/target\n".to_string()));
+    let parent = missing.last().and_then(|m| m.parent()).unwrap_or(dir.parent().unwrap_or(Path::new(".")));
+    let parent = if parent.as_os_str().is_empty() { Path::new(".") } else { parent };
+    let staging = parent.join(format!(".{name}.cargo-launch-new-{}", std::process::id()));
+    let written = write_crate(&staging, &files, dir);
+    if written.is_err() {
+        let _ = std::fs::remove_dir_all(&staging);
+        destination::remove_created(&missing);
+    }
+    written?;
     println!(
         "created `{name}` in {}: kernels/poly.cu (five launch-bounds builds of one kernel), build.rs, src/\n\
          next: cd {} && cargo launch report",

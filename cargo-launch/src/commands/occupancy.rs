@@ -17,6 +17,10 @@ use crate::words::group;
 
 /// Runs `cargo launch occupancy`.
 pub(crate) fn run(args: &OccupancyArgs) -> Result<(), Error> {
+    // A plot that cannot be written fails before anything is computed.
+    if let Some(path) = &args.plot {
+        svg::check_destination(path)?;
+    }
     let calc = Calculator::new(args)?;
     if let Some(path) = &args.plot {
         let series = [calc.series(Variable::Threads)?, calc.series(Variable::Registers)?, calc.series(Variable::Smem)?];

@@ -24,8 +24,9 @@ pub(crate) fn run(args: &ReportArgs) -> Result<(), Error> {
     toolchain::refuse_untargetable(&arches, &pins)?;
     let packages = selection.build(&arches)?;
     for p in &packages {
-        for w in records::unknown_kernel_settings(&p.manifest) {
-            eprintln!("warning: {}: {w}", p.config.manifest_path.display());
+        for (at, w) in records::unknown_kernel_settings(&p.manifest, &p.config) {
+            let at = at.map(|(line, col)| format!(":{line}:{col}")).unwrap_or_default();
+            eprintln!("warning: {}{at}: {w}", p.config.manifest_path.display());
         }
     }
     let rows = records::rows(&packages, &arches)?;

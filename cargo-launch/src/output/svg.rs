@@ -97,19 +97,11 @@ pub(crate) fn escape(text: &str) -> String {
 }
 
 /// Refuses a plot path whose folder does not exist (a typo in it is an error, not a new folder
-/// tree) or that names something other than a file (a folder, a link, a FIFO). Called before the
-/// work that the plot draws, so a bad path fails fast.
+/// tree), that names something other than a file (a folder, a link, a FIFO), or whose folder
+/// takes no new files (`/proc`): a usage error (exit 2). Called before the work that the plot
+/// draws, so a bad path fails fast.
 pub(crate) fn check_destination(path: &Path) -> Result<(), Error> {
-    let refuse = |why: String| Err(Error::Failure(anyhow::anyhow!("writing the plot to {}: {why}", path.display())));
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
-        return refuse(format!("the folder {} does not exist", dir.display()));
-    }
-    match std::fs::symlink_metadata(path) {
-        Ok(m) if !m.is_file() => {
-            refuse("it is not a regular file (a folder, link, FIFO or device); refusing to replace it".into())
-        }
-        _ => Ok(()),
-    }
+    crate::destination::file(path, &format!("writing the plot to {}", path.display()))
 }
 
 /// Writes `svg` to `path` and says so on stderr (stdout stays the command's output).

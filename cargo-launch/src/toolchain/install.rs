@@ -27,6 +27,16 @@ const COMPLETE: &str = ".complete";
 /// `cargo launch setup` and the auto-setup before a build call it.
 pub fn install(force: bool, pin: &Pin) -> Result<Toolchain, Error> {
     let env = Env::cli();
+    // Where the install would go is checked before any download: a cache folder that cannot be
+    // created or written (LAUNCH_CACHE_DIR set to a file, `/proc/x`) is a usage error, not a
+    // failed install.
+    if let Some(dir) = toolchain::pin_dir(&env, pin) {
+        if force || !dir.join(COMPLETE).is_file() {
+            let what =
+                format!("cannot install the toolchain into {} (the cache: LAUNCH_CACHE_DIR, else HOME)", dir.display());
+            crate::destination::new_folder(&dir, &what)?;
+        }
+    }
     install_in(&env, force, pin).map_err(Error::NoToolchain)
 }
 
@@ -90,6 +100,7 @@ fn install_in(env: &Env, force: bool, pin: &Pin) -> anyhow::Result<Toolchain> {
         .run()
         .map_err(|e| {
             let _ = remove_dir(&tmp);
+            let _ = fs::remove_file(&req);
             anyhow::Error::new(e).context(
                 "pip could not install the toolchain (needs Python 3 with pip and access to the package index; \
                  set LAUNCH_PYTHON to use another interpreter)",
@@ -97,6 +108,7 @@ fn install_in(env: &Env, force: bool, pin: &Pin) -> anyhow::Result<Toolchain> {
         })?;
 
     // Check that what was installed runs before publishing it.
+    let _ = fs::remove_file(&req);
     let t = toolchain::at(&tmp, Origin::Cache, pin).map_err(|e| {
         let _ = remove_dir(&tmp);
         anyhow::Error::new(e).context("the installed toolchain does not work")

@@ -127,7 +127,9 @@ fn read_entry(path: &Path) -> Result<Option<Vec<u8>>, String> {
 pub(super) fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, String> {
     let meta = match fs::symlink_metadata(path) {
         Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        // Nothing can be there when a folder above it is a file (`LAUNCH_CACHE_DIR` set to a
+        // file): no entry, not a damaged one; storing it fails and says so.
+        Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => return Ok(None),
         Err(e) => return Err(e.to_string()),
     };
     regular(&meta, limit)?;

@@ -255,6 +255,21 @@ fn a_folder_is_damaged_and_replaced() {
     corrupt_then_replaced(&cache, &key, "a folder");
 }
 
+/// A cache folder that is a file (`LAUNCH_CACHE_DIR` pointing at one) holds no entry: a miss,
+/// never a damaged entry (issue 19 item 7: the build said "1 damaged kernel cache entry compiled
+/// again and replaced" next to the right "could not write the kernel cache"); the store fails.
+#[test]
+fn a_cache_folder_that_is_a_file_is_a_miss_not_damage() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("file"), b"x").unwrap();
+    for dir in [d.path().join("file"), d.path().join("file/kernels")] {
+        let cache = Cache::new(dir.clone());
+        let key = Inputs::base().key();
+        assert!(matches!(cache.load(&key), Lookup::Miss), "{}", dir.display());
+        assert!(cache.store(&key, &entry()).is_err(), "{}", dir.display());
+    }
+}
+
 #[test]
 fn an_oversized_file_is_damaged_without_being_read() {
     let (_d, cache, key, path) = stored();

@@ -13,7 +13,7 @@ use super::document::{location, Doc, Node};
 use super::pattern::is_pattern;
 use super::values::folder_problem;
 use super::{without_repeats, FileConfig, HostPattern, KernelConfig, FILE_KEYS, KERNEL_KEYS};
-use crate::error::Error;
+use crate::error::{Error, Location};
 use crate::flags::Mapped;
 use crate::toolchain::pin::Pin;
 
@@ -141,11 +141,27 @@ impl<'a> Doc<'a> {
         Ok((nvrtc, without_repeats(ptxas_flags)))
     }
 
-    /// `exclude`: patterns.
-    pub(super) fn exclude(&self, list: Option<Node>) -> Result<Vec<String>, Error> {
-        let Some(list) = list else { return Ok(Vec::new()) };
+    /// The macros the `-D` options of a `flags` list define, each with where it is written.
+    pub(super) fn define_flags(&self, list: &Node) -> Result<Vec<(String, Location)>, Error> {
+        Ok((self.nvrtc_flags(list)?.into_iter())
+            .filter_map(|(node, m)| match m {
+                Mapped::Nvrtc(o) => o.strip_prefix("--define-macro=").map(|d| {
+                    let name = d.split('=').next().unwrap_or(d).to_string();
+                    (name, location(self.path, self.text, node.span.clone()))
+                }),
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// `exclude`: patterns, and where each is written.
+    pub(super) fn exclude(&self, list: Option<Node>) -> Result<(Vec<String>, Vec<Location>), Error> {
+        let Some(list) = list else { return Ok((Vec::new(), Vec::new())) };
         (self.array(&list, "a list of files, folders or patterns such as [\"host\", \"*_test.cu\"]")?.iter())
-            .map(|e| self.pattern(e, "a file, folder or pattern such as \"host.cu\""))
+            .map(|e| {
+                let pattern = self.pattern(e, "a file, folder or pattern such as \"host.cu\"")?;
+                Ok((pattern, location(self.path, self.text, e.span.clone())))
+            })
             .collect()
     }
 
@@ -161,18 +177,29 @@ impl<'a> Doc<'a> {
         Ok(host)
     }
 
-    /// `[package.metadata.launch.file."<pattern>"]` tables, in the order they are written.
-    pub(super) fn file_tables(&self, f: &Node, arches: &[Arch]) -> Result<Vec<FileConfig>, Error> {
+    /// `[package.metadata.launch.file."<pattern>"]` tables, in the order they are written, and
+    /// where each key is written.
+    pub(super) fn file_tables(
+        &self,
+        f: &Node,
+        arches: &[Arch],
+        defines: &mut Vec<(String, Location)>,
+    ) -> Result<(Vec<FileConfig>, Vec<Location>), Error> {
         let tables =
             self.table(f, "a table of per-file settings such as [package.metadata.launch.file.\"quantized.cu\"]")?;
         let mut files = Vec::new();
+        let mut places = Vec::new();
         for (pattern, _) in tables.iter() {
             let Some((key, item)) = tables.get_key_value(pattern) else { continue };
             let Some(one) = f.entry(key, item) else { continue };
             let pattern = self.pattern_key(&one, key, pattern)?;
             files.push(self.file_table(&one, pattern, arches)?);
+            places.push(location(self.path, self.text, key.span().or(one.span.clone())));
+            if let Some(list) = self.table(&one, "").ok().and_then(|t| one.child_in(t, "flags")) {
+                defines.extend(self.define_flags(&list)?);
+            }
         }
-        Ok(files)
+        Ok((files, places))
     }
 
     /// One `[package.metadata.launch.file."<pattern>"]` table.
@@ -207,14 +234,16 @@ impl<'a> Doc<'a> {
 
     /// `[package.metadata.launch.kernel."<key>"]` tables by key, and the keys that are patterns
     /// in the order they are written.
-    pub(super) fn kernel_tables(&self, k: &Node) -> Result<(BTreeMap<String, KernelConfig>, Vec<String>), Error> {
+    pub(super) fn kernel_tables(&self, k: &Node) -> Result<KernelTables, Error> {
         let kernels =
             self.table(k, "a table of per-kernel settings such as [package.metadata.launch.kernel.my_kernel]")?;
         let mut kernel = BTreeMap::new();
         let mut kernel_patterns = Vec::new();
+        let mut places = BTreeMap::new();
         for (name, _) in kernels.iter() {
             let Some((key, item)) = kernels.get_key_value(name) else { continue };
             let Some(one) = k.entry(key, item) else { continue };
+            places.insert(name.to_string(), location(self.path, self.text, key.span().or(one.span.clone())));
             let settings = self.table(&one, "a table of per-kernel settings such as { threads = 256 }")?;
             self.known_keys(&one, settings, KERNEL_KEYS, "[package.metadata.launch.kernel.<name>]")?;
             let get = |field: &str| one.child_in(settings, field);
@@ -230,6 +259,10 @@ impl<'a> Doc<'a> {
                 },
             );
         }
-        Ok((kernel, kernel_patterns))
+        Ok((kernel, kernel_patterns, places))
     }
 }
+
+/// The `kernel` tables by key, the keys that are patterns in file order, and where each key is
+/// written.
+type KernelTables = (BTreeMap<String, KernelConfig>, Vec<String>, BTreeMap<String, Location>);

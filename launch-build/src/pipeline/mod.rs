@@ -57,9 +57,8 @@ fn build_with(env: &Env, config: Config, launch_dir: &Path) -> Result<Manifest, 
     for w in &plan.warnings {
         warnings.crate_warning(w.clone());
     }
-    if plan.files.is_empty() {
-        warnings
-            .crate_warning(format!("{}: no .cu file in the kernel folder: no kernel was built", plan.kernel_folder()));
+    if let Some(why) = plan.nothing_to_build() {
+        warnings.crate_warning(why);
     }
     // Contracts are checked before anything is compiled; every error of every file at once.
     let prepared = prepare::all(&plan)?;

@@ -76,9 +76,10 @@ fn patterns_that_match_nothing_are_reported() {
     );
     assert_eq!(
         plan.warnings,
+        // At the entry in Cargo.toml (issue 19 item 7: they had no location).
         [
-            "exclude entry `gone` matches no .cu file under kernels/; it has no effect",
-            "[package.metadata.launch.file.\"b.cu\"] matches no kernel file under kernels/ (patterns are relative to it); its settings are unused",
+            "Cargo.toml:7:12: exclude entry `gone` matches no .cu file under kernels/; it has no effect",
+            "Cargo.toml:8:31: [package.metadata.launch.file.\"b.cu\"] matches no kernel file under kernels/ (patterns are relative to it); its settings are unused",
         ]
     );
     assert!(plan.check_host_patterns().is_ok());
