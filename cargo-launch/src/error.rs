@@ -31,7 +31,8 @@ pub const EXIT_CODES: [(u8, &str); 5] = [
     (
         NO_TOOLCHAIN,
         "no CUDA toolchain found and none could be installed; `LAUNCH_TOOLCHAIN` set to something other than a folder \
-         with a working one (nothing is installed then)",
+         with a working one (nothing is installed then); a toolchain without what `host` files need (nvcc, the \
+         static CUDA runtime) or no host C++ compiler",
     ),
     (
         FAILURE,

@@ -68,6 +68,17 @@ pub enum Error {
         /// What is wrong and the valid choices.
         message: String,
     },
+    /// The toolchain lacks what `host` files need (nvcc beside ptxas, the static CUDA runtime),
+    /// or there is no host C++ compiler: a toolchain problem, located at the `host` entry that
+    /// asks for them.
+    HostTools {
+        /// `path/Cargo.toml:line:col` of the `host` entry.
+        location: Location,
+        /// The entry, dotted (`package.metadata.launch.host[0]`).
+        key: String,
+        /// What is missing and how to get it.
+        message: String,
+    },
     /// No NVRTC + ptxas pair was found.
     ToolchainNotFound {
         /// The `toolchain` asked for (`12.9`, the default, or `13.0`).
@@ -292,7 +303,9 @@ impl fmt::Display for Error {
                 f,
                 "`{var}` is not set: launch_build::build() must run from a build script (build.rs) under cargo"
             ),
-            Error::Config { location, key, message } => write!(f, "{location}: `{key}`: {message}"),
+            Error::Config { location, key, message } | Error::HostTools { location, key, message } => {
+                write!(f, "{location}: `{key}`: {message}")
+            }
             Error::ToolchainNotFound { toolchain, default, searched } => {
                 let default = *default;
                 if default {

@@ -82,9 +82,15 @@ pub fn tools(
                 toolchain.ptxas.parent().unwrap_or(&toolchain.root).display()
             )
         };
-        return Err(host_pattern_error(first, message));
+        // The 12.9 line has no nvcc at all: the crate's `toolchain` is what to change (its
+        // configuration); a 13.x install without it is a damaged toolchain.
+        return Err(if toolchain.major().is_some_and(|m| m < 13) {
+            host_pattern_error(first, message)
+        } else {
+            missing_tool(first, message)
+        });
     };
-    let cxx = cxx.map_err(|why| host_pattern_error(first, format!(
+    let cxx = cxx.map_err(|why| missing_tool(first, format!(
         "`host` files need a host C++ compiler (nvcc compiles their host code with it), and {why}; install g++ or clang++, or set CXX to one"
     )))?;
     let nvcc_version = Tool::new(&nvcc)
@@ -120,6 +126,11 @@ pub fn host_compiler(env: &Env) -> Result<PathBuf, String> {
     }
     let name = wanted.to_string_lossy().into_owned();
     on_path(&name, env).ok_or_else(|| format!("`{name}` (the `cc` crate's choice: CXX, else c++) is not on PATH"))
+}
+
+/// A located toolchain problem at the `host` entry `p` (exit 3 from `cargo launch`).
+fn missing_tool(p: &HostPattern, message: String) -> Error {
+    Error::HostTools { location: p.location.clone(), key: p.key.clone(), message }
 }
 
 /// `libcudart_static.a` beside nvcc: `lib` of the 13.x wheels, `lib64` or
@@ -231,7 +242,7 @@ pub fn link(
 ) -> Result<String, Error> {
     let started = Instant::now();
     let Some(cudart_dir) = &tools.cudart_dir else {
-        return Err(host_pattern_error(
+        return Err(missing_tool(
             first,
             format!(
                 "`host` files link the static CUDA runtime, and there is no libcudart_static.a beside {} (looked in lib, lib64 and targets/<cpu>-linux/lib); `cargo launch setup --toolchain 13.0` installs it",

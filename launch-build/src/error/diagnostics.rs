@@ -16,7 +16,8 @@ impl Error {
     /// Empty for errors about no file (a missing toolchain, an I/O error).
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         match self {
-            Error::Config { location: Location::File { path, at }, key, message } => {
+            Error::Config { location: Location::File { path, at }, key, message }
+            | Error::HostTools { location: Location::File { path, at }, key, message } => {
                 let (line, col) = at.unwrap_or((0, 0));
                 vec![Diagnostic::error(path.display().to_string(), line, col, format!("`{key}`: {message}"))]
             }

@@ -15,6 +15,7 @@ impl Error {
             | Error::UnsupportedArch { .. }
             | Error::InputFile { .. } => ErrorKind::Config,
             Error::ToolchainNotFound { .. }
+            | Error::HostTools { .. }
             | Error::ToolNotFound { .. }
             | Error::ToolStart { .. }
             | Error::NvrtcLoad { .. } => ErrorKind::Toolchain,
@@ -59,6 +60,10 @@ mod tests {
                 ErrorKind::Config,
             ),
             (Error::ToolchainNotFound { toolchain: "12.9", default: true, searched: Vec::new() }, ErrorKind::Toolchain),
+            (
+                Error::HostTools { location: Location::Environment, key: "k".into(), message: "m".into() },
+                ErrorKind::Toolchain,
+            ),
             (Error::ToolNotFound { tool: "ptxas".into() }, ErrorKind::Toolchain),
             (Error::ToolStart { command: "`ptxas`".into(), source: io() }, ErrorKind::Toolchain),
             (Error::NvrtcLoad { path: PathBuf::from("libnvrtc.so"), reason: "r".into() }, ErrorKind::Toolchain),

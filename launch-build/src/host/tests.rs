@@ -110,6 +110,23 @@ fn host_files_with_a_toolchain_without_nvcc_name_toolchain_13_0() {
     assert!(e.starts_with("Cargo.toml:7:9: `package.metadata.launch.host[0]`: `host` files are compiled with nvcc, and the CUDA 12.9 toolchain found (tc) has none: the 12.9 wheels ship NVRTC and ptxas only; set `toolchain = \"13.0\"`"), "{e}");
 }
 
+/// What the crate asks for is its configuration (exit 2); what the toolchain or the machine
+/// lacks is a toolchain problem (exit 3), located at the `host` entry either way.
+#[test]
+fn host_tool_problems_are_config_or_toolchain_errors_by_whose_fix_they_need() {
+    use crate::error::ErrorKind;
+    let (dir, config, _) = crate_with("arch = [\"sm_90\"]\nhost = [\"launch.cu\"]", &["launch.cu"]);
+    let kind = |version: &str, nvcc: bool, cxx: Result<PathBuf, String>| {
+        let t = toolchain(&dir.path().join(format!("tc-{version}-{nvcc}/bin")), version, nvcc);
+        let e = tools(&config, &config.host[0], &t, cxx, &Env::cli()).unwrap_err();
+        assert!(!e.diagnostics().is_empty(), "located: {e}");
+        e.kind()
+    };
+    assert_eq!(kind("12.9.86", false, Ok("/usr/bin/c++".into())), ErrorKind::Config, "12.9 has no nvcc: set toolchain");
+    assert_eq!(kind("13.0.88", false, Ok("/usr/bin/c++".into())), ErrorKind::Toolchain, "a 13.0 install without nvcc");
+    assert_eq!(kind("13.0.88", true, Err("no c++".into())), ErrorKind::Toolchain, "no host C++ compiler");
+}
+
 #[test]
 fn a_missing_host_compiler_is_said_at_the_host_key() {
     let (dir, config, _) =
