@@ -29,6 +29,9 @@ pub struct Job<'a> {
     pub text: &'a str,
     /// Its validated `@launch` annotations.
     pub annotations: &'a [Annotation],
+    /// Headers NVRTC takes from memory, `(include name, text)`: those it cannot read from disk as
+    /// written ([`crate::prepare::nvrtc_headers`]); none for a `host` file.
+    pub headers: &'a [(String, String)],
     /// Target arch.
     pub arch: Arch,
 }
@@ -296,15 +299,16 @@ impl Compiler {
             crate::cargo_directives::launch_build_warning(&nvrtc_line);
         }
         let nvrtc_name = format!("NVRTC {}", self.toolchain.nvrtc_version);
-        let compiled = self.nvrtc.compile_ptx_within(job.text, file, &options, self.timeout).ok_or_else(|| {
-            Error::ToolTimedOut {
-                tool: nvrtc_name.clone(),
-                command: format!("`{nvrtc_line}`"),
-                file: Some(file.clone()),
-                arch: Some(arch.clone()),
-                timeout: self.timeout,
-            }
-        })?;
+        let compiled =
+            self.nvrtc.compile_ptx_within(job.text, file, job.headers, &options, self.timeout).ok_or_else(|| {
+                Error::ToolTimedOut {
+                    tool: nvrtc_name.clone(),
+                    command: format!("`{nvrtc_line}`"),
+                    file: Some(file.clone()),
+                    arch: Some(arch.clone()),
+                    timeout: self.timeout,
+                }
+            })?;
         let (ptx, nvrtc_log) = compiled.map_err(|f| Error::Compile {
             compiler: nvrtc_name.clone(),
             file: file.clone(),

@@ -43,6 +43,8 @@ struct Prepared<'p> {
     file: &'p PlannedFile,
     text: String,
     annotations: Vec<Annotation>,
+    /// The headers NVRTC takes from memory, as in the build.
+    headers: Vec<(String, String)>,
 }
 
 /// Compiles single files of one crate as its build does, with or without line info.
@@ -80,7 +82,8 @@ impl Recompiler {
             source: std::io::Error::from(std::io::ErrorKind::NotFound),
         })?;
         let p = prepare::file(planned)?;
-        Ok(Prepared { file: planned, text: p.applied.text, annotations: p.annotations })
+        let headers = prepare::nvrtc_headers(&self.plan, planned)?;
+        Ok(Prepared { file: planned, text: p.applied.text, annotations: p.annotations, headers })
     }
 
     /// A content key of compiling `file` for `arch` with line info: the build's key inputs
@@ -88,7 +91,7 @@ impl Recompiler {
     /// options added. Cheap: reads and hashes, compiles nothing.
     pub fn key(&self, file: &str, arch: Arch) -> Result<String, Error> {
         let p = self.prepare(file)?;
-        let job = Job { file: p.file, text: &p.text, annotations: &p.annotations, arch };
+        let job = Job { file: p.file, text: &p.text, annotations: &p.annotations, headers: &p.headers, arch };
         let c = &self.compiler;
         let mut digests = HeaderDigests::default();
         let mut headers: Vec<(String, [u8; 32])> =
@@ -117,20 +120,20 @@ impl Recompiler {
     /// Compiles `file` for `arch` as the build does, adding line info when `line_info`.
     pub fn compile(&self, file: &str, arch: Arch, line_info: bool) -> Result<Compiled, Error> {
         let p = self.prepare(file)?;
-        let job = Job { file: p.file, text: &p.text, annotations: &p.annotations, arch };
+        let job = Job { file: p.file, text: &p.text, annotations: &p.annotations, headers: &p.headers, arch };
         let c = &self.compiler;
         let options = with_line_info(c.options(&job, false), line_info);
         let nvrtc_name = format!("NVRTC {}", c.toolchain.nvrtc_version);
         let timeout = self.timeout;
-        let compiled =
-            self.nvrtc.compile_ptx_within(&p.text, &p.file.source.file, &options, timeout).ok_or_else(|| {
-                Error::ToolTimedOut {
-                    tool: nvrtc_name.clone(),
-                    command: format!("`{}`", compile::nvrtc_command_line(&p.file.source.file, &options)),
-                    file: Some(p.file.source.file.clone()),
-                    arch: Some(arch.to_string()),
-                    timeout,
-                }
+        let compiled = self
+            .nvrtc
+            .compile_ptx_within(&p.text, &p.file.source.file, &p.headers, &options, timeout)
+            .ok_or_else(|| Error::ToolTimedOut {
+                tool: nvrtc_name.clone(),
+                command: format!("`{}`", compile::nvrtc_command_line(&p.file.source.file, &options)),
+                file: Some(p.file.source.file.clone()),
+                arch: Some(arch.to_string()),
+                timeout,
             })?;
         let (ptx, _log) = compiled.map_err(|f| Error::Compile {
             compiler: nvrtc_name,

@@ -113,14 +113,17 @@ impl Nvrtc {
         self.api.supported_archs()
     }
 
-    /// Compiles `source` (named `name` in messages) to PTX. On failure the log holds NVRTC's messages.
+    /// Compiles `source` (named `name` in messages) to PTX. `headers` are `(include name, text)`:
+    /// an `#include` of that name takes the text instead of reading a file. On failure the log
+    /// holds NVRTC's messages.
     pub fn compile_ptx(
         &self,
         source: &str,
         name: &str,
+        headers: &[(String, String)],
         options: &[String],
     ) -> Result<(String, String), CompileFailure> {
-        self.api.compile_ptx(source, name, options)
+        self.api.compile_ptx(source, name, headers, options)
     }
 
     /// [`Nvrtc::compile_ptx`] bounded by `timeout`: `None` when NVRTC had not finished by then
@@ -129,12 +132,14 @@ impl Nvrtc {
         &self,
         source: &str,
         name: &str,
+        headers: &[(String, String)],
         options: &[String],
         timeout: Duration,
     ) -> Option<Result<(String, String), CompileFailure>> {
         let api = Arc::clone(&self.api);
-        let (source, name, options) = (source.to_string(), name.to_string(), options.to_vec());
-        within(timeout, move || api.compile_ptx(&source, &name, &options))
+        let (source, name, headers, options) =
+            (source.to_string(), name.to_string(), headers.to_vec(), options.to_vec());
+        within(timeout, move || api.compile_ptx(&source, &name, &headers, &options))
     }
 }
 
@@ -222,11 +227,32 @@ impl Api {
         Err(format!("{what}: {msg}"))
     }
 
-    /// Compiles `source` (named `name` in messages) to PTX. On failure the log holds NVRTC's messages.
-    fn compile_ptx(&self, source: &str, name: &str, options: &[String]) -> Result<(String, String), CompileFailure> {
+    /// Compiles `source` (named `name` in messages) to PTX, with `headers` in memory. On failure
+    /// the log holds NVRTC's messages.
+    fn compile_ptx(
+        &self,
+        source: &str,
+        name: &str,
+        headers: &[(String, String)],
+        options: &[String],
+    ) -> Result<(String, String), CompileFailure> {
         let fail = |log: String| CompileFailure { log };
         let src = CString::new(source).map_err(|_| fail(format!("{name}: the source contains a NUL byte")))?;
         let cname = CString::new(name).map_err(|_| fail(format!("{name}: the name contains a NUL byte")))?;
+        let (include_names, texts): (Vec<CString>, Vec<CString>) = headers
+            .iter()
+            .map(|(n, t)| Ok((CString::new(n.as_str())?, CString::new(t.as_str())?)))
+            .collect::<Result<Vec<_>, std::ffi::NulError>>()
+            .map_err(|_| fail(format!("{name}: an included header contains a NUL byte")))?
+            .into_iter()
+            .unzip();
+        let name_ptrs: Vec<*const c_char> = include_names.iter().map(|n| n.as_ptr()).collect();
+        let text_ptrs: Vec<*const c_char> = texts.iter().map(|t| t.as_ptr()).collect();
+        let (names_at, texts_at, count) = if headers.is_empty() {
+            (ptr::null(), ptr::null(), 0)
+        } else {
+            (name_ptrs.as_ptr(), text_ptrs.as_ptr(), name_ptrs.len() as c_int)
+        };
         let opts: Vec<CString> = options
             .iter()
             .map(|o| CString::new(o.as_str()))
@@ -239,7 +265,7 @@ impl Api {
         // is destroyed below on every path.
         unsafe {
             self.check(
-                (self.create)(&mut prog, src.as_ptr(), cname.as_ptr(), 0, ptr::null(), ptr::null()),
+                (self.create)(&mut prog, src.as_ptr(), cname.as_ptr(), count, texts_at, names_at),
                 "nvrtcCreateProgram",
             )
             .map_err(fail)?;

@@ -18,6 +18,8 @@ pub struct Prepared {
     pub annotations: Vec<contract::Annotation>,
     /// Its `__global__` definitions, as scanned (for `file:line`).
     pub kernels: Vec<source::KernelDef>,
+    /// The headers NVRTC takes from memory, see [`nvrtc_headers`] (none for a `host` file).
+    pub headers: Vec<(String, String)>,
 }
 
 /// Every file of `plan`, in plan order; every error of every file at once.
@@ -34,9 +36,21 @@ pub fn all(plan: &Plan) -> Result<Vec<Prepared>, Error> {
             Err(e) => return Err(e),
         }
     }
-    errors.extend(headers_nvrtc_cannot_read(plan)?);
+    // Every header is looked at (a FIFO is an error) before the files' own errors are shown.
+    let mut headers = Vec::new();
+    for f in &plan.files {
+        match nvrtc_headers(plan, f) {
+            Ok(h) => headers.push(h),
+            // A name clash in a header that several files include is said once.
+            Err(Error::Kernels(e)) => errors.extend(e.into_iter().filter(|d| !errors.contains(d)).collect::<Vec<_>>()),
+            Err(e) => return Err(e),
+        }
+    }
     if !errors.is_empty() {
         return Err(Error::Kernels(errors));
+    }
+    for (p, h) in prepared.iter_mut().zip(headers) {
+        p.headers = h;
     }
     Ok(prepared)
 }
@@ -80,31 +94,67 @@ pub fn file(f: &PlannedFile) -> Result<Prepared, Error> {
             .collect();
         return Err(Error::Kernels(refused));
     }
-    Ok(Prepared { original: text, applied, annotations, kernels })
+    Ok(Prepared { original: text, applied, annotations, kernels, headers: Vec::new() })
 }
 
-/// The crate's headers that the kernel files include and that NVRTC, which reads them from disk
-/// itself, cannot read as nvcc would (a byte-order mark, lone CR line ends), each located once
-/// with how to fix it. (Kernel files are decoded here first, so they may have either.)
+/// The crate's headers that `f` includes (transitively) and that NVRTC, which reads headers from
+/// disk itself, cannot read as nvcc would (a byte-order mark, lone CR line ends: see
+/// [`source::header_encoding`]), as `(include name, text)` for NVRTC to take from memory: the
+/// text normalised as a kernel file's is ([`source::normalise_header`]), under each name the
+/// `#include` directives write for it. A header in memory has no folder, so the headers it
+/// includes go with it (its quoted includes name files beside it); the rest are read from disk as
+/// written. None for a `host` file: nvcc reads such headers itself.
+///
+/// The kernel cache key digests every header's bytes on disk, so it needs nothing more: the text
+/// here is a function of those bytes.
 ///
 /// # Errors
-/// A header that is not a regular file (see `source::dependencies`).
-fn headers_nvrtc_cannot_read(plan: &Plan) -> Result<Vec<Diagnostic>, Error> {
+/// A header that is not a regular file (see [`source::dependencies`]); an `#include` name that
+/// would stand for two headers once one is in memory (NVRTC matches names as written), located
+/// at the `#include` that means the one on disk.
+pub fn nvrtc_headers(plan: &Plan, f: &PlannedFile) -> Result<Vec<(String, String)>, Error> {
     let config = &plan.config;
     let root = config.root();
     let include_dirs: Vec<std::path::PathBuf> =
         std::iter::once(&config.kernel_dir).chain(&config.include_dirs).map(|d| root.join(d)).collect();
-    let mut headers = std::collections::BTreeSet::new();
-    for f in &plan.files {
-        headers.extend(source::dependencies(&f.source.path, &include_dirs, root)?);
+    let included = source::included(&f.source.path, &include_dirs, root)?;
+    if f.host {
+        return Ok(Vec::new());
     }
-    Ok(headers
-        .into_iter()
-        .filter_map(|h| {
-            let bytes = crate::input::read(&h).ok()?;
-            let (line, col, what) = source::header_encoding(&bytes)?;
-            let rel = h.strip_prefix(root).unwrap_or(&h).display().to_string().replace('\\', "/");
-            Some(Diagnostic::error(&rel, line, col, what))
-        })
-        .collect())
+    let bytes = |p: &std::path::Path| crate::input::read(p).ok();
+    let mut in_memory: std::collections::BTreeSet<&std::path::Path> = (included.iter())
+        .filter(|i| bytes(&i.path).is_some_and(|b| source::header_encoding(&b).is_some()))
+        .map(|i| i.path.as_path())
+        .collect();
+    // What an in-memory header includes goes with it, to a fixed point.
+    while let Some(more) =
+        (included.iter()).find(|i| in_memory.contains(i.from.as_path()) && !in_memory.contains(i.path.as_path()))
+    {
+        in_memory.insert(&more.path);
+    }
+    let mut headers: Vec<(String, String, &std::path::Path)> = Vec::new();
+    for i in included.iter().filter(|i| in_memory.contains(i.path.as_path())) {
+        if !headers.iter().any(|(n, _, _)| *n == i.name) {
+            let Some(b) = bytes(&i.path) else { continue };
+            headers.push((i.name.clone(), source::normalise_header(&b), &i.path));
+        }
+    }
+    // NVRTC takes a header in memory for every `#include` of its name, wherever written.
+    let shown = |p: &std::path::Path| p.strip_prefix(root).unwrap_or(p).display().to_string().replace('\\', "/");
+    for i in &included {
+        if let Some((_, _, other)) = headers.iter().find(|(n, _, p)| *n == i.name && *p != i.path) {
+            return Err(Error::Kernels(vec![Diagnostic::error(
+                shown(&i.from),
+                i.line,
+                i.col,
+                format!(
+                    "`#include \"{}\"` finds {} here and {} elsewhere, and NVRTC, which takes the second from memory (it or a header that includes it has a byte-order mark or lone CR line ends), finds headers in memory by the name as written: give them different names, or save the headers as UTF-8 without a byte-order mark, with LF or CRLF line ends",
+                    i.name,
+                    shown(&i.path),
+                    shown(other),
+                ),
+            )]));
+        }
+    }
+    Ok(headers.into_iter().map(|(n, t, _)| (n, t)).collect())
 }

@@ -13,7 +13,7 @@ pub use scan::{scan, LineIndex, Scanned};
 
 /// Bytes to text, or an error located at the first bad byte.
 mod decode;
-pub use decode::decode;
+pub use decode::{decode, normalise_header};
 
 /// `__global__` definitions.
 mod kernels;
@@ -28,7 +28,7 @@ pub use host_code::host_code;
 
 /// `#include`s, transitively.
 mod includes;
-pub use includes::{dependencies, header_encoding, includes};
+pub use includes::{dependencies, header_encoding, included, includes};
 
 #[cfg(test)]
 pub(crate) mod tests;

@@ -4,7 +4,7 @@ use super::*;
 use crate::plan::SourceFile;
 
 fn job_of<'a>(file: &'a PlannedFile, text: &'a str) -> Job<'a> {
-    Job { file, text, annotations: &[], arch: "sm_90".parse().unwrap() }
+    Job { file, text, annotations: &[], headers: &[], arch: "sm_90".parse().unwrap() }
 }
 
 /// `kernels/k.cu` of a crate at `/c`, with the crate's settings.

@@ -50,7 +50,13 @@ pub fn run<'p>(env: &Env, plan: &'p Plan, prepared: &'p [Prepared], launch_dir: 
         .iter()
         .zip(prepared)
         .flat_map(|(file, p)| {
-            file.arches.iter().map(move |&arch| Job { file, text: &p.applied.text, annotations: &p.annotations, arch })
+            file.arches.iter().map(move |&arch| Job {
+                file,
+                text: &p.applied.text,
+                annotations: &p.annotations,
+                headers: &p.headers,
+                arch,
+            })
         })
         .collect();
     let built = cached_compile::run_all(env, &compiler, launch_dir, &jobs).map_err(|e| restored(plan, prepared, e))?;

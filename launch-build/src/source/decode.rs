@@ -40,6 +40,13 @@ pub fn decode(file: &str, bytes: Vec<u8>) -> Result<String, Diagnostic> {
     })
 }
 
+/// An included header's bytes as NVRTC takes them in memory: normalised as a kernel file is
+/// (NVRTC reads a header from disk itself, and refuses a byte-order mark there and takes no lone
+/// CR for a line end). Bytes that are not UTF-8 become U+FFFD.
+pub fn normalise_header(bytes: &[u8]) -> String {
+    normalise(String::from_utf8_lossy(bytes).into_owned())
+}
+
 /// `text` without a leading byte-order mark, with LF line ends only.
 fn normalise(text: String) -> String {
     let text = match text.strip_prefix(BOM) {

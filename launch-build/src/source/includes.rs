@@ -37,42 +37,72 @@ pub fn includes(src: &str) -> Vec<(String, bool)> {
 /// reading it would hang or fail without a word on what it is). A file that cannot be read is
 /// left out, as is one that is not there.
 pub fn dependencies(file: &Path, include_dirs: &[PathBuf], root: &Path) -> Result<BTreeSet<PathBuf>, Error> {
+    Ok(included(file, include_dirs, root)?.into_iter().map(|i| i.path).collect())
+}
+
+/// One `#include` directive that found a header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Include {
+    /// The file the directive is in.
+    pub from: PathBuf,
+    /// Where it is: 1-based line and column of its `#`.
+    pub line: u32,
+    pub col: u32,
+    /// The name it writes (`h.cuh`, `sub/h.cuh`).
+    pub name: String,
+    /// The header it found.
+    pub path: PathBuf,
+}
+
+/// The `#include` directives behind [`dependencies`]: each that found a header, in the order
+/// met, once per (file, name).
+///
+/// # Errors
+/// As [`dependencies`].
+pub fn included(file: &Path, include_dirs: &[PathBuf], root: &Path) -> Result<Vec<Include>, Error> {
     let shown = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string().replace('\\', "/");
     let mut seen = BTreeSet::new();
+    let mut named = Vec::new();
     let mut stack = vec![file.to_path_buf()];
     while let Some(f) = stack.pop() {
         let Ok(bytes) = input::read(&f) else { continue };
         let text = String::from_utf8_lossy(&bytes);
         let here = f.parent().map(Path::to_path_buf).unwrap_or_default();
         for (i, line) in text.lines().enumerate() {
-            let Some((name, quoted)) = includes(line).into_iter().next().filter(|(n, _)| !n.is_empty()) else {
-                continue;
-            };
-            let dirs = quoted.then_some(&here).into_iter().chain(include_dirs.iter());
-            for candidate in dirs.map(|d| d.join(&name)) {
-                match input::check(&candidate) {
-                    Ok(()) => {
-                        if seen.insert(candidate.clone()) {
-                            stack.push(candidate);
+            // A header with lone CR line ends is one `lines()` line: each of its includes counts.
+            for (name, quoted) in includes(line).into_iter().filter(|(n, _)| !n.is_empty()) {
+                let col = line.find('#').map_or(1, |c| c as u32 + 1);
+                let dirs = quoted.then_some(&here).into_iter().chain(include_dirs.iter());
+                for candidate in dirs.map(|d| d.join(&name)) {
+                    match input::check(&candidate) {
+                        Ok(()) => {
+                            if !named.iter().any(|n: &Include| n.from == f && n.name == name) {
+                                let line = (i as u32).saturating_add(1);
+                                let (from, path) = (f.clone(), candidate.clone());
+                                named.push(Include { from, line, col, name: name.clone(), path });
+                            }
+                            if seen.insert(candidate.clone()) {
+                                stack.push(candidate);
+                            }
+                        }
+                        // Not there, or not to be looked at (permissions): NVRTC says what it finds.
+                        Err(input::Refused::Missing(_) | input::Refused::Io(_)) => continue,
+                        Err(refused @ input::Refused::NotAFile(_)) => {
+                            let at = Some((shown(&f), (i as u32).saturating_add(1), col));
+                            let fix = format!("make it a regular file, or change the `#include \"{name}\"`");
+                            return Err(refused.into_error(&shown(&candidate), &candidate, at, &fix));
                         }
                     }
-                    // Not there, or not to be looked at (permissions): NVRTC says what it finds.
-                    Err(input::Refused::Missing(_) | input::Refused::Io(_)) => continue,
-                    Err(refused @ input::Refused::NotAFile(_)) => {
-                        let col = line.find('#').map_or(1, |c| c as u32 + 1);
-                        let at = Some((shown(&f), (i as u32).saturating_add(1), col));
-                        let fix = format!("make it a regular file, or change the `#include \"{name}\"`");
-                        return Err(refused.into_error(&shown(&candidate), &candidate, at, &fix));
-                    }
+                    break;
                 }
-                break;
             }
         }
     }
-    Ok(seen)
+    Ok(named)
 }
 
-/// Where and why NVRTC cannot read `bytes`, an included header, as nvcc would: a UTF-8
+/// Where and why NVRTC cannot read `bytes`, an included header, as nvcc would (the build then
+/// hands NVRTC the header's [`crate::source::normalise_header`] text in memory instead): a UTF-8
 /// byte-order mark at the start ("unrecognized token" in NVRTC), or a lone CR, which NVRTC does
 /// not take for a line end (a `#pragma once` or `//` line then swallows the rest). 1-based line
 /// and column; `None` for a header NVRTC reads as nvcc does (CRLF, form feeds and no final
@@ -82,7 +112,7 @@ pub fn header_encoding(bytes: &[u8]) -> Option<(u32, u32, &'static str)> {
         return Some((
             1,
             1,
-            "this header starts with a UTF-8 byte-order mark, which NVRTC cannot read in an included header (nvcc skips it; a kernel file may have one): save the header as UTF-8 without a byte-order mark",
+            "this header starts with a UTF-8 byte-order mark, which NVRTC cannot read in an included header (nvcc skips it)",
         ));
     }
     let at = bytes.iter().enumerate().position(|(i, &b)| b == b'\r' && bytes.get(i + 1) != Some(&b'\n'))?;
@@ -93,6 +123,6 @@ pub fn header_encoding(bytes: &[u8]) -> Option<(u32, u32, &'static str)> {
     Some((
         count(line),
         count(col),
-        "this header ends a line with a lone CR, which NVRTC does not take for a line end in an included header (nvcc does; a kernel file may): save the header with LF or CRLF line ends",
+        "this header ends a line with a lone CR, which NVRTC does not take for a line end in an included header (nvcc does)",
     ))
 }

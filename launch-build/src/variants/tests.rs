@@ -165,7 +165,7 @@ fn ptx_edited_variants_match_the_source_compiled_builds() {
     let source = &file.source;
     let text = std::fs::read_to_string(&source.path).unwrap();
     // poly.cu has no `@launch` annotation: its text is compiled as it is.
-    let job = Job { file, text: &text, annotations: &[], arch: sm90() };
+    let job = Job { file, text: &text, annotations: &[], headers: &[], arch: sm90() };
     let (reference, timing) = compiler.run_timed(&job).expect("poly.cu compiles");
     eprintln!(
         "reference: NVRTC {} ms, ptxas {} ms for the 5 entries ({} {})",
