@@ -152,3 +152,17 @@ fn init_writes_all_or_nothing_and_a_second_run_still_adds_the_example_kernel() {
     assert_eq!(code, 0, "{out}\n{stderr}");
     assert!(dir.join("kernels/example.cu").is_file() && dir.join("build.rs").is_file(), "{out}");
 }
+
+/// `check --bless` without `--baseline` writes `launch-baseline.txt` beside each package's
+/// Cargo.toml: one it cannot write (here a folder) is refused before anything is built, exit 2.
+#[test]
+fn the_default_baseline_is_checked_before_the_build_too() {
+    let dir = crate::support::fixture("multi");
+    std::fs::create_dir(dir.path().join("launch-baseline.txt")).unwrap();
+    let before = snapshot(dir.path());
+    let (code, out, stderr) = run(cargo_launch().args(["launch", "check", "--bless"]).current_dir(dir.path()));
+    assert_eq!(code, 2, "{out}\n{stderr}");
+    assert!(stderr.contains("launch-baseline.txt"), "{stderr}");
+    assert!(!stderr.contains("Compiling") && !stderr.contains("panicked"), "no build: {stderr}");
+    assert_eq!(snapshot(dir.path()), before, "nothing written");
+}

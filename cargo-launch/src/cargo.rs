@@ -68,6 +68,13 @@ impl Selection {
         }
     }
 
+    /// The folders of the selected packages that build kernels (their Cargo.toml's folder).
+    pub fn kernel_package_roots(&self) -> Vec<PathBuf> {
+        (self.packages.iter().filter(|p| p.config.is_some()))
+            .map(|p| p.manifest_path.parent().unwrap_or(Path::new(".")).to_path_buf())
+            .collect()
+    }
+
     /// Builds the selected packages (`cargo check`) and returns their manifests. With `arches`
     /// given, every package is built for exactly those arches when some package does not list
     /// them all; the caller filters the records to `arches` either way.

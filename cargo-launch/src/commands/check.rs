@@ -25,10 +25,21 @@ use crate::records::{self, PackageKernels, Row};
 use crate::spills::Lines;
 use crate::{package_rules, toolchain};
 
+/// The baseline beside a package's Cargo.toml when `--baseline` is not given.
+const DEFAULT_BASELINE: &str = "launch-baseline.txt";
+
 /// Runs `cargo launch check`.
 pub fn run(args: &CheckArgs) -> Result<(), Error> {
     let explicit = explicit_baseline(args)?;
     let selection = Selection::of(&args.packages)?;
+    if args.bless && args.baseline.is_none() {
+        // The default baselines, known from the selection: refused before anything is built.
+        for root in selection.kernel_package_roots() {
+            let path = root.join(DEFAULT_BASELINE);
+            let _absent = usable(&path, "", "write")?;
+            writable_baseline(&path, "")?;
+        }
+    }
     let pins = toolchain::ensure(args.no_setup, &selection)?;
     // Arches the toolchain cannot target are findings, not a failed build; the rest is checked.
     let (arches, mut findings) = targetable(args, &pins)?;
@@ -275,7 +286,7 @@ fn kernel_rules(
 fn baseline_path(args: &CheckArgs, p: &PackageKernels) -> PathBuf {
     match &args.baseline {
         Some(b) => absolute(b),
-        None => p.config.root().join("launch-baseline.txt"),
+        None => p.config.root().join(DEFAULT_BASELINE),
     }
 }
 
