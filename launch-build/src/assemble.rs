@@ -248,6 +248,7 @@ pub fn uncompiled(plan: &Plan, texts: &[String]) -> Manifest {
             cubins: Vec::new(),
             extra_ptx: Vec::new(),
             rust_module: module,
+            ptxas_flags: f.settings.ptxas_flags.clone(),
         });
     }
     finish_names(&mut kernels);
@@ -356,6 +357,7 @@ fn module_entry(f: &FileOutputs, found: &BTreeMap<String, Found>, rust_module: &
             })
             .collect(),
         rust_module: rust_module.to_string(),
+        ptxas_flags: f.file.settings.ptxas_flags.clone(),
     }
 }
 

@@ -56,7 +56,10 @@ pub(crate) fn run(args: &ExploreArgs) -> Result<(), Error> {
         let contracts: Vec<Option<Contract>> = grid.iter().skip(1).map(|(_, c)| *c).collect();
         let kernel = variants::PtxKernel { file: &k.file, arch: ka.arch, ptx: &ptx, entry: &k.name };
         let mut options = variants::Options::new(p.launch_dir.join("explore"));
-        options.ptxas_flags = p.config.ptxas_flags.clone();
+        // As the build assembled the file: the crate's ptxas options, then its file tables'.
+        options.ptxas_flags = (p.manifest.modules.iter())
+            .find(|m| m.file == k.file)
+            .map_or_else(|| p.config.ptxas_flags.clone(), |m| m.ptxas_flags.clone());
         // The cache the build just used, so a variant is assembled once, whoever asked first.
         options.cache = variants::KernelCache::open(&env, &p.launch_dir)?;
         let assembled = variants::assemble_variants(&tc, &kernel, &contracts, &options)

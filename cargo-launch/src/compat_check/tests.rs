@@ -25,6 +25,7 @@ fn package(
         cubins: m.arches.iter().map(|&arch| CubinEntry { arch, path: format!("cubin/{arch}") }).collect(),
         extra_ptx: Vec::new(),
         rust_module: "kernels::many".into(),
+        ptxas_flags: Vec::new(),
     }];
     p
 }

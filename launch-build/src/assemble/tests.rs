@@ -182,6 +182,7 @@ fn tune_variants_are_hidden_statics_reached_through_their_kernel() {
         }],
         extra_ptx: Vec::new(),
         rust_module: String::new(),
+        ptxas_flags: Vec::new(),
     };
     let resources = launch::Resources { registers: 32, ..Default::default() };
     m.kernels[0].variants = vec![
@@ -358,4 +359,25 @@ fn macro_generated_kernels_are_at_the_invocation_and_none_at_line_0() {
     // Not in the file at all: line 1 stands for the file, and the manifest says so.
     assert_eq!(at("kernels/unary.cu::from_a_header"), (1, 1, Origin::NotFound));
     assert!(m.kernels.iter().all(|k| k.line > 0));
+}
+
+/// A module records the ptxas options its file was assembled with (the crate's, then its file
+/// tables'), so `cargo launch explore` assembles its PTX as the build did.
+#[test]
+fn a_module_records_its_files_ptxas_options() {
+    let c = config("\"sm_90\"");
+    let mut f = source("kernels/a.cu");
+    f.settings.ptxas_flags = vec!["--opt-level=2".into(), "--warn-on-spills".into()];
+    let plain = source("kernels/b.cu");
+    let text = "extern \"C\" __global__ void k(float* x) {}\n";
+    let d = defs(text);
+    let files = [
+        plain_file(&f, text, &d, vec![output("sm_90", &["k"])]),
+        plain_file(&plain, text, &d, vec![output("sm_90", &["k"])]),
+    ];
+    let m = manifest(&c, toolchain(), &files).unwrap();
+    assert_eq!(m.modules[0].ptxas_flags, ["--opt-level=2", "--warn-on-spills"]);
+    assert!(m.modules[1].ptxas_flags.is_empty());
+    let json = serde_json::to_string(&m).unwrap();
+    assert_eq!(json.matches("ptxas_flags").count(), 1, "left out when empty: {json}");
 }

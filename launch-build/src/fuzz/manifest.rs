@@ -54,6 +54,7 @@ fn manifest(rng: &mut Rng) -> Manifest {
                     .map(|_| PtxEntry { arch: arch(rng), path: string(rng), version: string(rng) })
                     .collect(),
                 rust_module: string(rng),
+                ptxas_flags: (0..rng.below(2)).map(|_| string(rng)).collect(),
             })
             .collect(),
         kernels: (0..rng.below(4))

@@ -139,8 +139,11 @@ pub fn build(
     }
     for (pi, plan) in plans.iter().enumerate() {
         let file = manifest.kernels[plan.kernel].file.clone();
+        // The variants are assembled with their file's ptxas options (see `jobs`).
+        let flags = files.iter().find(|f| f.name() == file).map(|f| &f.file.settings.ptxas_flags[..]).unwrap_or(&[]);
         for (vi, e) in entries[pi].iter_mut().enumerate() {
-            e.module = module(&file, &e.name, std::mem::take(&mut embedded[pi][vi]), &mut built.files);
+            let embedded = std::mem::take(&mut embedded[pi][vi]);
+            e.module = module((&file, flags), &e.name, embedded, &mut built.files);
         }
         manifest.kernels[plan.kernel].variants = std::mem::take(&mut entries[pi]);
     }
@@ -190,7 +193,12 @@ fn jobs<'m>(plans: &'m [Planned], manifest: &'m Manifest, files: &[FileOutputs])
 
 /// The module of variant `name` of a kernel of `file`, from what it is embedded with (none when
 /// refused on every arch); its files join `out`.
-fn module(file: &str, name: &str, files: Embedded, out: &mut Vec<(String, Vec<u8>)>) -> Option<ModuleEntry> {
+fn module(
+    (file, ptxas_flags): (&str, &[String]),
+    name: &str,
+    files: Embedded,
+    out: &mut Vec<(String, Vec<u8>)>,
+) -> Option<ModuleEntry> {
     let (ptx_arch, text) = files.ptx?;
     let module = ModuleEntry {
         file: file.to_string(),
@@ -202,6 +210,7 @@ fn module(file: &str, name: &str, files: Embedded, out: &mut Vec<(String, Vec<u8
             .collect(),
         extra_ptx: Vec::new(),
         rust_module: String::new(),
+        ptxas_flags: ptxas_flags.to_vec(),
     };
     out.push((module.ptx.clone(), text.into_bytes()));
     for (c, (_, bytes)) in module.cubins.iter().zip(files.cubins) {

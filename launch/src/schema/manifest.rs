@@ -93,6 +93,11 @@ pub struct ModuleEntry {
     /// `<kernel folder>/sub/fill.cu`.
     #[serde(default)]
     pub rust_module: String,
+    /// The ptxas options its cubins were assembled with (the crate's `ptxas-flags`, then its file
+    /// tables'), so a later ptxas run on its PTX (`cargo launch explore`) assembles as the build
+    /// did. Empty (and left out of the JSON) without any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ptxas_flags: Vec<String>,
 }
 
 /// One embedded PTX file besides the fallback.
@@ -291,6 +296,7 @@ mod tests {
                 cubins: vec![CubinEntry { arch, path: "cubin/a.cu.sm_90.cubin".into() }],
                 extra_ptx: Vec::new(),
                 rust_module: "kernels::a".into(),
+                ptxas_flags: vec!["--opt-level=2".into()],
             }],
             kernels: vec![KernelEntry {
                 name: "fill".into(),
