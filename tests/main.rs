@@ -84,6 +84,9 @@ mod spills;
 /// their kernels reported and checked with the numbers of that compile.
 mod host_files;
 
+/// Issue 25 item 1: one nvcc compile per host file for all its arches, cached like any job.
+mod host_cache;
+
 /// Issue 19 items 1 and 6: no file kind hangs the build, each is named; kernels many folders deep.
 mod input_files;
 

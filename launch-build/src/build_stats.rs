@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub use launch::schema::stats::{BuildStats, CompiledJob, VERSION};
+pub use launch::schema::stats::{BuildStats, CompiledJob, HostJob, VERSION};
 use launch::Arch;
 
 use crate::cargo_directives;
@@ -43,6 +43,9 @@ pub fn counts(
         variant_jobs: 0,
         variants_compiled: 0,
         variant_ptxas_ms: 0.0,
+        host_jobs: Vec::new(),
+        nvcc_ms: 0.0,
+        host_link_ms: 0.0,
     }
 }
 
@@ -60,10 +63,20 @@ pub fn add_compiled(stats: &mut BuildStats, file: &str, arch: Arch, timing: JobT
     stats.compiled_jobs.push(CompiledJob { file: file.to_string(), arch, nvrtc_ms: ms(nvrtc), ptxas_ms: ms(ptxas) });
 }
 
+/// Adds one host file's compile (in job order): `nvcc` is its time when it compiled in this run,
+/// `None` when it came from the cache.
+pub fn add_host(stats: &mut BuildStats, file: &str, arches: Vec<Arch>, nvcc: Option<Duration>) {
+    let nvcc_ms = nvcc.map(ms).unwrap_or(0.0);
+    stats.nvcc_ms += nvcc_ms;
+    let from = if nvcc.is_some() { "compiled" } else { "cache" };
+    stats.host_jobs.push(HostJob { file: file.to_string(), arches, from: from.to_string(), nvcc_ms });
+}
+
 /// Rounds the sums and records the wall time since `started` and the peak memory.
 pub fn finish(stats: &mut BuildStats, started: Instant) {
     stats.nvrtc_ms = round3(stats.nvrtc_ms);
     stats.ptxas_ms = round3(stats.ptxas_ms);
+    stats.nvcc_ms = round3(stats.nvcc_ms);
     stats.wall_ms = ms(started.elapsed());
     stats.peak_rss_kib = peak_rss_kib();
 }

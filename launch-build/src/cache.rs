@@ -201,6 +201,18 @@ pub fn key(k: &KeyInputs) -> Key {
     Key(h.0.finalize().into())
 }
 
+/// The key of one part of a multi-part entry: a `host` file's compile is stored as one entry per
+/// arch and one for its object, under keys derived from the compile's key (see
+/// `cached_compile`). The object's entry is stored last and looked up first.
+pub fn part_key(key: &Key, part: &str) -> Key {
+    let mut h = KeyHasher(Sha256::new());
+    h.field("format", &FORMAT.to_le_bytes());
+    h.field("kind", b"part");
+    h.field("of", &key.0);
+    h.field("part", part.as_bytes());
+    Key(h.0.finalize().into())
+}
+
 /// A variant's ptxas run (`crate::variants`: a build's tune variants, `cargo launch explore`'s
 /// grid), as hashed into its key: the edited PTX holds everything NVRTC produced, so no source,
 /// header or NVRTC option goes in, and of the toolchain only ptxas counts.

@@ -13,12 +13,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use launch::Arch;
+
 use crate::build_stats::{self, BuildStats};
 use crate::cache::{self, Cache, Entry, FileId, HeaderDigests, Key, KeyInputs, Lookup, Store, ToolchainId};
 use crate::cargo_directives;
-use crate::compile::{self, Compiler, Job, JobOutput};
+use crate::compile::{self, Compiler, Job, JobOutput, JobTiming};
 use crate::env::Env;
 use crate::error::{Error, FileFailure};
+use crate::host::{self, library::HostObject};
 use crate::scheduler::{parallel, start_order, stops_the_build, tokens, Ran, Tokens};
 use crate::{source, toolchain};
 
@@ -43,21 +46,60 @@ pub fn toolchain_id(compiler: &Compiler) -> ToolchainId {
     }
 }
 
-/// The key of every job, in order (headers found in NVRTC's search order and hashed by content),
-/// with each job's size: its text plus every header it includes, in bytes (what the
-/// start order guesses from without history).
+/// What one compile makes: one device job (NVRTC and ptxas, one arch), or every arch of one
+/// `host` file (one nvcc run, see [`host::compile`]). `jobs`: the job indices, consecutive.
+#[derive(Clone, Debug)]
+struct Unit {
+    jobs: std::ops::Range<usize>,
+    host: bool,
+}
+
+/// The build's units, in job order: a host file's jobs (consecutive, one per arch) make one.
+fn units(jobs: &[Job]) -> Vec<Unit> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < jobs.len() {
+        let host = jobs[i].file.host;
+        let mut end = i + 1;
+        while host && end < jobs.len() && jobs[end].file.host && jobs[end].file.source.path == jobs[i].file.source.path
+        {
+            end += 1;
+        }
+        out.push(Unit { jobs: i..end, host });
+        i = end;
+    }
+    out
+}
+
+impl Unit {
+    /// The arches it compiles, as keys and timings name them (`sm_80+sm_90` for a host file).
+    fn arch_label(&self, jobs: &[Job]) -> String {
+        jobs[self.jobs.clone()].iter().map(|j| j.arch.to_string()).collect::<Vec<_>>().join("+")
+    }
+}
+
+/// The key of every unit, in order (headers found in the compiler's search order and hashed by
+/// content), with each unit's size: its text plus every header it includes, in bytes, times its
+/// arches (what the start order guesses from without history).
 ///
 /// # Errors
 /// [`Error::InputFile`] at the `#include` of a header that is not a regular file: it is found
 /// here, before anything is compiled (NVRTC would hang on a FIFO).
-fn keys_and_sizes(compiler: &Compiler, jobs: &[Job]) -> Result<Vec<(Key, u64)>, Error> {
+fn keys_and_sizes(
+    compiler: &Compiler,
+    host: Option<&host::Tools>,
+    jobs: &[Job],
+    units: &[Unit],
+) -> Result<Vec<(Key, u64)>, Error> {
     let id = toolchain_id(compiler);
     let mut digests = HeaderDigests::default();
     // Per source file: its headers (portable path, digest) and their total size.
     type Headers = (Vec<(String, [u8; 32])>, u64);
     let mut headers_of: BTreeMap<PathBuf, Headers> = BTreeMap::new();
-    jobs.iter()
-        .map(|job| {
+    units
+        .iter()
+        .map(|unit| {
+            let job = &jobs[unit.jobs.start];
             let path = &job.file.source.path;
             if !headers_of.contains_key(path) {
                 let deps = source::dependencies(path, &compiler.include_search(job), compiler.root())?;
@@ -70,9 +112,12 @@ fn keys_and_sizes(compiler: &Compiler, jobs: &[Job]) -> Result<Vec<(Key, u64)>, 
                 headers_of.insert(path.clone(), (h, bytes));
             }
             let (headers, header_bytes) = &headers_of[path];
-            let options = compiler.options(job, true);
+            let options = match (unit.host, host) {
+                (true, Some(tools)) => host::options(compiler, tools, job.file, true),
+                _ => compiler.options(job, true),
+            };
             let ptxas_options = compiler.ptxas_options(job);
-            let arch = job.arch.to_string();
+            let arch = unit.arch_label(jobs);
             let key = cache::key(&KeyInputs {
                 file: &job.file.source.file,
                 text: job.text,
@@ -83,9 +128,25 @@ fn keys_and_sizes(compiler: &Compiler, jobs: &[Job]) -> Result<Vec<(Key, u64)>, 
                 annotations: job.annotations,
                 toolchain: &id,
             });
-            Ok((key, job.text.len() as u64 + *header_bytes))
+            Ok((key, (job.text.len() as u64 + *header_bytes) * unit.jobs.len() as u64))
         })
         .collect()
+}
+
+/// What one unit made: an output per job, and a host file's object.
+#[derive(Debug)]
+struct UnitOutput {
+    /// Per job, in order, with its arch.
+    outputs: Vec<(Arch, JobOutput)>,
+    object: Option<Vec<u8>>,
+}
+
+/// How long one compiled unit took.
+#[derive(Clone, Copy, Debug)]
+enum UnitTiming {
+    Device(JobTiming),
+    /// nvcc's run, every arch of a host file.
+    Host(std::time::Duration),
 }
 
 /// What [`run_all`] built.
@@ -96,20 +157,29 @@ pub struct Built {
     /// Per job: compiled in this run (true) or loaded from the cache. Compiler warnings are shown
     /// for compiled jobs only.
     pub compiled: Vec<bool>,
+    /// The `host` files' objects, in job order.
+    pub objects: Vec<HostObject>,
     /// The statistics, for [`build_stats::write`].
     pub stats: BuildStats,
 }
 
 /// Runs every job through the cache, compiles the misses in parallel (longest first, see
-/// [`start_order`]) and stores what compiled. Returns one output per job, in job order, and the
-/// statistics, which the caller writes with [`build_stats::write`] only once the whole build
-/// succeeded (a failed build writes nothing).
+/// [`start_order`]) and stores what compiled. A `host` file's jobs compile together, with
+/// `host`'s nvcc. Returns one output per job, in job order, and the statistics, which the caller
+/// writes with [`build_stats::write`] only once the whole build succeeded (a failed build writes
+/// nothing).
 ///
 /// # Errors
 /// When jobs fail to compile, every job still runs and the error is [`Error::Failed`]: every
 /// failing file in file order, each failure once for all the arches that gave the same message.
 /// A failure of the tools themselves ([`stops_the_build`]) stops the build at once with that error.
-pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) -> Result<Built, Error> {
+pub fn run_all(
+    env: &Env,
+    compiler: &Compiler,
+    host: Option<&host::Tools>,
+    launch_dir: &Path,
+    jobs: &[Job],
+) -> Result<Built, Error> {
     let started = Instant::now();
     let debug = env.flag("LAUNCH_BUILD_DEBUG")?;
     let root = toolchain::cache_dir(env);
@@ -117,11 +187,17 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
     // Compile times live beside the entry folder, never in it (see cache::Timings).
     let timings_dir = root.map(|d| d.join("kernel-timings")).unwrap_or_else(|| launch_dir.join("cache-timings"));
     let pairs = placeholders(compiler);
-    let (keys, sizes): (Vec<Key>, Vec<u64>) = keys_and_sizes(compiler, jobs)?.into_iter().unzip();
-    let label = |i: usize| format!("{} {}", jobs[i].file.source.file, jobs[i].arch);
+    let units = units(jobs);
+    let (keys, sizes): (Vec<Key>, Vec<u64>) = keys_and_sizes(compiler, host, jobs, &units)?.into_iter().unzip();
+    let label = |u: usize| format!("{} {}", jobs[units[u].jobs.start].file.source.file, units[u].arch_label(jobs));
 
-    let Found { mut outputs, corrupt, first_damage } =
-        look_up(cache.as_ref(), &keys, |i, e| from_entry(&jobs[i], e, &pairs), label, debug);
+    let Found { mut outputs, corrupt, first_damage } = look_up(
+        cache.as_ref(),
+        &keys,
+        |u, e| from_unit_entry(cache.as_ref(), &keys[u], &units[u], jobs, e, &pairs),
+        label,
+        debug,
+    );
 
     // Damage is worth one warning a build: something else wrote into the cache (or a disk
     // failed); each entry is compiled again and replaced.
@@ -134,11 +210,12 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
         }
     }
 
-    let pending: Vec<usize> = (0..jobs.len()).filter(|&i| outputs[i].is_none()).collect();
+    let pending: Vec<usize> = (0..units.len()).filter(|&u| outputs[u].is_none()).collect();
     let mut timings = cache.as_ref().map(|_| cache::Timings::load(&timings_dir, compiler.root())).unwrap_or_default();
+    let file_of = |u: usize| &jobs[units[u].jobs.start].file.source.file;
     let history: Vec<Option<u64>> =
-        pending.iter().map(|&i| timings.get(&jobs[i].file.source.file, &jobs[i].arch.to_string())).collect();
-    let order = start_order(&history, &pending.iter().map(|&i| sizes[i]).collect::<Vec<_>>());
+        pending.iter().map(|&u| timings.get(file_of(u), &units[u].arch_label(jobs))).collect();
+    let order = start_order(&history, &pending.iter().map(|&u| sizes[u]).collect::<Vec<_>>());
     if debug && !order.is_empty() {
         let first: Vec<String> = order.iter().take(3).map(|&k| label(pending[k])).collect();
         note(debug, &format!("starting the longest jobs first: {}, ...", first.join(", ")));
@@ -150,8 +227,8 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
         &order,
         &pending,
         &keys,
-        |i| compiler.run_timed(&jobs[i]),
-        |(out, _)| to_entry(out, &pairs),
+        |u| compile_unit(compiler, host, &jobs[units[u].jobs.clone()]),
+        |key, (out, _)| unit_entries(key, out, &pairs),
     );
     if let Some(message) = store_failure {
         if env.is_build_script() {
@@ -164,18 +241,21 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
     // otherwise every failed job is reported.
     let mut compiled = Vec::new();
     let mut failed = Vec::new();
-    for (&i, r) in pending.iter().zip(ran.results) {
+    for (&u, r) in pending.iter().zip(ran.results) {
         match r {
-            Some(Ok(v)) => compiled.push((i, v)),
+            Some(Ok(v)) => compiled.push((u, v)),
             Some(Err(e)) if stops_the_build(&e) => return Err(e),
-            Some(Err(e)) => failed.push((jobs[i].file.source.file.clone(), jobs[i].arch.to_string(), e)),
+            Some(Err(e)) => failed.push((file_of(u).clone(), units[u].arch_label(jobs).replace('+', ", "), e)),
             None => {}
         }
     }
     // What compiled is remembered even when others failed: the next build orders by it.
-    for (i, (_, timing)) in &compiled {
-        let ms = (timing.nvrtc + timing.ptxas).as_millis();
-        timings.record(&jobs[*i].file.source.file, &jobs[*i].arch.to_string(), u64::try_from(ms).unwrap_or(u64::MAX));
+    for (u, (_, timing)) in &compiled {
+        let ms = match timing {
+            UnitTiming::Device(t) => (t.nvrtc + t.ptxas).as_millis(),
+            UnitTiming::Host(t) => t.as_millis(),
+        };
+        timings.record(file_of(*u), &units[*u].arch_label(jobs), u64::try_from(ms).unwrap_or(u64::MAX));
     }
     if !compiled.is_empty() {
         if let Err(e) = timings.save() {
@@ -187,27 +267,120 @@ pub fn run_all(env: &Env, compiler: &Compiler, launch_dir: &Path, jobs: &[Job]) 
     }
 
     let cache_dir = cache.as_ref().map(|c| c.dir().to_path_buf());
-    let mut stats = build_stats::counts(jobs.len(), pending.len(), corrupt, cache_dir, &tokens, max_parallel);
-    let mut fresh = vec![false; jobs.len()];
-    for (i, (out, timing)) in compiled {
-        build_stats::add_compiled(&mut stats, &jobs[i].file.source.file, jobs[i].arch, timing);
-        outputs[i] = Some(out);
-        fresh[i] = true;
+    let compiled_jobs = compiled.iter().map(|(u, _)| units[*u].jobs.len()).sum();
+    let mut stats = build_stats::counts(jobs.len(), compiled_jobs, corrupt, cache_dir, &tokens, max_parallel);
+    let mut fresh = vec![false; units.len()];
+    let mut nvcc_time: Vec<Option<std::time::Duration>> = vec![None; units.len()];
+    for (u, (out, timing)) in compiled {
+        match timing {
+            UnitTiming::Device(t) => {
+                build_stats::add_compiled(&mut stats, file_of(u), jobs[units[u].jobs.start].arch, t)
+            }
+            UnitTiming::Host(t) => nvcc_time[u] = Some(t),
+        }
+        outputs[u] = Some(out);
+        fresh[u] = true;
+    }
+    for (u, unit) in units.iter().enumerate().filter(|(_, unit)| unit.host) {
+        let arches = jobs[unit.jobs.clone()].iter().map(|j| j.arch).collect();
+        build_stats::add_host(&mut stats, file_of(u), arches, nvcc_time[u]);
     }
     build_stats::finish(&mut stats, started);
     if debug {
         build_stats::print_summary(&stats);
     }
+    finish(jobs, &units, outputs, &fresh, stats)
+}
+
+/// The per-job outputs and the host objects from the units' outputs (every unit has one: a unit
+/// that did not would have returned an error before; say which one did not rather than panic).
+fn finish(
+    jobs: &[Job],
+    units: &[Unit],
+    outputs: Vec<Option<UnitOutput>>,
+    fresh: &[bool],
+    stats: BuildStats,
+) -> Result<Built, Error> {
     let mut all = Vec::with_capacity(jobs.len());
-    for (i, o) in outputs.into_iter().enumerate() {
-        // Every job either came from the cache or compiled (a job that did not would have
-        // returned above); say which one did not rather than panic.
-        all.push(o.ok_or_else(|| {
-            let no_output = format!("no output for {}", jobs[i].arch);
-            Error::Kernels(vec![crate::error::Diagnostic::error(&jobs[i].file.source.file, 0, 0, no_output)])
-        })?);
+    let mut compiled = Vec::with_capacity(jobs.len());
+    let mut objects = Vec::new();
+    for ((unit, o), &fresh) in units.iter().zip(outputs).zip(fresh) {
+        let first = &jobs[unit.jobs.start];
+        let o = o.ok_or_else(|| {
+            let no_output = format!("no output for {}", unit.arch_label(jobs));
+            Error::Kernels(vec![crate::error::Diagnostic::error(&first.file.source.file, 0, 0, no_output)])
+        })?;
+        compiled.extend(std::iter::repeat_n(fresh, o.outputs.len()));
+        all.extend(o.outputs.into_iter().map(|(_, out)| out));
+        if let Some(object) = o.object {
+            objects.push(HostObject { file: first.file.source.file.clone(), object });
+        }
     }
-    Ok(Built { outputs: all, compiled: fresh, stats })
+    Ok(Built { outputs: all, compiled, objects, stats })
+}
+
+/// Compiles one unit: a device job with NVRTC and ptxas, a host file's jobs with one nvcc run.
+fn compile_unit(
+    compiler: &Compiler,
+    host: Option<&host::Tools>,
+    jobs: &[Job],
+) -> Result<(UnitOutput, UnitTiming), Error> {
+    match host.filter(|_| jobs[0].file.host) {
+        Some(tools) => {
+            let options = host::options(compiler, tools, jobs[0].file, false);
+            let out = host::compile::run(compiler, tools, jobs, options)?;
+            let outputs = jobs.iter().map(|j| j.arch).zip(out.outputs).collect();
+            Ok((UnitOutput { outputs, object: Some(out.object) }, UnitTiming::Host(out.time)))
+        }
+        None => {
+            let (out, timing) = compiler.run_timed(&jobs[0])?;
+            Ok((UnitOutput { outputs: vec![(jobs[0].arch, out)], object: None }, UnitTiming::Device(timing)))
+        }
+    }
+}
+
+/// The entries of a compiled unit under `key`: a device job's one; a host file's, one per arch
+/// under [`cache::part_key`]s, then its object under `key` itself (stored last: a reader that
+/// finds the object finds the arches).
+fn unit_entries(key: &Key, out: &UnitOutput, pairs: &[(String, &str)]) -> Vec<(Key, Entry)> {
+    let Some(object) = &out.object else {
+        return out.outputs.iter().map(|(_, o)| (*key, to_entry(o, pairs))).collect();
+    };
+    let mut entries: Vec<(Key, Entry)> =
+        out.outputs.iter().map(|(arch, o)| (cache::part_key(key, &arch.to_string()), to_entry(o, pairs))).collect();
+    let object =
+        Entry { ptx: String::new(), cubin: object.clone(), ptxas_log: String::new(), nvrtc_log: String::new() };
+    entries.push((*key, object));
+    entries
+}
+
+/// A unit's output from its entry `e` (a host file's: its object, then each arch's part).
+fn from_unit_entry<S: Store>(
+    cache: Option<&Cache<S>>,
+    key: &Key,
+    unit: &Unit,
+    jobs: &[Job],
+    e: Entry,
+    pairs: &[(String, &str)],
+) -> Result<UnitOutput, Error> {
+    if !unit.host {
+        let job = &jobs[unit.jobs.start];
+        return Ok(UnitOutput { outputs: vec![(job.arch, from_entry(job, e, pairs)?)], object: None });
+    }
+    let mut outputs = Vec::new();
+    for job in &jobs[unit.jobs.clone()] {
+        let arch = job.arch.to_string();
+        let part = cache.map(|c| c.load(&cache::part_key(key, &arch)));
+        let Some(Lookup::Hit(p)) = part else {
+            return Err(Error::Report {
+                file: job.file.source.file.clone(),
+                arch,
+                reason: "its part of the host file's cache entry is missing or damaged".to_string(),
+            });
+        };
+        outputs.push((job.arch, from_entry(job, p, pairs)?));
+    }
+    Ok(UnitOutput { outputs, object: Some(e.cubin) })
 }
 
 /// The kernel cache of this build: the per-user one, else one under `launch_dir`; `None` with
@@ -266,8 +439,9 @@ pub fn look_up<S: Store, T>(
 }
 
 /// Runs `compile(pending[k])` for every `k`, started in `order` (a permutation of
-/// `0..pending.len()`) with the [scheduler](parallel), and stores each output's entry
-/// (`entry(&output)`) under `keys[pending[k]]` as soon as it compiled, so a build killed or failed
+/// `0..pending.len()`) with the [scheduler](parallel), and stores each output's entries
+/// (`entries(&keys[pending[k]], &output)`: key and entry, usually that key's one) as soon as it
+/// compiled, so a build killed or failed
 /// half-way keeps what it finished. Returns the results by `k`, and the first failure to store
 /// (as a message) when the cache could not be written: the build goes on without it.
 pub fn compile_and_store<S: Store, T: Send>(
@@ -277,18 +451,20 @@ pub fn compile_and_store<S: Store, T: Send>(
     pending: &[usize],
     keys: &[Key],
     compile: impl Fn(usize) -> Result<T, Error> + Sync,
-    entry: impl Fn(&T) -> Entry + Sync,
+    entries: impl Fn(&Key, &T) -> Vec<(Key, Entry)> + Sync,
 ) -> (Ran<T>, Option<String>) {
     let store_failure: Mutex<Option<String>> = Mutex::new(None);
     let ran = parallel(tokens, order, |k| {
         let i = pending[k];
         let out = compile(i)?;
         if let Some(cache) = cache {
-            if let Err(e) = cache.store(&keys[i], &entry(&out)) {
-                store_failure
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .get_or_insert_with(|| format!("could not write the kernel cache at {}: {e}", cache.location()));
+            for (key, entry) in entries(&keys[i], &out) {
+                if let Err(e) = cache.store(&key, &entry) {
+                    store_failure.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(|| {
+                        format!("could not write the kernel cache at {}: {e}", cache.location())
+                    });
+                    break;
+                }
             }
         }
         Ok(out)

@@ -105,19 +105,6 @@ pub struct Compiler {
     timeout: Duration,
     /// The folder of our standard headers (headers.rs), `None` with `std-headers = false`.
     std_headers: Option<PathBuf>,
-    /// The front end of the `host` files (nvcc, see `host`); `None` without any.
-    host: Option<Box<dyn HostFrontEnd>>,
-}
-
-/// What compiles a `host` file's device side to PTX in place of NVRTC (nvcc, see `host`): the
-/// rest of a job (ptxas, the report, the cache) is the same. A trait so this module does not
-/// depend on the one that implements it.
-pub trait HostFrontEnd: Send + Sync {
-    /// The options of `job` after `--gpu-architecture=`; with `portable`, in the cache key's form
-    /// (see [`Compiler::options`]).
-    fn options(&self, compiler: &Compiler, job: &Job, portable: bool) -> Vec<String>;
-    /// The PTX of `job` and the compiler's messages (its warnings).
-    fn ptx(&self, compiler: &Compiler, job: &Job) -> Result<(String, String), Error>;
 }
 
 impl Compiler {
@@ -152,30 +139,7 @@ impl Compiler {
         let supported = nvrtc.supported_archs();
         let Settings { debug, timeout } = settings;
         let config = config.clone();
-        Ok(Compiler {
-            toolchain,
-            nvrtc,
-            supported,
-            root,
-            include_dirs,
-            config,
-            work_dir,
-            debug,
-            timeout,
-            std_headers,
-            host: None,
-        })
-    }
-
-    /// Compiles the crate's `host` files' device side with `front_end` instead of NVRTC.
-    pub fn with_host_front_end(mut self, front_end: Box<dyn HostFrontEnd>) -> Compiler {
-        self.host = Some(front_end);
-        self
-    }
-
-    /// The host front end when `job`'s file is a `host` file.
-    fn host_front_end(&self, job: &Job) -> Option<&dyn HostFrontEnd> {
-        self.host.as_deref().filter(|_| job.file.host)
+        Ok(Compiler { toolchain, nvrtc, supported, root, include_dirs, config, work_dir, debug, timeout, std_headers })
     }
 
     /// The configuration the jobs are compiled with.
@@ -252,11 +216,6 @@ impl Compiler {
     /// keys, so a key does not depend on where the crate is checked out. Both forms come from this
     /// one function, so the key cannot miss an option the compiler sees.
     pub fn options(&self, job: &Job, portable: bool) -> Vec<String> {
-        if let Some(front_end) = self.host_front_end(job) {
-            let mut options = vec![format!("--gpu-architecture={}", job.arch.virtual_name())];
-            options.extend(front_end.options(self, job, portable));
-            return options;
-        }
         let mut options = vec![format!("--gpu-architecture={}", job.arch.virtual_name())];
         for d in self.includes(job) {
             let shown = if portable { d.portable } else { d.path.display().to_string() };
@@ -324,11 +283,8 @@ impl Compiler {
         let file = &job.file.source.file;
         let arch = job.arch.to_string();
         let started = Instant::now();
-        // A `host` file's device side comes from nvcc (see `host`); the rest is the same.
-        let (ptx, nvrtc_log) = match self.host_front_end(job) {
-            Some(front_end) => front_end.ptx(self, job)?,
-            None => self.nvrtc_ptx(job)?,
-        };
+        // A `host` file compiles with nvcc instead, all its arches at once (`host::compile`).
+        let (ptx, nvrtc_log) = self.nvrtc_ptx(job)?;
         let nvrtc_time = started.elapsed();
 
         // `.maxnreg` cannot be written next to `__launch_bounds__` in CUDA C++ (NVRTC refuses it).

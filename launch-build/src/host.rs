@@ -1,28 +1,26 @@
 //! `host = ["launch.cu", "moe/*.cu"]`: kernel files that hold host code (launch syntax
 //! `<<<...>>>`, `extern "C"` launchers calling the CUDA runtime), which NVRTC cannot compile.
 //!
-//! Each such file is compiled twice, both times with the toolchain's `nvcc`:
-//! * for the report, per arch, like any kernel file: `nvcc -ptx` (the device side only) gives the
-//!   PTX, and launch-build's own ptxas run gives the cubin and the `-v` report. These are the
-//!   commands nvcc runs inside a full compile (same `cicc` options, same `ptxas -arch=sm_XX`), so
-//!   the numbers are the library's. They are jobs like NVRTC's: cached by content (the file, its
-//!   headers, the options, the toolchain, nvcc's version and host compiler), run in parallel,
-//!   their kernels embedded as `launch::Kernel` statics as well, checked by `check`.
-//! * for the program, once: through the `cc` crate, host code and all, with
-//!   `-gencode arch=compute_XX,code=sm_XX` for each of the file's arches, into one static library
-//!   (`launch_host_<package>`) that cargo links into the crate, with the toolchain's static CUDA
-//!   runtime (`libcudart_static.a`), so the binary needs the driver only. Each file is its own
-//!   whole-program nvcc compile (no relocatable device code), as in the report pass. This runs
-//!   whenever the build script runs (cargo runs it when an input changed); only in build scripts.
+//! Each such file is compiled once, by the toolchain's `nvcc`, for all its arches
+//! ([`compile`]): the object the crate links, and from the same run the PTX, cubins and
+//! `ptxas -v` lines the report reads, so the reported code is the linked code. The compile is a
+//! job like NVRTC's: cached by content (the file, its headers, the options, the arches, nvcc's
+//! version and the host compiler's identity), scheduled with the device jobs through the same
+//! jobserver tokens, its kernels embedded as `launch::Kernel` statics as well and checked by
+//! `check`. In a build script the objects, cached or fresh, are archived into one static library
+//! (`launch_host_<package>`, [`library`]) that cargo links into the crate, with the toolchain's
+//! static CUDA runtime (`libcudart_static.a`), so the binary needs the driver only. Each file is
+//! its own whole-program nvcc compile (no relocatable device code).
 //!
 //! nvcc needs a host C++ compiler, found as `cc` finds one (`CXX`, else `c++`); it is passed as
 //! `-ccbin` only when it is not the compiler nvcc would take by itself (`g++` on `PATH`).
 
-use std::path::{Path, PathBuf};
-use std::time::Instant;
+pub mod compile;
+pub mod library;
 
-use crate::cargo_directives;
-use crate::compile::{portable_path, sanitize, Compiler, HostFrontEnd, Job};
+use std::path::{Path, PathBuf};
+
+use crate::compile::{portable_path, Compiler};
 use crate::config::{Config, HostPattern};
 use crate::env::Env;
 use crate::error::Error;
@@ -39,6 +37,9 @@ pub struct Tools {
     pub nvcc_name: String,
     /// The host C++ compiler, resolved.
     pub cxx: PathBuf,
+    /// What the host compiler says it is (the first line of `--version`): its part of cache keys,
+    /// where its path has no place.
+    pub cxx_id: String,
     /// `-ccbin` for nvcc: the host compiler when nvcc would not take it by itself.
     pub ccbin: Option<PathBuf>,
     /// The folder of `libcudart_static.a`.
@@ -104,7 +105,14 @@ pub fn tools(
     let nvcc_default = on_path("g++", env).and_then(|p| std::fs::canonicalize(p).ok());
     let ccbin = (std::fs::canonicalize(&cxx).ok() != nvcc_default || nvcc_default.is_none()).then(|| cxx.clone());
     let cudart_dir = cudart_dir(&nvcc);
-    Ok(Tools { nvcc, nvcc_name: format!("nvcc {nvcc_version}"), cxx, ccbin, cudart_dir })
+    let cxx_id = Tool::new(&cxx)
+        .arg("--version")
+        .timeout(crate::process::PROBE_TIMEOUT)
+        .run()
+        .ok()
+        .and_then(|o| o.stdout.lines().next().map(str::to_string))
+        .unwrap_or_else(|| format!("unknown ({})", cxx.display()));
+    Ok(Tools { nvcc, nvcc_name: format!("nvcc {nvcc_version}"), cxx, cxx_id, ccbin, cudart_dir })
 }
 
 /// The host C++ compiler: in a build script as the `cc` crate chooses it (`CXX` and its target
@@ -129,7 +137,7 @@ pub fn host_compiler(env: &Env) -> Result<PathBuf, String> {
 }
 
 /// A located toolchain problem at the `host` entry `p` (exit 3 from `cargo launch`).
-fn missing_tool(p: &HostPattern, message: String) -> Error {
+pub(crate) fn missing_tool(p: &HostPattern, message: String) -> Error {
     Error::HostTools { location: p.location.clone(), key: p.key.clone(), message }
 }
 
@@ -146,8 +154,8 @@ fn cudart_dir(nvcc: &Path) -> Option<PathBuf> {
 
 /// The nvcc options of a host file's job, without the arch: include folders, defines, then the
 /// flags nvcc has. With `portable`, paths as in [`Compiler::options`] and the compilers' names
-/// first (they are part of the cache key).
-fn options(compiler: &Compiler, tools: &Tools, file: &PlannedFile, portable: bool) -> Vec<String> {
+/// first, not their paths (they are part of the cache key).
+pub fn options(compiler: &Compiler, tools: &Tools, file: &PlannedFile, portable: bool) -> Vec<String> {
     let config = compiler.config();
     let show = |p: &Path| {
         if portable {
@@ -159,8 +167,8 @@ fn options(compiler: &Compiler, tools: &Tools, file: &PlannedFile, portable: boo
     let mut options = Vec::new();
     if portable {
         options.push(format!("#{}", tools.nvcc_name));
-    }
-    if let Some(ccbin) = &tools.ccbin {
+        options.push(format!("#host compiler {}", tools.cxx_id));
+    } else if let Some(ccbin) = &tools.ccbin {
         options.push(format!("-ccbin={}", ccbin.display()));
     }
     for dir in std::iter::once(&config.kernel_dir).chain(&config.include_dirs) {
@@ -186,135 +194,6 @@ fn nvcc_flag(flag: &str) -> Option<String> {
         return Some("--expt-relaxed-constexpr".into());
     }
     Some(flag.to_string())
-}
-
-/// nvcc in NVRTC's place for the host files' jobs.
-impl HostFrontEnd for Tools {
-    fn options(&self, compiler: &Compiler, job: &Job, portable: bool) -> Vec<String> {
-        options(compiler, self, job.file, portable)
-    }
-
-    fn ptx(&self, compiler: &Compiler, job: &Job) -> Result<(String, String), Error> {
-        ptx(compiler, self, job)
-    }
-}
-
-/// The device side of `job`'s file for its arch's virtual architecture: `nvcc -ptx`. Returns the
-/// PTX and nvcc's messages (its warnings), with the crate root taken out of paths.
-fn ptx(compiler: &Compiler, tools: &Tools, job: &Job) -> Result<(String, String), Error> {
-    let file = &job.file.source.file;
-    let arch = job.arch.to_string();
-    let work = compiler.work_dir();
-    std::fs::create_dir_all(work).map_err(Error::io("create folder", work))?;
-    let out = work.join(format!("{}.{}.nvcc.ptx", sanitize(file), job.arch));
-    let _ = std::fs::remove_file(&out);
-    let tool = Tool::new(&tools.nvcc)
-        .arg("-ptx")
-        .args(compiler.options(job, false))
-        .arg(&job.file.source.path)
-        .arg("-o")
-        .arg(&out)
-        .timeout(compiler.timeout());
-    if compiler.debug() {
-        cargo_directives::launch_build_warning(&tool.to_string());
-    }
-    let (status, output) =
-        tool.run_unchecked().map_err(|e| crate::compile::for_job(e, &tools.nvcc_name, file, &arch))?;
-    let root = format!("{}/", compiler.root().display());
-    let log = format!("{}{}", output.stdout, output.stderr).replace(&root, "");
-    if !status.success() {
-        return Err(Error::Compile { compiler: tools.nvcc_name.clone(), file: file.clone(), arch, log });
-    }
-    let ptx = std::fs::read_to_string(&out).map_err(crate::compile::work_file("read nvcc output", &out, file))?;
-    let _ = std::fs::remove_file(&out);
-    Ok((ptx, log))
-}
-
-/// Compiles every host file, host code and all, through `cc` into one static library and tells
-/// cargo to link it and the static CUDA runtime. Build scripts only (`cc` reads cargo's
-/// variables). Returns the library's name.
-pub fn link(
-    compiler: &Compiler,
-    tools: &Tools,
-    first: &HostPattern,
-    files: &[&PlannedFile],
-    package: &str,
-) -> Result<String, Error> {
-    let started = Instant::now();
-    let Some(cudart_dir) = &tools.cudart_dir else {
-        return Err(missing_tool(
-            first,
-            format!(
-                "`host` files link the static CUDA runtime, and there is no libcudart_static.a beside {} (looked in lib, lib64 and targets/<cpu>-linux/lib); `cargo launch setup --toolchain 13.0` installs it",
-                tools.nvcc.display()
-            ),
-        ));
-    };
-    let mut objects = Vec::new();
-    for f in files {
-        let mut b = base_build(tools);
-        // No `-G`, `-g` or warning flags of cc's: device code as in the report pass.
-        b.flag("-O2");
-        for o in options(compiler, tools, f, false) {
-            b.flag(o);
-        }
-        for o in &f.settings.ptxas_flags {
-            b.flag("-Xptxas").flag(o);
-        }
-        for a in &f.arches {
-            b.flag("-gencode").flag(format!("arch={},code={a}", a.virtual_name()));
-        }
-        b.file(&f.source.path);
-        let objs = b.try_compile_intermediates().map_err(|e| cc_error(tools, f, e))?;
-        objects.extend(objs);
-    }
-    let name = format!("launch_host_{}", package.replace(|c: char| !c.is_ascii_alphanumeric(), "_"));
-    let mut lib = base_build(tools);
-    lib.objects(objects);
-    lib.try_compile(&name).map_err(|e| Error::Compile {
-        compiler: format!("{} (through cc)", tools.nvcc_name),
-        file: files.first().map(|f| f.source.file.clone()).unwrap_or_default(),
-        arch: String::new(),
-        log: e.to_string(),
-    })?;
-    // The CUDA runtime the launchers call, linked statically: the binary needs the driver only.
-    cargo_directives::rustc_link_search(cudart_dir);
-    cargo_directives::rustc_link_lib("static=cudart_static");
-    for l in ["dl", "rt", "pthread"] {
-        cargo_directives::rustc_link_lib(l);
-    }
-    if compiler.debug() {
-        cargo_directives::launch_build_warning(&format!(
-            "linked {} host file(s) into lib{name}.a in {} ms",
-            files.len(),
-            started.elapsed().as_millis()
-        ));
-    }
-    Ok(name)
-}
-
-/// A `cc` build with nvcc as the compiler and none of cc's own flags (they are gcc's, and nvcc
-/// refuses them): position-independent host code, for Rust's PIE binaries.
-fn base_build(tools: &Tools) -> cc::Build {
-    let mut b = cc::Build::new();
-    b.cuda(true)
-        .compiler(&tools.nvcc)
-        .no_default_flags(true)
-        .warnings(false)
-        .extra_warnings(false)
-        .cudart("none")
-        .flag("-Xcompiler")
-        .flag("-fPIC");
-    b
-}
-
-fn cc_error(tools: &Tools, f: &PlannedFile, e: cc::Error) -> Error {
-    Error::Compile {
-        compiler: format!("{} (through cc; its messages are the warnings above)", tools.nvcc_name),
-        file: f.source.file.clone(),
-        arch: f.arches.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", "),
-        log: e.to_string(),
-    }
 }
 
 /// The manifest's record of the host files.

@@ -164,3 +164,40 @@ fn crate_flags_reach_nvcc_in_its_spelling() {
     assert_eq!(nvcc_flag("--modify-stack-limit=false"), None);
     assert_eq!(nvcc_flag("--device-int128"), None);
 }
+
+/// nvcc's stderr with `-Xptxas -v` for two arches: each ptxas run starts at its gmem line, even
+/// when a warning comes first; continuation lines stay with their run; nvcc's own messages are
+/// kept apart.
+#[test]
+fn nvcc_output_is_cut_into_one_ptxas_log_per_arch() {
+    let text = "\
+kernels/a.cu(3): warning #177-D: variable \"x\" was declared but never referenced
+ptxas warning : Value of threads per SM for entry _Z1kv is out of range
+ptxas info    : 8 bytes gmem
+ptxas info    : Compiling entry function '_Z1kv' for 'sm_80'
+ptxas info    : Function properties for _Z1kv
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 10 registers, used 0 barriers, 352 bytes cmem[0]
+ptxas info    : 8 bytes gmem
+ptxas info    : Compiling entry function '_Z1kv' for 'sm_90'
+ptxas info    : Function properties for _Z1kv
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 12 registers, used 0 barriers
+a host compiler's note
+";
+    let (nvcc, runs) = super::compile::split_log(text);
+    assert_eq!(
+        nvcc,
+        "kernels/a.cu(3): warning #177-D: variable \"x\" was declared but never referenced\na host compiler's note\n"
+    );
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert!(runs[0].starts_with("ptxas warning : Value of threads") && runs[0].contains("for 'sm_80'"), "{}", runs[0]);
+    assert!(runs[0].contains("    0 bytes stack frame") && !runs[0].contains("sm_90"), "{}", runs[0]);
+    assert!(
+        runs[1].starts_with("ptxas info    : 8 bytes gmem")
+            && runs[1].ends_with("Used 12 registers, used 0 barriers\n")
+    );
+    // A launcher file without kernels: each run is its gmem line alone.
+    let (_, runs) = super::compile::split_log("ptxas info    : 0 bytes gmem\nptxas info    : 0 bytes gmem\n");
+    assert_eq!(runs, ["ptxas info    : 0 bytes gmem\n", "ptxas info    : 0 bytes gmem\n"]);
+}

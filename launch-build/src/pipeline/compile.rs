@@ -9,7 +9,7 @@ use crate::cached_compile;
 use crate::compile::{self, Compiler, Job};
 use crate::env::Env;
 use crate::error::Error;
-use crate::host;
+use crate::host::{self, library::HostObject};
 use crate::plan::Plan;
 use crate::prepare::Prepared;
 use crate::toolchain;
@@ -20,6 +20,8 @@ pub struct Compiled<'p> {
     pub compiler: Compiler,
     /// nvcc and the host compiler, when the crate has `host` files.
     pub host_tools: Option<host::Tools>,
+    /// The `host` files' objects, for the link stage.
+    pub objects: Vec<HostObject>,
     /// Per planned file, its outputs.
     pub files: Vec<FileOutputs<'p>>,
     /// The statistics so far.
@@ -34,14 +36,10 @@ pub struct Compiled<'p> {
 pub fn run<'p>(env: &Env, plan: &'p Plan, prepared: &'p [Prepared], launch_dir: &Path) -> Result<Compiled<'p>, Error> {
     let config = &plan.config;
     let toolchain = toolchain::discover_for(env, &config.toolchain)?;
-    let mut compiler = Compiler::new(toolchain, config, launch_dir.join("work"), compile::Settings::from_env(env)?)?;
+    let compiler = Compiler::new(toolchain, config, launch_dir.join("work"), compile::Settings::from_env(env)?)?;
     compiler.check_arches(&config.arches)?;
     let host_tools = match config.host.first() {
-        Some(first) => {
-            let tools = host::tools(config, first, &compiler.toolchain, host::host_compiler(env), env)?;
-            compiler = compiler.with_host_front_end(Box::new(tools.clone()));
-            Some(tools)
-        }
+        Some(first) => Some(host::tools(config, first, &compiler.toolchain, host::host_compiler(env), env)?),
         None => None,
     };
     // Jobs come from the cache or compile side by side; outputs come back in job order.
@@ -59,7 +57,8 @@ pub fn run<'p>(env: &Env, plan: &'p Plan, prepared: &'p [Prepared], launch_dir: 
             })
         })
         .collect();
-    let built = cached_compile::run_all(env, &compiler, launch_dir, &jobs).map_err(|e| restored(plan, prepared, e))?;
+    let built = cached_compile::run_all(env, &compiler, host_tools.as_ref(), launch_dir, &jobs)
+        .map_err(|e| restored(plan, prepared, e))?;
     let mut outputs = built.outputs.into_iter();
     let mut compiled = built.compiled.into_iter();
     let files = plan
@@ -85,7 +84,7 @@ pub fn run<'p>(env: &Env, plan: &'p Plan, prepared: &'p [Prepared], launch_dir: 
             }
         })
         .collect();
-    Ok(Compiled { compiler, host_tools, files, stats: built.stats })
+    Ok(Compiled { compiler, host_tools, files, objects: built.objects, stats: built.stats })
 }
 
 /// NVRTC's messages show the text it compiled: the failed files' messages with the user's text

@@ -1,5 +1,6 @@
-//! Stage `link`: the `host` files compiled, host code and all, into the crate's static library
-//! (build scripts only: `cc` reads cargo's variables), and recorded in the manifest.
+//! Stage `link`: the `host` files' objects (compiled with the other jobs, see `host::compile`)
+//! archived into the crate's static library (build scripts only: `cc` reads cargo's variables),
+//! and recorded in the manifest.
 
 use super::compile::Compiled;
 use crate::env::Env;
@@ -8,15 +9,21 @@ use crate::host;
 use crate::manifest::Manifest;
 use crate::plan::{Plan, PlannedFile};
 
-/// Links the host files of `plan`, once every kernel compiled; nothing without any.
+/// Links the host files of `plan`, once every kernel compiled; nothing without any. Adds the
+/// archiver's time to the build statistics.
 ///
 /// # Errors
-/// No static CUDA runtime, or nvcc failing on a file (see `host::link`).
-pub fn run(env: &Env, plan: &Plan, compiled: &Compiled, manifest: &mut Manifest) -> Result<(), Error> {
+/// No static CUDA runtime, or the archiver failing (see `host::library::link`).
+pub fn run(env: &Env, plan: &Plan, compiled: &mut Compiled, manifest: &mut Manifest) -> Result<(), Error> {
     let (Some(tools), Some(first)) = (&compiled.host_tools, plan.config.host.first()) else { return Ok(()) };
     let files: Vec<&PlannedFile> = plan.host_files().collect();
     let library = match env.is_build_script() {
-        true => Some(host::link(&compiled.compiler, tools, first, &files, &plan.config.package)?),
+        true => {
+            let (name, took) =
+                host::library::link(&compiled.compiler, tools, first, &compiled.objects, &plan.config.package)?;
+            compiled.stats.host_link_ms = (took.as_secs_f64() * 1e6).round() / 1e3;
+            Some(name)
+        }
         false => None,
     };
     manifest.host = host::record(tools, &files, library.as_deref());

@@ -4,7 +4,7 @@
 //! 2. **prepare** ([`crate::prepare`]): each file read and its `@launch` contracts applied;
 //! 3. **compile** ([`compile`]): every file × arch job through the kernel cache;
 //! 4. **assemble** ([`assemble`]): the manifest, the tune variants, the warnings about kernels;
-//! 5. **link** ([`link`]): the `host` files' static library;
+//! 5. **link** ([`link`]): the `host` files' objects archived into the crate's static library;
 //! 6. **embed** ([`embed`]): everything written under `OUT_DIR/launch`, the warnings printed.
 //!
 //! Nothing under `OUT_DIR/launch` is written before the last stage, so a failure leaves the
@@ -62,9 +62,9 @@ fn build_with(env: &Env, config: Config, launch_dir: &Path) -> Result<Manifest, 
     }
     // Contracts are checked before anything is compiled; every error of every file at once.
     let prepared = prepare::all(&plan)?;
-    let compiled = compile::run(env, &plan, &prepared, launch_dir)?;
+    let mut compiled = compile::run(env, &plan, &prepared, launch_dir)?;
     let mut assembled = assemble::run(env, &plan, &compiled, launch_dir, &mut warnings)?;
-    link::run(env, &plan, &compiled, &mut assembled.manifest)?;
+    link::run(env, &plan, &mut compiled, &mut assembled.manifest)?;
     embed::run(env, launch_dir, assembled, &compiled, &warnings)
 }
 

@@ -107,11 +107,14 @@ pub(crate) fn assemble(
                 }
             })
         },
-        |(i, v)| Entry {
-            ptx: jobs[*i].text.clone(),
-            cubin: v.cubin.clone(),
-            ptxas_log: cache::to_placeholders(&v.log, &pairs),
-            nvrtc_log: String::new(),
+        |key, (i, v)| {
+            let entry = Entry {
+                ptx: jobs[*i].text.clone(),
+                cubin: v.cubin.clone(),
+                ptxas_log: cache::to_placeholders(&v.log, &pairs),
+                nvrtc_log: String::new(),
+            };
+            vec![(*key, entry)]
         },
     );
     for (&i, r) in pending.iter().zip(ran.results) {

@@ -49,6 +49,18 @@ pub struct BuildStats {
     /// Their ptxas time, milliseconds.
     #[serde(default)]
     pub variant_ptxas_ms: f64,
+    /// Every `host` file's compile (one nvcc run for all its arches), in job order: compiled in
+    /// this run or from the cache. Its jobs count in `jobs`, `compiled` and `cached` (one per
+    /// arch), its time only here and in `nvcc_ms`, never in `nvrtc_ms` or `ptxas_ms`.
+    #[serde(default)]
+    pub host_jobs: Vec<HostJob>,
+    /// Sum over the host files compiled in this run of nvcc's time, milliseconds.
+    #[serde(default)]
+    pub nvcc_ms: f64,
+    /// Archiving the host files' objects into the crate's static library, milliseconds (0 outside
+    /// build scripts and without host files).
+    #[serde(default)]
+    pub host_link_ms: f64,
 }
 
 impl BuildStats {
@@ -69,4 +81,18 @@ pub struct CompiledJob {
     pub nvrtc_ms: f64,
     /// ptxas's time, milliseconds.
     pub ptxas_ms: f64,
+}
+
+/// One `host` file's compile in [`BuildStats`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostJob {
+    /// Kernel file, relative to the crate.
+    pub file: String,
+    /// Its arches, all compiled by the one nvcc run.
+    pub arches: Vec<Arch>,
+    /// `compiled` (nvcc ran in this build) or `cache` (the object and every arch's output came
+    /// from the kernel cache).
+    pub from: String,
+    /// nvcc's time, milliseconds; 0 when from the cache.
+    pub nvcc_ms: f64,
 }

@@ -1,0 +1,181 @@
+//! One nvcc compile per `host` file, for all its arches at once: the object the crate links, and
+//! from the same run the per-arch PTX, cubins and `ptxas -v` lines the report reads.
+//!
+//! `nvcc -c --keep --keep-dir DIR -Xptxas -v -gencode ... FILE -o OBJ` keeps the intermediate files
+//! of the compile that makes the object: `<stem>.compute_XX.ptx` (cicc's output) and
+//! `<stem>.compute_XX.cubin` (ptxas's, the very bytes nvcc puts in the object's fatbin) for each
+//! arch, while ptxas's `-v` lines go to nvcc's stderr, one ptxas run per arch in `-gencode` order.
+//! So the reported code is the linked code, and names are the linked program's: CUB, for one,
+//! names its kernels after every arch of the compile (`CUB_300001_SM_800_900`), which a per-arch
+//! compile would name differently for each arch.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use launch::Arch;
+
+use super::Tools;
+use crate::cargo_directives;
+use crate::compile::{parse_report, sanitize, work_file, Compiler, Job, JobOutput};
+use crate::error::Error;
+use crate::process::Tool;
+use crate::ptxas_log::Severity;
+
+/// What one host file's compile produced.
+#[derive(Debug)]
+pub struct HostOutput {
+    /// Per arch of the file, in its order: the PTX, cubin and report, as for a device job. nvcc's
+    /// own messages (its warnings, `--verbose` lines) are the first arch's `nvrtc_log`.
+    pub outputs: Vec<JobOutput>,
+    /// The object file, host code and all arches' cubins.
+    pub object: Vec<u8>,
+    /// How long nvcc ran.
+    pub time: Duration,
+}
+
+/// Compiles `jobs` (one per arch, all of the same host file, in its arch order) with one nvcc
+/// run. `options`: the file's nvcc options (include folders, defines, its flags; see
+/// `host::options`).
+///
+/// # Errors
+/// nvcc failing (its messages, the crate root taken out), timing out, or not writing what it
+/// always writes; a ptxas report that does not parse.
+pub fn run(compiler: &Compiler, tools: &Tools, jobs: &[Job], options: Vec<String>) -> Result<HostOutput, Error> {
+    let first = jobs.first().expect("a host file has at least one arch");
+    let planned = first.file;
+    let file = &planned.source.file;
+    let arches: Vec<Arch> = jobs.iter().map(|j| j.arch).collect();
+    let arch_list = arches.iter().map(Arch::to_string).collect::<Vec<_>>().join(", ");
+    // A folder of this file and this process: nvcc writes its intermediate files there.
+    let keep = compiler.work_dir().join(format!("host.{}.{}", sanitize(file), std::process::id()));
+    let _ = std::fs::remove_dir_all(&keep);
+    std::fs::create_dir_all(&keep).map_err(Error::io("create folder", &keep))?;
+    let object_path = keep.join("object.o");
+    let mut tool = Tool::new(&tools.nvcc)
+        .arg("-c")
+        .arg(&planned.source.path)
+        .arg("-o")
+        .arg(&object_path)
+        .arg("--keep")
+        .arg("--keep-dir")
+        .arg(&keep)
+        .arg("-Xptxas")
+        .arg("-v")
+        .args(options);
+    for o in &planned.settings.ptxas_flags {
+        tool = tool.arg("-Xptxas").arg(o);
+    }
+    for a in &arches {
+        tool = tool.arg("-gencode").arg(format!("arch={},code={a}", a.virtual_name()));
+    }
+    let tool = tool.timeout(compiler.timeout());
+    if compiler.debug() {
+        cargo_directives::launch_build_warning(&tool.to_string());
+    }
+    let started = Instant::now();
+    let ran = tool.run_unchecked().map_err(|e| crate::compile::for_job(e, &tools.nvcc_name, file, &arch_list));
+    let time = started.elapsed();
+    let result = ran.and_then(|(status, output)| {
+        let root = format!("{}/", compiler.root().display());
+        let text = format!("{}{}", output.stdout, output.stderr).replace(&root, "");
+        let (nvcc_log, ptxas_logs) = split_log(&text);
+        if !status.success() {
+            return Err(Error::Compile {
+                compiler: tools.nvcc_name.clone(),
+                file: file.clone(),
+                arch: arch_list,
+                log: text,
+            });
+        }
+        let mut outputs = read_outputs(jobs, &keep, ptxas_logs)?;
+        if let Some(o) = outputs.first_mut() {
+            o.nvrtc_log = nvcc_log;
+        }
+        let object = std::fs::read(&object_path).map_err(work_file("read nvcc output", &object_path, file))?;
+        Ok(HostOutput { outputs, object, time })
+    });
+    let _ = std::fs::remove_dir_all(&keep);
+    result
+}
+
+/// Each arch's PTX, cubin and report from the keep folder, `ptxas_logs` the `-v` lines of each
+/// ptxas run in order.
+fn read_outputs(jobs: &[Job], keep: &Path, ptxas_logs: Vec<String>) -> Result<Vec<JobOutput>, Error> {
+    let file = &jobs[0].file.source.file;
+    if ptxas_logs.len() != jobs.len() {
+        return Err(Error::Report {
+            file: file.clone(),
+            arch: jobs.iter().map(|j| j.arch.to_string()).collect::<Vec<_>>().join(", "),
+            reason: format!(
+                "nvcc ran ptxas {} time(s) for {} arch(es): the `-v` lines cannot be told apart by arch",
+                ptxas_logs.len(),
+                jobs.len()
+            ),
+        });
+    }
+    jobs.iter()
+        .zip(ptxas_logs)
+        .map(|(job, log)| {
+            let virt = job.arch.virtual_name();
+            let ptx_path = kept(keep, &format!(".{virt}.ptx"), file)?;
+            let cubin_path = kept(keep, &format!(".{virt}.cubin"), file)?;
+            let ptx = std::fs::read_to_string(&ptx_path).map_err(work_file("read nvcc output", &ptx_path, file))?;
+            let cubin = std::fs::read(&cubin_path).map_err(work_file("read nvcc output", &cubin_path, file))?;
+            let report = parse_report(job, &log)?;
+            if report.diagnostics.iter().any(|d| matches!(d.severity, Severity::Error | Severity::Fatal)) {
+                return Err(Error::Compile {
+                    compiler: format!("ptxas (through {})", job.arch),
+                    file: file.clone(),
+                    arch: job.arch.to_string(),
+                    log,
+                });
+            }
+            Ok(JobOutput { ptx, cubin, report, nvrtc_log: String::new(), ptxas_log: log })
+        })
+        .collect()
+}
+
+/// The one file of `keep` whose name ends with `suffix` (nvcc names them after the source's stem).
+fn kept(keep: &Path, suffix: &str, file: &str) -> Result<PathBuf, Error> {
+    let entries = std::fs::read_dir(keep).map_err(Error::io("list", keep))?;
+    let found = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(suffix)));
+    found.ok_or_else(|| {
+        let missing = keep.join(format!("<stem>{suffix}"));
+        work_file("find nvcc's kept output", &missing, file)(std::io::Error::from(std::io::ErrorKind::NotFound))
+    })
+}
+
+/// nvcc's messages apart from ptxas's `-v` lines, and those lines cut into one log per ptxas run.
+/// ptxas starts each run's report with its `N bytes gmem` line; its other lines start with
+/// `ptxas` or, continuing a function's properties, with blanks.
+pub fn split_log(text: &str) -> (String, Vec<String>) {
+    let mut nvcc = String::new();
+    let mut runs: Vec<String> = Vec::new();
+    let mut in_ptxas = false;
+    // Whether the run being read already had its gmem line (warnings may come before it).
+    let mut had_gmem = false;
+    for line in text.lines() {
+        let is_ptxas = line.starts_with("ptxas ");
+        let continues = in_ptxas && line.starts_with(char::is_whitespace) && !line.trim().is_empty();
+        if is_ptxas || continues {
+            let gmem = is_ptxas && line.contains(" bytes gmem");
+            if runs.is_empty() || (gmem && had_gmem) {
+                runs.push(String::new());
+                had_gmem = false;
+            }
+            had_gmem |= gmem;
+            let run = runs.last_mut().expect("pushed above");
+            run.push_str(line);
+            run.push('\n');
+            in_ptxas = true;
+        } else {
+            nvcc.push_str(line);
+            nvcc.push('\n');
+            in_ptxas = false;
+        }
+    }
+    (nvcc, runs)
+}

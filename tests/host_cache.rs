@@ -1,0 +1,120 @@
+//! Issue 25 item 1: a `host` file is compiled once, by one nvcc run for all its arches, and that
+//! run gives both the object the crate links and the cubins and `ptxas -v` lines the report
+//! reads; the run is a cached job like NVRTC's. Pinned on the `host_launcher` fixture (one host
+//! file, one device file, sm_80 and sm_90) through real `cargo build`s and their
+//! `build-stats.json`. Needs the 13.0 toolchain and a host C++ compiler (skips, saying why).
+
+use std::path::{Path, PathBuf};
+
+use launch::schema::stats::BuildStats;
+use serde_json::Value;
+
+use crate::host_files::{host_launcher, toolchain_13_and_cxx};
+use crate::support::{cargo_build, run};
+
+/// One build's `OUT_DIR` and statistics.
+struct Built {
+    out_dir: PathBuf,
+    stats: BuildStats,
+}
+
+/// `cargo build` of the fixture at `dir` with `env` set; its build script's `OUT_DIR` and stats.
+fn build(dir: &Path, cache: &Path, toolchain: &Path, env: &[(&str, &str)]) -> Built {
+    let mut cmd = cargo_build(dir, cache, toolchain);
+    cmd.arg("--message-format=json");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let (code, stdout, stderr) = run(&mut cmd);
+    assert_eq!(code, 0, "cargo build failed:\n{stderr}");
+    let out_dir = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["reason"] == "build-script-executed")
+        .filter(|m| m["package_id"].as_str().is_some_and(|p| p.contains("fixture-host-launcher")))
+        .find_map(|m| m["out_dir"].as_str().map(PathBuf::from))
+        .unwrap_or_else(|| panic!("no build-script-executed message:\n{stdout}"));
+    let path = out_dir.join("launch/build-stats.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let stats = BuildStats::from_json(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    Built { out_dir, stats }
+}
+
+/// `(file, from)` of every host compile of a build, e.g. `("kernels/saxpy.cu", "cache")`.
+fn host_jobs(b: &Built) -> Vec<(String, String)> {
+    b.stats.host_jobs.iter().map(|j| (j.file.clone(), j.from.clone())).collect()
+}
+
+/// The device files whose jobs compiled in a build.
+fn device_compiled(b: &Built) -> Vec<String> {
+    let mut files: Vec<String> = b.stats.compiled_jobs.iter().map(|j| j.file.clone()).collect();
+    files.dedup();
+    files
+}
+
+/// The crate's static library in `OUT_DIR` (named after the package, which the fixture copy renames).
+fn library_path(b: &Built) -> PathBuf {
+    let found = std::fs::read_dir(&b.out_dir).expect("OUT_DIR").filter_map(Result::ok).map(|e| e.path()).find(|p| {
+        p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("liblaunch_host_") && n.ends_with(".a"))
+    });
+    found.unwrap_or_else(|| panic!("no liblaunch_host_*.a in {}", b.out_dir.display()))
+}
+
+fn append(path: &Path, text: &str) {
+    let mut s = std::fs::read_to_string(path).expect("read");
+    s.push_str(text);
+    std::fs::write(path, s).expect("write");
+}
+
+/// Cold: one nvcc run for saxpy.cu's two arches, its time in `nvcc_ms` (not `nvrtc_ms`), and
+/// every cubin the crate embeds for it is byte for byte in the linked static library. Then a
+/// rerun after an environment change compiles nothing; an edit of the device file compiles that
+/// file only; an edit of the host file compiles the host file only.
+#[test]
+fn a_host_file_compiles_once_for_all_arches_and_is_cached_like_any_job() {
+    let Some(toolchain) = toolchain_13_and_cxx() else { return };
+    let dir = host_launcher(|t| t);
+    let cache = tempfile::tempdir().expect("temp dir");
+    let saxpy = || ("kernels/saxpy.cu".to_string(), "compiled".to_string());
+    let cached = || ("kernels/saxpy.cu".to_string(), "cache".to_string());
+
+    let cold = build(dir.path(), cache.path(), &toolchain, &[]);
+    assert_eq!(host_jobs(&cold), vec![saxpy()], "{:?}", cold.stats);
+    let arches: Vec<String> = cold.stats.host_jobs[0].arches.iter().map(|a| a.to_string()).collect();
+    assert_eq!(arches, ["sm_80", "sm_90"]);
+    assert!(cold.stats.nvcc_ms > 0.0 && cold.stats.host_jobs[0].nvcc_ms > 0.0, "{:?}", cold.stats);
+    assert_eq!((cold.stats.jobs, cold.stats.compiled), (4, 4), "{:?}", cold.stats);
+    assert_eq!(device_compiled(&cold), ["kernels/scale.cu"], "{:?}", cold.stats);
+    let library = std::fs::read(library_path(&cold)).expect("the library");
+    let mut embedded = 0;
+    for entry in std::fs::read_dir(cold.out_dir.join("launch/cubin")).expect("cubin folder") {
+        let path = entry.expect("entry").path();
+        if !path.to_string_lossy().contains("saxpy") {
+            continue;
+        }
+        let cubin = std::fs::read(&path).expect("cubin");
+        let linked = library.windows(cubin.len()).any(|w| w == cubin.as_slice());
+        assert!(linked, "{} is not in the linked library: the report would not be the linked code", path.display());
+        embedded += 1;
+    }
+    assert_eq!(embedded, 2, "one cubin per arch of saxpy.cu");
+
+    // The build script reruns (a documented variable changed); nothing compiles, the library is
+    // archived again from the cached object.
+    let rerun = build(dir.path(), cache.path(), &toolchain, &[("LAUNCH_BUILD_DEBUG", "1")]);
+    assert_eq!(host_jobs(&rerun), vec![cached()], "{:?}", rerun.stats);
+    assert_eq!((rerun.stats.compiled, rerun.stats.nvcc_ms), (0, 0.0), "{:?}", rerun.stats);
+    let again = std::fs::read(library_path(&rerun)).expect("the library");
+    assert_eq!(again.len(), library.len(), "the same objects archived");
+
+    append(&dir.path().join("kernels/scale.cu"), "\n// an edit of the device file\n");
+    let device_edit = build(dir.path(), cache.path(), &toolchain, &[]);
+    assert_eq!(host_jobs(&device_edit), vec![cached()], "{:?}", device_edit.stats);
+    assert_eq!(device_compiled(&device_edit), ["kernels/scale.cu"], "{:?}", device_edit.stats);
+
+    append(&dir.path().join("kernels/saxpy.cu"), "\n// an edit of the host file\n");
+    let host_edit = build(dir.path(), cache.path(), &toolchain, &[]);
+    assert_eq!(host_jobs(&host_edit), vec![saxpy()], "{:?}", host_edit.stats);
+    assert!(device_compiled(&host_edit).is_empty(), "{:?}", host_edit.stats);
+    assert_eq!(host_edit.stats.compiled, 2, "the host file's two arches, one run");
+}
