@@ -87,8 +87,15 @@ pub fn print_summary(stats: &BuildStats) {
 }
 
 fn summary(stats: &BuildStats) -> String {
+    let host = match stats.host_jobs.len() {
+        0 => String::new(),
+        n => {
+            let compiled = stats.host_jobs.iter().filter(|h| h.from == "compiled").count();
+            format!("; {n} host file(s), {compiled} compiled by nvcc in {:.1} s", stats.nvcc_ms / 1e3)
+        }
+    };
     format!(
-        "{} jobs: {} compiled ({} at most at once, {}), {} from the cache{}",
+        "{} jobs: {} compiled ({} at most at once, {}), {} from the cache{}{host}",
         stats.jobs,
         stats.compiled,
         stats.max_parallel,
@@ -135,6 +142,9 @@ mod tests {
         let mut stats = counts(3, 2, 1, Some(PathBuf::from("/c/kernels")), &Tokens::Serial, 1);
         add_compiled(&mut stats, "kernels/a.cu", "sm_80".parse().unwrap(), timing(1500, 2250));
         add_compiled(&mut stats, "kernels/b.cu", "sm_90".parse().unwrap(), timing(1, 2));
+        let arches = vec!["sm_80".parse().unwrap(), "sm_90".parse().unwrap()];
+        add_host(&mut stats, "kernels/h.cu", arches.clone(), Some(Duration::from_micros(2500)));
+        add_host(&mut stats, "kernels/g.cu", arches, None);
         finish(&mut stats, Instant::now());
         assert_eq!((stats.schema, stats.cached, stats.nvrtc_ms, stats.ptxas_ms), (VERSION, 1, 1.501, 2.252));
         let d = tempfile::tempdir().unwrap();
@@ -151,8 +161,11 @@ mod tests {
                 "compiled",
                 "compiled_jobs",
                 "corrupt",
+                "host_jobs",
+                "host_link_ms",
                 "jobs",
                 "max_parallel",
+                "nvcc_ms",
                 "nvrtc_ms",
                 "peak_rss_kib",
                 "ptxas_ms",
@@ -169,6 +182,14 @@ mod tests {
         assert_eq!(job, ["arch", "file", "nvrtc_ms", "ptxas_ms"]);
         assert_eq!(json["compiled_jobs"][0]["arch"], "sm_80", "the arch is written as its name");
         assert_eq!(json["schema"], 1);
+        let mut host: Vec<&str> = json["host_jobs"][0].as_object().unwrap().keys().map(String::as_str).collect();
+        host.sort_unstable();
+        assert_eq!(host, ["arches", "file", "from", "nvcc_ms"]);
+        assert_eq!(
+            (&json["host_jobs"][0]["from"], &json["host_jobs"][1]["from"]),
+            (&"compiled".into(), &"cache".into())
+        );
+        assert_eq!((stats.nvcc_ms, stats.nvrtc_ms), (2.5, 1.501), "nvcc's time is not NVRTC's");
         assert_eq!(serde_json::from_str::<BuildStats>(&text).unwrap(), stats);
     }
 
