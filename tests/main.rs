@@ -84,6 +84,10 @@ mod spills;
 /// their kernels reported and checked with the numbers of that compile.
 mod host_files;
 
+/// Host code reached through a crate header is found before compiling, at the `#include`; a
+/// `host` launcher file without kernels builds without a warning.
+mod host_detect;
+
 /// Issue 19 items 1 and 6: no file kind hangs the build, each is named; kernels many folders deep.
 mod input_files;
 
