@@ -87,6 +87,10 @@ mod host_files;
 /// Issue 25 item 1: one nvcc compile per host file for all its arches, cached like any job.
 mod host_cache;
 
+/// Host code reached through a crate header is found before compiling, at the `#include`; a
+/// `host` launcher file without kernels builds without a warning.
+mod host_detect;
+
 /// Issue 19 items 1 and 6: no file kind hangs the build, each is named; kernels many folders deep.
 mod input_files;
 

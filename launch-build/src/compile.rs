@@ -272,7 +272,9 @@ impl Compiler {
             compiler: nvrtc_name.clone(),
             file: file.clone(),
             arch: arch.clone(),
-            log: headers::explain(&self.filter_log(&f.log), self.std_headers.is_some()),
+            log: headers::explain(&self.filter_log(&f.log), self.std_headers.is_some(), || {
+                Some(crate::prepare::host_side(&self.config, job.file, job.text))
+            }),
         })?;
         Ok((ptx, self.filter_log(&nvrtc_log)))
     }

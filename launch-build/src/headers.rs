@@ -141,6 +141,61 @@ const HOST_ONLY: &[&str] = &[
     "clocale",
 ];
 
+/// Names of `std::` that exist on the host only (streams, containers that allocate, threads): a
+/// kernel file using one seems to need a host side.
+const HOST_STD_NAMES: &[&str] = &[
+    "cout",
+    "cerr",
+    "cin",
+    "clog",
+    "endl",
+    "ifstream",
+    "ofstream",
+    "fstream",
+    "stringstream",
+    "ostringstream",
+    "istringstream",
+    "vector",
+    "string",
+    "map",
+    "unordered_map",
+    "set",
+    "unordered_set",
+    "list",
+    "deque",
+    "queue",
+    "thread",
+    "mutex",
+    "runtime_error",
+];
+
+/// What a kernel file shows of a host side, for the note on a host-only header NVRTC cannot open
+/// (see [`explain`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostSide {
+    /// The file as a `host` pattern: its path relative to the kernel folder.
+    pub pattern: String,
+    /// Its host code, in the file or a crate header it includes, in any branch, in words with
+    /// where it is (``kernel launch syntax `<<<...>>>` at kernels/a.cu:9:5``).
+    pub code: Option<String>,
+    /// Else a host-only `std::` name it uses (`std::vector`) and the line.
+    pub uses: Option<(String, u32)>,
+}
+
+/// The first host-only `std::` name (see [`HOST_STD_NAMES`]) in `scanned`'s code and its offset.
+pub fn host_std_use(scanned: &crate::source::Scanned) -> Option<(String, usize)> {
+    let code = scanned.code.as_str();
+    let ident = |c: u8| c == b'_' || c.is_ascii_alphanumeric();
+    code.match_indices("std::").find_map(|(at, _)| {
+        if at > 0 && ident(code.as_bytes()[at - 1]) {
+            return None;
+        }
+        let rest = &code[at + "std::".len()..];
+        let name = &rest[..rest.bytes().position(|c| !ident(c)).unwrap_or(rest.len())];
+        HOST_STD_NAMES.contains(&name).then(|| (format!("std::{name}"), at))
+    })
+}
+
 /// The digest of every header's name and text: 16 hex digits.
 pub fn digest() -> String {
     let mut h = Sha256::new();
@@ -183,13 +238,22 @@ pub fn portable(path: &Path) -> Option<String> {
 }
 
 /// NVRTC's log with the notes a missing header needs: what is host-only, what CCCL has, what
-/// `std-headers = false` turned off. `std_headers` says whether our headers were on the path.
-pub fn explain(log: &str, std_headers: bool) -> String {
+/// `std-headers = false` turned off. `std_headers` says whether our headers were on the path;
+/// `host_side` tells what the file shows of a host side, asked at most once and only for a
+/// host-only header (`None`: not known).
+pub fn explain(log: &str, std_headers: bool, host_side: impl FnOnce() -> Option<HostSide>) -> String {
     let mut notes: Vec<String> = Vec::new();
+    let mut host_side = Some(host_side);
+    let mut side: Option<HostSide> = None;
     for line in log.lines() {
         let Some(rest) = line.split_once("cannot open source file \"").map(|(_, r)| r) else { continue };
         let Some(name) = rest.split('"').next() else { continue };
-        let note = note_for(name, std_headers);
+        if HOST_ONLY.contains(&name) {
+            if let Some(ask) = host_side.take() {
+                side = ask();
+            }
+        }
+        let note = note_for(name, std_headers, side.as_ref());
         if let Some(note) = note {
             if !notes.contains(&note) {
                 notes.push(note);
@@ -208,7 +272,7 @@ pub fn explain(log: &str, std_headers: bool) -> String {
     out
 }
 
-fn note_for(name: &str, std_headers: bool) -> Option<String> {
+fn note_for(name: &str, std_headers: bool, side: Option<&HostSide>) -> Option<String> {
     let ours = FILES.iter().any(|(n, _)| *n == name && *n != PRELUDE);
     if ours && !std_headers {
         return Some(format!(
@@ -218,11 +282,7 @@ fn note_for(name: &str, std_headers: bool) -> Option<String> {
         ));
     }
     if HOST_ONLY.contains(&name) {
-        return Some(format!(
-            "<{name}> is a host-only header: NVRTC compiles device code only, and nothing in <{name}> runs \
-             in a kernel. Remove the include, guard it with `#ifndef __CUDACC_RTC__`, or leave host code \
-             out of the kernel folder (`exclude` in [package.metadata.launch])"
-        ));
+        return Some(host_only_note(name, side));
     }
     if IN_CCCL.contains(&name) {
         return Some(format!(
@@ -237,6 +297,34 @@ fn note_for(name: &str, std_headers: bool) -> Option<String> {
         ));
     }
     None
+}
+
+/// The note for `<name>`, a host-only header: `host` first for a file with host code, else the
+/// ways to keep the file on NVRTC, with `host` too when it uses a host-only name.
+fn host_only_note(name: &str, side: Option<&HostSide>) -> String {
+    let host = |pattern: &str| {
+        format!("compile it with nvcc, host code and all, with `host = [\"{pattern}\"]` in [package.metadata.launch] (and `toolchain = \"13.0\"`)")
+    };
+    if let Some(HostSide { pattern, code: Some(code), .. }) = side {
+        return format!(
+            "<{name}> is a host-only header, and this file holds host code ({code}): NVRTC compiles device code only; \
+             {}. Or keep it on NVRTC: guard the include with `#ifndef __CUDACC_RTC__`, or leave host code out of the \
+             kernel folder (`exclude` in [package.metadata.launch])",
+            host(pattern)
+        );
+    }
+    let mut note = format!(
+        "<{name}> is a host-only header: NVRTC compiles device code only, and nothing in <{name}> runs \
+         in a kernel. Remove the include, guard it with `#ifndef __CUDACC_RTC__`, or leave host code \
+         out of the kernel folder (`exclude` in [package.metadata.launch])"
+    );
+    if let Some(HostSide { pattern, uses: Some((used, line)), .. }) = side {
+        note.push_str(&format!(
+            "; this file uses `{used}` (line {line}), which exists on the host only: if it needs the host side (a launcher), {}",
+            host(pattern)
+        ));
+    }
+    note
 }
 
 /// NVRTC's log without the warnings that say one of our macros was defined again by CCCL (under
@@ -329,22 +417,72 @@ mod tests {
         assert_eq!(portable(Path::new("/c/kernels/a.cuh")), None);
     }
 
+    /// [`explain`] for a file whose host side is not known.
+    fn explain_plain(log: &str, std_headers: bool) -> String {
+        explain(log, std_headers, || None)
+    }
+
     #[test]
     fn a_missing_header_gets_the_note_that_fits_it() {
         let log = |name: &str| {
             format!("kernels/a.cu(3): catastrophic error: cannot open source file \"{name}\"\n  #include <{name}>\n")
         };
-        let host = explain(&log("iostream"), true);
+        let host = explain_plain(&log("iostream"), true);
         assert!(host.contains("note: <iostream> is a host-only header: NVRTC compiles device code only"), "{host}");
         assert!(host.contains("`exclude`"), "{host}");
-        let off = explain(&log("stdint.h"), false);
+        let off = explain_plain(&log("stdint.h"), false);
         assert!(off.contains("`std-headers = false`"), "{off}");
-        let cccl = explain(&log("tuple"), true);
+        let cccl = explain_plain(&log("tuple"), true);
         assert!(cccl.contains("<cuda/std/tuple>"), "{cccl}");
-        let no_cccl = explain(&log("cub/block/block_reduce.cuh"), true);
+        let no_cccl = explain_plain(&log("cub/block/block_reduce.cuh"), true);
         assert!(no_cccl.contains("cargo launch setup"), "{no_cccl}");
         let own = log("my_header.cuh");
-        assert_eq!(explain(&own, true), own, "a header of the user's gets no note");
+        assert_eq!(explain_plain(&own, true), own, "a header of the user's gets no note");
+    }
+
+    #[test]
+    fn a_host_only_header_note_puts_host_first_for_a_file_with_host_code() {
+        let log = "kernels/l.cu(1): catastrophic error: cannot open source file \"unordered_map\"\n";
+        let code = "kernel launch syntax `<<<...>>>` at kernels/launch.cuh:4:5".to_string();
+        let side = HostSide { pattern: "l.cu".into(), code: Some(code), uses: None };
+        let note = explain(log, true, || Some(side.clone()));
+        let host = note.find("`host = [\"l.cu\"]`").unwrap_or_else(|| panic!("{note}"));
+        assert!(
+            note.contains("this file holds host code (kernel launch syntax `<<<...>>>` at kernels/launch.cuh:4:5)"),
+            "{note}"
+        );
+        assert!(host < note.find("`exclude`").unwrap(), "host comes first:\n{note}");
+        assert!(note.contains("`toolchain = \"13.0\"`"), "{note}");
+    }
+
+    #[test]
+    fn a_host_only_header_note_names_host_for_a_file_using_host_names_only() {
+        let log = "kernels/v.cu(1): catastrophic error: cannot open source file \"vector\"\n";
+        let side = |uses: Option<(String, u32)>| HostSide { pattern: "sub/v.cu".into(), code: None, uses };
+        let uses = explain(log, true, || Some(side(Some(("std::vector".into(), 7)))));
+        // Today's advice first, then `host`.
+        let exclude = uses.find("`exclude`").unwrap_or_else(|| panic!("{uses}"));
+        let host = uses.find("`host = [\"sub/v.cu\"]`").unwrap_or_else(|| panic!("{uses}"));
+        assert!(exclude < host && uses.contains("this file uses `std::vector` (line 7)"), "{uses}");
+        let neither = explain(log, true, || Some(side(None)));
+        assert!(neither.contains("Remove the include") && !neither.contains("`host"), "{neither}");
+        // Asked once for several host-only headers, and not for other notes.
+        let asked = std::cell::Cell::new(0);
+        let two = format!("{log}{}", log.replace("vector", "iostream"));
+        explain(&two, true, || {
+            asked.set(asked.get() + 1);
+            None
+        });
+        assert_eq!(asked.get(), 1);
+        explain("x.cu(1): catastrophic error: cannot open source file \"tuple\"\n", true, || panic!("asked"));
+    }
+
+    #[test]
+    fn host_only_std_names_are_found_as_whole_names() {
+        let find = |src: &str| host_std_use(&crate::source::scan(src));
+        assert_eq!(find("int a;\nstd::vector<int> v;"), Some(("std::vector".into(), 7)));
+        assert_eq!(find("// std::cout\nauto s = \"std::string\"; std::vectorish x; mystd::map m;"), None);
+        assert_eq!(find("::std::cout << 1;"), Some(("std::cout".into(), 2)));
     }
 
     #[test]

@@ -81,7 +81,7 @@ impl Recompiler {
             action: "find among the kernel files",
             source: std::io::Error::from(std::io::ErrorKind::NotFound),
         })?;
-        let p = prepare::file(planned)?;
+        let p = prepare::file(&self.plan, planned)?;
         let headers = prepare::nvrtc_headers(&self.plan, planned)?;
         Ok(Prepared { file: planned, text: p.applied.text, annotations: p.annotations, headers })
     }

@@ -2,8 +2,9 @@
 //! contracts checked and applied, before anything is compiled. The build and the line-info
 //! recompiler prepare a file through this one function, so both compile the same text.
 
+use crate::config::Config;
 use crate::contract;
-use crate::error::{self, Diagnostic, Error};
+use crate::error::{Diagnostic, Error};
 use crate::plan::{Plan, PlannedFile};
 use crate::source;
 
@@ -30,7 +31,7 @@ pub fn all(plan: &Plan) -> Result<Vec<Prepared>, Error> {
     let mut prepared = Vec::new();
     let mut errors = Vec::new();
     for f in &plan.files {
-        match file(f) {
+        match file(plan, f) {
             Ok(p) => prepared.push(p),
             Err(Error::Kernels(e)) => errors.extend(e),
             Err(e) => return Err(e),
@@ -58,24 +59,19 @@ pub fn all(plan: &Plan) -> Result<Vec<Prepared>, Error> {
 /// One planned file.
 ///
 /// # Errors
-/// [`Error::Kernels`] with its located problems (not text, host code outside a `host` file,
-/// a bad `@launch`, `@launch` in a `host` file); [`Error::InputFile`] when it is not a regular
-/// file within the size limit; an I/O error reading it.
-pub fn file(f: &PlannedFile) -> Result<Prepared, Error> {
+/// [`Error::Kernels`] with its located problems (not text, host code outside a `host` file, in
+/// the file or in a crate header it includes, a bad `@launch`, `@launch` in a `host` file);
+/// [`Error::InputFile`] when it is not a regular file within the size limit; an I/O error
+/// reading it.
+pub fn file(plan: &Plan, f: &PlannedFile) -> Result<Prepared, Error> {
     let s = &f.source;
     let bytes = crate::input::read_kernel(&s.file, &s.path, &s.kernel_rel)?;
     let text = source::decode(&s.file, bytes).map_err(|d| Error::Kernels(vec![d]))?;
     let scanned = source::scan(&text);
-    if let Some(h) = source::host_code(&text, &scanned).filter(|_| !f.host) {
-        return Err(Error::Kernels(vec![error::Diagnostic::error(
-            &s.file,
-            h.line,
-            h.col,
-            format!(
-                "{} is host code, and NVRTC compiles device code only; leave this file out with `exclude = [\"{}\"]` in [package.metadata.launch], or compile it with nvcc, host code and all, with `host = [\"{}\"]` (and `toolchain = \"13.0\"`)",
-                h.what, s.kernel_rel, s.kernel_rel
-            ),
-        )]));
+    if !f.host {
+        if let Some(d) = host_code(plan, f, &text, &scanned) {
+            return Err(Error::Kernels(vec![d]));
+        }
     }
     let kernels = source::kernels(&text, &scanned);
     let (annotations, applied) = contract::prepare(&s.file, &text, &scanned, &kernels).map_err(Error::Kernels)?;
@@ -97,6 +93,68 @@ pub fn file(f: &PlannedFile) -> Result<Prepared, Error> {
     Ok(Prepared { original: text, applied, annotations, kernels, headers: Vec::new() })
 }
 
+/// The way out for a kernel file that holds host code, for the messages that find some.
+fn host_suggestion(kernel_rel: &str) -> String {
+    format!(
+        "leave this file out with `exclude = [\"{kernel_rel}\"]` in [package.metadata.launch], or compile it with nvcc, host code and all, with `host = [\"{kernel_rel}\"]` (and `toolchain = \"13.0\"`)"
+    )
+}
+
+/// The folders of the crate NVRTC searches for headers (the kernel folder, the `include`
+/// folders), absolute: toolkit and standard headers are not in them.
+fn crate_include_dirs(config: &Config) -> Vec<std::path::PathBuf> {
+    std::iter::once(&config.kernel_dir).chain(&config.include_dirs).map(|d| config.root().join(d)).collect()
+}
+
+/// `path` relative to `root` with `/`, as messages show files.
+fn shown(root: &std::path::Path, path: &std::path::Path) -> String {
+    path.strip_prefix(root).unwrap_or(path).display().to_string().replace('\\', "/")
+}
+
+/// The error for host code in `f` (not a `host` file), which NVRTC cannot compile: at the host
+/// code if it is in the file, else at the `#include` that brings in a crate header holding some.
+fn host_code(plan: &Plan, f: &PlannedFile, text: &str, scanned: &source::Scanned) -> Option<Diagnostic> {
+    let s = &f.source;
+    if let Some(h) = source::host_code(text, scanned) {
+        let message =
+            format!("{} is host code, and NVRTC compiles device code only; {}", h.what, host_suggestion(&s.kernel_rel));
+        return Some(Diagnostic::error(&s.file, h.line, h.col, message));
+    }
+    let h = source::host_code_in_headers(text, scanned, &s.path, &crate_include_dirs(&plan.config), true)?;
+    let shown = |p: &std::path::Path| shown(plan.config.root(), p);
+    let header = shown(h.chain.last()?);
+    let through = match &h.chain[..h.chain.len() - 1] {
+        [] => String::new(),
+        outer => format!(" (included through {})", outer.iter().map(|p| shown(p)).collect::<Vec<_>>().join(", ")),
+    };
+    let message = format!(
+        "`#include \"{}\"` brings host code into this file: {} at {header}:{}:{}{through} is host code, and NVRTC compiles device code only, headers included; {}",
+        h.name,
+        h.code.what,
+        h.code.line,
+        h.code.col,
+        host_suggestion(&s.kernel_rel)
+    );
+    Some(Diagnostic::error(&s.file, h.line, h.col, message))
+}
+
+/// What the note on a host-only header NVRTC cannot open needs to know of `f`, whose text as
+/// compiled is `text`: its host code (in any branch, its crate headers' included), else its use
+/// of a host-only standard name.
+pub fn host_side(config: &Config, f: &PlannedFile, text: &str) -> crate::headers::HostSide {
+    let s = &f.source;
+    let scanned = source::scan(text);
+    let code = match source::host_code_in_any_branch(text, &scanned) {
+        Some(h) => Some(format!("{} at {}:{}:{}", h.what, s.file, h.line, h.col)),
+        None => source::host_code_in_headers(text, &scanned, &s.path, &crate_include_dirs(config), false).map(|h| {
+            let header = h.chain.last().map(|p| shown(config.root(), p)).unwrap_or_default();
+            format!("{} at {header}:{}:{}", h.code.what, h.code.line, h.code.col)
+        }),
+    };
+    let uses = crate::headers::host_std_use(&scanned).map(|(name, offset)| (name, scanned.lines.line(offset)));
+    crate::headers::HostSide { pattern: s.kernel_rel.clone(), code, uses }
+}
+
 /// The crate's headers that `f` includes (transitively) and that NVRTC, which reads headers from
 /// disk itself, cannot read as nvcc would (a byte-order mark, lone CR line ends: see
 /// [`source::header_encoding`]), as `(include name, text)` for NVRTC to take from memory: the
@@ -113,10 +171,8 @@ pub fn file(f: &PlannedFile) -> Result<Prepared, Error> {
 /// would stand for two headers once one is in memory (NVRTC matches names as written), located
 /// at the `#include` that means the one on disk.
 pub fn nvrtc_headers(plan: &Plan, f: &PlannedFile) -> Result<Vec<(String, String)>, Error> {
-    let config = &plan.config;
-    let root = config.root();
-    let include_dirs: Vec<std::path::PathBuf> =
-        std::iter::once(&config.kernel_dir).chain(&config.include_dirs).map(|d| root.join(d)).collect();
+    let root = plan.config.root();
+    let include_dirs = crate_include_dirs(&plan.config);
     let included = source::included(&f.source.path, &include_dirs, root)?;
     if f.host {
         return Ok(Vec::new());
@@ -140,7 +196,7 @@ pub fn nvrtc_headers(plan: &Plan, f: &PlannedFile) -> Result<Vec<(String, String
         }
     }
     // NVRTC takes a header in memory for every `#include` of its name, wherever written.
-    let shown = |p: &std::path::Path| p.strip_prefix(root).unwrap_or(p).display().to_string().replace('\\', "/");
+    let shown = |p: &std::path::Path| shown(root, p);
     for i in &included {
         if let Some((_, _, other)) = headers.iter().find(|(n, _, p)| *n == i.name && *p != i.path) {
             return Err(Error::Kernels(vec![Diagnostic::error(

@@ -24,7 +24,11 @@ mod conditionals;
 
 /// Host code that NVRTC cannot compile.
 mod host_code;
-pub use host_code::host_code;
+pub use host_code::{host_code, host_code_in_any_branch};
+
+/// Host code reached through the crate's headers.
+mod host_headers;
+pub use host_headers::host_code_in_headers;
 
 /// `#include`s, transitively.
 mod includes;

@@ -72,7 +72,7 @@ fn not_embedded(compiled: &Compiled, manifest: &Manifest, warnings: &mut Warning
                 if one { "it" } else { "them" },
                 if one { "it is" } else { "they are" }
             ));
-        } else if built.is_empty() {
+        } else if built.is_empty() && !f.file.host {
             warnings.crate_warning(format!(
                 "{file}: no kernel (__global__ function) in this file: it is compiled, but nothing in it can be launched"
             ));

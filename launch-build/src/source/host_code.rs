@@ -59,7 +59,19 @@ const HOST_LIBC: &[&str] = &["fprintf", "fopen", "fclose", "fread", "fwrite", "f
 /// it never compiles (`#ifndef __CUDA_ARCH__`, `#if 0`, ...: see [`nvrtc_inactive`]) does not
 /// count. Linear in the file's size: every stretch of code is walked once.
 pub fn host_code(src: &str, scanned: &Scanned) -> Option<HostCode> {
-    let inactive = nvrtc_inactive(&scanned.code);
+    find(src, scanned, true)
+}
+
+/// [`host_code`] in any branch, those NVRTC never compiles included: whether the file holds code
+/// for the host side at all (nvcc's host pass compiles those branches), for the notes on a
+/// host-only header NVRTC cannot open.
+pub fn host_code_in_any_branch(src: &str, scanned: &Scanned) -> Option<HostCode> {
+    find(src, scanned, false)
+}
+
+/// The first host code of `scanned`; with `nvrtc_only`, outside the branches NVRTC never compiles.
+pub(super) fn find(src: &str, scanned: &Scanned, nvrtc_only: bool) -> Option<HostCode> {
+    let inactive = if nvrtc_only { nvrtc_inactive(&scanned.code) } else { Vec::new() };
     let blanked;
     let code = if inactive.is_empty() {
         &scanned.code
