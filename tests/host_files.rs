@@ -25,7 +25,7 @@ fn host_launcher(edit: impl Fn(String) -> String) -> tempfile::TempDir {
 }
 
 /// The 13.0 toolchain's root, or `None` (said) when it or a host C++ compiler is missing.
-fn toolchain_13_and_cxx() -> Option<PathBuf> {
+pub(crate) fn toolchain_13_and_cxx() -> Option<PathBuf> {
     let env = Env::cli();
     let dir = pin_dir(&env, &pin::CUDA_13_0).filter(|d| d.join(".complete").is_file());
     let cxx = on_path(&env.get("CXX").map_or("c++".into(), |c| c.to_string_lossy().into_owned()), &env);

@@ -84,6 +84,10 @@ mod spills;
 /// their kernels reported and checked with the numbers of that compile.
 mod host_files;
 
+/// nvcc's own options in `flags` (`--expt-extended-lambda`, `--default-stream`, `-Xcompiler`, ...)
+/// reach `host` files; device files leave the host-side ones out.
+mod host_flags;
+
 /// Issue 19 items 1 and 6: no file kind hangs the build, each is named; kernels many folders deep.
 mod input_files;
 

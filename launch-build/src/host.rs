@@ -51,7 +51,6 @@ const NVRTC_ONLY: &[&str] = &[
     "--modify-stack-limit",
     "--builtin-move-forward",
     "--builtin-initializer-list",
-    "--brief-diagnostics",
     "--device-w",
     "--device-int128",
     "--minimal",
@@ -144,8 +143,8 @@ fn cudart_dir(nvcc: &Path) -> Option<PathBuf> {
     dirs.into_iter().find(|d| d.join("libcudart_static.a").is_file())
 }
 
-/// The nvcc options of a host file's job, without the arch: include folders, defines, then the
-/// flags nvcc has. With `portable`, paths as in [`Compiler::options`] and the compilers' names
+/// The nvcc options of a host file's job, without the arch: include folders, defines, the flags
+/// nvcc has, then nvcc's own options of `flags` (crate's, then file tables'). With `portable`, paths as in [`Compiler::options`] and the compilers' names
 /// first (they are part of the cache key).
 fn options(compiler: &Compiler, tools: &Tools, file: &PlannedFile, portable: bool) -> Vec<String> {
     let config = compiler.config();
@@ -172,6 +171,7 @@ fn options(compiler: &Compiler, tools: &Tools, file: &PlannedFile, portable: boo
         None => format!("-D{name}"),
     }));
     options.extend(settings.flags.iter().filter_map(|f| nvcc_flag(f)));
+    options.extend(settings.nvcc_flags.iter().cloned());
     options
 }
 

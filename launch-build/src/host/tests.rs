@@ -163,4 +163,6 @@ fn crate_flags_reach_nvcc_in_its_spelling() {
     assert_eq!(nvcc_flag("--device-as-default-execution-space").as_deref(), Some("--expt-relaxed-constexpr"));
     assert_eq!(nvcc_flag("--modify-stack-limit=false"), None);
     assert_eq!(nvcc_flag("--device-int128"), None);
+    // nvcc has it, same meaning.
+    assert_eq!(nvcc_flag("--brief-diagnostics=true").as_deref(), Some("--brief-diagnostics=true"));
 }
