@@ -19,6 +19,24 @@ fn host_flags(edit: impl Fn(String) -> String) -> tempfile::TempDir {
     dir
 }
 
+/// `cargo build` of `dir`: the files whose jobs compiled (not from the cache), from the build's
+/// `build-stats.json`.
+fn built_jobs(dir: &std::path::Path, cache: &std::path::Path, toolchain: &std::path::Path) -> Vec<String> {
+    let (code, stdout, stderr) =
+        run(cargo_build(dir, cache, toolchain).arg("--message-format=json-render-diagnostics"));
+    assert_eq!(code, 0, "cargo build failed:\n{stderr}");
+    let out_dir = (stdout.lines())
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m["reason"] == "build-script-executed")
+        .filter(|m| m["package_id"].as_str().is_some_and(|p| p.contains("fixture-host-flags")))
+        .find_map(|m| m["out_dir"].as_str().map(std::path::PathBuf::from))
+        .unwrap_or_else(|| panic!("no build-script-executed message:\n{stdout}"));
+    let text = std::fs::read_to_string(out_dir.join("launch/build-stats.json")).expect("build-stats.json");
+    let stats = launch::schema::stats::BuildStats::from_json(&text).expect("build statistics");
+    let files: std::collections::BTreeSet<String> = stats.compiled_jobs.iter().map(|j| j.file.clone()).collect();
+    files.into_iter().collect()
+}
+
 fn report(manifest: &std::path::Path) -> (i32, String, String) {
     run(cargo_launch().args(["launch", "report", "--no-setup", "--manifest-path"]).arg(manifest))
 }
@@ -39,8 +57,8 @@ fn nvcc_options_reach_host_files_and_the_crate_builds() {
     assert!(text.contains("\nscale  sm_80"), "the NVRTC file, with the crate's host-side options:\n{text}");
 
     let cache = tempfile::tempdir().expect("temp dir");
-    let (code, _, stderr) = run(&mut cargo_build(dir.path(), cache.path(), &toolchain));
-    assert_eq!(code, 0, "cargo build failed:\n{stderr}");
+    let compiled = built_jobs(dir.path(), cache.path(), &toolchain);
+    assert_eq!(compiled, ["kernels/launch/apply.cu", "kernels/scale.cu"]);
     let (code, stdout, stderr) = run(&mut std::process::Command::new(root().join("target/fixtures/debug/host-flags")));
     match code {
         0 => assert!(stdout.contains(" 0 wrong") && stdout.ends_with("ok\n"), "{stdout}"),
@@ -48,6 +66,11 @@ fn nvcc_options_reach_host_files_and_the_crate_builds() {
         1 => assert!(stderr.starts_with("apply_launch failed: CUDA error "), "{stderr}"),
         _ => panic!("the program crashed or failed ({code}):\n{stdout}\n{stderr}"),
     }
+
+    // nvcc's options are in the host file's cache key, and in no NVRTC file's.
+    let edited = std::fs::read_to_string(&manifest).unwrap().replace("\"-fPIC\"]", "\"-fPIC,-Wall\"]");
+    std::fs::write(&manifest, edited).unwrap();
+    assert_eq!(built_jobs(dir.path(), cache.path(), &toolchain), ["kernels/launch/apply.cu"]);
 
     // Before, the flag was dropped: nvcc refused the lambda (44 errors in mistral.rs's kernels).
     let dir = host_flags(|t| t.replace("\"--expt-extended-lambda\", ", ""));
