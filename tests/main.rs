@@ -91,6 +91,10 @@ mod host_cache;
 /// `host` launcher file without kernels builds without a warning.
 mod host_detect;
 
+/// nvcc's own options in `flags` (`--expt-extended-lambda`, `--default-stream`, `-Xcompiler`, ...)
+/// reach `host` files; device files leave the host-side ones out.
+mod host_flags;
+
 /// Issue 19 items 1 and 6: no file kind hangs the build, each is named; kernels many folders deep.
 mod input_files;
 

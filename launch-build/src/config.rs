@@ -112,6 +112,8 @@ pub struct Config {
     pub flags: Vec<String>,
     /// `ptxas-flags`, and what `flags` passes with `-Xptxas`: ptxas options in canonical spelling.
     pub ptxas_flags: Vec<String>,
+    /// nvcc's own options of `flags`, for `host` files (see `flags.rs`), in the order written.
+    pub nvcc_flags: Vec<NvccFlag>,
     /// `exclude`: patterns relative to the kernel folder (see the module documentation).
     pub exclude: Vec<String>,
     /// `std-headers` (default true): provide the standard headers nvcc users take for granted.
@@ -173,6 +175,21 @@ pub struct HostPattern {
     pub key: String,
 }
 
+/// One of nvcc's own options in a `flags` list: `host` files take it (nvcc compiles them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NvccFlag {
+    /// The option and its value, as nvcc takes them (`["--default-stream", "per-thread"]`).
+    pub option: Vec<String>,
+    /// Why a device (NVRTC) file may not take it: it changes device code and NVRTC lacks it.
+    /// `None`: it has no effect on device code, and device files leave it out.
+    pub device_refusal: Option<String>,
+    /// `Cargo.toml:line:col` of the element.
+    pub location: Location,
+    /// Its key path (`package.metadata.launch.flags[2]`).
+    pub key: String,
+}
+
 /// `[package.metadata.launch.file."<pattern>"]`: settings of the files a pattern matches.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -183,6 +200,8 @@ pub struct FileConfig {
     pub flags: Vec<String>,
     /// ptxas options, canonical (from `ptxas-flags` and `-Xptxas`).
     pub ptxas_flags: Vec<String>,
+    /// nvcc's own options, for `host` files, in the order written.
+    pub nvcc_flags: Vec<NvccFlag>,
     /// `-D` defines, in the order written.
     pub defines: Vec<(String, Option<String>)>,
     /// The arches to build the files for: a subset of the crate's `arch`.
@@ -204,6 +223,9 @@ pub struct FileSettings {
     pub arch: Option<Vec<Arch>>,
     /// ptxas options: the crate's `ptxas-flags`, then each table's, without repeats.
     pub ptxas_flags: Vec<String>,
+    /// nvcc's own options, as its arguments, for a `host` file: the crate's `flags`, then each
+    /// table's (see `flags::merge_nvcc`). Device (NVRTC) files leave them out.
+    pub nvcc_flags: Vec<String>,
 }
 
 /// `[package.metadata.launch.kernel.<name>]`: what the host does with one kernel.
@@ -237,6 +259,7 @@ impl Config {
             kernel_patterns: Vec::new(),
             flags: Vec::new(),
             ptxas_flags: Vec::new(),
+            nvcc_flags: Vec::new(),
             exclude: Vec::new(),
             std_headers: true,
             files: Vec::new(),
@@ -286,7 +309,8 @@ impl Config {
         defines.sort();
         let host_threads = get("threads").map(|t| doc.block_size(&t)).transpose()?.unwrap_or(DEFAULT_HOST_THREADS);
         let max_spill_bytes = get("max-spill-bytes").map(|b| doc.bytes(&b)).transpose()?;
-        let (flags, ptxas_flags) = doc.crate_flags(root, get("flags"), get("ptxas-flags"), &mut include_dirs)?;
+        let (flags, ptxas_flags, nvcc_flags) =
+            doc.crate_flags(root, get("flags"), get("ptxas-flags"), &mut include_dirs)?;
         let (exclude, exclude_places) = doc.exclude(get("exclude"))?;
         let host = doc.host_patterns(get("host"))?;
         let std_headers = get("std-headers").map(|b| doc.boolean(&b, "true or false")).transpose()?.unwrap_or(true);
@@ -309,6 +333,7 @@ impl Config {
             kernel_patterns,
             flags,
             ptxas_flags,
+            nvcc_flags,
             exclude,
             std_headers,
             files,
@@ -345,6 +370,9 @@ impl Config {
             arch: tables.iter().rev().find_map(|f| f.arch.clone()),
             ptxas_flags: without_repeats(
                 self.ptxas_flags.iter().chain(tables.iter().flat_map(|f| &f.ptxas_flags)).cloned().collect(),
+            ),
+            nvcc_flags: flags::merge_nvcc(
+                self.nvcc_flags.iter().chain(tables.iter().flat_map(|f| &f.nvcc_flags)).map(|f| f.option.clone()),
             ),
         }
     }

@@ -16,18 +16,25 @@
 //!   allowed in JIT mode"); what nvcc users get from the flag, calling `constexpr` helpers
 //!   without `__device__` from kernels, NVRTC gives by compiling unannotated functions as device
 //!   functions. A function explicitly marked `__host__` still cannot be called.
-//! * Accepted and dropped, because they concern the host side of an nvcc build, which NVRTC does
-//!   not have: `-O0` to `-O3` and `--optimize` (nvcc's `-O` is the *host* compiler's level; device
-//!   code is optimised by default, `-G` turns that off, and ptxas's level is `-Xptxas -O<n>`),
-//!   `-g` (host debug information; device debug information is `-G`), `-m64`,
-//!   `--expt-extended-lambda` (plain lambdas in device code need no flag; NVRTC has none and
-//!   refuses `__device__`-annotated lambdas whatever the flags),
-//!   `-Wno-deprecated-gpu-targets`, and `--resource-usage` (ptxas always reports here).
+//! * nvcc's own options for `host` files (compiled by nvcc, see `host`), `Mapped::Nvcc`, as nvcc
+//!   spells them, with their value. Those that concern the host side only are left out of device
+//!   (NVRTC) files, where they would have no effect: `-O0` to `-O3` and `--optimize` (nvcc's `-O`
+//!   is the *host* compiler's level; device code is optimised by default, `-G` turns that off, and
+//!   ptxas's level is `-Xptxas -O<n>`), `-g` (host debug information; device debug information is
+//!   `-G`), `-m64`, `--default-stream`, `-Xcompiler`, `--verbose`, `--threads`, `--no-exceptions`,
+//!   `--allow-unsupported-compiler`, `-Wno-deprecated-gpu-targets`, and `--expt-extended-lambda`
+//!   (NVRTC 12.9 and 13.0 have no such option and refuse `__device__`-annotated lambdas whatever
+//!   the flags; plain lambdas in device code need no flag). Those that would change device code
+//!   and that NVRTC lacks (`-Xcudafe`, `--ftemplate-depth`, `--ftemplate-backtrace-limit`,
+//!   `--keep-device-functions`) are for `host` files only: the plan refuses them where a device
+//!   file would get them (`plan`).
+//! * Accepted and dropped: `--resource-usage` (ptxas always reports here).
 //! * Refused, with the reason: options that would change what launch-build controls (the target
-//!   arch, the output kind and file, relocatable code that would need a device link), register
-//!   and block limits (the launch contracts own them), options of nvcc's host compiler and linker,
-//!   `-include` (a pre-included header would not be tracked for rebuilds), and anything NVRTC or
-//!   ptxas lacks.
+//!   arch, the output kind, file or folder, dependency files, relocatable code that would need a
+//!   device link), register and block limits (the launch contracts own them), the host compiler
+//!   (`-ccbin`: launch-build passes the one `cc` chooses, so CXX sets it), nvcc's linking steps
+//!   (cargo links), `-include` (a pre-included header would not be tracked for rebuilds), and
+//!   anything NVRTC and nvcc's list here lack.
 
 use crate::suggest::edit_distance;
 
@@ -40,6 +47,14 @@ pub enum Mapped {
     Include(String),
     /// A ptxas option in its canonical spelling (`--opt-level=3`).
     Ptxas(String),
+    /// An nvcc option for `host` files, with its value, as nvcc takes it (`["-Xcompiler", "-fPIC"]`).
+    Nvcc {
+        /// The option and its value.
+        option: Vec<String>,
+        /// Why a device (NVRTC) file may not take it (it changes device code and NVRTC lacks it);
+        /// `None`: it has no effect on device code, and device files leave it out.
+        device_refusal: Option<String>,
+    },
 }
 
 /// A flag that cannot be used: the index of the list element at fault and why.
@@ -71,6 +86,12 @@ enum Act {
     As(&'static str),
     /// Accepted and left out: the reason is in the module documentation.
     Drop,
+    /// For `host` files, in this nvcc spelling; device files leave it out (no effect there).
+    Nvcc(&'static str),
+    /// For `host` files, in this nvcc spelling; refused for device files, for this reason.
+    NvccOnly(&'static str, &'static str),
+    /// `-O3`, `--optimize=3`: nvcc's `-O3` for `host` files.
+    Optimize,
     /// Refused, for this reason.
     Refuse(&'static str),
     Define,
@@ -79,7 +100,7 @@ enum Act {
     Xptxas,
     /// `-rdc=false` is the default; `-rdc=true` needs a device link.
     Rdc,
-    /// `-m64` is the only machine there is.
+    /// `-m64` is the only machine there is (nvcc's `-m64` for `host` files).
     Machine,
 }
 
@@ -103,8 +124,12 @@ const ARCH: &str = "launch-build sets the target architecture of every compile f
 const OUTPUT: &str =
     "launch-build chooses what is produced: PTX for each arch from NVRTC, then a cubin from ptxas, both embedded in the crate";
 const LINK: &str = "relocatable device code needs a device link step, and launch-build links nothing: each file is compiled to one complete module";
-const HOST: &str =
-    "it is an option of nvcc's host compiler, linker or driver; NVRTC compiles device code only and there is no host compiler";
+const LINKER: &str = "it is an option of nvcc's linking steps, and nvcc links nothing here: cargo links the `host` files' library (pass linker options with `cargo:rustc-link-arg` from build.rs)";
+const CCBIN: &str =
+    "launch-build gives nvcc the host C++ compiler that cargo's `cc` chooses; set CXX to the one you want";
+const DEPS: &str = "launch-build tracks every header a kernel file includes itself (for rebuilds and the cache) and writes no dependency files";
+const CUDART: &str = "`host` files are linked with the toolchain's static CUDA runtime (`libcudart_static.a`)";
+const NO_NVRTC: &str = "NVRTC has no such option";
 const LIMITS: &str = "register and block limits belong to each kernel's launch contract: write `// @launch(threads, min_blocks, max_regs)` above the kernel (or use `__launch_bounds__`)";
 const BITS: &str = "GPU code is 64-bit only (`-m64`, the default)";
 const PRE_INCLUDE: &str = "a pre-included header is not tracked for rebuilds or in the kernel cache; write `#include` at the top of the file instead";
@@ -151,19 +176,35 @@ const NVRTC: &[Spec] = &[
     spec(&["--no-source-include", "-no-source-include"], NONE, Act::As("--no-source-include")),
     spec(&["--minimal", "-minimal"], NONE, Act::As("--minimal")),
     spec(&["--relocatable-device-code", "-rdc"], BOOL, Act::Rdc),
-    // Host-side options of nvcc: accepted, nothing to do (see the module documentation).
-    spec(&["-O0", "-O1", "-O2", "-O3"], NONE, Act::Drop),
-    spec(&["--optimize", "-O"], Takes::Int(0, 3), Act::Drop),
-    spec(&["--debug", "-g"], NONE, Act::Drop),
-    spec(&["-m64"], NONE, Act::Drop),
+    // nvcc's own options, for `host` files; device files leave them out (see the module
+    // documentation).
+    spec(&["-O0", "-O1", "-O2", "-O3"], NONE, Act::Optimize),
+    spec(&["--optimize", "-O"], Takes::Int(0, 3), Act::Optimize),
+    spec(&["--debug", "-g"], NONE, Act::Nvcc("-g")),
+    spec(&["-m64", "--m64"], NONE, Act::Nvcc("-m64")),
     spec(&["-m32"], NONE, Act::Refuse(BITS)),
     spec(&["--machine", "-m"], ANY, Act::Machine),
     spec(
         &["--expt-extended-lambda", "-expt-extended-lambda", "--extended-lambda", "-extended-lambda"],
         NONE,
-        Act::Drop,
+        Act::Nvcc("--expt-extended-lambda"),
     ),
-    spec(&["-Wno-deprecated-gpu-targets", "--Wno-deprecated-gpu-targets"], NONE, Act::Drop),
+    spec(&["-Wno-deprecated-gpu-targets", "--Wno-deprecated-gpu-targets"], NONE, Act::Nvcc("-Wno-deprecated-gpu-targets")),
+    spec(&["--default-stream", "-default-stream"], Takes::Choice(&["legacy", "null", "per-thread"]), Act::Nvcc("--default-stream")),
+    spec(&["--compiler-options", "-Xcompiler"], ANY, Act::Nvcc("-Xcompiler")),
+    spec(&["--verbose", "-v"], NONE, Act::Nvcc("--verbose")),
+    spec(&["--threads", "-t"], Takes::Int(0, 256), Act::Nvcc("--threads")),
+    spec(&["--no-exceptions", "-noeh"], NONE, Act::Nvcc("--no-exceptions")),
+    spec(&["--allow-unsupported-compiler", "-allow-unsupported-compiler"], NONE, Act::Nvcc("--allow-unsupported-compiler")),
+    // nvcc's options that change device code and that NVRTC lacks: `host` files only.
+    spec(
+        &["--cudafe-options", "-Xcudafe"],
+        ANY,
+        Act::NvccOnly("-Xcudafe", "NVRTC has no separate front-end step (its diagnostics options are `--diag-suppress=N`, `--diag-warn=N` and `--diag-error=N`)"),
+    ),
+    spec(&["--ftemplate-depth", "-ftemplate-depth"], Takes::Int(1, 1 << 20), Act::NvccOnly("--ftemplate-depth", NO_NVRTC)),
+    spec(&["--ftemplate-backtrace-limit", "-ftemplate-backtrace-limit"], Takes::Int(0, 1 << 20), Act::NvccOnly("--ftemplate-backtrace-limit", NO_NVRTC)),
+    spec(&["--keep-device-functions", "-keep-device-functions"], NONE, Act::NvccOnly("--keep-device-functions", NO_NVRTC)),
     spec(&["--resource-usage", "-res-usage"], NONE, Act::Drop),
     // What launch-build controls.
     spec(&["--gpu-architecture", "-arch"], ANY, Act::Refuse(ARCH)),
@@ -182,27 +223,43 @@ const NVRTC: &[Spec] = &[
     spec(&["--gen-opt-lto", "-gen-opt-lto"], NONE, Act::Refuse(OUTPUT)),
     spec(&["--keep", "-keep"], NONE, Act::Refuse(OUTPUT)),
     spec(&["--keep-dir", "-keep-dir"], ANY, Act::Refuse(OUTPUT)),
+    spec(&["--save-temps", "-save-temps"], NONE, Act::Refuse(OUTPUT)),
+    spec(&["--objdir-as-tempdir", "-objtemp"], NONE, Act::Refuse(OUTPUT)),
+    spec(&["--time", "-time"], ANY, Act::Refuse(OUTPUT)),
+    spec(&["--fdevice-time-trace", "-fdevice-time-trace"], ANY, Act::Refuse(OUTPUT)),
+    spec(&["--cuda", "-cuda"], NONE, Act::Refuse(OUTPUT)),
+    spec(&["--ltoir", "-ltoir"], NONE, Act::Refuse(OUTPUT)),
+    spec(&["--lto", "-lto"], NONE, Act::Refuse(OUTPUT)),
+    spec(&["--link", "-link"], NONE, Act::Refuse(OUTPUT)),
+    spec(&["--run", "-run"], NONE, Act::Refuse(OUTPUT)),
+    spec(&["--dryrun", "-dryrun"], NONE, Act::Refuse(OUTPUT)),
+    spec(&["--generate-dependencies", "-M"], NONE, Act::Refuse(DEPS)),
+    spec(&["--generate-nonsystem-dependencies", "-MM"], NONE, Act::Refuse(DEPS)),
+    spec(&["--generate-dependencies-with-compile", "-MD"], NONE, Act::Refuse(DEPS)),
+    spec(&["--generate-nonsystem-dependencies-with-compile", "-MMD"], NONE, Act::Refuse(DEPS)),
+    spec(&["--dependency-output", "-MF"], ANY, Act::Refuse(DEPS)),
+    spec(&["--generate-dependency-targets", "-MP"], NONE, Act::Refuse(DEPS)),
+    spec(&["--dependency-target-name", "-MT"], ANY, Act::Refuse(DEPS)),
     spec(&["--device-c", "-dc"], NONE, Act::Refuse(LINK)),
     spec(&["--device-link", "-dlink"], NONE, Act::Refuse(LINK)),
     spec(&["--extensible-whole-program", "-ewp"], NONE, Act::Refuse(LINK)),
     spec(&["--lib", "-lib"], NONE, Act::Refuse(LINK)),
     spec(&["--maxrregcount", "-maxrregcount"], ANY, Act::Refuse(LIMITS)),
     spec(&["--pre-include", "-include"], ANY, Act::Refuse(PRE_INCLUDE)),
-    spec(&["--compiler-options", "-Xcompiler"], ANY, Act::Refuse(HOST)),
-    spec(&["--compiler-bindir", "-ccbin"], ANY, Act::Refuse(HOST)),
-    spec(&["--linker-options", "-Xlinker"], ANY, Act::Refuse(HOST)),
-    spec(&["--archive-options", "-Xarchive"], ANY, Act::Refuse(HOST)),
-    spec(&["--nvlink-options", "-Xnvlink"], ANY, Act::Refuse(HOST)),
-    spec(&["--library", "-l"], ANY, Act::Refuse(HOST)),
-    spec(&["--library-path", "-L"], ANY, Act::Refuse(HOST)),
-    spec(&["--shared", "-shared"], NONE, Act::Refuse(HOST)),
-    spec(&["--x", "-x"], ANY, Act::Refuse(HOST)),
-    spec(&["--allow-unsupported-compiler", "-allow-unsupported-compiler"], NONE, Act::Refuse(HOST)),
-    spec(&["--forward-unknown-to-host-compiler", "-forward-unknown-to-host-compiler"], NONE, Act::Refuse(HOST)),
+    spec(&["--compiler-bindir", "-ccbin"], ANY, Act::Refuse(CCBIN)),
+    spec(&["--linker-options", "-Xlinker"], ANY, Act::Refuse(LINKER)),
+    spec(&["--archive-options", "-Xarchive"], ANY, Act::Refuse(LINKER)),
+    spec(&["--nvlink-options", "-Xnvlink"], ANY, Act::Refuse(LINK)),
+    spec(&["--library", "-l"], ANY, Act::Refuse(LINKER)),
+    spec(&["--library-path", "-L"], ANY, Act::Refuse(LINKER)),
+    spec(&["--shared", "-shared"], NONE, Act::Refuse(LINKER)),
+    spec(&["--cudart", "-cudart"], ANY, Act::Refuse(CUDART)),
+    spec(&["--cudadevrt", "-cudadevrt"], ANY, Act::Refuse(LINK)),
+    spec(&["--x", "-x"], ANY, Act::Refuse("launch-build compiles kernel files as CUDA (`-x cu`)")),
     spec(
-        &["--cudafe-options", "-Xcudafe"],
-        ANY,
-        Act::Refuse("NVRTC has no separate front-end step; its diagnostics options are `--diag-suppress=N`, `--diag-warn=N` and `--diag-error=N`"),
+        &["--forward-unknown-to-host-compiler", "-forward-unknown-to-host-compiler", "--forward-unknown-opts", "-forward-unknown-opts"],
+        NONE,
+        Act::Refuse("launch-build reads every option of `flags` itself; pass host compiler options with `-Xcompiler`"),
     ),
 ];
 
@@ -279,12 +336,19 @@ pub fn map_nvrtc_located(list: &[&str]) -> Result<Vec<(usize, Mapped)>, Refused>
     let mut i = 0;
     while i < list.len() {
         let index = i;
-        let (spec, name, value, next) = parse_one(list, i, NVRTC, "an NVRTC", "flags")?;
+        let (spec, name, value, next) = parse_one(list, i, NVRTC, "an NVRTC or nvcc", "flags")?;
         i = next;
         let refuse = |message: String| Refused { index, message };
+        let nvcc = |option: Vec<String>, why: Option<&str>| {
+            (index, Mapped::Nvcc { option, device_refusal: why.map(str::to_string) })
+        };
         match spec.act {
             Act::As(canonical) => out.push((index, Mapped::Nvrtc(with_value(canonical, value)))),
             Act::Drop => {}
+            Act::Nvcc(canonical) => out.push(nvcc(nvcc_option(canonical, value), None)),
+            Act::NvccOnly(canonical, why) => out.push(nvcc(nvcc_option(canonical, value), Some(why))),
+            // `-O3` and `--optimize=3` are one option: nvcc's `-O3`.
+            Act::Optimize => out.push(nvcc(vec![format!("-O{}", value.or(name.get(2..)).unwrap_or_default())], None)),
             Act::Refuse(why) => return Err(refuse(format!("`{}` is not allowed: {why}", list[index].trim()))),
             Act::Define => {
                 let v = value.unwrap_or_default();
@@ -332,7 +396,10 @@ pub fn map_nvrtc_located(list: &[&str]) -> Result<Vec<(usize, Mapped)>, Refused>
                 }
                 out.push((index, Mapped::Nvrtc("--relocatable-device-code=false".into())));
             }
-            Act::Machine => machine(value, &refuse)?,
+            Act::Machine => {
+                machine(value, &refuse)?;
+                out.push(nvcc(vec!["-m64".into()], None));
+            }
         }
     }
     Ok(dedup(out))
@@ -354,7 +421,14 @@ pub fn map_ptxas(list: &[&str]) -> Result<Vec<String>, Refused> {
             Act::Drop => {}
             Act::Refuse(why) => return Err(refuse(format!("`{}` is not allowed: {why}", list[index].trim()))),
             Act::Machine => machine(value, &refuse)?,
-            Act::Define | Act::Undefine | Act::Include | Act::Xptxas | Act::Rdc => {}
+            Act::Define
+            | Act::Undefine
+            | Act::Include
+            | Act::Xptxas
+            | Act::Rdc
+            | Act::Nvcc(_)
+            | Act::NvccOnly(..)
+            | Act::Optimize => {}
         }
     }
     let mut seen = std::collections::BTreeSet::new();
@@ -371,6 +445,11 @@ fn machine(value: Option<&str>, refuse: &dyn Fn(String) -> Refused) -> Result<()
             v.map_or("-m".to_string(), |v| format!("-m {v}"))
         ))),
     }
+}
+
+/// An nvcc option and its value as two arguments (`["--default-stream", "per-thread"]`).
+fn nvcc_option(canonical: &str, value: Option<&str>) -> Vec<String> {
+    std::iter::once(canonical).chain(value).map(str::to_string).collect()
 }
 
 fn with_value(canonical: &str, value: Option<&str>) -> String {
@@ -507,6 +586,29 @@ pub fn merge_nvrtc(options: impl IntoIterator<Item = String>) -> Vec<String> {
         out.push(o);
     }
     out
+}
+
+/// nvcc options of `host` files ([`Mapped::Nvcc`]) in order, as nvcc's arguments: a later value of
+/// a single-valued option replacing an earlier one (`-O2` then a file's `-O3`: `-O3`, at the later
+/// place; nvcc would warn about the pair), exact repeats removed; `-Xcompiler` and `-Xcudafe`
+/// accumulate.
+pub fn merge_nvcc(options: impl IntoIterator<Item = Vec<String>>) -> Vec<String> {
+    const ACCUMULATE: &[&str] = &["-Xcompiler", "-Xcudafe"];
+    // The `-O` levels are one option with the level glued on.
+    let name = |o: &[String]| {
+        o.first().map(|n| if n.starts_with("-O") { "-O" } else { n.as_str() }).unwrap_or_default().to_string()
+    };
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for o in options {
+        let single = name(&o) == "-O" || (o.len() > 1 && !ACCUMULATE.contains(&name(&o).as_str()));
+        if single {
+            out.retain(|p| name(p) != name(&o));
+        } else if out.contains(&o) {
+            continue;
+        }
+        out.push(o);
+    }
+    out.concat()
 }
 
 #[cfg(test)]

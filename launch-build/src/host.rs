@@ -52,7 +52,6 @@ const NVRTC_ONLY: &[&str] = &[
     "--modify-stack-limit",
     "--builtin-move-forward",
     "--builtin-initializer-list",
-    "--brief-diagnostics",
     "--device-w",
     "--device-int128",
     "--minimal",
@@ -152,9 +151,10 @@ fn cudart_dir(nvcc: &Path) -> Option<PathBuf> {
     dirs.into_iter().find(|d| d.join("libcudart_static.a").is_file())
 }
 
-/// The nvcc options of a host file's job, without the arch: include folders, defines, then the
-/// flags nvcc has. With `portable`, paths as in [`Compiler::options`] and the compilers' names
-/// first, not their paths (they are part of the cache key).
+/// The nvcc options of a host file's job, without the arch: include folders, defines, the flags
+/// nvcc has, then nvcc's own options of `flags` (crate's, then file tables'). With `portable`,
+/// paths as in [`Compiler::options`] and the compilers' names first, not their paths (they are
+/// part of the cache key).
 pub fn options(compiler: &Compiler, tools: &Tools, file: &PlannedFile, portable: bool) -> Vec<String> {
     let config = compiler.config();
     let show = |p: &Path| {
@@ -180,6 +180,7 @@ pub fn options(compiler: &Compiler, tools: &Tools, file: &PlannedFile, portable:
         None => format!("-D{name}"),
     }));
     options.extend(settings.flags.iter().filter_map(|f| nvcc_flag(f)));
+    options.extend(settings.nvcc_flags.iter().cloned());
     options
 }
 

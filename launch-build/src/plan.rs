@@ -89,6 +89,9 @@ impl Plan {
                 })
                 .collect();
             let host = mark(&config.host, &mut host_used, |p: &HostPattern| config::path_matches(&p.pattern, rel));
+            if !host {
+                device_file_nvcc_flags(&config, &tables, &source.file)?;
+            }
             let settings = config.merge_file_settings(&tables);
             let arches = file_arches(&config.arches, settings.arch.as_deref());
             files.push(PlannedFile { source, settings, arches, host });
@@ -223,6 +226,22 @@ fn mark<P>(patterns: &[P], used: &mut [bool], matches: impl Fn(&P) -> bool) -> b
         }
     }
     any
+}
+
+/// Fails at the first nvcc option of the crate's `flags` or of the matching `tables` that a device
+/// (NVRTC) file, `file`, may not take: one that would change device code and that NVRTC lacks.
+/// A crate whose every file is a `host` file takes it (nvcc compiles them).
+fn device_file_nvcc_flags(config: &Config, tables: &[&FileConfig], file: &str) -> Result<(), Error> {
+    let mut flags = config.nvcc_flags.iter().chain(tables.iter().flat_map(|t| &t.nvcc_flags));
+    let Some((flag, why)) = flags.find_map(|f| f.device_refusal.as_ref().map(|why| (f, why))) else { return Ok(()) };
+    Err(Error::Config {
+        location: flag.location.clone(),
+        key: flag.key.clone(),
+        message: format!(
+            "`{}` would reach {file}, which NVRTC compiles: {why}; `host` files take it (nvcc compiles them): list the file in `host`, or give the option in a [package.metadata.launch.file.\"<pattern>\"] table of the host files only",
+            flag.option.join(" ")
+        ),
+    })
 }
 
 /// A warning per macro that a `-D` option in `flags` and `defines` give different values for one

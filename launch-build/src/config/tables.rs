@@ -12,7 +12,7 @@ use toml_edit::TableLike;
 use super::document::{location, Doc, Node};
 use super::pattern::is_pattern;
 use super::values::folder_problem;
-use super::{without_repeats, FileConfig, HostPattern, KernelConfig, FILE_KEYS, KERNEL_KEYS};
+use super::{without_repeats, FileConfig, HostPattern, KernelConfig, NvccFlag, FILE_KEYS, KERNEL_KEYS};
 use crate::error::{Error, Location};
 use crate::flags::Mapped;
 use crate::toolchain::pin::Pin;
@@ -107,22 +107,27 @@ impl<'a> Doc<'a> {
         Ok(include_dirs)
     }
 
-    /// `flags` and `ptxas-flags`: the NVRTC options and the ptxas options (`-Xptxas` from
-    /// `flags` first, without repeats). An include folder given as a flag joins `include_dirs`.
+    /// `flags` and `ptxas-flags`: the NVRTC options, the ptxas options (`-Xptxas` from `flags`
+    /// first, without repeats) and nvcc's own options, for `host` files. An include folder given as
+    /// a flag joins `include_dirs`.
     pub(super) fn crate_flags(
         &self,
         root: &Path,
         flags: Option<Node>,
         ptxas: Option<Node>,
         include_dirs: &mut Vec<PathBuf>,
-    ) -> Result<(Vec<String>, Vec<String>), Error> {
+    ) -> Result<CrateFlags, Error> {
         let mut nvrtc = Vec::new();
         let mut ptxas_flags = Vec::new();
+        let mut nvcc = Vec::new();
         if let Some(list) = flags {
             for m in self.nvrtc_flags(&list)? {
                 match m {
                     (_, Mapped::Nvrtc(o)) => nvrtc.push(o),
                     (_, Mapped::Ptxas(o)) => ptxas_flags.push(o),
+                    (node, Mapped::Nvcc { option, device_refusal }) => {
+                        nvcc.push(self.nvcc_flag(&node, option, device_refusal));
+                    }
                     (node, Mapped::Include(dir)) => {
                         // An include folder given as a flag is an `include` entry: checked the
                         // same way, and its headers tracked the same way.
@@ -138,7 +143,13 @@ impl<'a> Doc<'a> {
         if let Some(list) = ptxas {
             ptxas_flags.extend(self.ptxas_flags(&list)?);
         }
-        Ok((nvrtc, without_repeats(ptxas_flags)))
+        Ok((nvrtc, without_repeats(ptxas_flags), nvcc))
+    }
+
+    /// An nvcc option of a `flags` list, with where it is written.
+    fn nvcc_flag(&self, node: &Node, option: Vec<String>, device_refusal: Option<String>) -> NvccFlag {
+        let location = location(self.path, self.text, node.span.clone());
+        NvccFlag { option, device_refusal, location, key: node.path.clone() }
     }
 
     /// The macros the `-D` options of a `flags` list define, each with where it is written.
@@ -212,6 +223,9 @@ impl<'a> Doc<'a> {
                 match m {
                     (_, Mapped::Nvrtc(o)) => file.flags.push(o),
                     (_, Mapped::Ptxas(o)) => file.ptxas_flags.push(o),
+                    (node, Mapped::Nvcc { option, device_refusal }) => {
+                        file.nvcc_flags.push(self.nvcc_flag(&node, option, device_refusal));
+                    }
                     (node, Mapped::Include(_)) => {
                         let message = "an include folder cannot be given to some files only: its headers are tracked for the whole crate; add it to `include` (or the crate's `flags`)".to_string();
                         return Err(self.error(node.span.clone(), &node.path, message));
@@ -262,6 +276,9 @@ impl<'a> Doc<'a> {
         Ok((kernel, kernel_patterns, places))
     }
 }
+
+/// The crate's `flags` and `ptxas-flags`: NVRTC options, ptxas options and nvcc's own options.
+type CrateFlags = (Vec<String>, Vec<String>, Vec<NvccFlag>);
 
 /// The `kernel` tables by key, the keys that are patterns in file order, and where each key is
 /// written.

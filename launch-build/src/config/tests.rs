@@ -269,6 +269,10 @@ fn flags_are_mapped_and_placed() {
     assert_eq!(c.flags, ["--std=c++17", "--device-as-default-execution-space", "--define-macro=X=1"]);
     assert_eq!(c.include_dirs, [PathBuf::from("inc")]);
     assert_eq!(c.ptxas_flags, ["--opt-level=2", "--warn-on-spills"]);
+    // nvcc's own options, for `host` files, each where it is written.
+    let options: Vec<(&[String], &str)> = c.nvcc_flags.iter().map(|f| (f.option.as_slice(), f.key.as_str())).collect();
+    assert_eq!(options, [(&["-O3".to_string()][..], "package.metadata.launch.flags[7]")]);
+    assert_eq!(c.nvcc_flags[0].location.to_string(), format!("{}:7:92", c.manifest_path.display()));
     assert!(c.std_headers);
     assert!(!parse("arch = [\"sm_90\"]\nstd-headers = false").unwrap().std_headers);
 }
@@ -282,6 +286,7 @@ fn refused_flags_are_located() {
         ("flags = [\"-rdc=true\"]", "Cargo.toml:7:10: `package.metadata.launch.flags[0]`: `-rdc=true` is not allowed: relocatable device code needs a device link step, and launch-build links nothing: each file is compiled to one complete module"),
         ("flags = [\"-I\", \"nope\"]", "Cargo.toml:7:10: `package.metadata.launch.flags[0]`: `nope` does not exist; expected an include folder, relative to Cargo.toml"),
         ("flags = \"-std=c++17\"", "Cargo.toml:7:9: `package.metadata.launch.flags`: \"-std=c++17\" is a string; expected a list of compiler options such as [\"-std=c++17\"]"),
+        ("flags = [\"-ccbin\", \"clang++\"]", "Cargo.toml:7:10: `package.metadata.launch.flags[0]`: `-ccbin` is not allowed: launch-build gives nvcc the host C++ compiler that cargo's `cc` chooses; set CXX to the one you want"),
         ("flags = [17]", "Cargo.toml:7:10: `package.metadata.launch.flags[0]`: 17 is an integer; expected a string, one option per element, such as \"-std=c++17\""),
         ("ptxas-flags = [\"-O3\", \"--maxrregcount=32\"]", "Cargo.toml:7:23: `package.metadata.launch.ptxas-flags[1]`: `--maxrregcount=32` is not allowed: register and block limits belong to each kernel's launch contract: write `// @launch(threads, min_blocks, max_regs)` above the kernel (or use `__launch_bounds__`)"),
         ("exclude = [\"\"]", "Cargo.toml:7:12: `package.metadata.launch.exclude[0]`: `` names no file; expected a file, folder or pattern relative to the kernel folder"),

@@ -60,22 +60,8 @@ fn nvcc_and_nvrtc_spellings_map_to_one_nvrtc_option() {
         (&["-rdc=false"], &[n("--relocatable-device-code=false")]),
         (&["-diag-suppress", "177,550"], &[n("--diag-suppress=177,550")]),
         (&["-dopt", "on"], &[n("--dopt=on")]),
-        // Host-side nvcc options: accepted, nothing passed on.
-        (
-            &[
-                "-O0",
-                "-O3",
-                "--optimize=2",
-                "-O",
-                "1",
-                "-g",
-                "-m64",
-                "--expt-extended-lambda",
-                "-Wno-deprecated-gpu-targets",
-                "-res-usage",
-            ],
-            &[],
-        ),
+        // nvcc's host-side options: for `host` files only (see `nvcc_options_are_for_host_files`).
+        (&["-res-usage"], &[]),
     ];
     for (list, expected) in cases {
         assert_eq!(nvrtc(list), *expected, "for {list:?}");
@@ -117,8 +103,28 @@ fn refusals_say_why() {
         (&["--fatbin"], 0, "chooses what is produced"),
         (&["-rdc=true"], 0, "relocatable device code needs a device link step, and launch-build links nothing"),
         (&["-dc"], 0, "links nothing"),
-        (&["-Xcompiler", "-Wall"], 0, "option of nvcc's host compiler"),
-        (&["-ccbin", "gcc"], 0, "host compiler"),
+        (
+            &["-ccbin", "gcc"],
+            0,
+            "`-ccbin` is not allowed: launch-build gives nvcc the host C++ compiler that cargo's `cc` chooses; set CXX",
+        ),
+        (&["--compiler-bindir=/usr/bin"], 0, "set CXX"),
+        (&["--keep"], 0, "chooses what is produced"),
+        (&["-keep-dir", "tmp"], 0, "chooses what is produced"),
+        (&["-odir", "out"], 0, "chooses what is produced"),
+        (&["--save-temps"], 0, "chooses what is produced"),
+        (&["-MD"], 0, "writes no dependency files"),
+        (&["-MF", "x.d"], 0, "writes no dependency files"),
+        (&["-M"], 0, "writes no dependency files"),
+        (&["-lib"], 0, "links nothing"),
+        (&["-Xlinker", "-rpath=x"], 0, "cargo links the `host` files' library"),
+        (&["-lcublas"], 0, "is not an NVRTC or nvcc option"),
+        (&["-l", "cublas"], 0, "cargo links"),
+        (&["--cudart", "shared"], 0, "static CUDA runtime"),
+        (&["-x", "c++"], 0, "as CUDA (`-x cu`)"),
+        (&["--default-stream=fast"], 0, "`fast` is not one of `legacy`, `null`, `per-thread`"),
+        (&["-Xcompiler"], 0, "`-Xcompiler` needs a value"),
+        (&["--verbose=1"], 0, "`--verbose` takes no value"),
         (&["-include", "common.cuh"], 0, "write `#include` at the top of the file"),
         (
             &["-maxrregcount=32"],
@@ -135,9 +141,9 @@ fn refusals_say_why() {
         (
             &["--use-fast-math"],
             0,
-            "`--use-fast-math` is not an NVRTC option launch-build knows (did you mean `--use_fast_math`?)",
+            "`--use-fast-math` is not an NVRTC or nvcc option launch-build knows (did you mean `--use_fast_math`?)",
         ),
-        (&["--Werror"], 0, "is not an NVRTC option launch-build knows"),
+        (&["--Werror"], 0, "is not an NVRTC or nvcc option launch-build knows"),
         (&["-lineinfo=true"], 0, "`-lineinfo` takes no value"),
         (&["-std=c++23"], 0, "`-std`: `c++23` is not one of `c++03`, `c++11`, `c++14`, `c++17`, `c++20`"),
         (&["--ftz=yes"], 0, "`--ftz`: `yes` is not `true` or `false`"),
@@ -172,6 +178,122 @@ fn ptxas_flags_are_checked_and_canonical() {
         let r = map_ptxas(&[bad]).unwrap_err();
         assert!(r.message.contains(part), "{bad}: {}", r.message);
     }
+}
+
+fn host(option: &[&str]) -> Mapped {
+    Mapped::Nvcc { option: option.iter().map(|o| o.to_string()).collect(), device_refusal: None }
+}
+
+/// nvcc's own options, in each spelling, become nvcc's arguments for `host` files; those that
+/// only concern the host side carry no refusal (device files leave them out).
+#[test]
+fn nvcc_options_are_for_host_files() {
+    let cases: &[(&[&str], &[Mapped])] = &[
+        (&["--expt-extended-lambda"], &[host(&["--expt-extended-lambda"])]),
+        (&["-expt-extended-lambda", "--extended-lambda"], &[host(&["--expt-extended-lambda"])]),
+        (&["--default-stream", "per-thread"], &[host(&["--default-stream", "per-thread"])]),
+        (&["--default-stream per-thread"], &[host(&["--default-stream", "per-thread"])]),
+        (&["-default-stream=legacy"], &[host(&["--default-stream", "legacy"])]),
+        (&["-Xcompiler", "-fPIC"], &[host(&["-Xcompiler", "-fPIC"])]),
+        (&["--compiler-options", "-fPIC"], &[host(&["-Xcompiler", "-fPIC"])]),
+        (&["-Xcompiler=-fPIC,-Wall"], &[host(&["-Xcompiler", "-fPIC,-Wall"])]),
+        (&["-Xcompiler -std=c++17"], &[host(&["-Xcompiler", "-std=c++17"])]),
+        (&["--verbose"], &[host(&["--verbose"])]),
+        (&["-v"], &[host(&["--verbose"])]),
+        (&["-O3"], &[host(&["-O3"])]),
+        (&["--optimize=2", "-O", "1", "-O0"], &[host(&["-O2"]), host(&["-O1"]), host(&["-O0"])]),
+        (&["-g", "--debug"], &[host(&["-g"])]),
+        (&["-m64", "--machine=64", "-m", "64"], &[host(&["-m64"])]),
+        (&["-Wno-deprecated-gpu-targets"], &[host(&["-Wno-deprecated-gpu-targets"])]),
+        (&["-t", "4", "-noeh"], &[host(&["--threads", "4"]), host(&["--no-exceptions"])]),
+        (&["-allow-unsupported-compiler"], &[host(&["--allow-unsupported-compiler"])]),
+        // Shared with NVRTC: one NVRTC option, which host files get in nvcc's spelling (host.rs).
+        (&["--expt-relaxed-constexpr"], &[n("--device-as-default-execution-space")]),
+        (&["-diag-suppress=177"], &[n("--diag-suppress=177")]),
+        // `-Xptxas` stays ptxas's, whoever compiles the file.
+        (&["-Xptxas", "-v"], &[]),
+        (&["-Xptxas", "-O2"], &[Mapped::Ptxas("--opt-level=2".into())]),
+    ];
+    for (list, expected) in cases {
+        assert_eq!(nvrtc(list), *expected, "for {list:?}");
+    }
+    // The mistral.rs command line (less what launch-build sets itself), as one `flags` list.
+    let mistral = [
+        "-std=c++17",
+        "-O3",
+        "-U__CUDA_NO_HALF_OPERATORS__",
+        "--expt-relaxed-constexpr",
+        "--expt-extended-lambda",
+        "--use_fast_math",
+        "--verbose",
+        "--compiler-options",
+        "-fPIC",
+        "--default-stream",
+        "per-thread",
+    ];
+    let mapped = nvrtc(&mistral);
+    let nvcc: Vec<&Mapped> = mapped.iter().filter(|m| matches!(m, Mapped::Nvcc { .. })).collect();
+    let expected = [
+        host(&["-O3"]),
+        host(&["--expt-extended-lambda"]),
+        host(&["--verbose"]),
+        host(&["-Xcompiler", "-fPIC"]),
+        host(&["--default-stream", "per-thread"]),
+    ];
+    assert_eq!(nvcc, expected.iter().collect::<Vec<_>>());
+}
+
+/// nvcc's options that would change device code and that NVRTC lacks are accepted with the reason
+/// a device file may not take them (the plan refuses them there).
+#[test]
+fn nvcc_options_nvrtc_lacks_carry_the_reason_for_device_files() {
+    for (list, option, why) in [
+        (
+            &["-Xcudafe", "--diag_suppress=177"][..],
+            &["-Xcudafe", "--diag_suppress=177"][..],
+            "no separate front-end step",
+        ),
+        (&["--cudafe-options=--display_error_number"], &["-Xcudafe", "--display_error_number"], "front-end"),
+        (&["-ftemplate-depth=2000"], &["--ftemplate-depth", "2000"], "NVRTC has no such option"),
+        (&["--keep-device-functions"], &["--keep-device-functions"], "NVRTC has no such option"),
+    ] {
+        match nvrtc(list).as_slice() {
+            [Mapped::Nvcc { option: o, device_refusal: Some(w) }] => {
+                assert_eq!(o, option, "{list:?}");
+                assert!(w.contains(why), "{list:?}: {w}");
+            }
+            other => panic!("{list:?}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn nvcc_options_merge_later_values_over_earlier_ones() {
+    let o = |s: &[&str]| s.iter().map(|o| o.to_string()).collect::<Vec<_>>();
+    let merged = merge_nvcc([
+        o(&["-O2"]),
+        o(&["--default-stream", "legacy"]),
+        o(&["-Xcompiler", "-fPIC"]),
+        o(&["--expt-extended-lambda"]),
+        o(&["-O3"]),
+        o(&["-Xcompiler", "-Wall"]),
+        o(&["--default-stream", "per-thread"]),
+        o(&["-Xcompiler", "-fPIC"]),
+        o(&["--expt-extended-lambda"]),
+    ]);
+    assert_eq!(
+        merged,
+        [
+            "-Xcompiler",
+            "-fPIC",
+            "--expt-extended-lambda",
+            "-O3",
+            "-Xcompiler",
+            "-Wall",
+            "--default-stream",
+            "per-thread"
+        ]
+    );
 }
 
 #[test]

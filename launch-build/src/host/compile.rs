@@ -51,6 +51,8 @@ pub fn run(compiler: &Compiler, tools: &Tools, jobs: &[Job], options: Vec<String
     let _ = std::fs::remove_dir_all(&keep);
     std::fs::create_dir_all(&keep).map_err(Error::io("create folder", &keep))?;
     let object_path = keep.join("object.o");
+    // Host code optimised unless the crate's flags say how (nvcc warns about a second `-O`).
+    let optimise = !options.iter().any(|o| o.starts_with("-O") || o.starts_with("--optimize"));
     let mut tool = Tool::new(&tools.nvcc)
         .arg("-c")
         .arg(&planned.source.path)
@@ -61,6 +63,7 @@ pub fn run(compiler: &Compiler, tools: &Tools, jobs: &[Job], options: Vec<String
         .arg(&keep)
         .arg("-Xptxas")
         .arg("-v")
+        .args(optimise.then_some("-O2"))
         .args(options);
     for o in &planned.settings.ptxas_flags {
         tool = tool.arg("-Xptxas").arg(o);
@@ -150,14 +153,16 @@ fn kept(keep: &Path, suffix: &str, file: &str) -> Result<PathBuf, Error> {
 
 /// nvcc's messages apart from ptxas's `-v` lines, and those lines cut into one log per ptxas run.
 /// ptxas starts each run's report with its `N bytes gmem` line; its other lines start with
-/// `ptxas` or, continuing a function's properties, with blanks.
+/// `ptxas` or, continuing a function's properties, with blanks. The commands `--verbose` prints
+/// (`#$ ...`) are left out: they are not messages about the code, and they hold this machine's
+/// paths (`LAUNCH_BUILD_DEBUG=1` prints the nvcc command).
 pub fn split_log(text: &str) -> (String, Vec<String>) {
     let mut nvcc = String::new();
     let mut runs: Vec<String> = Vec::new();
     let mut in_ptxas = false;
     // Whether the run being read already had its gmem line (warnings may come before it).
     let mut had_gmem = false;
-    for line in text.lines() {
+    for line in text.lines().filter(|l| !l.starts_with("#$ ")) {
         let is_ptxas = line.starts_with("ptxas ");
         let continues = in_ptxas && line.starts_with(char::is_whitespace) && !line.trim().is_empty();
         if is_ptxas || continues {

@@ -163,6 +163,8 @@ fn crate_flags_reach_nvcc_in_its_spelling() {
     assert_eq!(nvcc_flag("--device-as-default-execution-space").as_deref(), Some("--expt-relaxed-constexpr"));
     assert_eq!(nvcc_flag("--modify-stack-limit=false"), None);
     assert_eq!(nvcc_flag("--device-int128"), None);
+    // nvcc has it, same meaning.
+    assert_eq!(nvcc_flag("--brief-diagnostics=true").as_deref(), Some("--brief-diagnostics=true"));
 }
 
 /// nvcc's stderr with `-Xptxas -v` for two arches: each ptxas run starts at its gmem line, even
@@ -183,6 +185,7 @@ ptxas info    : Compiling entry function '_Z1kv' for 'sm_90'
 ptxas info    : Function properties for _Z1kv
     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 ptxas info    : Used 12 registers, used 0 barriers
+#$ _NVVM_BRANCH_=nvvm
 a host compiler's note
 ";
     let (nvcc, runs) = super::compile::split_log(text);

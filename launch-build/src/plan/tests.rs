@@ -192,3 +192,75 @@ fn a_table_named_by_display_name_is_used() {
     let mut kernels = vec![KernelEntry { display_name: "ns::k".into(), ..entry("kernels/a.cu", "_ZN2ns1kEv") }];
     assert!(plan.settle_kernels(&mut kernels).is_empty());
 }
+
+/// The plan of `meta` over `files`, or its error as shown.
+fn plan_or_error(meta: &str, files: &[&str]) -> Result<Plan, String> {
+    let dir = tempfile::tempdir().unwrap();
+    let k = dir.path().join("kernels");
+    std::fs::create_dir_all(&k).unwrap();
+    for f in files {
+        std::fs::write(k.join(f), "").unwrap();
+    }
+    let text = format!("[package]\nname = \"k\"\nversion = \"0.1.0\"\n\n[package.metadata.launch]\n{meta}\n");
+    let config = Config::parse(&dir.path().join("Cargo.toml"), &text).unwrap();
+    Plan::resolve(config).map_err(|e| {
+        let shown = e.to_string();
+        shown.replace(&format!("{}/", dir.path().display()), "")
+    })
+}
+
+/// nvcc's own options reach `host` files (crate's, then the tables', in order); device files get
+/// none of them; those that change device code and NVRTC lacks are refused only where a device
+/// file would get them, at the flag.
+#[test]
+fn nvcc_options_reach_host_files_and_device_files_refuse_what_nvrtc_lacks() {
+    let plan = plan_or_error(
+        "arch = [\"sm_90\"]\nhost = [\"h.cu\"]\nflags = [\"-O3\", \"--default-stream\", \"per-thread\", \"-Xcompiler\", \"-fPIC\"]\n\
+         [package.metadata.launch.file.\"h.cu\"]\nflags = [\"--expt-extended-lambda\", \"-Xcudafe\", \"--diag_suppress=177\", \"-O2\"]",
+        &["d.cu", "h.cu"],
+    )
+    .unwrap();
+    let nvcc = |f: &str| plan.files.iter().find(|p| p.source.kernel_rel == f).unwrap().settings.nvcc_flags.clone();
+    assert_eq!(
+        nvcc("h.cu"),
+        [
+            "--default-stream",
+            "per-thread",
+            "-Xcompiler",
+            "-fPIC",
+            "--expt-extended-lambda",
+            "-Xcudafe",
+            "--diag_suppress=177",
+            "-O2"
+        ]
+    );
+    assert_eq!(nvcc("d.cu"), ["-O3", "--default-stream", "per-thread", "-Xcompiler", "-fPIC"]);
+    assert!(plan.files.iter().all(|f| f.settings.flags.is_empty()), "nothing of them reaches NVRTC");
+
+    // The crate's `-Xcudafe` would reach d.cu, compiled by NVRTC.
+    let e = plan_or_error(
+        "arch = [\"sm_90\"]\nhost = [\"h.cu\"]\nflags = [\"-O3\", \"-Xcudafe\", \"--diag_suppress=177\"]",
+        &["d.cu", "h.cu"],
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        "Cargo.toml:8:17: `package.metadata.launch.flags[1]`: `-Xcudafe --diag_suppress=177` would reach kernels/d.cu, which NVRTC compiles: \
+         NVRTC has no separate front-end step (its diagnostics options are `--diag-suppress=N`, `--diag-warn=N` and `--diag-error=N`); \
+         `host` files take it (nvcc compiles them): list the file in `host`, or give the option in a \
+         [package.metadata.launch.file.\"<pattern>\"] table of the host files only"
+    );
+    // Every file a host file: the crate's flag is theirs.
+    assert!(plan_or_error(
+        "arch = [\"sm_90\"]\nhost = [\"*.cu\"]\nflags = [\"-ftemplate-depth=900\"]",
+        &["a.cu", "b.cu"]
+    )
+    .is_ok());
+    // A table of a device file.
+    let e = plan_or_error(
+        "arch = [\"sm_90\"]\n[package.metadata.launch.file.\"d.cu\"]\nflags = [\"-lineinfo\", \"--keep-device-functions\"]",
+        &["d.cu"],
+    )
+    .unwrap_err();
+    assert!(e.starts_with("Cargo.toml:8:23: `package.metadata.launch.file.\"d.cu\".flags[1]`: `--keep-device-functions` would reach kernels/d.cu"), "{e}");
+}
