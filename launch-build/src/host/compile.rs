@@ -120,8 +120,9 @@ fn read_outputs(jobs: &[Job], keep: &Path, ptxas_logs: Vec<String>) -> Result<Ve
         .zip(ptxas_logs)
         .map(|(job, log)| {
             let virt = job.arch.virtual_name();
-            let ptx_path = kept(keep, &format!(".{virt}.ptx"), file)?;
-            let cubin_path = kept(keep, &format!(".{virt}.cubin"), file)?;
+            let single = jobs.len() == 1;
+            let ptx_path = kept(keep, &virt, "ptx", single, file)?;
+            let cubin_path = kept(keep, &virt, "cubin", single, file)?;
             let ptx = std::fs::read_to_string(&ptx_path).map_err(work_file("read nvcc output", &ptx_path, file))?;
             let cubin = std::fs::read(&cubin_path).map_err(work_file("read nvcc output", &cubin_path, file))?;
             let report = parse_report(job, &log)?;
@@ -138,15 +139,19 @@ fn read_outputs(jobs: &[Job], keep: &Path, ptxas_logs: Vec<String>) -> Result<Ve
         .collect()
 }
 
-/// The one file of `keep` whose name ends with `suffix` (nvcc names them after the source's stem).
-fn kept(keep: &Path, suffix: &str, file: &str) -> Result<PathBuf, Error> {
+/// The file of `keep` nvcc wrote for `virt` with extension `ext`: `<stem>.compute_XX.<ext>` when the
+/// compile had several arches, `<stem>.<ext>` when it had one (`single`).
+fn kept(keep: &Path, virt: &str, ext: &str, single: bool, file: &str) -> Result<PathBuf, Error> {
     let entries = std::fs::read_dir(keep).map_err(Error::io("list", keep))?;
-    let found = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(suffix)));
-    found.ok_or_else(|| {
-        let missing = keep.join(format!("<stem>{suffix}"));
+    let names: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    let named = |p: &&PathBuf, test: &dyn Fn(&str) -> bool| p.file_name().and_then(|n| n.to_str()).is_some_and(test);
+    let per_arch = format!(".{virt}.{ext}");
+    let found = names.iter().find(|p| named(p, &|n| n.ends_with(&per_arch))).or_else(|| {
+        let plain = format!(".{ext}");
+        single.then(|| names.iter().find(|p| named(p, &|n| n.ends_with(&plain) && !n.contains(".compute_")))).flatten()
+    });
+    found.cloned().ok_or_else(|| {
+        let missing = keep.join(format!("<stem>{per_arch}"));
         work_file("find nvcc's kept output", &missing, file)(std::io::Error::from(std::io::ErrorKind::NotFound))
     })
 }
