@@ -3,6 +3,7 @@
 
 pub(crate) mod check;
 pub(crate) mod explore_plot;
+pub(crate) mod names;
 pub(crate) mod occupancy_plot;
 pub(crate) mod sarif;
 pub(crate) mod svg;
