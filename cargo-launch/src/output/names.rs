@@ -2,11 +2,13 @@
 //! demangled names of over a thousand characters; printed whole they make a table unreadable.
 //!
 //! The rule (the README's "Kernel names in text output"): a name of at most the width (60
-//! characters in a table) prints as it is. A longer one loses its return type, its parameters and
+//! characters; in `report --summary`, what the other columns leave of 120) prints as it is. A longer one loses its return type, its parameters and
 //! the arguments of each template (`void foo<128, cub::X<int>>(float*, int)` → `foo<…>`), and
 //! what is still too long keeps its start and its end around a `…`. Where distinct kernels would
-//! print alike, each gets ` #1`, ` #2`… in the order of their full names. The full names stay in
-//! `--format json`, SARIF and `--detailed` (under the shortened one).
+//! print alike, they show the template argument that tells them apart, the last
+//! (`gemm<…, 128>`) or else the first (`gemm<128, …>`), or failing that ` #1`, ` #2`… in the
+//! order of their full names. The full names stay in `--format json`, SARIF and `--detailed`
+//! (under the shortened one).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -37,8 +39,10 @@ impl Short {
             alike.entry(map[*n].clone()).or_default().insert(n);
         }
         for group in alike.values().filter(|g| g.len() > 1) {
-            for (i, n) in group.iter().enumerate() {
-                map.insert(n.to_string(), numbered(n, i + 1, width));
+            let named = distinguished(group, width)
+                .unwrap_or_else(|| group.iter().enumerate().map(|(i, n)| numbered(n, i + 1, width)).collect());
+            for (n, short) in group.iter().zip(named) {
+                map.insert(n.to_string(), short);
             }
         }
         // Shortened again to make room for the number, two groups can meet: number those by
@@ -67,6 +71,28 @@ impl Short {
     pub(crate) fn shortened(&self, name: &str) -> bool {
         self.of(name) != name
     }
+}
+
+/// The names of `group` (alike when shortened) with the template argument that tells them apart:
+/// the last (`gemm<…, 128>`, `gemm<…, 256>`), else the first (`gemm<128, …>`); `None` where neither
+/// does or the names would not fit in `width`.
+fn distinguished(group: &BTreeSet<&str>, width: usize) -> Option<Vec<String>> {
+    let scanned: Vec<(String, Vec<String>)> = group.iter().map(|n| scan(n)).collect();
+    let with = |stem: &str, args: &[String], last: bool| match (args, last) {
+        ([one], _) => format!("{stem}<{one}>"),
+        ([.., arg], true) => format!("{stem}<…, {arg}>"),
+        ([arg, ..], false) => format!("{stem}<{arg}, …>"),
+        ([], _) => format!("{stem}<>"),
+    };
+    [true, false].into_iter().find_map(|last| {
+        let names = (scanned.iter())
+            .map(|(short, args)| {
+                let stem = short.strip_suffix("<…>")?;
+                Some(with(stem, args, last)).filter(|n| n.chars().count() <= width)
+            })
+            .collect::<Option<Vec<String>>>()?;
+        (names.iter().collect::<BTreeSet<_>>().len() == names.len()).then_some(names)
+    })
 }
 
 /// `name` shortened to `width - 3` or so, then ` #n`.
@@ -105,6 +131,12 @@ fn fit(s: &str, width: usize) -> String {
 /// qualified by its file) is kept. Operators (`operator()`, `operator<`), `(anonymous namespace)`
 /// and `{lambda(int)#1}` are read as single pieces.
 pub(crate) fn shorten(name: &str) -> String {
+    scan(name).0
+}
+
+/// [`shorten`], and the arguments of the name's last template (the function's own when the
+/// shortened name ends in `<…>`), split at their top-level commas.
+fn scan(name: &str) -> (String, Vec<String>) {
     // A file name has a `.`, a C++ identifier none.
     let (file, sig) = match name.split_once("::") {
         Some((file, rest)) if file.contains('.') => (&name[..file.len() + 2], rest),
@@ -112,6 +144,7 @@ pub(crate) fn shorten(name: &str) -> String {
     };
     let c: Vec<char> = sig.chars().collect();
     let mut out = String::new();
+    let mut last = String::new();
     let mut i = 0;
     while i < c.len() {
         if word_at(&c, i, "operator") {
@@ -127,8 +160,10 @@ pub(crate) fn shorten(name: &str) -> String {
         }
         match c[i] {
             '<' => {
+                let end = closing(&c, i);
+                last = c[i + 1..end.max(i + 1)].iter().collect();
                 out.push_str("<…>");
-                i = closing(&c, i) + 1;
+                i = end + 1;
             }
             // The parameters: what follows a name; a `(` elsewhere opens `(anonymous namespace)`.
             // (`(anonymous namespace)` comes first or after `::`).
@@ -149,7 +184,29 @@ pub(crate) fn shorten(name: &str) -> String {
             }
         }
     }
-    format!("{file}{out}")
+    let args = if out.ends_with("<…>") { split_args(&last) } else { Vec::new() };
+    (format!("{file}{out}"), args)
+}
+
+/// `128, X<int, 2>, 3` → `128`, `X<int, 2>`, `3`.
+fn split_args(s: &str) -> Vec<String> {
+    let mut args = vec![String::new()];
+    let (mut angle, mut other) = (0usize, 0usize);
+    for ch in s.chars() {
+        match ch {
+            '(' | '[' | '{' => other += 1,
+            ')' | ']' | '}' => other = other.saturating_sub(1),
+            '<' if other == 0 => angle += 1,
+            '>' if other == 0 => angle = angle.saturating_sub(1),
+            ',' if angle == 0 && other == 0 => {
+                args.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        args.last_mut().expect("one argument at least").push(ch);
+    }
+    args.into_iter().map(|a| a.trim().to_string()).collect()
 }
 
 /// Whether `word` starts at `i` as a whole identifier.
@@ -262,16 +319,39 @@ mod tests {
     }
 
     #[test]
-    fn distinct_names_that_shorten_alike_are_numbered_in_name_order() {
-        let a = format!("void gemm<1, {}>(float*)", "X<int>, ".repeat(20));
-        let b = format!("void gemm<2, {}>(float*)", "X<int>, ".repeat(20));
-        let other = format!("void scan<{}>(int*)", "Y<int>, ".repeat(20));
+    fn distinct_names_that_shorten_alike_show_the_argument_that_tells_them_apart() {
+        let policy = "cub::detail::Policy<int, 4>, ".repeat(10);
+        let (a, b) = (format!("void gemm<{policy}128>(float*)"), format!("void gemm<{policy}256>(float*)"));
+        let other = format!("void scan<{policy}1>(int*)");
         let short = Short::new([b.as_str(), a.as_str(), other.as_str(), a.as_str(), "fill"], 60);
-        assert_eq!(short.of(&a), "gemm<…> #1");
-        assert_eq!(short.of(&b), "gemm<…> #2");
+        assert_eq!(short.of(&a), "gemm<…, 128>");
+        assert_eq!(short.of(&b), "gemm<…, 256>");
         assert_eq!(short.of(&other), "scan<…>");
         assert_eq!(short.of("fill"), "fill");
         assert!(short.shortened(&a) && !short.shortened("fill"));
+        // The last arguments alike, the first tells them apart.
+        let (c, d) = (format!("void gemm<1, {policy}8>(float*)"), format!("void gemm<2, {policy}8>(float*)"));
+        let short = Short::new([c.as_str(), d.as_str()], 60);
+        assert_eq!((short.of(&c), short.of(&d)), ("gemm<1, …>", "gemm<2, …>"));
+        // One argument, in long parameters' company.
+        let params = "cub::detail::Policy<int, 4>*, ".repeat(3);
+        let (e, f) = (format!("void k<1>({params}int)"), format!("void k<2>({params}int)"));
+        let short = Short::new([e.as_str(), f.as_str()], 60);
+        assert_eq!((short.of(&e), short.of(&f)), ("k<1>", "k<2>"));
+    }
+
+    #[test]
+    fn names_no_argument_tells_apart_are_numbered_in_name_order() {
+        let (a, b) = (
+            format!("void gemm<1, X, {}>(float*)", "p".repeat(60)),
+            format!("void gemm<1, Y, {}>(float*)", "p".repeat(60)),
+        );
+        let overload = |t: &str| format!("void ns::k({t}, {})", "cub::detail::Policy<int, 4>".repeat(3));
+        let (c, d) = (overload("float"), overload("int"));
+        let short = Short::new([b.as_str(), a.as_str(), c.as_str(), d.as_str()], 60);
+        assert_eq!((short.of(&a), short.of(&b)), ("gemm<…> #1", "gemm<…> #2"));
+        // Overloads: no template to tell them apart.
+        assert_eq!((short.of(&c), short.of(&d)), ("ns::k #1", "ns::k #2"));
         // Numbered names still fit.
         let many: Vec<String> =
             (0..12).map(|i| format!("void {}<{i}, {}>(int)", "k".repeat(70), "Z<int>, ".repeat(9))).collect();

@@ -397,8 +397,8 @@ mod tests {
         assert_eq!(rows.len(), 7, "{out}");
         let first =
             |l: &str| l.split("  ").map(str::trim).filter(|c| !c.is_empty()).take(2).collect::<Vec<_>>().join(" | ");
-        assert_eq!(first(rows[0]), "gemm<…> #1 | sm_80", "{out}");
-        assert_eq!(first(rows[2]), "gemm<…> #2 | sm_80", "{out}");
+        assert_eq!(first(rows[0]), "gemm<0, …> | sm_80", "{out}");
+        assert_eq!(first(rows[2]), "gemm<1, …> | sm_80", "{out}");
         // What the other columns leave (32 characters here): the start and the end.
         assert_eq!(first(rows[4]), "ns::very_long_fu…_function_name_ | sm_80", "{out}");
         assert_eq!(first(rows[6]), "void tmpl<8>(int*) | sm_90", "a short name prints as it is: {out}");
@@ -407,7 +407,7 @@ mod tests {
         let out = render(&p, &Filter::default(), None, true);
         assert!(
             out.contains(&format!(
-                "gemm<…> #2  sm_90  unbounded  ptxas 12.9.86  kernels/many.cu:11\n  full name: {}\n",
+                "gemm<1, …>  sm_90  unbounded  ptxas 12.9.86  kernels/many.cu:11\n  full name: {}\n",
                 gemm(1)
             )),
             "{out}"
