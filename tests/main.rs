@@ -104,3 +104,7 @@ mod writes;
 
 /// Issue 19 item 7: warnings about entries that match nothing carry `Cargo.toml:LINE:COL`.
 mod located_warnings;
+
+/// Template-heavy kernels with names of hundreds of characters: short in text, whole in JSON,
+/// short hashed Rust statics.
+mod long_names;

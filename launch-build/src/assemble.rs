@@ -11,7 +11,7 @@ use crate::error::{Diagnostic, Error};
 use crate::manifest::{
     CubinEntry, KernelArch, KernelEntry, Manifest, MissingArch, ModuleEntry, Origin, PtxEntry, ToolchainInfo, VERSION,
 };
-use crate::names::{base_name, demangle, rust_name, rust_name_with_params, source_name};
+use crate::names::{base_name, demangle, rust_name, rust_name_with_params, source_name, widen_hashes};
 use crate::plan::{Plan, PlannedFile};
 use crate::warnings::Warnings;
 use crate::{locate, ptx, source};
@@ -219,7 +219,7 @@ pub fn uncompiled(plan: &Plan, texts: &[String]) -> Manifest {
             if !seen.insert(d.name.clone()) {
                 continue;
             }
-            let rust_name = rust_name(&d.name);
+            let rust_name = rust_name(&d.name, &d.name);
             kernels.push(KernelEntry {
                 rust_path: format!("{module}::{rust_name}"),
                 rust_name,
@@ -433,7 +433,7 @@ fn kernel_entry(config: &Config, f: &FileOutputs, at: &mut Locator, name: String
         })
         .collect();
     KernelEntry {
-        rust_name: rust_name(&demangled),
+        rust_name: rust_name(&name, &demangled),
         rust_path: String::new(),
         rust_flat: false,
         qualified: format!("{}::{demangled}", f.name()),
@@ -492,6 +492,13 @@ fn from_headers(config: &Config, f: &FileOutputs) -> HashMap<String, (u32, u32, 
 /// (`kernels/a.cu::fill`); a Rust name shared by several files has no flat re-export (its module
 /// path still names it).
 pub fn finish_names(kernels: &mut [KernelEntry]) {
+    // Hashed names of distinct symbols in different files, told apart too.
+    widen_hashes(kernels);
+    for k in kernels.iter_mut() {
+        if let Some((module, _)) = k.rust_path.rsplit_once("::") {
+            k.rust_path = format!("{module}::{}", k.rust_name);
+        }
+    }
     let mut display_count: HashMap<String, usize> = HashMap::new();
     let mut rust_count: HashMap<String, usize> = HashMap::new();
     for k in kernels.iter() {
@@ -516,10 +523,11 @@ fn name_in_module(kernels: &mut [KernelEntry], module: &str) -> Vec<Diagnostic> 
     for k in kernels.iter() {
         *count.entry(k.rust_name.clone()).or_default() += 1;
     }
+    for k in kernels.iter_mut().filter(|k| count.get(&k.rust_name).copied().unwrap_or(0) > 1) {
+        k.rust_name = rust_name_with_params(&k.name, &k.display_name);
+    }
+    widen_hashes(kernels);
     for k in kernels.iter_mut() {
-        if count.get(&k.rust_name).copied().unwrap_or(0) > 1 {
-            k.rust_name = rust_name_with_params(&k.display_name);
-        }
         k.rust_path = format!("{module}::{}", k.rust_name);
     }
     let mut seen: HashMap<&str, &KernelEntry> = HashMap::new();

@@ -229,6 +229,15 @@ fn emit(s: &mut String, m: &Manifest, name: &str, node: &Node, depth: usize) {
             },
             describe(k.contract)
         );
+        if crate::names::is_hashed(&k.name, &k.rust_name) {
+            let _ = writeln!(
+                s,
+                "{inner}///\n{inner}/// Named by its function and a hash of its symbol `{}`: the name from its signature would be \
+                 longer than {} characters.\n{inner}///",
+                k.name,
+                crate::names::RUST_NAME_MAX
+            );
+        }
         for a in &k.arches {
             let r = &a.resources;
             let _ = writeln!(

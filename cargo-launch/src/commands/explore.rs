@@ -20,7 +20,7 @@ use launch_build::tooling::variants;
 use crate::cargo::{self, Selection};
 use crate::cli::{ExploreArgs, Format};
 use crate::error::Error;
-use crate::output::{explore_plot, svg, text};
+use crate::output::{explore_plot, names, svg, text};
 use crate::records::{self, PackageKernels};
 use crate::{toolchain, words};
 
@@ -324,7 +324,8 @@ fn text(out: &mut impl Write, doc: &Document) -> std::io::Result<()> {
             writeln!(out)?;
         }
         let current = &a.variants[0];
-        writeln!(out, "{} on {} (ptxas {})", doc.kernel.display_name, a.arch, doc.toolchain.ptxas)?;
+        let name = &doc.kernel.display_name;
+        writeln!(out, "{} on {} (ptxas {})", names::elide(name, names::KERNEL_WIDTH), a.arch, doc.toolchain.ptxas)?;
         if let (Some(n), Some(r)) = (&a.next_block, &current.resources) {
             writeln!(out, "cliff from the current build: {}", words::next_block(n, r.registers))?;
         }

@@ -11,7 +11,7 @@ use launch::schema::report::Toolchain;
 use launch::Arch;
 
 use crate::cli::CheckFormat;
-use crate::output::sarif;
+use crate::output::{names, sarif};
 use crate::records::{PackageKernels, Row};
 
 /// What was checked, for the JSON document and the summary line.
@@ -200,9 +200,15 @@ pub fn finding_line(f: &Finding) -> String {
 /// The text lines for `findings` (sorted): every finding when `verbose`; otherwise a severity
 /// and kind with more than [`GROUP_ABOVE`] findings about kernels becomes one line, where its
 /// first finding was, with the count and the first names (an error group also shows its first
-/// finding in full, for the arithmetic).
+/// finding in full, for the arithmetic). Kernels are named as [`names::Short`] prints them (JSON,
+/// SARIF and annotations keep the full names).
 pub fn text_lines(findings: &[Finding], verbose: bool) -> Vec<String> {
     use std::collections::BTreeMap;
+    let short = names::Short::new(findings.iter().filter_map(|f| f.kernel.as_deref()), names::KERNEL_WIDTH);
+    let findings: &[Finding] = &findings
+        .iter()
+        .map(|f| Finding { kernel: f.kernel.as_deref().map(|k| short.of(k).to_string()), ..f.clone() })
+        .collect::<Vec<_>>();
     let mut count: BTreeMap<(Severity, FindingKind), usize> = BTreeMap::new();
     for f in findings.iter().filter(|f| f.kernel.is_some()) {
         *count.entry((f.severity, f.kind)).or_default() += 1;
@@ -393,6 +399,34 @@ mod tests {
         assert_eq!(finding_line(&at("/r/kernels/a.cu", 3, 7)), "error[compile]: kernels/a.cu:3:7: bad");
         assert_eq!(finding_line(&at("/r/kernels/a.cu", 3, 0)), "error[compile]: kernels/a.cu:3: bad");
         assert_eq!(finding_line(&at("/r/kernels/a.cu", 0, 7)), "error[compile]: kernels/a.cu: bad");
+    }
+
+    #[test]
+    fn text_lines_name_kernels_shortly_and_json_and_sarif_in_full() {
+        let long = |i: usize| format!("void gemm<{i}, {}>(float*)", "cub::detail::Policy<int>, ".repeat(20));
+        let spills = |kernel: String| Finding {
+            severity: Severity::Warning,
+            kind: FindingKind::Spills,
+            kernel: Some(kernel),
+            arch: Some("sm_90".parse().unwrap()),
+            detail: Detail::Spills { stores: 4, loads: 4, budget: None },
+            ..at("/r/kernels/a.cu", 3, 0)
+        };
+        let findings = [spills(long(1)), spills(long(2)), spills("fill".into())];
+        let lines = text_lines(&findings, false);
+        assert_eq!(lines.len(), 3);
+        assert!(lines[0].starts_with("warning[spills]: kernels/a.cu:3: gemm<1, …> on sm_90: 4 bytes"), "{lines:#?}");
+        assert!(lines[1].starts_with("warning[spills]: kernels/a.cu:3: gemm<2, …> on sm_90: "), "{lines:#?}");
+        assert!(lines[2].starts_with("warning[spills]: kernels/a.cu:3: fill on sm_90: "), "{lines:#?}");
+        // Grouped, the first names are the short ones too.
+        let many: Vec<Finding> = (0..GROUP_ABOVE + 1).map(|i| spills(long(i))).collect();
+        let lines = text_lines(&many, false);
+        assert_eq!(lines.len(), 1);
+        assert!(lines[0].contains("(first: gemm<0, …>, gemm<1, …>, gemm<2, …>, …)"), "{lines:#?}");
+        // SARIF keeps the full name.
+        let log = sarif_log(&findings, Path::new("/r"), "Cargo.toml");
+        let sarif = serde_json::to_string(&log).unwrap();
+        assert!(sarif.contains(&long(1)) && !sarif.contains("…"), "{sarif}");
     }
 
     #[test]

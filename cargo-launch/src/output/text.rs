@@ -5,6 +5,7 @@ use std::io::{self, Write};
 use launch::analysis::ThreadsFrom;
 use launch::{Arch, Contract};
 
+use crate::output::names::{self, Short};
 use crate::records::PackageKernels;
 use crate::records::Row;
 use crate::select::Filter;
@@ -85,8 +86,9 @@ pub(crate) fn header(out: &mut impl Write, view: &View, p: &PackageKernels) -> i
     }
 }
 
-/// Kernels of `p` (those the filter selects) that are absent on some of the report's arches.
-fn not_compiled(out: &mut impl Write, view: &View, p: &PackageKernels) -> io::Result<()> {
+/// Kernels of `p` (those the filter selects) that are absent on some of the report's arches, named
+/// as `short` prints them.
+fn not_compiled(out: &mut impl Write, view: &View, p: &PackageKernels, short: &Short) -> io::Result<()> {
     let arches = view.arches_of(p);
     for k in &p.manifest.kernels {
         if !view.filter.matches_kernel(&k.display_name, &k.qualified, &k.file, Some(&p.config.kernel_dir)) {
@@ -103,13 +105,30 @@ fn not_compiled(out: &mut impl Write, view: &View, p: &PackageKernels) -> io::Re
             }
         }
         for (why, list) in reasons {
-            writeln!(out, "{}: not compiled for {}: {why}", k.display_name, list.join(", "))?;
+            writeln!(out, "{}: not compiled for {}: {why}", short.of(&k.display_name), list.join(", "))?;
         }
     }
     Ok(())
 }
 
-/// One row of the compact report.
+/// The printed names of `p`'s kernels and of the records `shown` (tune variants among them), each
+/// at most `width` characters.
+fn short_names(p: &PackageKernels, shown: &[&Row], width: usize) -> Short {
+    let kernels = p.manifest.kernels.iter().map(|k| k.display_name.as_str());
+    let rows = shown.iter().filter(|r| r.id.package == p.package).map(|r| r.id.display_name.as_str());
+    Short::new(kernels.chain(rows), width)
+}
+
+/// The kernel column's width: what the other columns leave of [`names::LINE_WIDTH`], between
+/// [`names::KERNEL_WIDTH_MIN`] and [`names::KERNEL_WIDTH`].
+fn kernel_width(head: &[&str], rows: &[Vec<String>]) -> usize {
+    let others: usize = (1..head.len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).chain([head[c].chars().count()]).max().unwrap_or(0) + 2)
+        .sum();
+    names::LINE_WIDTH.saturating_sub(others).clamp(names::KERNEL_WIDTH_MIN, names::KERNEL_WIDTH)
+}
+
+/// One row of the compact report (the kernel's full name, which [`compact`] shortens).
 fn row(r: &Row) -> Vec<String> {
     let (res, o) = (&r.report.resources, &r.report.occupancy);
     let (occ, limiter) = match &r.report.launch_failure {
@@ -180,24 +199,30 @@ pub(crate) fn compact(out: &mut impl Write, view: &View) -> io::Result<()> {
         }
         header(out, view, p)?;
         writeln!(out)?;
-        let rows: Vec<Vec<String>> = view.shown.iter().filter(|r| r.id.package == p.package).map(|r| row(r)).collect();
+        let mut rows: Vec<Vec<String>> =
+            view.shown.iter().filter(|r| r.id.package == p.package).map(|r| row(r)).collect();
+        let short = short_names(p, view.shown, kernel_width(&HEAD, &rows));
+        for r in &mut rows {
+            r[0] = short.of(&r[0]).to_string();
+        }
         for line in table(&HEAD, &RIGHT, &rows) {
             writeln!(out, "{line}")?;
         }
         for r in view.shown.iter().filter(|r| r.id.package == p.package) {
             if let Some(s) = view.spills.and_then(|l| l.of(r)) {
-                writeln!(out, "{} {}:", r.id.display_name, r.arch())?;
+                writeln!(out, "{} {}:", short.of(&r.id.display_name), r.arch())?;
                 crate::spills::block(out, r, s)?;
             }
         }
-        not_compiled(out, view, p)?;
+        not_compiled(out, view, p, &short)?;
         for w in &p.manifest.warnings {
             writeln!(out, "warning: {w}")?;
         }
     }
     writeln!(
         out,
-        "\nspill: spill store + load bytes; stack: bytes per thread; threads: the block size evaluated (* the host's, \
+        // Two lines: within names::LINE_WIDTH like the table.
+        "\nspill: spill store + load bytes; stack: bytes per thread; threads: the block size evaluated (* the host's,\n\
          no contract); largest: the largest block that launches. --detailed for the ptxas lines and the arithmetic."
     )
 }
@@ -208,10 +233,11 @@ pub(crate) fn text(out: &mut impl Write, view: &View) -> io::Result<()> {
         let m = &p.manifest;
         header(out, view, p)?;
         writeln!(out)?;
+        let short = short_names(p, view.shown, names::KERNEL_WIDTH);
         for r in view.shown.iter().filter(|r| r.id.package == p.package) {
-            detailed(out, r, &m.toolchain.ptxas, view.spills)?;
+            detailed(out, r, &m.toolchain.ptxas, view.spills, &short)?;
         }
-        not_compiled(out, view, p)?;
+        not_compiled(out, view, p, &short)?;
         for w in &m.warnings {
             writeln!(out, "warning: {w}")?;
         }
@@ -219,11 +245,21 @@ pub(crate) fn text(out: &mut impl Write, view: &View) -> io::Result<()> {
     Ok(())
 }
 
-/// One kernel × arch of the detailed report.
-fn detailed(out: &mut impl Write, r: &Row, ptxas: &str, spills: Option<&crate::spills::Lines>) -> io::Result<()> {
+/// One kernel × arch of the detailed report: a shortened name is followed by the full one.
+fn detailed(
+    out: &mut impl Write,
+    r: &Row,
+    ptxas: &str,
+    spills: Option<&crate::spills::Lines>,
+    short: &Short,
+) -> io::Result<()> {
     let a = &r.report;
     let c = a.contract.as_ref();
-    writeln!(out, "{}  {}  {}  ptxas {ptxas}  {}", r.id.display_name, a.arch, contract(c), r.location())?;
+    let name = &r.id.display_name;
+    writeln!(out, "{}  {}  {}  ptxas {ptxas}  {}", short.of(name), a.arch, contract(c), r.location())?;
+    if short.shortened(name) {
+        writeln!(out, "  full name: {name}")?;
+    }
     for l in r.lines.iter().filter(|l| l.contains("bytes stack frame") || l.contains(": Used ")) {
         writeln!(out, "  {l}")?;
     }
@@ -340,6 +376,44 @@ mod tests {
         let out = render(&p, &Filter::default(), Some(SortKey::Spills), false);
         let rows: Vec<&str> = out.lines().filter(|l| l.contains("  sm_")).take(8).collect();
         assert!(rows.iter().all(|r| r.contains("  8      0")), "the 8 spilling records first: {rows:#?}");
+    }
+
+    #[test]
+    fn long_names_are_shortened_within_the_line_width_and_stay_distinct() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = testing::package(dir.path(), 4, &["sm_80", "sm_90"], &[(3, "sm_80")]);
+        let gemm = |i: usize| format!("void gemm<{i}, {}>(float*, int)", "cub::detail::Policy<int, 128>, ".repeat(30));
+        for (i, k) in p.manifest.kernels.iter_mut().enumerate() {
+            k.display_name = match i {
+                0 | 1 => gemm(i),
+                2 => format!("void ns::{}(int)", "very_long_function_name_".repeat(10)),
+                _ => "void tmpl<8>(int*)".into(),
+            };
+            k.qualified = format!("kernels/many.cu::{}", k.display_name);
+        }
+        let out = render(&p, &Filter::default(), None, false);
+        assert!(out.lines().all(|l| l.chars().count() <= names::LINE_WIDTH), "{out}");
+        let rows: Vec<&str> = out.lines().filter(|l| l.contains("kernels/many.cu:")).collect();
+        assert_eq!(rows.len(), 7, "{out}");
+        let first =
+            |l: &str| l.split("  ").map(str::trim).filter(|c| !c.is_empty()).take(2).collect::<Vec<_>>().join(" | ");
+        assert_eq!(first(rows[0]), "gemm<0, …> | sm_80", "{out}");
+        assert_eq!(first(rows[2]), "gemm<1, …> | sm_80", "{out}");
+        // What the other columns leave (32 characters here): the start and the end.
+        assert_eq!(first(rows[4]), "ns::very_long_fu…_function_name_ | sm_80", "{out}");
+        assert_eq!(first(rows[6]), "void tmpl<8>(int*) | sm_90", "a short name prints as it is: {out}");
+        assert!(out.contains("\nvoid tmpl<8>(int*): not compiled for sm_80"), "{out}");
+        // The detailed form shows the shortened name, then the full one.
+        let out = render(&p, &Filter::default(), None, true);
+        assert!(
+            out.contains(&format!(
+                "gemm<1, …>  sm_90  unbounded  ptxas 12.9.86  kernels/many.cu:11\n  full name: {}\n",
+                gemm(1)
+            )),
+            "{out}"
+        );
+        assert!(out.contains("\nvoid tmpl<8>(int*)  sm_90  unbounded"), "{out}");
+        assert!(!out.contains("full name: void tmpl"), "{out}");
     }
 
     #[test]
