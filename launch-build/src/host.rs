@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::cargo_directives;
-use crate::compile::{portable_path, sanitize, Compiler, HostFrontEnd, Job};
+use crate::compile::{sanitize, Compiler, HostFrontEnd, Job};
 use crate::config::{Config, HostPattern};
 use crate::env::Env;
 use crate::error::Error;
@@ -151,7 +151,7 @@ fn options(compiler: &Compiler, tools: &Tools, file: &PlannedFile, portable: boo
     let config = compiler.config();
     let show = |p: &Path| {
         if portable {
-            portable_path(p, compiler.root(), &compiler.toolchain.root)
+            compiler.portable(p)
         } else {
             p.display().to_string()
         }
@@ -165,6 +165,10 @@ fn options(compiler: &Compiler, tools: &Tools, file: &PlannedFile, portable: boo
     }
     for dir in std::iter::once(&config.kernel_dir).chain(&config.include_dirs) {
         options.push(format!("-I{}", show(&compiler.root().join(dir))));
+    }
+    // nvcc has the toolchain's own headers; the libraries' installed beside it it is told of.
+    for dir in &compiler.toolchain.libraries {
+        options.push(format!("-I{}", show(dir)));
     }
     let settings = &file.settings;
     options.extend(settings.defines.iter().map(|(name, value)| match value {
