@@ -62,14 +62,18 @@ fn a_library_header_is_named_with_its_wheel_and_setup_with_installs_it() {
     cache_with(bare.path(), &toolchain);
     let (code, _, stderr) = report(&manifest, bare.path());
     assert_eq!(code, 4, "{stderr}");
-    assert!(stderr.contains("cannot open source file \"curand_kernel.h\""), "{stderr}");
+    // NVRTC's message for rng.cu, nvcc's (its host compiler's) for the host file, each with the note.
     assert!(
-        stderr.contains(
-            "note: `curand_kernel.h` is cuRAND's, shipped in the `nvidia-curand` wheel: \
-             `cargo launch setup --toolchain 13.0 --with curand` installs it pinned beside the toolchain"
-        ),
+        stderr.contains("kernels/rng.cu(2): catastrophic error: cannot open source file \"curand_kernel.h\""),
         "{stderr}"
     );
+    assert!(
+        stderr.contains("kernels/host_rng.cu:2:10: fatal error: curand_kernel.h: No such file or directory"),
+        "{stderr}"
+    );
+    let note = "note: `curand_kernel.h` is cuRAND's, shipped in the `nvidia-curand` wheel: \
+                `cargo launch setup --toolchain 13.0 --with curand` installs it pinned beside the toolchain";
+    assert_eq!(stderr.matches(note).count(), 2, "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 
     // With it: setup into a cache kept between runs, so the wheel is downloaded once.
@@ -88,7 +92,47 @@ fn a_library_header_is_named_with_its_wheel_and_setup_with_installs_it() {
     assert!(stderr.contains("curand: nvidia-curand 10.4.0.35 for CUDA 13.0"), "{stderr}");
     let (code, stdout, stderr) = report(&manifest, &kept);
     assert_eq!(code, 0, "{stderr}");
-    assert!(stdout.contains("uniform_fill"), "{stdout}");
+    assert!(stdout.contains("uniform_fill  sm_90"), "{stdout}");
+    assert!(stdout.contains("normal_fill(float*, unsigned long long, int)  sm_90"), "{stdout}");
+}
+
+/// An absolute `include` folder, outside the crate: its header is found, cargo is told to rerun
+/// the build when it changes, and a message about it shows its path as given.
+#[test]
+fn an_absolute_include_folder_is_searched_and_tracked() {
+    let Some(_) = cuda_13() else { return };
+    let shared = tempfile::tempdir().unwrap();
+    let header = shared.path().join("shared.cuh");
+    std::fs::write(&header, "#define SCALE 2.0f\n").unwrap();
+    let dir = fixture("library_headers");
+    let manifest = dir.path().join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let include = format!("include = [{:?}]", shared.path().display().to_string());
+    std::fs::write(&manifest, text.replace("host = [\"host_rng.cu\"]", &include)).unwrap();
+    std::fs::remove_file(dir.path().join("kernels/host_rng.cu")).unwrap();
+    std::fs::write(
+        dir.path().join("kernels/rng.cu"),
+        "#include \"shared.cuh\"\nextern \"C\" __global__ void scaled(float* p) { p[0] *= SCALE; }\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) =
+        run(cargo_launch().args(["launch", "report", "--no-setup", "--manifest-path"]).arg(&manifest));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("scaled  sm_90"), "{stdout}");
+    // The build script's output (in the fixtures' target folder) announces the header.
+    let announced = format!("cargo:rerun-if-changed={}", header.display());
+    let build = crate::support::root().join("target/fixtures/debug/build");
+    let tracked = std::fs::read_dir(&build)
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| std::fs::read_to_string(e.path().join("output")).is_ok_and(|o| o.lines().any(|l| l == announced)));
+    assert!(tracked, "no `{announced}` in {}", build.display());
+    // A change of the header reruns the build, and its error names the header where it is.
+    std::fs::write(&header, "#define SCALE 2.0f +\n").unwrap();
+    let (code, _, stderr) =
+        run(cargo_launch().args(["launch", "report", "--no-setup", "--manifest-path"]).arg(&manifest));
+    assert_eq!(code, 4, "{stderr}");
+    assert!(stderr.contains(&format!("{}", header.display())), "{stderr}");
 }
 
 /// `--with` names a library setup pins, for every line asked for; anything else is a usage
