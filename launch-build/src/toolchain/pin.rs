@@ -409,6 +409,30 @@ nvidia-cuda-nvdisasm==13.5.37 \\
         assert_eq!((x86(CUDA_12_9), x86(CUDA_13_0)), (141_930_434, 199_870_045));
     }
 
+    /// The header wheels `setup --with` installs: both platforms pinned, of the line's major
+    /// folder layout (`nvidia/<name>/include` for 12.x, `nvidia/cu13/include` for 13.x), the same
+    /// names on every line.
+    #[test]
+    fn every_library_is_pinned_for_both_platforms_in_its_lines_layout() {
+        for pin in PINS {
+            for l in pin.libraries {
+                let w = l.wheel;
+                for h in [w.sha256_x86_64, w.sha256_aarch64] {
+                    assert!(h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()), "{}: {h}", w.package);
+                }
+                let folder = if pin.major >= 13 { format!("cu{}", pin.major) } else { l.name.to_string() };
+                assert_eq!(w.folder, folder, "{}", w.package);
+                assert_eq!(w.package.ends_with("-cu12"), pin.major == 12, "{}", w.package);
+                assert_eq!(pin.library(l.name), Some(*l));
+            }
+            let names: Vec<&str> = pin.libraries.iter().map(|l| l.name).collect();
+            assert_eq!(names, library_names(), "{}", pin.name);
+        }
+        // Measured: cuRAND's wheels are its shared libraries and 2 MB of headers.
+        assert_eq!((CURAND_12_9.wheel.bytes_x86_64, CURAND_13_0.wheel.bytes_x86_64), (68_295_626, 59_544_258));
+        assert_eq!(CUDA_13_0.library("cublas"), None);
+    }
+
     #[test]
     fn cuda_13_drops_maxwell_to_volta_and_adds_thor() {
         let arch = |s: &str| s.parse::<Arch>().unwrap();
