@@ -75,6 +75,13 @@ fn a_library_header_is_named_with_its_wheel_and_setup_with_installs_it() {
                 `cargo launch setup --toolchain 13.0 --with curand` installs it pinned beside the toolchain";
     assert_eq!(stderr.matches(note).count(), 2, "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
+    // `check` places the note with the error it is about.
+    let (code, stdout, _) = run(cargo_launch()
+        .args(["launch", "check", "--no-setup", "--manifest-path"])
+        .arg(&manifest)
+        .env("LAUNCH_CACHE_DIR", bare.path()));
+    assert_eq!(code, 4, "{stdout}");
+    assert!(stdout.contains("note[compile]: kernels/rng.cu:2: `curand_kernel.h` is cuRAND's"), "{stdout}");
 
     // With it: setup into a cache kept between runs, so the wheel is downloaded once.
     let kept = Path::new(env!("CARGO_TARGET_TMPDIR")).join("library-headers-cache");
