@@ -94,3 +94,19 @@ fn a_bad_launch_arch_entry_is_named_with_its_position() {
     );
     assert!(stderr.contains("valid choices: sm_50"), "{stderr}");
 }
+
+/// An absolute include folder that is not there is a configuration error at its value (exit 2),
+/// named as written, like a relative one.
+#[test]
+fn a_missing_absolute_include_folder_is_located() {
+    let gone = tempfile::tempdir().unwrap().path().join("include");
+    let dir = with_metadata(&format!("arch = [\"sm_90\"]\ninclude = [{:?}]", gone.display().to_string()));
+    let (code, stderr) = report(&dir);
+    assert_eq!(code, 2, "{stderr}");
+    let expected = format!(
+        "Cargo.toml:9:12: `package.metadata.launch.include[0]`: `{}` does not exist; expected an include folder \
+         (absolute, as given)",
+        gone.display()
+    );
+    assert!(stderr.contains(&format!("{}/{expected}", dir.path().display())), "expected\n{expected}\nin:\n{stderr}");
+}

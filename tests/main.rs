@@ -43,6 +43,9 @@ mod ci_recipe;
 /// The standard headers and CCCL given to NVRTC; `std-headers = false`; host-only headers.
 mod headers;
 
+/// CUDA library headers (`curand_kernel.h`): the note naming the wheel, `cargo launch setup --with`.
+mod library_headers;
+
 /// Issue 11 hardening of contracts and sources: bounds written anywhere or through macros, compiler
 /// messages without inserted code, non-UTF-8 sources, warnings for folders and files without kernels.
 mod contracts_hardening;

@@ -104,10 +104,8 @@ fn keys_and_sizes(
             if !headers_of.contains_key(path) {
                 let deps = source::dependencies(path, &compiler.include_search(job), compiler.root())?;
                 let bytes = deps.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
-                let mut h: Vec<(String, [u8; 32])> = deps
-                    .iter()
-                    .map(|p| (compile::portable_path(p, compiler.root(), &compiler.toolchain.root), digests.digest(p)))
-                    .collect();
+                let mut h: Vec<(String, [u8; 32])> =
+                    deps.iter().map(|p| (compiler.portable(p), digests.digest(p))).collect();
                 h.sort();
                 headers_of.insert(path.clone(), (h, bytes));
             }

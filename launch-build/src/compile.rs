@@ -123,18 +123,30 @@ impl Compiler {
         }
         let root = config.root().to_path_buf();
         let mut include_dirs = Vec::new();
+        // A folder outside the crate and the toolchain (an absolute `include`, a library's headers
+        // installed beside the toolchain) is `$INCLUDE<n>` in keys: its headers are keyed by
+        // content, never by where the folder is.
+        let mut outside = 0;
+        let mut portable = |path: &Path| {
+            let p = portable_path(path, &root, &toolchain.root);
+            if p.starts_with('$') {
+                return p;
+            }
+            outside += 1;
+            format!("$INCLUDE{}", outside - 1)
+        };
         for dir in std::iter::once(&config.kernel_dir).chain(&config.include_dirs) {
             let path = root.join(dir);
-            include_dirs.push(IncludeDir { portable: portable_path(&path, &root, &toolchain.root), path });
+            include_dirs.push(IncludeDir { portable: portable(&path), path });
         }
         // Then the toolkit's headers and CCCL's, with our standard headers (headers.rs) around
         // them: the few that replace a toolkit header NVRTC cannot compile before, the rest last,
         // so the crate's own and NVIDIA's headers win over them.
         let std_headers = if config.std_headers { Some(headers::install(&work_dir)?) } else { None };
         let ours_first = std_headers.as_ref().map(|d| d.join(headers::FIRST));
-        let ordered = ours_first.iter().chain(&toolchain.include).chain(&toolchain.cccl_include).chain(&std_headers);
-        for inc in ordered {
-            include_dirs.push(IncludeDir { portable: portable_path(inc, &root, &toolchain.root), path: inc.clone() });
+        let ordered = ours_first.iter().chain(&toolchain.include).chain(&toolchain.cccl_include);
+        for inc in ordered.chain(&toolchain.libraries).chain(&std_headers) {
+            include_dirs.push(IncludeDir { portable: portable(inc), path: inc.clone() });
         }
         let supported = nvrtc.supported_archs();
         let Settings { debug, timeout } = settings;
@@ -193,14 +205,33 @@ impl Compiler {
         self.includes(job).into_iter().map(|d| d.path).collect()
     }
 
+    /// `path` as cache keys hold it: [`portable_path`], and a path in a folder outside the crate
+    /// and the toolchain under that folder's `$INCLUDE<n>`.
+    pub fn portable(&self, path: &Path) -> String {
+        let p = portable_path(path, &self.root, &self.toolchain.root);
+        if p.starts_with('$') {
+            return p;
+        }
+        for d in self.include_dirs.iter().filter(|d| d.portable.starts_with("$INCLUDE")) {
+            if let Ok(rel) = path.strip_prefix(&d.path) {
+                return rel
+                    .components()
+                    .fold(d.portable.clone(), |s, c| format!("{s}/{}", c.as_os_str().to_string_lossy()));
+            }
+        }
+        p
+    }
+
     /// [`Compiler::include_search`] with the portable forms. A top-level file's folder is the
     /// kernel folder: it is searched once.
     fn includes(&self, job: &Job) -> Vec<IncludeDir> {
         // Quoted includes resolve against the including file's folder first, as in a C compiler.
-        let own = job.file.source.path.parent().map(|dir| IncludeDir {
-            portable: portable_path(dir, &self.root, &self.toolchain.root),
-            path: dir.to_path_buf(),
-        });
+        let own = job
+            .file
+            .source
+            .path
+            .parent()
+            .map(|dir| IncludeDir { portable: self.portable(dir), path: dir.to_path_buf() });
         let mut out: Vec<IncludeDir> = Vec::new();
         for d in own.into_iter().chain(self.include_dirs.iter().cloned()) {
             if !out.iter().any(|o| o.path == d.path) {

@@ -362,7 +362,13 @@ impl fmt::Display for Error {
             }
             Error::NvrtcLoad { path, reason } => write!(f, "cannot load NVRTC from {}: {reason}", path.display()),
             Error::Compile { compiler, file, arch, log } => {
-                write!(f, "{compiler} failed to compile {file} for {arch}:\n{}", bounded(log.trim_end()))
+                write!(f, "{compiler} failed to compile {file} for {arch}:\n{}", bounded(log.trim_end()))?;
+                // After the (bounded) log, so a long log cannot cut it off; here so that NVRTC's
+                // and nvcc's errors both get it.
+                for note in crate::library_headers::notes(compiler, log) {
+                    write!(f, "\nnote: {note}")?;
+                }
+                Ok(())
             }
             Error::Report { file, arch, reason } => {
                 write!(f, "cannot read the ptxas report of {file} for {arch}: {reason}")

@@ -374,13 +374,8 @@ pub fn map_nvrtc_located(list: &[&str]) -> Result<Vec<(usize, Mapped)>, Refused>
                 out.push((index, Mapped::Nvrtc(format!("--undefine-macro={v}"))));
             }
             Act::Include => {
+                // Relative to Cargo.toml or absolute, as `include` (whose checks it gets).
                 let v = value.unwrap_or_default();
-                if std::path::Path::new(v).is_absolute() {
-                    return Err(refuse(format!(
-                        "`{}`: `{v}` is absolute; use a path relative to Cargo.toml so the crate builds anywhere",
-                        list[index].trim()
-                    )));
-                }
                 out.push((index, Mapped::Include(v.to_string())));
             }
             Act::Xptxas => {

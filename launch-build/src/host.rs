@@ -20,7 +20,7 @@ pub mod library;
 
 use std::path::{Path, PathBuf};
 
-use crate::compile::{portable_path, Compiler};
+use crate::compile::Compiler;
 use crate::config::{Config, HostPattern};
 use crate::env::Env;
 use crate::error::Error;
@@ -159,7 +159,7 @@ pub fn options(compiler: &Compiler, tools: &Tools, file: &PlannedFile, portable:
     let config = compiler.config();
     let show = |p: &Path| {
         if portable {
-            portable_path(p, compiler.root(), &compiler.toolchain.root)
+            compiler.portable(p)
         } else {
             p.display().to_string()
         }
@@ -173,6 +173,10 @@ pub fn options(compiler: &Compiler, tools: &Tools, file: &PlannedFile, portable:
     }
     for dir in std::iter::once(&config.kernel_dir).chain(&config.include_dirs) {
         options.push(format!("-I{}", show(&compiler.root().join(dir))));
+    }
+    // nvcc finds the toolchain's own headers; the library headers installed beside it it does not.
+    for dir in &compiler.toolchain.libraries {
+        options.push(format!("-I{}", show(dir)));
     }
     let settings = &file.settings;
     options.extend(settings.defines.iter().map(|(name, value)| match value {

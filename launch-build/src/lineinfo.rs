@@ -97,7 +97,7 @@ impl Recompiler {
         let mut headers: Vec<(String, [u8; 32])> =
             source::dependencies(&p.file.source.path, &c.include_search(&job), c.root())?
                 .iter()
-                .map(|h| (compile::portable_path(h, c.root(), &c.toolchain.root), digests.digest(h)))
+                .map(|h| (c.portable(h), digests.digest(h)))
                 .collect();
         headers.sort();
         let options = with_line_info(c.options(&job, true), true);

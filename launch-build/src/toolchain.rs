@@ -54,6 +54,10 @@ pub struct Toolchain {
     /// CCCL's headers (`cuda/std/...`, `cub/...`) when they are a folder of their own (the 12.x
     /// `nvidia-cuda-cccl-cu12` wheel, `include/cccl` of CUDA 13); searched after `include`.
     pub cccl_include: Option<PathBuf>,
+    /// The include folders of CUDA libraries' wheels (cuRAND, NVTX) for it: those `cargo launch
+    /// setup --with` installed beside it, and a 12.x wheel root's own (`nvidia/curand/include`);
+    /// searched after CCCL, found by [`discover_for`] only.
+    pub libraries: Vec<PathBuf>,
     /// NVRTC's exact version where known (`12.9.86` from the wheel's metadata), else `major.minor`.
     pub nvrtc_version: String,
     /// ptxas's version (`12.9.86`, from `ptxas --version`).
@@ -83,13 +87,59 @@ pub fn pin_dir(env: &Env, pin: &Pin) -> Option<PathBuf> {
     cache_dir(env).map(|c| c.join("toolchain").join(format!("cuda-{}", pin.version)))
 }
 
+/// Where `cargo launch setup --toolchain <pin.name> --with <library>` installs the library's
+/// wheel: a folder of its own beside the toolchain's (`toolchain/cuda-13.0.88-curand`), so
+/// reinstalling either leaves the other alone.
+pub fn library_dir(env: &Env, pin: &Pin, library: &pin::Library) -> Option<PathBuf> {
+    cache_dir(env).map(|c| c.join("toolchain").join(format!("cuda-{}-{}", pin.version, library.name)))
+}
+
+/// The include folder of `library`'s wheel installed (`pip --target`) in `dir`.
+pub fn library_include(dir: &Path, library: &pin::Library) -> PathBuf {
+    dir.join("nvidia").join(library.wheel.folder).join("include")
+}
+
+/// Whether `dir` holds a complete install of `library` at its pinned version (setup's marker
+/// and pip's `<name>-<version>.dist-info`).
+pub fn library_installed(dir: &Path, library: &pin::Library) -> bool {
+    let w = &library.wheel;
+    dir.join(".complete").is_file()
+        && dir.join(format!("{}-{}.dist-info", w.package.replace('-', "_"), w.version)).is_dir()
+        && library_include(dir, library).is_dir()
+}
+
+/// `t` with the include folders of `pin`'s libraries that are there: in its own wheel root,
+/// then installed beside it in the cache.
+fn with_libraries(env: &Env, mut t: Toolchain, pin: &Pin) -> Toolchain {
+    let mut found = Vec::new();
+    for library in pin.libraries {
+        let own = library_include(&t.root, library);
+        if own.is_dir() {
+            found.push(own);
+        }
+        if let Some(dir) = library_dir(env, pin, library).filter(|d| library_installed(d, library)) {
+            found.push(library_include(&dir, library));
+        }
+    }
+    // A 13.x wheel's library headers share the toolchain's own include folder.
+    found.retain(|d| Some(d) != t.include.as_ref());
+    found.dedup();
+    t.libraries = found;
+    t
+}
+
 /// Finds a toolchain for the default pin, or says everywhere it looked.
 pub fn discover(env: &Env) -> Result<Toolchain, Error> {
     discover_for(env, &pin::DEFAULT)
 }
 
-/// Finds a toolchain of `pin`'s CUDA major, or says everywhere it looked.
+/// Finds a toolchain of `pin`'s CUDA major, or says everywhere it looked; with the include
+/// folders of the CUDA libraries installed for it ([`Toolchain::libraries`]).
 pub fn discover_for(env: &Env, pin: &Pin) -> Result<Toolchain, Error> {
+    discover_toolchain(env, pin).map(|t| with_libraries(env, t, pin))
+}
+
+fn discover_toolchain(env: &Env, pin: &Pin) -> Result<Toolchain, Error> {
     let mut searched = Vec::new();
     let not_found =
         |searched| Error::ToolchainNotFound { toolchain: pin.name, default: pin.name == pin::DEFAULT.name, searched };

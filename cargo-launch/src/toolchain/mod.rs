@@ -4,6 +4,7 @@
 //! auto-setup before a build both call.
 
 mod install;
+mod library;
 
 use launch::Arch;
 use launch_build::tooling::toolchain::{self, pin, Pin};
@@ -13,6 +14,7 @@ use crate::cargo::Selection;
 use crate::error::Error;
 
 pub use install::install;
+pub use library::install_library;
 
 /// The toolchains the selected packages build with, each found or, when missing, installed first
 /// unless told not to. An explicit `LAUNCH_TOOLCHAIN` is never second-guessed: when it holds no

@@ -138,3 +138,71 @@ fn a_work_file_the_os_refuses_names_the_kernel_file() {
     assert!(e.starts_with("failed to write `/out/launch/work/kernels+a.cu.sm_90.ptx`: "), "{e}");
     assert!(e.ends_with("(a work file of `kernels/a.cu`)"), "{e}");
 }
+
+/// The cache key of `kernels/k.cu` (which includes `lib.cuh`) in a crate at `root` whose
+/// `include` is the absolute folder `include`, computed as `cached_compile` computes it; and the
+/// header's portable path. Needs the toolchain; `None` without one.
+fn key_with_absolute_include(root: &Path, include: &Path) -> Option<(crate::cache::Key, String, Vec<String>)> {
+    let toolchain = crate::toolchain::discover(&crate::env::Env::cli())
+        .map_err(|e| eprintln!("skipped: no CUDA toolchain ({e})"))
+        .ok()?;
+    std::fs::create_dir_all(root.join("kernels")).unwrap();
+    let text = "#include \"lib.cuh\"\nextern \"C\" __global__ void k(float* p) { p[0] = TWICE(1.0f); }\n";
+    std::fs::write(root.join("kernels/k.cu"), text).unwrap();
+    let manifest = format!(
+        "[package]\nname = \"k\"\nversion = \"0.1.0\"\n\n[package.metadata.launch]\narch = [\"sm_90\"]\ninclude = [{:?}]\n",
+        include.display().to_string()
+    );
+    let config = crate::config::Config::parse(&root.join("Cargo.toml"), &manifest).expect("config");
+    let compiler = Compiler::new(toolchain, &config, root.join("work"), Settings::default()).expect("NVRTC loads");
+    let plan = crate::plan::Plan::resolve(config).unwrap();
+    let file = plan.file("kernels/k.cu").expect("planned");
+    let job = job_of(file, text);
+    let mut digests = crate::cache::HeaderDigests::default();
+    let mut headers: Vec<(String, [u8; 32])> =
+        crate::source::dependencies(&file.source.path, &compiler.include_search(&job), compiler.root())
+            .unwrap()
+            .iter()
+            .map(|p| (compiler.portable(p), digests.digest(p)))
+            .collect();
+    headers.sort();
+    let options = compiler.options(&job, true);
+    let key = crate::cache::key(&crate::cache::KeyInputs {
+        file: &file.source.file,
+        text,
+        headers: &headers,
+        options: &options,
+        ptxas_options: &[],
+        arch: "sm_90",
+        annotations: &[],
+        toolchain: &crate::cached_compile::toolchain_id(&compiler),
+    });
+    let portable = compiler.portable(&include.join("lib.cuh"));
+    Some((key, portable, options))
+}
+
+/// Two copies of one header folder at two absolute paths (and two crate folders) give the same
+/// key: the header is keyed by its content under `$INCLUDE0`, never by where the folder is; a
+/// change of its content changes the key.
+#[test]
+fn an_absolute_include_folder_is_keyed_by_content_not_place() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    for d in [&a, &b] {
+        std::fs::create_dir_all(d.path().join("inc")).unwrap();
+        std::fs::write(d.path().join("inc/lib.cuh"), "#define TWICE(x) ((x) * 2.0f)\n").unwrap();
+    }
+    let Some((key_a, portable_a, options)) = key_with_absolute_include(&a.path().join("crate"), &a.path().join("inc"))
+    else {
+        return;
+    };
+    let (key_b, portable_b, _) = key_with_absolute_include(&b.path().join("crate"), &b.path().join("inc")).unwrap();
+    assert_eq!(portable_a, "$INCLUDE0/lib.cuh");
+    assert_eq!(portable_b, portable_a);
+    assert!(options.contains(&"--include-path=$INCLUDE0".to_string()), "{options:?}");
+    assert!(!options.iter().any(|o| o.contains(&a.path().display().to_string())), "{options:?}");
+    assert_eq!(key_a, key_b);
+    std::fs::write(b.path().join("inc/lib.cuh"), "#define TWICE(x) ((x) * 3.0f)\n").unwrap();
+    let (key_changed, _, _) = key_with_absolute_include(&b.path().join("crate"), &b.path().join("inc")).unwrap();
+    assert_ne!(key_changed, key_a);
+}

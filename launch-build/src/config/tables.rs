@@ -97,9 +97,9 @@ impl<'a> Doc<'a> {
         let mut include_dirs = Vec::new();
         let Some(list) = list else { return Ok(include_dirs) };
         for inc in self.array(&list, "a list of folder paths such as [\"include\"]")? {
-            let p = self.relative_path(&inc, "a folder path such as \"include\"")?;
+            let p = self.include_path(&inc, "a folder path such as \"include\"")?;
             if let Some(why) = folder_problem(&root.join(&p)) {
-                let message = format!("`{}` {why}; expected an include folder, relative to Cargo.toml", p.display());
+                let message = format!("`{}` {why}; {}", p.display(), include_expected(&p));
                 return Err(self.error(inc.span.clone(), &inc.path, message));
             }
             include_dirs.push(p);
@@ -132,7 +132,7 @@ impl<'a> Doc<'a> {
                         // An include folder given as a flag is an `include` entry: checked the
                         // same way, and its headers tracked the same way.
                         if let Some(why) = folder_problem(&root.join(&dir)) {
-                            let message = format!("`{dir}` {why}; expected an include folder, relative to Cargo.toml");
+                            let message = format!("`{dir}` {why}; {}", include_expected(Path::new(&dir)));
                             return Err(self.error(node.span.clone(), &node.path, message));
                         }
                         include_dirs.push(PathBuf::from(dir));
@@ -283,3 +283,12 @@ type CrateFlags = (Vec<String>, Vec<String>, Vec<NvccFlag>);
 /// The `kernel` tables by key, the keys that are patterns in file order, and where each key is
 /// written.
 type KernelTables = (BTreeMap<String, KernelConfig>, Vec<String>, BTreeMap<String, Location>);
+
+/// What an include folder should be, for the message about one that is not.
+fn include_expected(p: &Path) -> &'static str {
+    if p.is_absolute() {
+        "expected an include folder (absolute, as given)"
+    } else {
+        "expected an include folder, relative to Cargo.toml"
+    }
+}

@@ -80,7 +80,8 @@ fn every_bad_value_names_key_path_position_value_and_expectation() {
         ("include = [\"inc\", 5]", "Cargo.toml:7:19: `package.metadata.launch.include[1]`: 5 is an integer; expected a folder path such as \"include\""),
         ("include = [\"inc\", \"\"]", "Cargo.toml:7:19: `package.metadata.launch.include[1]`: \"\" is an empty path; expected a folder path such as \"include\""),
         ("include = [\"nope\"]", "Cargo.toml:7:12: `package.metadata.launch.include[0]`: `nope` does not exist; expected an include folder, relative to Cargo.toml"),
-        ("include = [\"/usr/include\"]", "Cargo.toml:7:12: `package.metadata.launch.include[0]`: `/usr/include` is absolute; use a path relative to Cargo.toml so the crate builds anywhere"),
+        ("include = [\"/nonexistent-launch-include\"]", "Cargo.toml:7:12: `package.metadata.launch.include[0]`: `/nonexistent-launch-include` does not exist; expected an include folder (absolute, as given)"),
+        ("flags = [\"-I/nonexistent-launch-include\"]", "Cargo.toml:7:10: `package.metadata.launch.flags[0]`: `/nonexistent-launch-include` does not exist; expected an include folder (absolute, as given)"),
         // defines
         ("defines = \"N=1\"", "Cargo.toml:7:11: `package.metadata.launch.defines`: \"N=1\" is a string; expected a table of macro definitions such as { N = 128 }"),
         ("defines = [\"N\"]", "Cargo.toml:7:11: `package.metadata.launch.defines`: [\"N\"] is a list; expected a table of macro definitions such as { N = 128 }"),
@@ -483,4 +484,22 @@ fn new_is_the_parsed_minimal_table() {
     let path = dir.path().join("Cargo.toml");
     let parsed = Config::parse(&path, &manifest("arch = [\"sm_90\"]")).unwrap();
     assert_eq!(Config::new(&path, "k", vec!["sm_90".parse().unwrap()]), parsed);
+}
+
+/// An absolute include folder (an installed toolkit's, a wheel's) is taken as given, from
+/// `include` and from `-I` in `flags`; a relative one stays relative to Cargo.toml.
+#[test]
+fn an_absolute_include_folder_is_used_as_given() {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let abs = elsewhere.path().join("cuda").join("include");
+    std::fs::create_dir_all(&abs).unwrap();
+    let c = parse(&format!(
+        "arch = [\"sm_90\"]\ninclude = [\"inc\", {:?}]\nflags = [\"-I{}\"]",
+        abs.display().to_string(),
+        elsewhere.path().display()
+    ))
+    .unwrap();
+    assert_eq!(c.include_dirs, [PathBuf::from("inc"), abs.clone(), elsewhere.path().to_path_buf()]);
+    // The crate root does not move it: `Path::join` keeps an absolute path.
+    assert_eq!(c.root().join(&c.include_dirs[1]), abs);
 }

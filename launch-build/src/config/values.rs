@@ -194,6 +194,20 @@ impl Doc<'_> {
         Err(self.error(node.span.clone(), &node.path, message))
     }
 
+    /// An include folder: relative to Cargo.toml, or absolute (an installed toolkit's or wheel's
+    /// headers, used as given; cache keys hold its headers' content, not its place).
+    pub(super) fn include_path(&self, node: &Node, expected: &str) -> Result<PathBuf, Error> {
+        let s = self.string(node, expected)?;
+        if s.is_empty() {
+            return Err(self.error(
+                node.span.clone(),
+                &node.path,
+                format!("\"\" is an empty path; expected {expected}"),
+            ));
+        }
+        Ok(PathBuf::from(s))
+    }
+
     /// A `defines` value → the text after `-DNAME=`, or `None` for `-DNAME`.
     pub(super) fn define_value(&self, node: &Node) -> Result<Option<String>, Error> {
         let bad = |message: String| Err(self.error(node.span.clone(), &node.path, message));

@@ -34,7 +34,19 @@ impl Error {
                     // A log with no error we can place: the file, with the log's first error line.
                     let message = super::first_error(log)
                         .unwrap_or_else(|| format!("{compiler} failed to compile {file} for {arch}"));
-                    found.insert(0, Diagnostic { tool: Some(tool), ..Diagnostic::error(file, 0, 0, message) });
+                    found.insert(0, Diagnostic { tool: Some(tool.clone()), ..Diagnostic::error(file, 0, 0, message) });
+                }
+                // A missing CUDA library header's note (as in the text), where its error is.
+                let first = found.iter().find(|d| d.severity == Severity::Error).cloned();
+                for note in crate::library_headers::notes(compiler, log) {
+                    let at = first.clone().unwrap_or_else(|| Diagnostic::error(file, 0, 0, ""));
+                    found.push(Diagnostic {
+                        severity: Severity::Note,
+                        message: note,
+                        excerpt: Vec::new(),
+                        tool: Some(tool.clone()),
+                        ..at
+                    });
                 }
                 found
             }
@@ -172,6 +184,23 @@ mod tests {
 
     /// 20,000 ptxas errors, each with its note: each error finds its note in a map, not by
     /// searching the list of notes (quadratic in the log); the bound is generous for slow machines.
+    /// A missing library header's error is followed by its note, at the same place.
+    #[test]
+    fn a_missing_library_header_gets_its_note_as_a_diagnostic() {
+        let log = "kernels/rng.cu(2): catastrophic error: cannot open source file \"curand_kernel.h\"\n  #include <curand_kernel.h>\n";
+        let d = Error::Compile {
+            compiler: "NVRTC 13.0.88".into(),
+            file: "kernels/rng.cu".into(),
+            arch: "sm_90".into(),
+            log: log.into(),
+        }
+        .diagnostics();
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert_eq!((d[1].severity, d[1].file.as_str(), d[1].line), (Severity::Note, "kernels/rng.cu", 2));
+        assert!(d[1].message.contains("--toolchain 13.0 --with curand"), "{}", d[1].message);
+        assert_eq!(compile("NVRTC 13.0.88", "kernels/a.cu(3): error: x\n").diagnostics().len(), 1);
+    }
+
     #[test]
     fn a_long_ptxas_log_is_placed_in_linear_time() {
         let mut log = String::new();

@@ -45,6 +45,7 @@ fn toolchain(bin: &Path, version: &str, nvcc: bool) -> Toolchain {
         ptxas: bin.join("ptxas"),
         include: None,
         cccl_include: None,
+        libraries: Vec::new(),
         nvrtc_version: version.into(),
         ptxas_version: version.into(),
     }

@@ -40,6 +40,8 @@ pub struct Pin {
     /// The compute capabilities ([`Arch::sm`]) its NVRTC targets, as `nvrtcGetSupportedArchs`
     /// lists them (measured); `a`/`f` variants count as their base.
     pub targets: &'static [u32],
+    /// The libraries whose headers `cargo launch setup --with` can install beside it.
+    pub libraries: &'static [Library],
 }
 
 /// NVRTC 12.9: CUDA C++ to PTX.
@@ -174,6 +176,79 @@ pub const WHEELS_13_0: [Wheel; 7] = [
     NVDISASM,
 ];
 
+/// A CUDA library whose headers `cargo launch setup --with <name>` installs beside a toolchain:
+/// its wheel of one CUDA line. Only the headers are used (device code such as cuRAND's
+/// `curand_kernel.h` is header-only; nothing links the library), so setup installs the wheel in a
+/// folder of its own and the build adds its `include` to the toolchain's search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Library {
+    /// The `--with` name (`curand`).
+    pub name: &'static str,
+    /// The wheel of this CUDA line; its `folder` holds `include/`.
+    pub wheel: Wheel,
+}
+
+/// cuRAND 12.9 (`curand_kernel.h`: `curand_init`, `curand_uniform`, ... in device code). The
+/// wheel's size is its shared libraries; the headers are 2 MB of it.
+pub const CURAND_12_9: Library = Library {
+    name: "curand",
+    wheel: Wheel {
+        package: "nvidia-curand-cu12",
+        version: "10.3.10.19",
+        sha256_x86_64: "49b274db4780d421bd2ccd362e1415c13887c53c214f0d4b761752b8f9f6aa1e",
+        sha256_aarch64: "de663377feb1697e1d30ed587b07d5721fdd6d2015c738d7528a6002a6134d37",
+        bytes_x86_64: 68_295_626,
+        bytes_aarch64: 68_292_066,
+        folder: "curand",
+        provides: "include/curand*.h (cuRAND's device API)",
+    },
+};
+
+/// NVTX 12.9 (`nvtx3/nvToolsExt.h`, header-only).
+pub const NVTX_12_9: Library = Library {
+    name: "nvtx",
+    wheel: Wheel {
+        package: "nvidia-nvtx-cu12",
+        version: "12.9.79",
+        sha256_x86_64: "fec150986817f2b4e7eed72ed059f2dcb9ba3856b9a96134e448eac946a6952f",
+        sha256_aarch64: "d1f258e752294acdb4f61c3d31fee87bd0f60e459f1e2f624376369b524cd15d",
+        bytes_x86_64: 85_504,
+        bytes_aarch64: 86_120,
+        folder: "nvtx",
+        provides: "include/nvtx3/ (NVTX ranges and marks)",
+    },
+};
+
+/// cuRAND of CUDA 13.0 (as 12.9's, in `nvidia/cu13/include`).
+pub const CURAND_13_0: Library = Library {
+    name: "curand",
+    wheel: Wheel {
+        package: "nvidia-curand",
+        version: "10.4.0.35",
+        sha256_x86_64: "1aee33a5da6e1db083fe2b90082def8915f30f3248d5896bcec36a579d941bfc",
+        sha256_aarch64: "133df5a7509c3e292aaa2b477afd0194f06ce4ea24d714d616ff36439cee349a",
+        bytes_x86_64: 59_544_258,
+        bytes_aarch64: 61_962_106,
+        folder: "cu13",
+        provides: "include/curand*.h (cuRAND's device API)",
+    },
+};
+
+/// NVTX of CUDA 13.0.
+pub const NVTX_13_0: Library = Library {
+    name: "nvtx",
+    wheel: Wheel {
+        package: "nvidia-nvtx",
+        version: "13.0.85",
+        sha256_x86_64: "4936d1d6780fbe68db454f5e72a42ff64d1fd6397df9f363ae786930fd5c1cd4",
+        sha256_aarch64: "cb7780edb6b14107373c835bf8b72e7a178bac7367e23da7acb108f973f157a6",
+        bytes_x86_64: 148_047,
+        bytes_aarch64: 148_878,
+        folder: "cu13",
+        provides: "include/nvtx3/ (NVTX ranges and marks)",
+    },
+};
+
 /// CUDA 12.9, the default: what the seed article used.
 pub const CUDA_12_9: Pin = Pin {
     name: "12.9",
@@ -181,6 +256,7 @@ pub const CUDA_12_9: Pin = Pin {
     version: "12.9.86",
     wheels: &WHEELS,
     targets: &[50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 120, 121],
+    libraries: &[CURAND_12_9, NVTX_12_9],
 };
 
 /// CUDA 13.0: drops sm_50–sm_72 (and sm_101, renamed sm_110), adds sm_88 and sm_110. (`launch`
@@ -191,6 +267,7 @@ pub const CUDA_13_0: Pin = Pin {
     version: "13.0.88",
     wheels: &WHEELS_13_0,
     targets: &[75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121],
+    libraries: &[CURAND_13_0, NVTX_13_0],
 };
 
 /// Every pinned line, oldest first.
@@ -216,22 +293,48 @@ impl Pin {
     /// The pip requirements file of the pin: each wheel `==` its version, with both platforms'
     /// hashes (`pip install --require-hashes` then installs nothing else).
     pub fn requirements(&self) -> String {
-        self.wheels
-            .iter()
-            .map(|w| {
-                format!(
-                    "{}=={} \\\n    --hash=sha256:{} \\\n    --hash=sha256:{}\n",
-                    w.package, w.version, w.sha256_x86_64, w.sha256_aarch64
-                )
-            })
-            .collect()
+        self.wheels.iter().map(Wheel::requirement).collect()
     }
 
     /// What setup downloads on this machine's platform, bytes.
     pub fn download_bytes(&self) -> u64 {
-        let aarch64 = cfg!(target_arch = "aarch64");
-        self.wheels.iter().map(|w| if aarch64 { w.bytes_aarch64 } else { w.bytes_x86_64 }).sum()
+        self.wheels.iter().map(Wheel::bytes).sum()
     }
+
+    /// The library `--with <name>` installs for this line.
+    pub fn library(&self, name: &str) -> Option<Library> {
+        self.libraries.iter().copied().find(|l| l.name == name)
+    }
+}
+
+impl Wheel {
+    /// The size of this machine's platform's file, bytes.
+    pub fn bytes(&self) -> u64 {
+        if cfg!(target_arch = "aarch64") {
+            self.bytes_aarch64
+        } else {
+            self.bytes_x86_64
+        }
+    }
+
+    /// Its line of a pip requirements file: `==` its version, both platforms' hashes.
+    pub fn requirement(&self) -> String {
+        format!(
+            "{}=={} \\\n    --hash=sha256:{} \\\n    --hash=sha256:{}\n",
+            self.package, self.version, self.sha256_x86_64, self.sha256_aarch64
+        )
+    }
+}
+
+/// The `--with` names some pinned line can install (`curand`, `nvtx`), each once.
+pub fn library_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for l in PINS.iter().flat_map(|p| p.libraries) {
+        if !names.contains(&l.name) {
+            names.push(l.name);
+        }
+    }
+    names
 }
 
 /// The supported `toolchain` values, for messages: `"12.9", "13.0"`.
@@ -304,6 +407,30 @@ nvidia-cuda-nvdisasm==13.5.37 \\
         // Measured: about 142 MB for 12.9 and 200 MB for 13.0 on x86_64.
         let x86 = |p: Pin| p.wheels.iter().map(|w| w.bytes_x86_64).sum::<u64>();
         assert_eq!((x86(CUDA_12_9), x86(CUDA_13_0)), (141_930_434, 199_870_045));
+    }
+
+    /// The header wheels `setup --with` installs: both platforms pinned, of the line's major
+    /// folder layout (`nvidia/<name>/include` for 12.x, `nvidia/cu13/include` for 13.x), the same
+    /// names on every line.
+    #[test]
+    fn every_library_is_pinned_for_both_platforms_in_its_lines_layout() {
+        for pin in PINS {
+            for l in pin.libraries {
+                let w = l.wheel;
+                for h in [w.sha256_x86_64, w.sha256_aarch64] {
+                    assert!(h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()), "{}: {h}", w.package);
+                }
+                let folder = if pin.major >= 13 { format!("cu{}", pin.major) } else { l.name.to_string() };
+                assert_eq!(w.folder, folder, "{}", w.package);
+                assert_eq!(w.package.ends_with("-cu12"), pin.major == 12, "{}", w.package);
+                assert_eq!(pin.library(l.name), Some(*l));
+            }
+            let names: Vec<&str> = pin.libraries.iter().map(|l| l.name).collect();
+            assert_eq!(names, library_names(), "{}", pin.name);
+        }
+        // Measured: cuRAND's wheels are its shared libraries and 2 MB of headers.
+        assert_eq!((CURAND_12_9.wheel.bytes_x86_64, CURAND_13_0.wheel.bytes_x86_64), (68_295_626, 59_544_258));
+        assert_eq!(CUDA_13_0.library("cublas"), None);
     }
 
     #[test]

@@ -84,6 +84,7 @@ pub(super) fn probe(root: &Path, origin: Origin, major: u32) -> Result<Toolchain
                     ptxas: p.clone(),
                     include,
                     cccl_include: Some(layout.cccl).filter(|i| has_cccl(i)),
+                    libraries: Vec::new(),
                     nvrtc_version: String::new(),
                     ptxas_version: String::new(),
                 });

@@ -170,3 +170,53 @@ fn anyhow_like(e: &dyn std::error::Error) -> String {
     }
     s
 }
+
+/// A toolchain of `root` whose headers are in `include`, as a probe finds it.
+fn found_at(root: &Path, include: &str) -> Toolchain {
+    Toolchain {
+        root: root.to_path_buf(),
+        origin: Origin::SitePackages,
+        nvrtc: root.join("libnvrtc.so"),
+        ptxas: root.join("ptxas"),
+        include: Some(root.join(include)),
+        cccl_include: None,
+        libraries: Vec::new(),
+        nvrtc_version: String::new(),
+        ptxas_version: String::new(),
+    }
+}
+
+/// A 12.x wheel root (site-packages) with cuRAND's wheel beside the toolchain's has its headers
+/// searched; a 13.x root's are in the toolchain's own include folder, which is not added twice.
+#[test]
+fn a_wheel_roots_own_library_headers_are_searched() {
+    let env = Env::cli();
+    let twelve = tempfile::tempdir().unwrap();
+    fake(twelve.path(), &["nvidia/curand/include/curand_kernel.h"], None);
+    let t = with_libraries(&env, found_at(twelve.path(), "nvidia/cuda_runtime/include"), &CUDA_12_9);
+    assert_eq!(t.libraries.first(), Some(&twelve.path().join("nvidia/curand/include")));
+    let thirteen = tempfile::tempdir().unwrap();
+    fake(thirteen.path(), &["nvidia/cu13/include/curand_kernel.h"], None);
+    let t = with_libraries(&env, found_at(thirteen.path(), "nvidia/cu13/include"), &CUDA_13_0);
+    assert!(!t.libraries.contains(&thirteen.path().join("nvidia/cu13/include")), "{:?}", t.libraries);
+}
+
+/// An install of a library counts once it is complete: the marker, pip's record of the pinned
+/// version and the include folder.
+#[test]
+fn a_library_install_counts_when_complete_at_its_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let curand = pin::CURAND_13_0;
+    fake(dir.path(), &["nvidia/cu13/include/curand_kernel.h"], None);
+    assert!(!library_installed(dir.path(), &curand));
+    fake(dir.path(), &[".complete"], None);
+    std::fs::create_dir(dir.path().join("nvidia_curand-10.4.0.34.dist-info")).unwrap();
+    assert!(!library_installed(dir.path(), &curand), "another version");
+    std::fs::create_dir(dir.path().join("nvidia_curand-10.4.0.35.dist-info")).unwrap();
+    assert!(library_installed(dir.path(), &curand));
+    assert_eq!(library_include(dir.path(), &pin::CURAND_12_9), dir.path().join("nvidia/curand/include"));
+    let env = Env::cli();
+    if let Some(cache) = cache_dir(&env) {
+        assert_eq!(library_dir(&env, &CUDA_13_0, &curand), Some(cache.join("toolchain/cuda-13.0.88-curand")));
+    }
+}

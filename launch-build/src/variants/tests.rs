@@ -27,6 +27,7 @@ fn an_entry_that_is_not_there_fails_before_any_ptxas_runs() {
         ptxas: PathBuf::from("/nonexistent/ptxas"),
         include: None,
         cccl_include: None,
+        libraries: Vec::new(),
         nvrtc_version: "0".into(),
         ptxas_version: "0".into(),
     };
