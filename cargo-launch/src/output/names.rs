@@ -113,7 +113,7 @@ pub(crate) fn elide(name: &str, width: usize) -> String {
 
 /// At most `width` characters: the start and the end of `s` around `…` (the end tells kernels of
 /// one family apart, the start says which family).
-fn fit(s: &str, width: usize) -> String {
+pub(crate) fn fit(s: &str, width: usize) -> String {
     let n = s.chars().count();
     if n <= width {
         return s.to_string();

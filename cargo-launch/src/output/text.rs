@@ -75,15 +75,44 @@ pub(crate) fn header(out: &mut impl Write, view: &View, p: &PackageKernels) -> i
         )?;
     }
     writeln!(out, "toolchain: NVRTC {}, ptxas {}", m.toolchain.nvrtc, m.toolchain.ptxas)?;
-    // `host` files: their kernels are in the records like the others'.
-    for h in &m.host {
-        let linked = h.library.as_ref().map(|l| format!(", linked into lib{l}.a")).unwrap_or_default();
-        writeln!(out, "host file {}: {}{linked}", h.file, h.compiler)?;
-    }
+    host_files(out, m)?;
     match crate::compat_check::header_line(p) {
         Some(line) => writeln!(out, "{line}"),
         None => Ok(()),
     }
+}
+
+/// The `host` files (their kernels are in the records like the others'): one line each, or, for
+/// files compiled and linked alike, one line for all and their names wrapped within
+/// [`names::LINE_WIDTH`] (a folder of host launchers has dozens).
+fn host_files(out: &mut impl Write, m: &launch_build::Manifest) -> io::Result<()> {
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    for h in &m.host {
+        let linked = h.library.as_ref().map(|l| format!(", linked into lib{l}.a")).unwrap_or_default();
+        let how = format!("{}{linked}", h.compiler);
+        match groups.iter_mut().find(|(g, _)| *g == how) {
+            Some((_, files)) => files.push(&h.file),
+            None => groups.push((how, vec![&h.file])),
+        }
+    }
+    for (how, files) in groups {
+        if let [file] = files.as_slice() {
+            writeln!(out, "host file {file}: {how}")?;
+            continue;
+        }
+        writeln!(out, "host files ({}): {how}:", files.len())?;
+        let mut line = String::new();
+        for f in files {
+            if !line.is_empty() && line.chars().count() + f.chars().count() + 2 > names::LINE_WIDTH {
+                writeln!(out, "{line},")?;
+                line.clear();
+            }
+            line.push_str(if line.is_empty() { "  " } else { ", " });
+            line.push_str(f);
+        }
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
 }
 
 /// Kernels of `p` (those the filter selects) that are absent on some of the report's arches, named
@@ -126,6 +155,23 @@ fn kernel_width(head: &[&str], rows: &[Vec<String>]) -> usize {
         .map(|c| rows.iter().map(|r| r[c].chars().count()).chain([head[c].chars().count()]).max().unwrap_or(0) + 2)
         .sum();
     names::LINE_WIDTH.saturating_sub(others).clamp(names::KERNEL_WIDTH_MIN, names::KERNEL_WIDTH)
+}
+
+/// The last column's `file:line` cells cut in the middle (keeping the start and the file's name and
+/// line) where, with the narrowest kernel column, the table would be wider than
+/// [`names::LINE_WIDTH`]: deep kernel folders make long paths.
+fn fit_files(head: &[&str], rows: &mut [Vec<String>]) {
+    let last = head.len() - 1;
+    let middle: usize = (1..last)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).chain([head[c].chars().count()]).max().unwrap_or(0) + 2)
+        .sum();
+    // The kernel column and the two spaces after it, the middle columns with theirs, this one.
+    let room = names::LINE_WIDTH.saturating_sub(names::KERNEL_WIDTH_MIN + 2 + middle).max(head[last].len() + 12);
+    for r in rows {
+        if r[last].chars().count() > room {
+            r[last] = names::fit(&r[last], room);
+        }
+    }
 }
 
 /// One row of the compact report (the kernel's full name, which [`compact`] shortens).
@@ -201,6 +247,7 @@ pub(crate) fn compact(out: &mut impl Write, view: &View) -> io::Result<()> {
         writeln!(out)?;
         let mut rows: Vec<Vec<String>> =
             view.shown.iter().filter(|r| r.id.package == p.package).map(|r| row(r)).collect();
+        fit_files(&HEAD, &mut rows);
         let short = short_names(p, view.shown, kernel_width(&HEAD, &rows));
         for r in &mut rows {
             r[0] = short.of(&r[0]).to_string();

@@ -24,8 +24,8 @@ use crate::ptxas_log::Severity;
 /// What one host file's compile produced.
 #[derive(Debug)]
 pub struct HostOutput {
-    /// Per arch of the file, in its order: the PTX, cubin and report, as for a device job. nvcc's
-    /// own messages (its warnings, `--verbose` lines) are the first arch's `nvrtc_log`.
+    /// Per arch of the file, in its order: the PTX, cubin and report, as for a device job, each
+    /// with nvcc's own messages (its warnings) as its `nvrtc_log`.
     pub outputs: Vec<JobOutput>,
     /// The object file, host code and all arches' cubins.
     pub object: Vec<u8>,
@@ -91,8 +91,9 @@ pub fn run(compiler: &Compiler, tools: &Tools, jobs: &[Job], options: Vec<String
             });
         }
         let mut outputs = read_outputs(jobs, &keep, ptxas_logs)?;
-        if let Some(o) = outputs.first_mut() {
-            o.nvrtc_log = nvcc_log;
+        // nvcc's messages are the file's, of every arch (the build groups them per file).
+        for o in &mut outputs {
+            o.nvrtc_log.clone_from(&nvcc_log);
         }
         let object = std::fs::read(&object_path).map_err(work_file("read nvcc output", &object_path, file))?;
         Ok(HostOutput { outputs, object, time })

@@ -63,6 +63,8 @@ pub fn included(file: &Path, include_dirs: &[PathBuf], root: &Path) -> Result<Ve
     let shown = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string().replace('\\', "/");
     let mut seen = BTreeSet::new();
     let mut named = Vec::new();
+    // (file, name) pairs already in `named`: a toolkit header tree has thousands of directives.
+    let mut met: std::collections::HashSet<(PathBuf, String)> = std::collections::HashSet::new();
     let mut stack = vec![file.to_path_buf()];
     while let Some(f) = stack.pop() {
         let Ok(bytes) = input::read(&f) else { continue };
@@ -76,7 +78,7 @@ pub fn included(file: &Path, include_dirs: &[PathBuf], root: &Path) -> Result<Ve
                 for candidate in dirs.map(|d| d.join(&name)) {
                     match input::check(&candidate) {
                         Ok(()) => {
-                            if !named.iter().any(|n: &Include| n.from == f && n.name == name) {
+                            if met.insert((f.clone(), name.clone())) {
                                 let line = (i as u32).saturating_add(1);
                                 let (from, path) = (f.clone(), candidate.clone());
                                 named.push(Include { from, line, col, name: name.clone(), path });
