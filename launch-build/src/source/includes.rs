@@ -67,40 +67,78 @@ pub fn included(file: &Path, include_dirs: &[PathBuf], root: &Path) -> Result<Ve
     let mut met: std::collections::HashSet<(PathBuf, String)> = std::collections::HashSet::new();
     let mut stack = vec![file.to_path_buf()];
     while let Some(f) = stack.pop() {
-        let Ok(bytes) = input::read(&f) else { continue };
-        let text = String::from_utf8_lossy(&bytes);
+        let Some(directives) = directives(&f) else { continue };
         let here = f.parent().map(Path::to_path_buf).unwrap_or_default();
-        for (i, line) in text.lines().enumerate() {
-            // A header with lone CR line ends is one `lines()` line: each of its includes counts.
-            for (name, quoted) in includes(line).into_iter().filter(|(n, _)| !n.is_empty()) {
-                let col = line.find('#').map_or(1, |c| c as u32 + 1);
-                let dirs = quoted.then_some(&here).into_iter().chain(include_dirs.iter());
-                for candidate in dirs.map(|d| d.join(&name)) {
-                    match input::check(&candidate) {
-                        Ok(()) => {
-                            if met.insert((f.clone(), name.clone())) {
-                                let line = (i as u32).saturating_add(1);
-                                let (from, path) = (f.clone(), candidate.clone());
-                                named.push(Include { from, line, col, name: name.clone(), path });
-                            }
-                            if seen.insert(candidate.clone()) {
-                                stack.push(candidate);
-                            }
+        for d in directives.iter() {
+            let (i, col, name, quoted) = (d.index, d.col, &d.name, d.quoted);
+            let dirs = quoted.then_some(&here).into_iter().chain(include_dirs.iter());
+            for candidate in dirs.map(|d| d.join(name)) {
+                match input::check(&candidate) {
+                    Ok(()) => {
+                        if met.insert((f.clone(), name.clone())) {
+                            let line = (i as u32).saturating_add(1);
+                            let (from, path) = (f.clone(), candidate.clone());
+                            named.push(Include { from, line, col, name: name.clone(), path });
                         }
-                        // Not there, or not to be looked at (permissions): NVRTC says what it finds.
-                        Err(input::Refused::Missing(_) | input::Refused::Io(_)) => continue,
-                        Err(refused @ input::Refused::NotAFile(_)) => {
-                            let at = Some((shown(&f), (i as u32).saturating_add(1), col));
-                            let fix = format!("make it a regular file, or change the `#include \"{name}\"`");
-                            return Err(refused.into_error(&shown(&candidate), &candidate, at, &fix));
+                        if seen.insert(candidate.clone()) {
+                            stack.push(candidate);
                         }
                     }
-                    break;
+                    // Not there, or not to be looked at (permissions): NVRTC says what it finds.
+                    Err(input::Refused::Missing(_) | input::Refused::Io(_)) => continue,
+                    Err(refused @ input::Refused::NotAFile(_)) => {
+                        let at = Some((shown(&f), (i as u32).saturating_add(1), col));
+                        let fix = format!("make it a regular file, or change the `#include \"{name}\"`");
+                        return Err(refused.into_error(&shown(&candidate), &candidate, at, &fix));
+                    }
                 }
+                break;
             }
         }
     }
     Ok(named)
+}
+
+/// One `#include` of a file: its line (0-based), the column of its `#`, the name it writes and
+/// whether it was quoted.
+struct Directive {
+    index: usize,
+    col: u32,
+    name: String,
+    quoted: bool,
+}
+
+/// The `#include` directives of the file at `path`, read and parsed once per process for each
+/// version of the file (its size and modification time): every kernel file of a crate includes
+/// the same toolkit headers, hundreds of them behind `<cub/cub.cuh>`. `None` when it cannot be
+/// read (see [`input::read`]).
+fn directives(path: &Path) -> Option<std::sync::Arc<Vec<Directive>>> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Version = (u64, Option<std::time::SystemTime>);
+    type Memo = HashMap<PathBuf, (Version, Arc<Vec<Directive>>)>;
+    static PARSED: OnceLock<Mutex<Memo>> = OnceLock::new();
+    let meta = std::fs::metadata(path).ok()?;
+    let version = (meta.len(), meta.modified().ok());
+    let memo = PARSED.get_or_init(Mutex::default);
+    if let Some((v, d)) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(path) {
+        if *v == version {
+            return Some(d.clone());
+        }
+    }
+    let bytes = input::read(path).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut found = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        // A header with lone CR line ends is one `lines()` line: each of its includes counts.
+        for (name, quoted) in includes(line).into_iter().filter(|(n, _)| !n.is_empty()) {
+            let col = line.find('#').map_or(1, |c| c as u32 + 1);
+            found.push(Directive { index, col, name, quoted });
+        }
+    }
+    let found = Arc::new(found);
+    memo.lock().unwrap_or_else(|e| e.into_inner()).insert(path.to_path_buf(), (version, found.clone()));
+    Some(found)
 }
 
 /// Where and why NVRTC cannot read `bytes`, an included header, as nvcc would (the build then
