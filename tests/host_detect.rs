@@ -3,11 +3,7 @@
 //! at the file's `#include`, naming the header's line and suggesting `host`. Listed under `host`,
 //! it builds with nvcc, beside a launcher file with no kernel of its own, which is no warning.
 
-use std::path::PathBuf;
-
-use launch_build::tooling::toolchain::{on_path, pin, pin_dir};
-use launch_build::tooling::Env;
-
+use crate::host_files::toolchain_13_and_cxx;
 use crate::support::{cargo_launch, fixture, run};
 
 /// The `host_through_header` fixture with `edit` applied to its `[package.metadata.launch]`.
@@ -24,22 +20,6 @@ fn report(dir: &tempfile::TempDir, format: &str) -> (i32, String, String) {
     run(cargo_launch()
         .args(["launch", "report", "--no-setup", "--format", format, "--manifest-path"])
         .arg(dir.path().join("Cargo.toml")))
-}
-
-/// The 13.0 toolchain's root, or `None` (said) when it or a host C++ compiler is missing (as in
-/// host_files.rs).
-fn toolchain_13_and_cxx() -> Option<PathBuf> {
-    let env = Env::cli();
-    let dir = pin_dir(&env, &pin::CUDA_13_0).filter(|d| d.join(".complete").is_file());
-    let cxx = on_path(&env.get("CXX").map_or("c++".into(), |c| c.to_string_lossy().into_owned()), &env);
-    let missing = match (&dir, &cxx) {
-        (None, _) => "the CUDA 13.0 toolchain is not installed (`cargo launch setup --toolchain 13.0`)",
-        (_, None) => "no host C++ compiler (CXX, else c++) is on PATH",
-        _ => return dir,
-    };
-    assert!(env.get("LAUNCH_TEST_REQUIRE_TOOLCHAINS").is_none_or(|v| v != "1"), "{missing}");
-    eprintln!("skipped: {missing}");
-    None
 }
 
 /// Without `host`, the file whose launchers are in `launch.cuh` is an error at its `#include`
@@ -89,8 +69,9 @@ fn host_files_reaching_host_code_through_headers_build_and_a_kernel_less_launche
     let (code, stdout, stderr) = report(&dir, "text");
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let all = format!("{stdout}{stderr}");
-    assert!(all.contains("host file kernels/vec.cu: nvcc 13.0"), "{all}");
-    assert!(all.contains("host file kernels/pipeline.cu: nvcc 13.0"), "{all}");
+    // Two files compiled and linked alike: one line for both, then their names.
+    assert!(all.contains("host files (2): nvcc 13.0"), "{all}");
+    assert!(all.contains("\n  kernels/pipeline.cu, kernels/vec.cu\n"), "{all}");
     for kernel in ["add_one", "scale"] {
         assert!(all.contains(kernel), "{kernel} is not reported:\n{all}");
     }

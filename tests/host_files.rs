@@ -15,7 +15,13 @@ use crate::support::{cargo_build, cargo_launch, exact, fixture, root, run, toolc
 /// The `host_launcher` fixture in a temp dir, its path dependencies made absolute, with this
 /// repository's lock file (nothing resolved anew); `edit` applied to its Cargo.toml.
 pub(crate) fn host_launcher(edit: impl Fn(String) -> String) -> tempfile::TempDir {
-    let dir = fixture("host_launcher");
+    buildable_fixture("host_launcher", edit)
+}
+
+/// The fixture crate `name` in a temp dir, ready for `cargo build`: its path dependencies made
+/// absolute, this repository's lock file beside it; `edit` applied to its Cargo.toml.
+pub(crate) fn buildable_fixture(name: &str, edit: impl Fn(String) -> String) -> tempfile::TempDir {
+    let dir = fixture(name);
     let manifest = dir.path().join("Cargo.toml");
     let text = std::fs::read_to_string(&manifest).expect("fixture Cargo.toml");
     let text = text.replace("path = \"../../../", &format!("path = \"{}/", root().display()));

@@ -5,18 +5,11 @@
 //! saying why, without them); the refusals need the default toolchain only.
 
 use crate::host_files::toolchain_13_and_cxx;
-use crate::support::{cargo_build, cargo_launch, fixture, root, run, toolchain_root, with_metadata};
+use crate::support::{cargo_build, cargo_launch, root, run, toolchain_root, with_metadata};
 
-/// The `host_flags` fixture in a temp dir, its path dependencies made absolute, with this
-/// repository's lock file; `edit` applied to its Cargo.toml.
+/// The `host_flags` fixture in a temp dir, ready to build; `edit` applied to its Cargo.toml.
 fn host_flags(edit: impl Fn(String) -> String) -> tempfile::TempDir {
-    let dir = fixture("host_flags");
-    let manifest = dir.path().join("Cargo.toml");
-    let text = std::fs::read_to_string(&manifest).expect("fixture Cargo.toml");
-    let text = text.replace("path = \"../../../", &format!("path = \"{}/", root().display()));
-    std::fs::write(&manifest, edit(text)).expect("write Cargo.toml");
-    std::fs::copy(root().join("Cargo.lock"), dir.path().join("Cargo.lock")).expect("copy Cargo.lock");
-    dir
+    crate::host_files::buildable_fixture("host_flags", edit)
 }
 
 /// `cargo build` of `dir`: the files whose jobs compiled (not from the cache), from the build's
