@@ -13,12 +13,15 @@ out=.device-carry/host-cached
 rm -rf "$out" target/host-cached
 mkdir -p "$out"
 cache=$(mktemp -d)
+# The kernel cache starts empty; the toolchain is the installed 13.0 one (LAUNCH_CACHE_DIR would
+# otherwise be searched for it).
+toolchain=${LAUNCH_TOOLCHAIN:-$HOME/.cache/cargo-launch/toolchain/cuda-13.0.88}
 for fixture in host_launcher host_flags; do
   bin=$(echo "$fixture" | tr _ -)
   cp Cargo.lock "fixtures/crates/$fixture/Cargo.lock"
   for pass in compile cached; do
     rm -rf "target/host-cached/$fixture"
-    LAUNCH_CACHE_DIR="$cache" CARGO_TARGET_DIR="target/host-cached/$fixture" \
+    LAUNCH_CACHE_DIR="$cache" LAUNCH_TOOLCHAIN="$toolchain" CARGO_TARGET_DIR="target/host-cached/$fixture" \
       cargo build --release --manifest-path "fixtures/crates/$fixture/Cargo.toml"
     stats=$(ls target/host-cached/"$fixture"/release/build/fixture-"$bin"-*/out/launch/build-stats.json)
     cp "$stats" "$out/$fixture.$pass.build-stats.json"
