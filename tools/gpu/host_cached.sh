@@ -21,7 +21,8 @@ for fixture in host_launcher host_flags; do
   cp Cargo.lock "fixtures/crates/$fixture/Cargo.lock"
   for pass in compile cached; do
     rm -rf "target/host-cached/$fixture"
-    LAUNCH_CACHE_DIR="$cache" LAUNCH_TOOLCHAIN="$toolchain" CARGO_TARGET_DIR="target/host-cached/$fixture" \
+    # Both for sm_80 and sm_90 (the H200's), whatever the fixture lists.
+    LAUNCH_ARCH=sm_80,sm_90 LAUNCH_CACHE_DIR="$cache" LAUNCH_TOOLCHAIN="$toolchain" CARGO_TARGET_DIR="target/host-cached/$fixture" \
       cargo build --release --manifest-path "fixtures/crates/$fixture/Cargo.toml"
     stats=$(ls target/host-cached/"$fixture"/release/build/fixture-"$bin"-*/out/launch/build-stats.json)
     cp "$stats" "$out/$fixture.$pass.build-stats.json"
