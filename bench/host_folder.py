@@ -166,7 +166,7 @@ def main():
               "machine": f"{os.cpu_count()} cores"}
     out_dir = pathlib.Path(max(glob.glob(str(target / "debug/build" / f"{NAME}-*/out")), key=os.path.getmtime))
     if args.cuobjdump:
-        result["cuobjdump"] = compare(args.cuobjdump, out_dir)
+        result["cuobjdump"] = compare(args.cuobjdump, out_dir, tmp / "own" / "libown.a")
         print(json.dumps(result["cuobjdump"]), flush=True)
     if args.cargo_launch:
         result["summary"] = summary_widths(args, base, manifest)
@@ -179,9 +179,8 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def compare(cuobjdump, out_dir):
-    """Every (kernel, arch) of the manifest against cuobjdump -res-usage of the linked library."""
-    lib = next(out_dir.glob("liblaunch_host_*.a"))
+def resources(cuobjdump, lib):
+    """(function, arch) -> (REG, STACK, SHARED) from cuobjdump -res-usage of a library."""
     text = subprocess.run([cuobjdump, "-res-usage", str(lib)], capture_output=True, text=True, check=True).stdout
     linked = {}
     arch = None
@@ -198,6 +197,14 @@ def compare(cuobjdump, out_dir):
         if m and func:
             linked[(func, arch)] = tuple(int(x) for x in m.groups()[:3])
             func = None
+    return linked
+
+
+def compare(cuobjdump, out_dir, own_lib=None):
+    """Every (kernel, arch) of the manifest against cuobjdump -res-usage of the linked library, and
+    that library against the project's own build's (`own_lib`), kernel by kernel."""
+    linked = resources(cuobjdump, next(out_dir.glob("liblaunch_host_*.a")))
+    own = resources(cuobjdump, own_lib) if own_lib and own_lib.exists() else None
     manifest = json.loads((out_dir / "launch/manifest.json").read_text())
     names = [k["name"] for k in manifest["kernels"]]
     records, diffs, reserved = 0, [], 0
@@ -219,7 +226,11 @@ def compare(cuobjdump, out_dir):
     ours_keys = {(k["name"], a["arch"]) for k in manifest["kernels"] for a in k["arches"]}
     only_linked = [f"{f[:120]} {a}" for (f, a) in linked if (f, a) not in ours_keys]
     missing = sum(len(k.get("missing", [])) for k in manifest["kernels"])
-    return {"kernels": len(names), "unique_names": len(set(names)), "records": records,
+    vs_own = None
+    if own is not None:
+        vs_own = {"own_records": len(own), "same_keys": set(own) == set(linked),
+                  "differences": sum(1 for k in own if own[k] != linked.get(k))}
+    return {"vs_own_build": vs_own, "kernels": len(names), "unique_names": len(set(names)), "records": records,
             "linked_records": len(linked), "differences": len(diffs), "reserved_1k_in_cuobjdump_shared": reserved, "first_differences": diffs[:5],
             "linked_but_not_reported": len(only_linked), "examples": only_linked[:5], "missing_arches": missing}
 
