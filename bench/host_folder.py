@@ -51,16 +51,21 @@ def matches(rel, patterns):
     return any(fnmatch.fnmatchcase(rel, p) for p in patterns)
 
 
-def own_build(args, files, out):
-    """The project's nvcc command on every file, `--jobs` at once, then ar. Returns seconds."""
+def own_build(args, root, files, out):
+    """The project's nvcc command on every file (under `root`), `--jobs` at once, then ar. Returns
+    seconds."""
     nvcc = pathlib.Path(args.toolchain) / "nvidia/cu13/bin/nvcc"
     gencode = [f"-gencode=arch=compute_{a[3:]},code={a}" for a in args.arch]
     out.mkdir(parents=True, exist_ok=True)
 
+    per_file = {}
+
     def one(f):
-        obj = out / (f.relative_to(args.kernels).as_posix().replace("/", "+") + ".o")
+        obj = out / (f.relative_to(root).as_posix().replace("/", "+") + ".o")
         cmd = [str(nvcc), *gencode, "-c", "-o", str(obj), *args.own_flag, str(f)]
+        t0 = time.monotonic()
         p = subprocess.run(cmd, capture_output=True, text=True)
+        per_file[f.relative_to(root).as_posix()] = round(time.monotonic() - t0, 2)
         if p.returncode != 0:
             sys.exit(f"own build failed on {f}:\n{p.stderr[-3000:]}")
         return obj
@@ -69,7 +74,7 @@ def own_build(args, files, out):
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         objs = list(pool.map(one, files))
     subprocess.run(["ar", "crs", str(out / "libown.a"), *map(str, objs)], check=True)
-    return time.monotonic() - start
+    return time.monotonic() - start, per_file
 
 
 def main():
@@ -137,8 +142,10 @@ def main():
                "compiled_jobs": stats["compiled"], "host_files": len(host),
                "host_compiled": sum(1 for h in host if h["from"] == "compiled"),
                "device_compiled": len(stats["compiled_jobs"]), "nvcc_s": round(stats.get("nvcc_ms", 0) / 1e3, 1),
-               "max_parallel": stats["max_parallel"]}
-        print(json.dumps(row), flush=True)
+               "max_parallel": stats["max_parallel"],
+               "per_file_s": {h["file"].removeprefix("kernels/"): round(h["nvcc_ms"] / 1e3, 2)
+                              for h in host if h["from"] == "compiled"}}
+        print(json.dumps({k: v for k, v in row.items() if k != "per_file_s"}), flush=True)
         return row
 
     def append(rel, label):
@@ -151,9 +158,10 @@ def main():
                    capture_output=True, check=True)
     rows = []
     if not args.skip_own:
-        own = own_build(args, [p for p in files], tmp / "own")
-        rows.append({"step": "own nvcc build (cold)", "wall_s": round(own, 1), "files": len(files)})
-        print(json.dumps(rows[-1]), flush=True)
+        own, per_file = own_build(args, crate / "kernels", files, tmp / "own")
+        rows.append({"step": "own nvcc build (cold)", "wall_s": round(own, 1), "files": len(files),
+                     "nvcc_s": round(sum(per_file.values()), 1), "per_file_s": per_file})
+        print(json.dumps({k: v for k, v in rows[-1].items() if k != "per_file_s"}), flush=True)
     rows.append(build("cold"))
     rows.append(build("no-op (environment changed)", LAUNCH_BUILD_DEBUG="1"))
     for rel, label in [(args.edit_device, "device file edited"), (args.edit_host, "host file edited"),
@@ -215,9 +223,9 @@ def compare(cuobjdump, out_dir, own_lib=None):
             theirs = linked.get((k["name"], a["arch"]))
             records += 1
             # cuobjdump's SHARED on sm_90 and newer counts the 1 KiB the GPU reserves per block
-            # for kernels that use shared memory; ptxas's `smem` (and the driver's
-            # sharedSizeBytes, which the occupancy uses) do not.
-            if theirs and ours[:2] == theirs[:2] and ours[2] > 0 and theirs[2] == ours[2] + 1024 \
+            # for kernels that use shared memory (static or dynamic); ptxas's `smem` (and the
+            # driver's sharedSizeBytes, which the occupancy uses) do not.
+            if theirs and ours[:2] == theirs[:2] and theirs[2] == ours[2] + 1024 \
                     and int(re.sub(r"\D", "", a["arch"])[:2]) >= 90:
                 reserved += 1
                 continue

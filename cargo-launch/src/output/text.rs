@@ -157,19 +157,21 @@ fn kernel_width(head: &[&str], rows: &[Vec<String>]) -> usize {
     names::LINE_WIDTH.saturating_sub(others).clamp(names::KERNEL_WIDTH_MIN, names::KERNEL_WIDTH)
 }
 
-/// The last column's `file:line` cells cut in the middle (keeping the start and the file's name and
-/// line) where, with the narrowest kernel column, the table would be wider than
-/// [`names::LINE_WIDTH`]: deep kernel folders make long paths.
+/// The last column's `file:line` cells shortened where, with the narrowest kernel column, the
+/// table would be wider than [`names::LINE_WIDTH`] (deep kernel folders make long paths, and a
+/// wide `limited by` column leaves little room): first to `…/name.cu:LINE`, then cut in the
+/// middle. `--detailed` and the JSON keep the paths whole.
 fn fit_files(head: &[&str], rows: &mut [Vec<String>]) {
     let last = head.len() - 1;
     let middle: usize = (1..last)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).chain([head[c].chars().count()]).max().unwrap_or(0) + 2)
         .sum();
     // The kernel column and the two spaces after it, the middle columns with theirs, this one.
-    let room = names::LINE_WIDTH.saturating_sub(names::KERNEL_WIDTH_MIN + 2 + middle).max(head[last].len() + 12);
+    let room = names::LINE_WIDTH.saturating_sub(names::KERNEL_WIDTH_MIN + 2 + middle).max(head[last].len());
     for r in rows {
         if r[last].chars().count() > room {
-            r[last] = names::fit(&r[last], room);
+            let named = r[last].rsplit_once('/').map_or_else(|| r[last].clone(), |(_, name)| format!("…/{name}"));
+            r[last] = names::fit(&named, room);
         }
     }
 }
@@ -423,6 +425,29 @@ mod tests {
         let out = render(&p, &Filter::default(), Some(SortKey::Spills), false);
         let rows: Vec<&str> = out.lines().filter(|l| l.contains("  sm_")).take(8).collect();
         assert!(rows.iter().all(|r| r.contains("  8      0")), "the 8 spilling records first: {rows:#?}");
+    }
+
+    /// Long paths and a wide `limited by` column: the `file:line` cells give way (`…/name.cu:LINE`
+    /// where that fits, else cut in the middle) so no table line is wider than the bound.
+    #[test]
+    fn file_cells_give_way_to_keep_the_table_within_the_line_width() {
+        const HEAD: [&str; 4] = ["kernel", "arch", "limited by", "file:line"];
+        let row = |file: &str, limiter: &str| vec!["k".to_string(), "sm_90".into(), limiter.into(), file.into()];
+        let mut rows =
+            vec![row("kernels/deep/er/still/copy_blocks_kernel.cu:38", "warps"), row("kernels/a.cu:7", "registers")];
+        super::fit_files(&HEAD, &mut rows);
+        assert_eq!(rows[0][3], "kernels/deep/er/still/copy_blocks_kernel.cu:38", "room enough: unchanged");
+        let wide = "x".repeat(59);
+        let mut rows = vec![row("kernels/deep/copy_blocks_kernel.cu:38", &wide), row("kernels/a.cu:7", "warps")];
+        super::fit_files(&HEAD, &mut rows);
+        assert_eq!(rows[0][3], "…/copy_blocks_kernel.cu:38");
+        assert_eq!(rows[1][3], "kernels/a.cu:7", "short paths stay whole");
+        let wider = "x".repeat(72);
+        let mut rows = vec![row("kernels/deep/copy_blocks_kernel.cu:38", &wider)];
+        super::fit_files(&HEAD, &mut rows);
+        let widest = names::KERNEL_WIDTH_MIN + 2 + (5 + 2) + (72 + 2) + rows[0][3].chars().count();
+        assert!(widest <= names::LINE_WIDTH, "{widest}: {}", rows[0][3]);
+        assert!(rows[0][3].starts_with('…') && rows[0][3].ends_with(".cu:38"), "{}", rows[0][3]);
     }
 
     #[test]

@@ -64,6 +64,9 @@ pub fn run(compiler: &Compiler, tools: &Tools, jobs: &[Job], options: Vec<String
         .arg("-Xptxas")
         .arg("-v")
         .args(optimise.then_some("-O2"))
+        // Position-independent host code, for Rust's PIE binaries (not every host compiler's default).
+        .arg("-Xcompiler")
+        .arg("-fPIC")
         .args(options);
     for o in &planned.settings.ptxas_flags {
         tool = tool.arg("-Xptxas").arg(o);
