@@ -118,3 +118,32 @@ fn a_host_file_compiles_once_for_all_arches_and_is_cached_like_any_job() {
     assert!(device_compiled(&host_edit).is_empty(), "{:?}", host_edit.stats);
     assert_eq!(host_edit.stats.compiled, 2, "the host file's two arches, one run");
 }
+
+/// Issue 25 item 3: CUB names its kernels after every arch of the compile that instantiates them
+/// (`cub::CUB_300001_SM_800_900::...`). The one nvcc run per host file gives the report the names
+/// the linked program has: each kernel once, with both arches (a per-arch compile named them
+/// `..._SM_800` and `..._SM_900`, each "not compiled for" the other arch).
+#[test]
+fn cub_kernels_are_listed_once_with_all_arches_under_the_linked_names() {
+    if toolchain_13_and_cxx().is_none() {
+        return;
+    }
+    let dir = crate::host_files::buildable_fixture("host_cub", |t| t);
+    let (code, stdout, stderr) = run(crate::support::cargo_launch()
+        .args(["launch", "report", "--no-setup", "--format", "json", "--manifest-path"])
+        .arg(dir.path().join("Cargo.toml")));
+    assert_eq!(code, 0, "report failed:\n{stderr}");
+    let doc = crate::support::exact(&stdout, launch::schema::report::Document::from_json);
+    let mut arches: std::collections::BTreeMap<&str, Vec<String>> = std::collections::BTreeMap::new();
+    for r in &doc.records {
+        arches.entry(r.kernel.name.as_str()).or_default().push(r.arch.to_string());
+    }
+    let cub: Vec<&&str> = arches.keys().filter(|n| n.contains("CUB_")).collect();
+    assert!(cub.len() >= 2, "CUB's reduction kernels are reported: {:?}", arches.keys());
+    for name in &cub {
+        assert!(name.contains("_SM_800_900"), "{name}: named after both arches of the compile");
+    }
+    for (name, a) in &arches {
+        assert_eq!(a, &["sm_80", "sm_90"], "{name}: listed once, with both arches");
+    }
+}

@@ -87,7 +87,8 @@ mod spills;
 /// their kernels reported and checked with the numbers of that compile.
 mod host_files;
 
-/// Issue 25 item 1: one nvcc compile per host file for all its arches, cached like any job.
+/// Issue 25 items 1 and 3: one nvcc compile per host file for all its arches, cached like any job;
+/// CUB kernels once, under the linked names.
 mod host_cache;
 
 /// Host code reached through a crate header is found before compiling, at the `#include`; a
