@@ -132,7 +132,7 @@ fn read_outputs(jobs: &[Job], keep: &Path, ptxas_logs: Vec<String>) -> Result<Ve
             let report = parse_report(job, &log)?;
             if report.diagnostics.iter().any(|d| matches!(d.severity, Severity::Error | Severity::Fatal)) {
                 return Err(Error::Compile {
-                    compiler: format!("ptxas (through {})", job.arch),
+                    compiler: "ptxas (run by nvcc)".to_string(),
                     file: file.clone(),
                     arch: job.arch.to_string(),
                     log,
