@@ -86,26 +86,14 @@ fn install_in(env: &Env, force: bool, pin: &Pin) -> anyhow::Result<Toolchain> {
         pin.download_bytes().div_ceil(1_000_000),
         dir.display()
     );
-    Tool::new(&python)
-        .args(["-m", "pip", "install", "--no-deps", "--require-hashes", "--only-binary=:all:", "--no-compile"])
-        .args(["--disable-pip-version-check", "--no-warn-script-location", "--progress-bar", "on"])
-        .arg("--target")
-        .arg(&tmp)
-        .arg("-r")
-        .arg(&req)
-        .inherit_output()
-        // 137 MB (12.9) to 199 MB (13.0): the compile limit would fail a download slower than
-        // 110 KB/s; two hours still ends a pip that hangs.
-        .timeout(std::time::Duration::from_secs(2 * 60 * 60))
-        .run()
-        .map_err(|e| {
-            let _ = remove_dir(&tmp);
-            let _ = fs::remove_file(&req);
-            anyhow::Error::new(e).context(
-                "pip could not install the toolchain (needs Python 3 with pip and access to the package index; \
+    pip_install(&python, &tmp, &req).map_err(|e| {
+        let _ = remove_dir(&tmp);
+        let _ = fs::remove_file(&req);
+        anyhow::Error::new(e).context(
+            "pip could not install the toolchain (needs Python 3 with pip and access to the package index; \
                  set LAUNCH_PYTHON to use another interpreter)",
-            )
-        })?;
+        )
+    })?;
 
     // Check that what was installed runs before publishing it.
     let _ = fs::remove_file(&req);
@@ -128,6 +116,24 @@ fn install_in(env: &Env, force: bool, pin: &Pin) -> anyhow::Result<Toolchain> {
 /// The toolchain of `pin` in `dir`, if a complete install is there: every pinned wheel at its
 /// version (pip's `<name>-<version>.dist-info`), so a pin that gained or changed a wheel (nvdisasm)
 /// reinstalls.
+/// `pip install` of the hash-pinned requirements file `req` into the folder `target`, binary wheels
+/// only, nothing else resolved, pip's progress shown.
+pub(super) fn pip_install(python: &Path, target: &Path, req: &Path) -> Result<(), launch_build::Error> {
+    Tool::new(python)
+        .args(["-m", "pip", "install", "--no-deps", "--require-hashes", "--only-binary=:all:", "--no-compile"])
+        .args(["--disable-pip-version-check", "--no-warn-script-location", "--progress-bar", "on"])
+        .arg("--target")
+        .arg(target)
+        .arg("-r")
+        .arg(req)
+        .inherit_output()
+        // 137 MB (12.9) to 199 MB (13.0): the compile limit would fail a download slower than
+        // 110 KB/s; two hours still ends a pip that hangs.
+        .timeout(std::time::Duration::from_secs(2 * 60 * 60))
+        .run()
+        .map(drop)
+}
+
 fn installed(dir: &Path, pin: &Pin) -> Option<Toolchain> {
     if !dir.join(COMPLETE).is_file() {
         return None;

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context};
 use launch_build::tooling::toolchain::{self, pin::Library, Pin};
-use launch_build::tooling::{Env, Tool};
+use launch_build::tooling::Env;
 
 use crate::error::Error;
 
@@ -83,17 +83,7 @@ fn install_in(env: &Env, force: bool, pin: &Pin, library: &Library) -> anyhow::R
         wheel.bytes().div_ceil(1_000_000),
         dir.display()
     );
-    let ran = Tool::new(toolchain::python(env))
-        .args(["-m", "pip", "install", "--no-deps", "--require-hashes", "--only-binary=:all:", "--no-compile"])
-        .args(["--disable-pip-version-check", "--no-warn-script-location", "--progress-bar", "on"])
-        .arg("--target")
-        .arg(&tmp)
-        .arg("-r")
-        .arg(&req)
-        .inherit_output()
-        // As the toolchain's: ends a pip that hangs, not a slow download.
-        .timeout(std::time::Duration::from_secs(2 * 60 * 60))
-        .run();
+    let ran = super::install::pip_install(&toolchain::python(env), &tmp, &req);
     let _ = fs::remove_file(&req);
     if let Err(e) = ran {
         let _ = remove_dir(&tmp);
