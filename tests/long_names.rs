@@ -4,12 +4,12 @@
 //! get short hashed names that compile.
 
 use std::collections::BTreeSet;
-use std::process::Command;
 
 use launch::schema::manifest::Manifest;
 use launch::schema::report::Document;
 
-use crate::support::{cargo_launch, exact, fixture, root, run, toolchain_root, SCRUBBED};
+use crate::real_kernels_naming::{cargo, find_manifest};
+use crate::support::{cargo_launch, exact, fixture, run, toolchain_root};
 
 /// The widest line `report --summary` prints (README, "Kernel names in text output").
 const LINE_WIDTH: usize = 120;
@@ -108,33 +108,4 @@ fn long_template_names_are_short_in_text_whole_in_json_and_hashed_in_rust() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("4 kernels"), "{stdout}");
     assert!(stdout.contains(&format!(" {gemm256}\n")), "{stdout}");
-}
-
-/// `cargo <args>` in the fixture copy, with the fixtures' shared target dir.
-fn cargo(dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
-    let mut cmd = Command::new(env!("CARGO"));
-    for v in SCRUBBED {
-        cmd.env_remove(v);
-    }
-    cmd.current_dir(dir)
-        .args(args)
-        .env("CARGO_TARGET_DIR", root().join("target/fixtures"))
-        .env("CARGO_TERM_COLOR", "never");
-    run(&mut cmd)
-}
-
-/// `OUT_DIR/launch/manifest.json` of the fixture copy's last build (its package name is unique).
-fn find_manifest(dir: &tempfile::TempDir) -> std::path::PathBuf {
-    let text = std::fs::read_to_string(dir.path().join("Cargo.toml")).unwrap();
-    let name = text.lines().find_map(|l| l.strip_prefix("name = ")).unwrap().trim_matches('"').to_string();
-    let build = root().join("target/fixtures/debug/build");
-    let mut found: Vec<std::path::PathBuf> = std::fs::read_dir(&build)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(&format!("{name}-"))))
-        .map(|p| p.join("out/launch/manifest.json"))
-        .filter(|p| p.is_file())
-        .collect();
-    found.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
-    found.pop().expect("the report built the fixture")
 }

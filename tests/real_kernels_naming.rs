@@ -11,7 +11,7 @@ use launch::schema::report::Document;
 use crate::support::{cargo_launch, exact, fixture, root, run, toolchain_root, SCRUBBED};
 
 /// `cargo <args>` in the fixture copy, with the fixtures' shared target dir.
-fn cargo(dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+pub(crate) fn cargo(dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
     let mut cmd = Command::new(env!("CARGO"));
     for v in SCRUBBED {
         cmd.env_remove(v);
@@ -100,7 +100,7 @@ fn duplicate_names_macro_kernels_and_arch_gated_kernels_build_run_and_report() {
 }
 
 /// `OUT_DIR/launch/manifest.json` of the fixture copy's last build (its package name is unique).
-fn find_manifest(dir: &tempfile::TempDir) -> std::path::PathBuf {
+pub(crate) fn find_manifest(dir: &tempfile::TempDir) -> std::path::PathBuf {
     let text = std::fs::read_to_string(dir.path().join("Cargo.toml")).unwrap();
     let name = text.lines().find_map(|l| l.strip_prefix("name = ")).unwrap().trim_matches('"').to_string();
     let build = root().join("target/fixtures/debug/build");
