@@ -59,14 +59,8 @@ fn install_in(env: &Env, force: bool, pin: &Pin) -> anyhow::Result<Toolchain> {
     if env.offline()? {
         bail!("the toolchain is not installed in {} and CARGO_NET_OFFLINE=true forbids downloading it", dir.display());
     }
-    fs::create_dir_all(&parent).with_context(|| format!("failed to create `{}`", parent.display()))?;
-
-    let lock_path = parent.join(".setup.lock");
-    let lock = File::create(&lock_path).with_context(|| format!("failed to create `{}`", lock_path.display()))?;
-    if lock.try_lock().is_err() {
-        eprintln!("waiting for another `cargo launch setup` to finish (lock: {})", lock_path.display());
-        lock.lock().with_context(|| format!("failed to lock `{}`", lock_path.display()))?;
-    }
+    // Held to the end of the install.
+    let _lock = setup_lock(&parent)?;
     // Another process may have finished the install while we waited.
     if !force {
         if let Some(t) = installed(&dir, pin) {
@@ -116,6 +110,19 @@ fn install_in(env: &Env, force: bool, pin: &Pin) -> anyhow::Result<Toolchain> {
 /// The toolchain of `pin` in `dir`, if a complete install is there: every pinned wheel at its
 /// version (pip's `<name>-<version>.dist-info`), so a pin that gained or changed a wheel (nvdisasm)
 /// reinstalls.
+/// The lock of `cargo launch setup` runs installing into `parent` (created if need be), held until
+/// the returned file is dropped; says so when it has to wait for another.
+pub(super) fn setup_lock(parent: &Path) -> anyhow::Result<File> {
+    fs::create_dir_all(parent).with_context(|| format!("failed to create `{}`", parent.display()))?;
+    let lock_path = parent.join(".setup.lock");
+    let lock = File::create(&lock_path).with_context(|| format!("failed to create `{}`", lock_path.display()))?;
+    if lock.try_lock().is_err() {
+        eprintln!("waiting for another `cargo launch setup` to finish (lock: {})", lock_path.display());
+        lock.lock().with_context(|| format!("failed to lock `{}`", lock_path.display()))?;
+    }
+    Ok(lock)
+}
+
 /// `pip install` of the hash-pinned requirements file `req` into the folder `target`, binary wheels
 /// only, nothing else resolved, pip's progress shown.
 pub(super) fn pip_install(python: &Path, target: &Path, req: &Path) -> Result<(), launch_build::Error> {

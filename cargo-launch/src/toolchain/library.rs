@@ -4,7 +4,7 @@
 //! (`Toolchain::libraries`). Like the toolchain's install: into a temporary folder renamed into
 //! place once complete, under the same lock.
 
-use std::fs::{self, File};
+use std::fs;
 use std::path::Path;
 
 use anyhow::{bail, Context};
@@ -58,13 +58,8 @@ fn install_in(env: &Env, force: bool, pin: &Pin, library: &Library) -> anyhow::R
         );
     }
     let parent = dir.parent().expect("library_dir has a parent").to_path_buf();
-    fs::create_dir_all(&parent).with_context(|| format!("failed to create `{}`", parent.display()))?;
-    let lock_path = parent.join(".setup.lock");
-    let lock = File::create(&lock_path).with_context(|| format!("failed to create `{}`", lock_path.display()))?;
-    if lock.try_lock().is_err() {
-        eprintln!("waiting for another `cargo launch setup` to finish (lock: {})", lock_path.display());
-        lock.lock().with_context(|| format!("failed to lock `{}`", lock_path.display()))?;
-    }
+    // Held to the end of the install.
+    let _lock = super::install::setup_lock(&parent)?;
     if !force && toolchain::library_installed(&dir, library) {
         done("installed by another process");
         return Ok(());
