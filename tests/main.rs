@@ -29,6 +29,9 @@ mod exit_kinds;
 /// `cargo launch occupancy`: the calculator as a command.
 mod occupancy_cmd;
 
+/// Issue 20: prebuilt kernels shipped in the crate, used by builds with no toolchain.
+mod prebuilt;
+
 /// The kernel cache (each invalidation rule, damaged entries, a killed build, two builds at once,
 /// checkout-independent outputs) and jobserver parallelism (`-j1` is serial).
 mod cache;

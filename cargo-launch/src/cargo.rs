@@ -84,7 +84,33 @@ impl Selection {
     /// the build script there, so the next `cargo build` would rerun it again and, until then,
     /// embed the wrong arches.
     pub fn build(self, arches: &[Arch]) -> Result<Vec<PackageKernels>, Error> {
-        build_in(self, arches, false)
+        build_in(self, arches, Purpose::Normal)
+    }
+
+    /// Builds the selected packages from source for the arches they list (`LAUNCH_PREBUILT=ignore`,
+    /// `LAUNCH_ARCH` unset), into a target folder of its own, `<target>/launch-prebuild`, so the
+    /// normal build stays fresh: what `cargo launch prebuild` ships. `verify`: without the kernel
+    /// cache (`LAUNCH_NO_CACHE=1`), into `<target>/launch-prebuild-verify`, so every kernel is
+    /// compiled by this run.
+    pub fn build_from_source(self, verify: bool) -> Result<Vec<PackageKernels>, Error> {
+        build_in(self, &[], if verify { Purpose::Verify } else { Purpose::Prebuild })
+    }
+
+    /// Whether every selected package that builds kernels ships prebuilt kernels that match its
+    /// sources and hold `arches` (all it lists when empty), and the environment lets the build use
+    /// them: then its build needs no toolchain. A package whose status cannot be read counts as
+    /// not covered (its build says why).
+    pub fn prebuilt_covers(&self, arches: &[Arch]) -> bool {
+        use launch_build::prebuilt::{self, Mode, Status};
+        let env = launch_build::tooling::Env::cli();
+        if env.prebuilt_mode().map_or(true, |m| m == Mode::Ignore) || env.get("LAUNCH_ARCH").is_some() {
+            return false;
+        }
+        let configs: Vec<&launch_build::Config> = self.packages.iter().filter_map(|p| p.config.as_ref()).collect();
+        !configs.is_empty()
+            && configs.iter().all(|c| {
+                arches.iter().all(|a| c.arches.contains(a)) && matches!(prebuilt::status(c), Ok(Status::Fresh(_)))
+            })
     }
 
     /// [`Selection::build`] with every arch's PTX written too (`LAUNCH_ALL_PTX=1`, see
@@ -92,8 +118,21 @@ impl Selection {
     /// `<target>/launch-explore/<arches or "listed">`, so the normal build stays fresh. The kernel
     /// cache serves what the normal build compiled: no new NVRTC run.
     pub fn build_with_all_ptx(self, arches: &[Arch]) -> Result<Vec<PackageKernels>, Error> {
-        build_in(self, arches, true)
+        build_in(self, arches, Purpose::AllPtx)
     }
+}
+
+/// Why a command builds: each purpose but the normal one builds into a target folder of its own.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    /// `report`, `check`: the crate's own build.
+    Normal,
+    /// `explore`: with every arch's PTX.
+    AllPtx,
+    /// `prebuild`: from source, through the kernel cache.
+    Prebuild,
+    /// `prebuild --verify`: from source, without the kernel cache.
+    Verify,
 }
 
 /// A manifest the build wrote: which selected package, where, and what.
@@ -107,7 +146,7 @@ struct Built {
     late_config: Option<launch_build::Config>,
 }
 
-fn build_in(mut selected: Selection, arches: &[Arch], all_ptx: bool) -> Result<Vec<PackageKernels>, Error> {
+fn build_in(mut selected: Selection, arches: &[Arch], purpose: Purpose) -> Result<Vec<PackageKernels>, Error> {
     let index: BTreeMap<PackageId, usize> =
         selected.packages.iter().enumerate().map(|(i, p)| (p.id.clone(), i)).collect();
 
@@ -120,7 +159,18 @@ fn build_in(mut selected: Selection, arches: &[Arch], all_ptx: bool) -> Result<V
             .packages
             .iter()
             .any(|p| p.config.as_ref().is_some_and(|c| arches.iter().any(|a| !c.arches.contains(a))));
-    let target_dir = if all_ptx {
+    let target_dir = if matches!(purpose, Purpose::Prebuild | Purpose::Verify) {
+        let dir = selected.target_dir.join(if purpose == Purpose::Verify {
+            "launch-prebuild-verify"
+        } else {
+            "launch-prebuild"
+        });
+        cmd.arg("--target-dir").arg(&dir).env("LAUNCH_PREBUILT", "ignore").env_remove("LAUNCH_ARCH");
+        if purpose == Purpose::Verify {
+            cmd.env("LAUNCH_NO_CACHE", "1");
+        }
+        dir
+    } else if purpose == Purpose::AllPtx {
         let name: Vec<String> = arches.iter().map(|a| a.to_string()).collect();
         let dir = if unlisted { name.join("-") } else { "listed".to_string() };
         let dir = selected.target_dir.join("launch-explore").join(dir);

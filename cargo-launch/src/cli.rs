@@ -65,6 +65,50 @@ pub enum Command {
     Init(InitArgs),
     /// Create a crate like the template: kernels/, build.rs, [package.metadata.launch], src/.
     New(NewArgs),
+    /// Ship the kernels: compile them from source and write launch-prebuilt/ (cubins, PTX,
+    /// manifest, a key of every input), which builds then embed without any toolchain.
+    Prebuild(PrebuildArgs),
+}
+
+/// `cargo launch prebuild`.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Writes launch-prebuilt/ beside each selected package's Cargo.toml: the outputs of a from-source
+build for the arches the crate lists (cubins, fallback PTX, tune variants, the manifest) and
+prebuilt.json, the key of everything they depend on (kernel files, included crate headers,
+[package.metadata.launch], arches, the pinned toolchain) with each file's SHA-256. The same sources
+always give the same bytes, on any machine; an unchanged folder is not rewritten.
+
+A build whose sources match the key embeds the folder and runs no compiler: no toolchain, no
+Python, no network, no cache. When they do not match it compiles from source (warning which file
+changed) or, without a toolchain, fails naming the file and this command. LAUNCH_PREBUILT=ignore
+always compiles from source, =require never does. `cargo launch check` fails on a stale folder.
+
+Commit the folder and let it go into the package (`cargo package --list` shows it); the command
+prints what each arch costs and warns when the folder alone would pass crates.io's 10 MB limit.
+Host files (`host = [...]`) are linked by nvcc and the host compiler: such crates build from source.
+
+--verify compiles everything again without the kernel cache, compares with the folder byte for
+byte, writes nothing, and exits 1 naming every difference. Shipped binaries are as trustworthy as
+the person who ran --verify on them; users who trust no shipped binary set LAUNCH_PREBUILT=ignore.
+
+Example:
+  cargo launch prebuild
+  cargo launch prebuild --verify
+  cargo launch prebuild -p my-kernels --format json")]
+pub struct PrebuildArgs {
+    #[command(flatten)]
+    pub packages: PackageArgs,
+    /// Compile from source without the kernel cache and compare with launch-prebuilt/ byte for
+    /// byte; write nothing; exit 1 on any difference.
+    #[arg(long)]
+    pub verify: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Do not install the toolchain when none is found (exit 3 instead).
+    #[arg(long)]
+    pub no_setup: bool,
 }
 
 /// `cargo launch explore`.

@@ -39,7 +39,7 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 use cli::Command;
-use commands::{check, explore, init, occupancy, report, setup};
+use commands::{check, explore, init, occupancy, prebuild, report, setup};
 use error::{message, Error};
 
 /// Runs the command line of this process.
@@ -71,5 +71,6 @@ fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), Error> {
         Command::Explore(a) => explore::run(&a),
         Command::Init(a) => init::init(&a),
         Command::New(a) => init::new(&a),
+        Command::Prebuild(a) => prebuild::run(&a),
     }
 }

@@ -66,7 +66,39 @@ pub fn package(p: &PackageKernels, refused: &[Refused]) -> Vec<Finding> {
     out.extend(unknown_kernel_settings(p));
     out.extend(crate::compat_check::findings(p));
     out.extend(empty(p));
+    out.extend(stale_prebuilt(p));
     out
+}
+
+/// A prebuilt folder (`launch-prebuilt/`) that does not match the sources: an error, so CI keeps
+/// what the crate ships current. Placed on the folder's record, naming every changed input.
+fn stale_prebuilt(p: &PackageKernels) -> Option<Finding> {
+    use launch_build::prebuilt::{self, Status};
+    let (why, line) = match prebuilt::status(&p.config) {
+        Ok(Status::Absent | Status::Fresh(_)) => return None,
+        Ok(Status::Stale(_, changed)) => (changed.join("; "), 0),
+        Err(e) => (e.to_string(), 0),
+    };
+    let folder = prebuilt::folder(p.config.root());
+    Some(Finding {
+        severity: Severity::Error,
+        kind: FindingKind::Config,
+        package: p.package.clone(),
+        kernel: None,
+        arch: None,
+        location: Some(Location {
+            file: format!("{}/{}", prebuilt::FOLDER, prebuilt::RECORD),
+            line,
+            col: 0,
+            path: Some(folder.join(prebuilt::RECORD)),
+        }),
+        detail: Detail::Text(format!(
+            "the prebuilt kernels of package `{}` do not match its sources ({why}): the crate would ship stale \
+             kernels; run `cargo launch prebuild` and commit {}/",
+            p.package,
+            prebuilt::FOLDER
+        )),
+    })
 }
 
 /// A tune variant the build did not embed for an arch: a note, not an error. The build already

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub use launch::schema::stats::{BuildStats, CompiledJob, HostJob, VERSION};
+pub use launch::schema::stats::{BuildStats, CompiledJob, HostJob, PrebuiltUse, VERSION};
 use launch::Arch;
 
 use crate::cargo_directives;
@@ -46,7 +46,20 @@ pub fn counts(
         host_jobs: Vec::new(),
         nvcc_ms: 0.0,
         host_link_ms: 0.0,
+        prebuilt: None,
+        prebuilt_stale: Vec::new(),
     }
+}
+
+/// The statistics of a build that embedded the crate's prebuilt kernels: `jobs` (files × arches)
+/// held, none compiled, none from the cache, no job slots taken.
+pub fn prebuilt(jobs: usize, used: PrebuiltUse, started: Instant) -> BuildStats {
+    let mut stats = counts(jobs, 0, 0, None, &Tokens::Serial, 0);
+    stats.cached = 0;
+    stats.tokens = "none (prebuilt)".to_string();
+    stats.prebuilt = Some(used);
+    finish(&mut stats, started);
+    stats
 }
 
 /// `stats` with the tune variants' ptxas runs: `jobs` in all, `compiled` of them in this run,
@@ -168,6 +181,8 @@ mod tests {
                 "nvcc_ms",
                 "nvrtc_ms",
                 "peak_rss_kib",
+                "prebuilt",
+                "prebuilt_stale",
                 "ptxas_ms",
                 "schema",
                 "tokens",

@@ -71,14 +71,51 @@ pub fn write(
             }
         }
     }
-    remove_stale(&launch_dir.join("cubin"), &keep)?;
-    remove_stale(&launch_dir.join("ptx"), &keep)?;
-    remove_stale(&launch_dir.join("ptx-all"), &keep)?;
-    remove_stale(&launch_dir.join("variants"), &keep)?;
-    write_if_changed(&launch_dir.join("kernels.rs"), generate(manifest).as_bytes())?;
     let json = serde_json::to_string_pretty(manifest).expect("the manifest serialises");
-    write_if_changed(&launch_dir.join("manifest.json"), json.as_bytes())?;
+    finish(launch_dir, manifest, json.as_bytes(), &keep)
+}
+
+/// Writes the outputs of a prebuilt folder (`crate::prebuilt`): `files` by their path relative to
+/// `launch_dir` (what the manifest embeds), `manifest_json` as shipped, and the generated module.
+pub fn write_prebuilt<'a>(
+    launch_dir: &Path,
+    manifest: &Manifest,
+    manifest_json: &[u8],
+    files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+) -> Result<(), Error> {
+    let mut keep: BTreeSet<PathBuf> = BTreeSet::new();
+    for (path, bytes) in files {
+        let p = launch_dir.join(path);
+        write_if_changed(&p, bytes)?;
+        keep.insert(p);
+    }
+    finish(launch_dir, manifest, manifest_json, &keep)
+}
+
+/// Removes the outputs not in `keep`, then writes the generated module and, last, the manifest.
+fn finish(launch_dir: &Path, manifest: &Manifest, manifest_json: &[u8], keep: &BTreeSet<PathBuf>) -> Result<(), Error> {
+    for dir in OUTPUT_DIRS {
+        remove_stale(&launch_dir.join(dir), keep)?;
+    }
+    write_if_changed(&launch_dir.join("kernels.rs"), generate(manifest).as_bytes())?;
+    write_if_changed(&launch_dir.join("manifest.json"), manifest_json)?;
     Ok(())
+}
+
+/// The folders under `OUT_DIR/launch` that hold embedded (or, `ptx-all`, written) outputs.
+const OUTPUT_DIRS: [&str; 4] = ["cubin", "ptx", "ptx-all", "variants"];
+
+/// Every file the generated module embeds, relative to `OUT_DIR/launch`: each module's cubins,
+/// fallback PTX and extra PTX, and the same for each embedded tune variant.
+pub fn embedded_files(m: &Manifest) -> BTreeSet<String> {
+    let variant_modules = m.kernels.iter().flat_map(|k| &k.variants).filter_map(|v| v.module.as_ref());
+    let mut files = BTreeSet::new();
+    for module in m.modules.iter().chain(variant_modules) {
+        files.extend(module.cubins.iter().map(|c| c.path.clone()));
+        files.insert(module.ptx.clone());
+        files.extend(module.extra_ptx.iter().map(|e| e.path.clone()));
+    }
+    files
 }
 
 /// The outputs of a build that compiled nothing (see `assemble::uncompiled`): an empty fallback

@@ -23,6 +23,7 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     ("LAUNCH_NO_SYSTEM_TOOLCHAIN", "set to 1: look only at LAUNCH_TOOLCHAIN and the cache, never at Python site-packages, CUDA_HOME, /usr/local/cuda or PATH"),
     ("LAUNCH_PYTHON", "Python interpreter used to find site-packages and by `cargo launch setup` (default python3)"),
     ("LAUNCH_ARCH", "comma-separated arches that replace the metadata's list (set by `cargo launch check --arch`)"),
+    ("LAUNCH_PREBUILT", "whether the build embeds the crate's prebuilt kernels (launch-prebuilt/, written by `cargo launch prebuild`): auto (default: when they match the sources, else compile from source), ignore (always compile from source) or require (fail rather than compile)"),
     ("LAUNCH_NO_CACHE", "set to 1: neither read nor write the per-kernel compile cache under the cache dir's kernels/"),
     ("LAUNCH_ALL_PTX", "set to 1: also write every arch's PTX to OUT_DIR/launch/ptx-all/ (not embedded; `cargo launch explore` builds so, in a target folder of its own)"),
     ("LAUNCH_BUILD_DEBUG", "set to 1: the build script prints every command it runs as a cargo warning"),
@@ -36,6 +37,33 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     ("LAUNCH_TUNE", "at run time, whether a program's tuner may time kernel variants: off (never time, never read the tune cache), cached (default: use a remembered winner, time on a miss) or always (time every run and overwrite)"),
     ("LAUNCH_TUNE_CACHE_DIR", "at run time, the tune cache's folder (default $XDG_CACHE_HOME/cargo-launch/tune, else ~/.cache/cargo-launch/tune)"),
 ];
+
+/// `LAUNCH_PREBUILT`: whether a build uses the crate's prebuilt kernels (`crate::prebuilt`, which
+/// calls it `Mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrebuiltMode {
+    /// Unset: use them when they match the sources, else compile from source.
+    Auto,
+    /// `ignore`: always compile from source.
+    Ignore,
+    /// `require`: use them, and fail rather than compile when they do not match.
+    Require,
+}
+
+impl PrebuiltMode {
+    /// The values `LAUNCH_PREBUILT` takes, as written (unset is `auto`).
+    pub const VALUES: [&'static str; 3] = ["auto", "ignore", "require"];
+
+    /// Parses a value of `LAUNCH_PREBUILT` (any case); `None` for anything else.
+    pub fn parse(text: &str) -> Option<PrebuiltMode> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Some(PrebuiltMode::Auto),
+            "ignore" => Some(PrebuiltMode::Ignore),
+            "require" => Some(PrebuiltMode::Require),
+            _ => None,
+        }
+    }
+}
 
 /// What values a variable takes ([`CHECKED`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +81,8 @@ enum Grammar {
     Program,
     /// Comma-separated arches ([`parse_arch_list`]).
     Arches,
+    /// `LAUNCH_PREBUILT`'s words ([`PrebuiltMode::VALUES`]).
+    Prebuilt,
 }
 
 /// The documented variables whose values are checked ([`Env::check`]), each with its grammar.
@@ -63,6 +93,7 @@ const CHECKED: &[(&str, Grammar)] = &[
     ("LAUNCH_NO_SYSTEM_TOOLCHAIN", Grammar::Switch),
     ("LAUNCH_PYTHON", Grammar::Program),
     ("LAUNCH_ARCH", Grammar::Arches),
+    ("LAUNCH_PREBUILT", Grammar::Prebuilt),
     ("LAUNCH_NO_CACHE", Grammar::Switch),
     ("LAUNCH_ALL_PTX", Grammar::Switch),
     ("LAUNCH_BUILD_DEBUG", Grammar::Switch),
@@ -143,6 +174,14 @@ impl Env {
         self.get("LAUNCH_ARCH").map(|v| arches_from(&v.to_string_lossy())).transpose()
     }
 
+    /// `LAUNCH_PREBUILT`: whether the crate's prebuilt kernels are used (unset: `auto`).
+    ///
+    /// # Errors
+    /// A value other than `auto`, `ignore` or `require`.
+    pub fn prebuilt_mode(&self) -> Result<PrebuiltMode, Error> {
+        self.get("LAUNCH_PREBUILT").map_or(Ok(PrebuiltMode::Auto), |v| prebuilt_mode_from(&v.to_string_lossy()))
+    }
+
     /// Checks the value of every documented variable that has a grammar (switches, numbers,
     /// paths, arch lists; see `CHECKED` in the source), without announcing them to cargo: the
     /// first bad one is a configuration error naming the variable, the value and what it
@@ -169,6 +208,7 @@ impl Env {
             Grammar::CargoBool => cargo_bool(name, &text).map(drop),
             Grammar::Seconds => timeout_from(&text).map(drop),
             Grammar::Arches => arches_from(&text).map(drop),
+            Grammar::Prebuilt => prebuilt_mode_from(&text).map(drop),
             Grammar::Folder => {
                 if Path::new(value).is_absolute() {
                     Ok(())
@@ -245,6 +285,16 @@ fn cargo_bool(name: &str, text: &str) -> Result<bool, Error> {
         "false" | "" => Ok(false),
         _ => Err(bad(name, format!("`{}` is not `true` or `false` (cargo reads no other value)", text.escape_debug()))),
     }
+}
+
+/// `LAUNCH_PREBUILT`'s value ([`Grammar::Prebuilt`]).
+fn prebuilt_mode_from(text: &str) -> Result<PrebuiltMode, Error> {
+    PrebuiltMode::parse(text).ok_or_else(|| {
+        bad(
+            "LAUNCH_PREBUILT",
+            format!("`{}` is not one of {} (unset means auto)", text.escape_debug(), PrebuiltMode::VALUES.join(", ")),
+        )
+    })
 }
 
 /// `LAUNCH_ARCH`'s list ([`Grammar::Arches`]).
@@ -405,6 +455,7 @@ mod tests {
             Grammar::Folder => (&["relative/cache", "./cache", "cache"], &["/tmp/launch-cache", "/nonexistent/yet"]),
             Grammar::Program => (&["/", "/nonexistent/python3", "no-such-program-of-cargo-launch"], &["/bin/sh", "sh"]),
             Grammar::Arches => (&["sm_9O", ",", "sm_90,,sm_80", "90"], &["sm_90", "sm_80, sm_90"]),
+            Grammar::Prebuilt => (&["1", "yes", "never", "ignore,require"], &["auto", "ignore", "Require"]),
         }
     }
 

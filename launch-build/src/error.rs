@@ -178,6 +178,22 @@ pub enum Error {
         /// How to fix it.
         fix: String,
     },
+    /// The crate's prebuilt kernels (`launch-prebuilt/`, see `prebuilt`) cannot be used (they do
+    /// not match the sources, a file is damaged, or there are none) and the build may not or
+    /// cannot compile from source instead.
+    Prebuilt {
+        /// The folder.
+        folder: PathBuf,
+        /// What is wrong with it: one entry per changed input (`kernels/poly.cu changed`) or
+        /// damaged file.
+        problems: Vec<String>,
+        /// Why the build did not compile from source instead: `LAUNCH_PREBUILT=require`, or the
+        /// toolchain error's text.
+        instead: String,
+        /// Whether it failed for want of a toolchain (its kind is then [`ErrorKind::Toolchain`],
+        /// else [`ErrorKind::Build`]).
+        no_toolchain: bool,
+    },
     /// Reading or writing a file failed.
     Io {
         /// The file.
@@ -389,9 +405,33 @@ impl fmt::Display for Error {
                 }
                 write!(f, "`{file}` is {what}; {fix}")
             }
+            Error::Prebuilt { folder, problems, instead, .. } => prebuilt_text(f, folder, problems, instead),
             Error::Io { path, action, source } => write!(f, "failed to {action} `{}`: {source}", path.display()),
         }
     }
+}
+
+/// [`Error::Prebuilt`]'s text: what is wrong (at most 10 problems, the rest counted), why the
+/// build did not compile instead, and the two ways out.
+fn prebuilt_text(
+    f: &mut fmt::Formatter<'_>,
+    folder: &std::path::Path,
+    problems: &[String],
+    instead: &str,
+) -> fmt::Result {
+    let shown: Vec<&str> = problems.iter().take(10).map(String::as_str).collect();
+    let more = problems.len().saturating_sub(shown.len());
+    let more = if more > 0 { format!("; and {more} more") } else { String::new() };
+    let instead = if instead.is_empty() { String::new() } else { format!("\n{instead}") };
+    write!(
+        f,
+        "the crate's prebuilt kernels in `{}` cannot be used: {}{more}{instead}\n\
+         The crate's authors refresh them with `cargo launch prebuild`; to build the kernels from source \
+         instead, install the toolchain with `cargo launch setup` (and leave LAUNCH_PREBUILT unset or set it \
+         to `ignore`).",
+        folder.display(),
+        shown.join("; ")
+    )
 }
 
 /// One failure as it always read; several as a summary (one line per failing file, with the

@@ -76,6 +76,7 @@ mod nvrtc;
 mod out;
 mod pipeline;
 mod plan;
+pub mod prebuilt;
 mod prepare;
 mod process;
 mod ptx;

@@ -21,6 +21,7 @@ pub const SCRUBBED: &[&str] = &[
     "LAUNCH_BUILD_DEBUG",
     "LAUNCH_NO_CACHE",
     "LAUNCH_ARCH",
+    "LAUNCH_PREBUILT",
     "CUDA_HOME",
     "CUDA_PATH",
     "DOCS_RS",

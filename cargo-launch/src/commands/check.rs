@@ -40,9 +40,10 @@ pub fn run(args: &CheckArgs) -> Result<(), Error> {
             writable_baseline(&path, "")?;
         }
     }
-    let pins = toolchain::ensure(args.no_setup, &selection)?;
+    let prebuilt = !args.spills && selection.prebuilt_covers(&cargo::sorted(&args.arch));
+    let pins = toolchain::ensure_unless_prebuilt(args.no_setup, args.spills, &selection, &cargo::sorted(&args.arch))?;
     // Arches the toolchain cannot target are findings, not a failed build; the rest is checked.
-    let (arches, mut findings) = targetable(args, &pins)?;
+    let (arches, mut findings) = targetable(args, &pins, prebuilt)?;
     if !args.arch.is_empty() && arches.is_empty() {
         // Nothing is built: the manifest named on the command line (or here) stands for the package.
         let manifest = absolute(args.packages.manifest_path.as_deref().unwrap_or(Path::new("Cargo.toml")));
@@ -113,13 +114,15 @@ fn explicit_baseline(args: &CheckArgs) -> Result<Option<baseline::Parsed>, Error
     }
 }
 
-/// The arches of `--arch` the toolchain can target (sorted; empty without `--arch`: the crates'
+/// The arches of `--arch` the toolchain can target (`prebuilt`: the pinned toolchains' list, when
+/// the prebuilt kernels make the build need none) (sorted; empty without `--arch`: the crates'
 /// own), and a finding for each one it cannot.
-fn targetable(args: &CheckArgs, pins: &[Pin]) -> Result<(Vec<Arch>, Vec<Finding>), Error> {
+fn targetable(args: &CheckArgs, pins: &[Pin], prebuilt: bool) -> Result<(Vec<Arch>, Vec<Finding>), Error> {
     if args.arch.is_empty() {
         return Ok((Vec::new(), Vec::new()));
     }
-    let supported = toolchain::supported_arches(pins)?;
+    // Prebuilt kernels hold every arch asked for, compiled by the pinned toolchain.
+    let supported = if prebuilt { toolchain::pinned_targets(pins) } else { toolchain::supported_arches(pins)? };
     let (ok, bad): (Vec<Arch>, Vec<Arch>) =
         cargo::sorted(&args.arch).into_iter().partition(|a| supported.is_empty() || supported.contains(&a.sm()));
     Ok((ok, bad.into_iter().map(|a| package_rules::unsupported_arch(a, &supported)).collect()))

@@ -6,5 +6,6 @@ pub(crate) mod check;
 pub(crate) mod explore;
 pub(crate) mod init;
 pub(crate) mod occupancy;
+pub(crate) mod prebuild;
 pub(crate) mod report;
 pub(crate) mod setup;

@@ -19,8 +19,8 @@ pub(crate) const COMPACT_ABOVE: usize = 40;
 /// Runs `cargo launch report`.
 pub(crate) fn run(args: &ReportArgs) -> Result<(), Error> {
     let selection = Selection::of(&args.packages)?;
-    let pins = toolchain::ensure(args.no_setup, &selection)?;
     let arches = cargo::sorted(&args.arch);
+    let pins = toolchain::ensure_unless_prebuilt(args.no_setup, args.spills, &selection, &arches)?;
     toolchain::refuse_untargetable(&arches, &pins)?;
     let packages = selection.build(&arches)?;
     for p in &packages {

@@ -28,6 +28,30 @@ pub fn ensure(no_setup: bool, selection: &Selection) -> Result<Vec<Pin>, Error> 
     Ok(pins)
 }
 
+/// [`ensure`], unless every selected package ships prebuilt kernels that match its sources and
+/// hold `arches` (`Selection::prebuilt_covers`): then the build needs no toolchain and nothing is
+/// looked for or installed. `needs_toolchain`: the command compiles besides the build
+/// (`--spills`), so the toolchain is ensured either way.
+pub fn ensure_unless_prebuilt(
+    no_setup: bool,
+    needs_toolchain: bool,
+    selection: &Selection,
+    arches: &[Arch],
+) -> Result<Vec<Pin>, Error> {
+    if !needs_toolchain && selection.prebuilt_covers(arches) {
+        return Ok(selection.toolchains());
+    }
+    ensure(no_setup, selection)
+}
+
+/// The compute capabilities the pinned toolchains `pins` all target (`Pin::targets`, measured),
+/// for a build that needs no toolchain.
+pub fn pinned_targets(pins: &[Pin]) -> Vec<u32> {
+    let mut all: Vec<u32> = pins.first().map(|p| p.targets.to_vec()).unwrap_or_default();
+    all.retain(|c| pins.iter().all(|p| p.targets.contains(c)));
+    all
+}
+
 fn ensure_pin(no_setup: bool, pin: &Pin) -> Result<(), Error> {
     let env = Env::cli();
     match toolchain::discover_for(&env, pin) {

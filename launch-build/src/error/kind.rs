@@ -25,6 +25,8 @@ impl Error {
             | Error::Report { .. }
             | Error::Kernels(_)
             | Error::Failed(_) => ErrorKind::Build,
+            Error::Prebuilt { no_toolchain: true, .. } => ErrorKind::Toolchain,
+            Error::Prebuilt { no_toolchain: false, .. } => ErrorKind::Build,
             Error::Io { .. } => ErrorKind::Io,
         }
     }
@@ -86,6 +88,19 @@ mod tests {
             (Error::Kernels(Vec::new()), ErrorKind::Build),
             (Error::Failed(Vec::new()), ErrorKind::Build),
             (Error::Io { path: PathBuf::from("x"), action: "read", source: io() }, ErrorKind::Io),
+            (
+                Error::Prebuilt {
+                    folder: "p".into(),
+                    problems: vec!["a.cu changed".into()],
+                    instead: "i".into(),
+                    no_toolchain: true,
+                },
+                ErrorKind::Toolchain,
+            ),
+            (
+                Error::Prebuilt { folder: "p".into(), problems: Vec::new(), instead: "i".into(), no_toolchain: false },
+                ErrorKind::Build,
+            ),
         ];
         for (error, kind) in cases {
             assert_eq!(error.kind(), kind, "{error:?}");

@@ -1,5 +1,7 @@
 //! The build, stage by stage. Each stage is a module with a typed input and output:
 //!
+//! 0. **prebuilt** ([`prebuilt`]): the crate's prebuilt kernels embedded when they match the
+//!    sources (nothing below runs then);
 //! 1. **plan** ([`crate::plan`]): the configuration applied to the kernel folder, once;
 //! 2. **prepare** ([`crate::prepare`]): each file read and its `@launch` contracts applied;
 //! 3. **compile** ([`compile`]): every file × arch job through the kernel cache;
@@ -14,6 +16,7 @@ mod assemble;
 mod compile;
 mod embed;
 mod link;
+mod prebuilt;
 #[cfg(test)]
 mod tests;
 
@@ -49,6 +52,11 @@ fn build_with(env: &Env, config: Config, launch_dir: &Path) -> Result<Manifest, 
     if env.is_build_script() {
         announce_inputs(&plan);
     }
+    // Before any toolchain is looked for: a crate that ships its kernels needs none.
+    let stale = match prebuilt::run(env, &plan, launch_dir)? {
+        prebuilt::Decision::Embedded(manifest) => return Ok(*manifest),
+        prebuilt::Decision::Compile { stale } => stale,
+    };
     if env.get("DOCS_RS").is_some() {
         return embed::uncompiled(&plan, launch_dir);
     }
@@ -60,9 +68,15 @@ fn build_with(env: &Env, config: Config, launch_dir: &Path) -> Result<Manifest, 
     if let Some(why) = plan.nothing_to_build() {
         warnings.crate_warning(why);
     }
+    if !stale.is_empty() {
+        warnings.crate_warning(prebuilt::stale_warning(&stale));
+    }
     // Contracts are checked before anything is compiled; every error of every file at once.
     let prepared = prepare::all(&plan)?;
-    let mut compiled = compile::run(env, &plan, &prepared, launch_dir)?;
+    let folder = crate::prebuilt::folder(plan.config.root());
+    let mut compiled =
+        compile::run(env, &plan, &prepared, launch_dir).map_err(|e| prebuilt::without_toolchain(e, &folder, &stale))?;
+    compiled.stats.prebuilt_stale = stale;
     let mut assembled = assemble::run(env, &plan, &compiled, launch_dir, &mut warnings)?;
     link::run(env, &plan, &mut compiled, &mut assembled.manifest)?;
     embed::run(env, launch_dir, assembled, &compiled, &warnings)

@@ -15,6 +15,7 @@ pub mod diagnostics;
 pub mod explore;
 pub mod manifest;
 pub mod occupancy;
+pub mod prebuilt;
 mod read;
 pub mod report;
 pub mod stats;
@@ -36,6 +37,7 @@ mod tests {
             ("schema::check::Document", super::check::VERSION),
             ("schema::occupancy::{Detail, Sweep}", super::occupancy::VERSION),
             ("schema::explore::Document", super::explore::VERSION),
+            ("schema::prebuilt::Record", super::prebuilt::VERSION),
         ];
         for (ty, version) in rows {
             let line = readme

@@ -61,6 +61,16 @@ pub struct BuildStats {
     /// build scripts and without host files).
     #[serde(default)]
     pub host_link_ms: f64,
+    /// The crate's prebuilt kernels (`launch-prebuilt/`) were embedded instead of compiling: no
+    /// toolchain ran (`jobs` counts the files × arches they hold, `compiled` and `cached` are 0).
+    /// `null` when the build compiled from source.
+    #[serde(default)]
+    pub prebuilt: Option<PrebuiltUse>,
+    /// When the crate has a prebuilt folder that does not match its sources (and the build
+    /// compiled from source instead): what changed, one entry per input (`kernels/poly.cu
+    /// changed`). Empty otherwise.
+    #[serde(default)]
+    pub prebuilt_stale: Vec<String>,
 }
 
 impl BuildStats {
@@ -95,4 +105,15 @@ pub struct HostJob {
     pub from: String,
     /// nvcc's time, milliseconds; 0 when from the cache.
     pub nvcc_ms: f64,
+}
+
+/// The prebuilt folder a build embedded, in [`BuildStats`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrebuiltUse {
+    /// Its key (`launch-prebuilt/prebuilt.json`).
+    pub key: String,
+    /// Files embedded from it.
+    pub files: usize,
+    /// Their bytes.
+    pub bytes: u64,
 }

@@ -1,0 +1,230 @@
+//! `cargo launch prebuild [--verify]`: the crate's kernels compiled from source and written to
+//! `launch-prebuilt/` (what a build embeds without any toolchain, see `launch_build::prebuilt`),
+//! or compiled again without the cache and compared with it byte for byte.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::Path;
+
+use anyhow::Context;
+use launch::schema::prebuilt::{Cost, Difference, PackageSummary, Summary, VERSION};
+use launch_build::prebuilt::{self, Contents};
+use launch_build::Manifest;
+use sha2::{Digest as _, Sha256};
+
+use crate::cargo::Selection;
+use crate::cli::{Format, PrebuildArgs};
+use crate::error::Error;
+use crate::records::PackageKernels;
+use crate::toolchain;
+
+/// crates.io refuses a `.crate` file larger than this.
+const CRATES_IO_LIMIT: u64 = 10 * 1000 * 1000;
+
+/// Runs `cargo launch prebuild`.
+pub(crate) fn run(args: &PrebuildArgs) -> Result<(), Error> {
+    let selection = Selection::of(&args.packages)?;
+    toolchain::ensure(args.no_setup, &selection)?;
+    let packages = selection.build_from_source(args.verify)?;
+    let mut summaries = Vec::new();
+    for p in &packages {
+        summaries.push(package(p, args.verify)?);
+    }
+    let summary =
+        Summary { schema: VERSION, mode: if args.verify { "verify" } else { "write" }.into(), packages: summaries };
+    let mut out = std::io::stdout().lock();
+    let written = match args.format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut out, &summary).map_err(std::io::Error::from).and_then(|()| writeln!(out))
+        }
+        Format::Text => text(&mut out, &summary),
+    };
+    written.context("writing to stdout").map_err(Error::Failure)?;
+    for p in &summary.packages {
+        if p.compressed_bytes > CRATES_IO_LIMIT {
+            eprintln!(
+                "warning: {}: {} compresses to about {}, more than crates.io's 10 MB package limit; what each part \
+                 costs is listed above: list fewer arches, or fewer tune variants",
+                p.package,
+                p.folder,
+                mb(p.compressed_bytes)
+            );
+        }
+    }
+    if summary.packages.iter().any(|p| !p.differences.is_empty()) {
+        return Err(Error::CheckFailed);
+    }
+    Ok(())
+}
+
+/// Writes or verifies one package's folder.
+fn package(p: &PackageKernels, verify: bool) -> Result<PackageSummary, Error> {
+    let fp = prebuilt::fingerprint(&p.config)?;
+    let contents = prebuilt::contents(&p.launch_dir, &p.manifest, &fp)?;
+    let folder = prebuilt::folder(p.config.root());
+    let shown =
+        folder.strip_prefix(std::env::current_dir().unwrap_or_default()).unwrap_or(&folder).display().to_string();
+    let (outcome, differences) = if verify {
+        let differences = compare(&folder, &contents)?;
+        (if differences.is_empty() { "verified" } else { "differs" }, differences)
+    } else if prebuilt::write_folder(&folder, &contents)? {
+        ("written", Vec::new())
+    } else {
+        ("unchanged", Vec::new())
+    };
+    let costs = costs(&p.manifest, &contents);
+    Ok(PackageSummary {
+        package: p.package.clone(),
+        folder: shown,
+        key: fp.key,
+        outcome: outcome.to_string(),
+        bytes: costs.iter().map(|c| c.bytes).sum(),
+        compressed_bytes: costs.iter().map(|c| c.compressed_bytes).sum(),
+        costs,
+        differences,
+    })
+}
+
+/// Every difference between the shipped folder and `contents` (a compile from source): files only
+/// in one of them, and files whose bytes differ.
+fn compare(folder: &Path, contents: &Contents) -> Result<Vec<Difference>, Error> {
+    if !folder.is_dir() {
+        return Err(Error::Usage(anyhow::anyhow!(
+            "{} does not exist: there is nothing to verify; write it with `cargo launch prebuild`",
+            folder.display()
+        )));
+    }
+    let mut shipped = BTreeMap::new();
+    read_tree(folder, "", &mut shipped).with_context(|| format!("reading {}", folder.display()))?;
+    let compiled = contents.all_files();
+    let mut out = Vec::new();
+    for (path, bytes) in &compiled {
+        match shipped.get(path) {
+            None => out.push(Difference { path: path.clone(), what: "missing from the shipped folder".into() }),
+            Some(s) if s != bytes => out.push(Difference {
+                path: path.clone(),
+                what: format!("shipped {}, compiled {}", describe(s), describe(bytes)),
+            }),
+            Some(_) => {}
+        }
+    }
+    for path in shipped.keys().filter(|p| !compiled.contains_key(*p)) {
+        out.push(Difference {
+            path: path.clone(),
+            what: "only in the shipped folder (the compile has no such file)".into(),
+        });
+    }
+    // A record that differs because the sources did: say which.
+    if let Ok(Some(record)) = prebuilt::read_record(folder) {
+        let changed = prebuilt::changes(&record, &fingerprint_of(contents));
+        if let Some(d) = out.iter_mut().find(|d| d.path == prebuilt::RECORD) {
+            if !changed.is_empty() {
+                d.what = format!("{}: {}", d.what, changed.join("; "));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The fingerprint the compiled contents were made for (its record holds all of it).
+fn fingerprint_of(contents: &Contents) -> prebuilt::Fingerprint {
+    let r = &contents.record;
+    prebuilt::Fingerprint {
+        key: r.key.clone(),
+        package: r.package.clone(),
+        arches: r.arches.clone(),
+        pin: pin_of(&r.toolchain.pin).map_or("", |p| p.name),
+        pin_version: pin_of(&r.toolchain.pin).map_or("", |p| p.version),
+        inputs: r.inputs.clone(),
+    }
+}
+
+fn pin_of(name: &str) -> Option<launch_build::tooling::toolchain::Pin> {
+    launch_build::tooling::toolchain::pin::PINS.into_iter().find(|p| p.name == name)
+}
+
+fn describe(bytes: &[u8]) -> String {
+    let sha = Sha256::digest(bytes);
+    format!("{} bytes (sha256 {:02x}{:02x}{:02x}{:02x}…)", bytes.len(), sha[0], sha[1], sha[2], sha[3])
+}
+
+/// Every regular file under `dir`, by `/`-separated relative path.
+fn read_tree(dir: &Path, prefix: &str, out: &mut BTreeMap<String, Vec<u8>>) -> std::io::Result<()> {
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        let rel = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
+        if e.file_type()?.is_dir() {
+            read_tree(&e.path(), &rel, out)?;
+        } else {
+            out.insert(rel, std::fs::read(e.path())?);
+        }
+    }
+    Ok(())
+}
+
+/// What each part of the folder costs: per arch its cubins (tune variants' included), the PTX,
+/// and the records.
+fn costs(manifest: &Manifest, contents: &Contents) -> Vec<Cost> {
+    let variant_modules = manifest.kernels.iter().flat_map(|k| &k.variants).filter_map(|v| v.module.as_ref());
+    let mut part_of: BTreeMap<&str, String> = BTreeMap::new();
+    for m in manifest.modules.iter().chain(variant_modules) {
+        for c in &m.cubins {
+            part_of.insert(&c.path, c.arch.to_string());
+        }
+    }
+    let mut parts: BTreeMap<(u8, Option<launch::Arch>, String), Cost> = BTreeMap::new();
+    for (path, bytes) in contents.all_files() {
+        let part = part_of
+            .get(path.as_str())
+            .cloned()
+            .unwrap_or_else(|| if path.ends_with(".ptx") { "ptx" } else { "records" }.to_string());
+        let order = match part.parse::<launch::Arch>() {
+            Ok(a) => (0, Some(a)),
+            Err(_) => (if part == "ptx" { 1 } else { 2 }, None),
+        };
+        let cost = parts.entry((order.0, order.1, part.clone())).or_insert(Cost {
+            part,
+            files: 0,
+            bytes: 0,
+            compressed_bytes: 0,
+        });
+        cost.files += 1;
+        cost.bytes += bytes.len() as u64;
+        cost.compressed_bytes += gzip_len(&bytes);
+    }
+    parts.into_values().collect()
+}
+
+/// The size of `bytes` gzip-compressed (as `cargo package` compresses a package).
+fn gzip_len(bytes: &[u8]) -> u64 {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let _ = enc.write_all(bytes);
+    enc.finish().map_or(bytes.len() as u64, |v| v.len() as u64)
+}
+
+fn mb(bytes: u64) -> String {
+    format!("{:.2} MB", bytes as f64 / 1e6)
+}
+
+fn text(out: &mut impl std::io::Write, summary: &Summary) -> std::io::Result<()> {
+    for p in &summary.packages {
+        let what = match p.outcome.as_str() {
+            "written" => format!("wrote {}", p.folder),
+            "unchanged" => format!("{} is up to date (nothing rewritten)", p.folder),
+            "verified" => format!("{} is identical to a compile from source, byte for byte", p.folder),
+            _ => format!("{} differs from a compile from source", p.folder),
+        };
+        writeln!(out, "{}: {what} (key {})", p.package, &p.key[..12])?;
+        writeln!(out, "  {:<8} {:>6} {:>12} {:>14}", "part", "files", "bytes", "compressed")?;
+        for c in &p.costs {
+            writeln!(out, "  {:<8} {:>6} {:>12} {:>14}", c.part, c.files, mb(c.bytes), mb(c.compressed_bytes))?;
+        }
+        let files: usize = p.costs.iter().map(|c| c.files).sum();
+        writeln!(out, "  {:<8} {:>6} {:>12} {:>14}", "total", files, mb(p.bytes), mb(p.compressed_bytes))?;
+        for d in &p.differences {
+            writeln!(out, "  differs: {}: {}", d.path, d.what)?;
+        }
+    }
+    Ok(())
+}

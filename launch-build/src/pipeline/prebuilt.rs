@@ -1,0 +1,152 @@
+//! Stage 0, before the toolchain is looked for: the crate's prebuilt kernels
+//! ([`crate::prebuilt`]) embedded when they match the sources; otherwise what changed, for the
+//! warning and for the error when there is no toolchain to compile from source.
+
+use std::path::Path;
+use std::time::Instant;
+
+use crate::build_stats::{self, PrebuiltUse};
+use crate::cargo_directives;
+use crate::env::Env;
+use crate::error::{Error, ErrorKind};
+use crate::manifest::Manifest;
+use crate::plan::Plan;
+use crate::prebuilt::{self, Mode};
+
+/// What the build does about the prebuilt folder.
+pub enum Decision {
+    /// It matched and was embedded: the build is done.
+    Embedded(Box<Manifest>),
+    /// Compile from source; `stale` says what of the prebuilt folder did not match (empty when
+    /// there is none, or it is not to be used).
+    Compile {
+        /// One entry per changed input or damaged file.
+        stale: Vec<String>,
+    },
+}
+
+/// Embeds the prebuilt folder of `plan`'s crate into `launch_dir` when it matches the sources.
+///
+/// # Errors
+/// `LAUNCH_PREBUILT=require` and no folder, or one that does not match ([`Error::Prebuilt`]); a
+/// source that cannot be read; an output that cannot be written.
+pub fn run(env: &Env, plan: &Plan, launch_dir: &Path) -> Result<Decision, Error> {
+    let started = Instant::now();
+    let mode = env.prebuilt_mode()?;
+    let folder = prebuilt::folder(plan.config.root());
+    // `cargo launch explore` wants every arch's PTX, which the folder does not hold; a crate with
+    // `host` files links them from source.
+    let usable = mode != Mode::Ignore && !env.flag("LAUNCH_ALL_PTX")? && plan.host_files().next().is_none();
+    if !usable {
+        return Ok(Decision::Compile { stale: Vec::new() });
+    }
+    let Some(record) = prebuilt::read_record(&folder).or_else(|e| refused(mode, e))? else {
+        return match mode {
+            Mode::Require => Err(require_error(&folder, vec!["the crate has no prebuilt folder".to_string()])),
+            _ => Ok(Decision::Compile { stale: Vec::new() }),
+        };
+    };
+    if env.is_build_script() {
+        cargo_directives::rerun_if_changed(&folder.join(prebuilt::RECORD));
+    }
+    let fp = prebuilt::of_plan(plan)?;
+    let mut stale = prebuilt::changes(&record, &fp);
+    if stale.is_empty() {
+        match prebuilt::read_files(&folder, &record) {
+            Ok(files) => {
+                return embed(env, &record, &files, launch_dir, started).map(|m| Decision::Embedded(Box::new(m)))
+            }
+            Err(Error::Prebuilt { problems, .. }) => stale = problems,
+            Err(e) => return Err(e),
+        }
+    }
+    match mode {
+        Mode::Require => Err(require_error(&folder, stale)),
+        _ => Ok(Decision::Compile { stale }),
+    }
+}
+
+/// A record that cannot be read: under `require` the error, else a folder that does not match.
+fn refused(mode: Mode, e: Error) -> Result<Option<prebuilt::Record>, Error> {
+    match (mode, e) {
+        (Mode::Require, e) => Err(e),
+        (_, Error::Prebuilt { problems, .. }) => {
+            cargo_directives::launch_build_warning(&format!(
+                "the prebuilt kernels cannot be read ({}); compiling from source",
+                problems.join("; ")
+            ));
+            Ok(None)
+        }
+        (_, e) => Err(e),
+    }
+}
+
+fn require_error(folder: &Path, problems: Vec<String>) -> Error {
+    Error::Prebuilt {
+        folder: folder.to_path_buf(),
+        problems,
+        instead: "LAUNCH_PREBUILT=require: the kernels are not compiled from source.".to_string(),
+        no_toolchain: false,
+    }
+}
+
+/// The warning of a build that compiles from source because the prebuilt folder is stale.
+pub fn stale_warning(stale: &[String]) -> String {
+    format!(
+        "the prebuilt kernels in {}/ cannot be used ({}): compiling from source; refresh them with \
+         `cargo launch prebuild`",
+        prebuilt::FOLDER,
+        stale.join("; ")
+    )
+}
+
+/// A toolchain error of a build whose prebuilt folder was stale: the stale folder is the cause
+/// worth telling (with what changed and how to refresh it), the missing toolchain the detail.
+pub fn without_toolchain(e: Error, folder: &Path, stale: &[String]) -> Error {
+    if stale.is_empty() || e.kind() != ErrorKind::Toolchain {
+        return e;
+    }
+    Error::Prebuilt {
+        folder: folder.to_path_buf(),
+        problems: stale.to_vec(),
+        instead: format!("No CUDA toolchain to compile them from source: {e}"),
+        no_toolchain: true,
+    }
+}
+
+/// Writes the prebuilt outputs under `launch_dir`, with the build statistics.
+fn embed(
+    env: &Env,
+    record: &prebuilt::Record,
+    files: &std::collections::BTreeMap<String, Vec<u8>>,
+    launch_dir: &Path,
+    started: Instant,
+) -> Result<Manifest, Error> {
+    let json = &files["manifest.json"];
+    let text = String::from_utf8_lossy(json);
+    let manifest = Manifest::from_json(&text).map_err(|e| Error::Prebuilt {
+        folder: prebuilt::FOLDER.into(),
+        problems: vec![format!("manifest.json: {e}")],
+        instead: String::new(),
+        no_toolchain: false,
+    })?;
+    let embedded = files.iter().filter(|(p, _)| p.as_str() != "manifest.json");
+    crate::embed::write_prebuilt(launch_dir, &manifest, json, embedded.map(|(p, b)| (p.as_str(), b.as_slice())))?;
+    let jobs = manifest.modules.iter().map(|m| m.cubins.len()).sum();
+    let used = PrebuiltUse {
+        key: record.key.clone(),
+        files: files.len(),
+        bytes: files.values().map(|b| b.len() as u64).sum(),
+    };
+    let stats = build_stats::prebuilt(jobs, used, started);
+    build_stats::write(launch_dir, &stats)?;
+    if env.flag("LAUNCH_BUILD_DEBUG")? {
+        cargo_directives::launch_build_warning(&format!(
+            "embedded the prebuilt kernels ({} files, key {}) in {:.1} ms",
+            files.len(),
+            &record.key[..12],
+            stats.wall_ms
+        ));
+    }
+    Ok(manifest)
+}
