@@ -141,8 +141,10 @@ fn init_sets_up_a_fresh_crate_that_reports_and_a_second_run_changes_nothing() {
     assert!(out.contains("wrote build.rs"), "{out}");
     assert!(out.contains("created kernels/ with an example kernel"), "{out}");
     let toml = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
-    assert!(toml.contains(&format!("launch = {{ path = \"{}\" }}", root().join("launch").display())), "{toml}");
-    assert!(toml.contains(&format!("launch-build = {{ path = \"{}\" }}", root().join("launch-build").display())));
+    let v = env!("CARGO_PKG_VERSION");
+    let dep = |k: &str| format!("{k} = {{ path = \"{}\", version = \"{v}\" }}", root().join(k).display());
+    assert!(toml.contains(&dep("launch")), "{toml}");
+    assert!(toml.contains(&dep("launch-build")), "{toml}");
 
     let before: Vec<(String, String)> = ["Cargo.toml", "build.rs", "kernels/example.cu"]
         .iter()

@@ -115,3 +115,7 @@ mod located_warnings;
 /// Template-heavy kernels with names of hundreds of characters: short in text, whole in JSON,
 /// short hashed Rust statics.
 mod long_names;
+
+/// Issue 20 item 4: the three crates' package metadata, READMEs and license texts, what each
+/// package ships, and a crate made by `new` that `cargo package` takes.
+mod packaging;

@@ -4,14 +4,16 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use toml_edit::{value, Array, DocumentMut, InlineTable, Item, Table};
+use toml_edit::{value, Array, DocumentMut, Item, Table};
 
 use crate::cli::{InitArgs, NewArgs};
 use crate::destination;
 use crate::error::Error;
 
+mod deps;
 mod files;
 
+use deps::Deps;
 use files::{build_script, write_all, write_crate};
 
 /// The line a build script needs.
@@ -38,15 +40,17 @@ extern "C" __global__ void saxpy(float a, const float* x, float* y, unsigned n) 
 }
 "#;
 
-// The template, embedded so `new` works wherever the binary is.
+// The template, embedded so `new` works wherever the binary is. cargo-launch/template/ links to
+// template/'s files (its Cargo.toml as Cargo.toml.in: a folder with a Cargo.toml would be left out
+// of the package as a package of its own), so the published package carries them.
 const TEMPLATE: &[(&str, &str)] = &[
-    ("Cargo.toml", include_str!("../../../template/Cargo.toml")),
-    ("build.rs", include_str!("../../../template/build.rs")),
-    ("kernels/poly.cu", include_str!("../../../template/kernels/poly.cu")),
-    ("kernels/poly.cuh", include_str!("../../../template/kernels/poly.cuh")),
-    ("src/lib.rs", include_str!("../../../template/src/lib.rs")),
-    ("src/main.rs", include_str!("../../../template/src/main.rs")),
-    ("src/tuned.rs", include_str!("../../../template/src/tuned.rs")),
+    ("Cargo.toml", include_str!("../../template/Cargo.toml.in")),
+    ("build.rs", include_str!("../../template/build.rs")),
+    ("kernels/poly.cu", include_str!("../../template/kernels/poly.cu")),
+    ("kernels/poly.cuh", include_str!("../../template/kernels/poly.cuh")),
+    ("src/lib.rs", include_str!("../../template/src/lib.rs")),
+    ("src/main.rs", include_str!("../../template/src/main.rs")),
+    ("src/tuned.rs", include_str!("../../template/src/tuned.rs")),
 ];
 
 /// The checkout that holds `launch/` and `launch-build/`: `--path`, else the one this binary was
@@ -88,14 +92,14 @@ pub(crate) fn init(args: &InitArgs) -> Result<(), Error> {
     if let Some(k) = args.kernels.as_deref() {
         check_kernels_arg(k).map_err(|e| usage(anyhow::anyhow!("--kernels {e}")))?;
     }
-    let root = checkout(args.path.as_deref())?;
+    let deps = Deps::read(checkout(args.path.as_deref())?).map_err(|e| anyhow::anyhow!("{e}"))?;
     let crate_dir = manifest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
     let text = std::fs::read_to_string(&manifest).with_context(|| format!("cannot read `{}`", manifest.display()))?;
     let mut doc: DocumentMut =
         text.parse().map_err(|e| usage(anyhow::anyhow!("`{}` is not valid TOML: {e}", manifest.display())))?;
     let mut todo: Vec<String> = Vec::new();
 
-    let edit = edit_manifest(&mut doc, &root, args.kernels.as_deref())
+    let edit = edit_manifest(&mut doc, &deps, args.kernels.as_deref())
         .map_err(|e| usage(anyhow::anyhow!("`{}`: {e}", manifest.display())))?;
     let mut done = edit.done;
     let new_text = keep_line_endings(&text, doc.to_string());
@@ -245,7 +249,7 @@ struct Edit {
 }
 
 /// Adds `[package.metadata.launch]` and the two dependencies where they are missing.
-fn edit_manifest(doc: &mut DocumentMut, root: &Path, kernels: Option<&str>) -> Result<Edit, String> {
+fn edit_manifest(doc: &mut DocumentMut, deps: &Deps, kernels: Option<&str>) -> Result<Edit, String> {
     let mut done = Vec::new();
     let package = doc
         .get_mut("package")
@@ -291,9 +295,9 @@ fn edit_manifest(doc: &mut DocumentMut, root: &Path, kernels: Option<&str>) -> R
         }
     };
     for (section, krate) in [("dependencies", "launch"), ("build-dependencies", "launch-build")] {
-        let path = root.join(krate);
-        if add_dependency(doc, section, krate, &path)? {
-            done.push(format!("added {krate} to [{section}] (path = \"{}\")", path.display()));
+        if add_dependency(doc, section, krate, deps)? {
+            let dep = deps.dependency(krate);
+            done.push(format!("added {krate} to [{section}] ({})", dep.to_string().trim_matches(['{', '}', ' '])));
         }
     }
     Ok(Edit { done, build, kernel_dir })
@@ -303,8 +307,9 @@ fn quoted(items: &[&str]) -> String {
     items.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ")
 }
 
-/// `krate = { path = "..." }` in `[section]` unless the crate is there already (in any form).
-fn add_dependency(doc: &mut DocumentMut, section: &str, krate: &str, path: &Path) -> Result<bool, String> {
+/// `krate = { path = "...", version = "..." }` in `[section]` unless the crate is there already
+/// (in any form).
+fn add_dependency(doc: &mut DocumentMut, section: &str, krate: &str, deps: &Deps) -> Result<bool, String> {
     if doc.get(section).is_none() {
         doc.insert(section, Item::Table(Table::new()));
     }
@@ -313,9 +318,7 @@ fn add_dependency(doc: &mut DocumentMut, section: &str, krate: &str, path: &Path
     if table.get(krate).is_some() {
         return Ok(false);
     }
-    let mut dep = InlineTable::new();
-    dep.insert("path", path.display().to_string().into());
-    table.insert(krate, value(dep));
+    table.insert(krate, value(deps.dependency(krate)));
     Ok(true)
 }
 
@@ -330,7 +333,7 @@ pub(crate) fn new(args: &NewArgs) -> Result<(), Error> {
             dir.display()
         )));
     }
-    let root = checkout(args.path.as_deref())?;
+    let deps = Deps::read(checkout(args.path.as_deref())?).map_err(|e| anyhow::anyhow!("{e}"))?;
     // Checked before anything is written; the crate is written into a folder beside it and
     // renamed into place when complete, so a failure leaves nothing behind.
     let missing = destination::new_folder(dir, &format!("cannot create `{}`", dir.display()))?;
@@ -338,7 +341,7 @@ pub(crate) fn new(args: &NewArgs) -> Result<(), Error> {
     let mut files = Vec::new();
     for (rel, text) in TEMPLATE {
         let text = match *rel {
-            "Cargo.toml" => template_manifest(text, &name, &root)
+            "Cargo.toml" => template_manifest(text, &name, &deps)
                 .map_err(|e| anyhow::anyhow!("the embedded template's Cargo.toml: {e}"))?,
             "src/main.rs" | "src/tuned.rs" => text.replace("launch_template", &ident).replace("launch-template", &name),
             _ => text.to_string(),
@@ -364,23 +367,37 @@ pub(crate) fn new(args: &NewArgs) -> Result<(), Error> {
     Ok(())
 }
 
-/// The template's Cargo.toml for package `name`, its dependencies pointing into `root`.
-fn template_manifest(text: &str, name: &str, root: &Path) -> Result<String, String> {
+/// The template's Cargo.toml for package `name`, its dependencies pointing into the checkout with
+/// its versions. The template is `publish = false` (it is this project's example); the new crate
+/// is the user's, so it drops that and gets placeholders for what `cargo package` asks of a
+/// package: a description and a license.
+fn template_manifest(text: &str, name: &str, deps: &Deps) -> Result<String, String> {
     let mut doc: DocumentMut = text.parse().map_err(|e| format!("{e}"))?;
-    doc["package"]["name"] = value(name);
-    if let Some(d) = doc["package"].get_mut("description") {
-        *d = value(format!("{name}: CUDA kernels built with cargo-launch"));
+    let package = doc["package"].as_table_mut().ok_or("[package] is not a table")?;
+    package["name"] = value(name);
+    package.remove("publish");
+    package["description"] = value(format!("{name}: CUDA kernels built with cargo-launch"));
+    if !package.contains_key("license") {
+        package.insert("license", value(LICENSE_PLACEHOLDER));
+        if let Some(mut key) = package.key_mut("license") {
+            key.leaf_decor_mut().set_prefix(LICENSE_COMMENT);
+        }
     }
     for (section, krate) in [("dependencies", "launch"), ("build-dependencies", "launch-build")] {
         let dep = doc
             .get_mut(section)
             .and_then(|s| s.get_mut(krate))
-            .and_then(Item::as_table_like_mut)
-            .ok_or_else(|| format!("no {krate} in [{section}]"))?;
-        dep.insert("path", value(root.join(krate).display().to_string()));
+            .and_then(Item::as_inline_table_mut)
+            .ok_or_else(|| format!("no {krate} = {{ ... }} in [{section}]"))?;
+        deps.point(dep, krate);
     }
     Ok(doc.to_string())
 }
+
+/// The new crate's license until its author picks one: cargo-launch's own.
+const LICENSE_PLACEHOLDER: &str = "MIT OR Apache-2.0";
+const LICENSE_COMMENT: &str = "# A placeholder, as is the description: set your crate's own before publishing it.
+";
 
 /// Names cargo accepts but the template's crate cannot build under: `src/main.rs` says
 /// `use NAME::...`, and the crate depends on `launch` and `launch-build` by path.
@@ -485,25 +502,39 @@ pub(crate) fn check_name(name: &str) -> Result<(), String> {
 mod tests {
     use super::*;
 
+    fn co() -> Deps {
+        Deps::at("/co", "0.1.0")
+    }
+
     const CRATE: &str =
         "[package]\nname = \"k\" # the name\nversion = \"0.1.0\"\n\n# deps below\n[dependencies]\nserde = \"1\"\n";
 
     #[test]
     fn init_adds_what_is_missing_keeps_comments_and_is_idempotent() {
         let mut doc: DocumentMut = CRATE.parse().unwrap();
-        let e = edit_manifest(&mut doc, Path::new("/co"), None).unwrap();
+        let e = edit_manifest(&mut doc, &co(), None).unwrap();
         let text = doc.to_string();
         assert_eq!(e.done.len(), 3, "{:?}", e.done);
         assert!(text.starts_with("[package]\nname = \"k\" # the name\n"), "{text}");
         assert!(
-            text.contains("# deps below\n[dependencies]\nserde = \"1\"\nlaunch = { path = \"/co/launch\" }"),
+            text.contains(
+                "# deps below\n[dependencies]\nserde = \"1\"\nlaunch = { path = \"/co/launch\", version = \"0.1.0\" }"
+            ),
             "{text}"
         );
-        assert!(text.contains("[build-dependencies]\nlaunch-build = { path = \"/co/launch-build\" }"), "{text}");
+        assert!(
+            text.contains("[build-dependencies]\nlaunch-build = { path = \"/co/launch-build\", version = \"0.1.0\" }"),
+            "{text}"
+        );
+        assert!(
+            e.done.contains(&"added launch to [dependencies] (path = \"/co/launch\", version = \"0.1.0\")".to_string()),
+            "{:?}",
+            e.done
+        );
         assert!(text.contains("# cubins and numbers in `cargo launch report`.\n[package.metadata.launch]\narch = [\"sm_80\", \"sm_90\"]\n"), "{text}");
         // Its own config loads.
         let mut again: DocumentMut = text.parse().unwrap();
-        let e = edit_manifest(&mut again, Path::new("/co"), None).unwrap();
+        let e = edit_manifest(&mut again, &co(), None).unwrap();
         assert!(e.done.is_empty(), "{:?}", e.done);
         assert_eq!(again.to_string(), text);
     }
@@ -511,13 +542,13 @@ mod tests {
     #[test]
     fn init_writes_a_kernel_folder_other_than_the_default_and_refuses_a_conflicting_one() {
         let mut doc: DocumentMut = CRATE.parse().unwrap();
-        let e = edit_manifest(&mut doc, Path::new("/co"), Some("cuda/")).unwrap();
+        let e = edit_manifest(&mut doc, &co(), Some("cuda/")).unwrap();
         assert_eq!(e.kernel_dir, "cuda");
         assert!(doc.to_string().contains("kernels = \"cuda\""));
-        let err = edit_manifest(&mut doc, Path::new("/co"), Some("other")).err().unwrap();
+        let err = edit_manifest(&mut doc, &co(), Some("other")).err().unwrap();
         assert!(err.contains("exists already with kernels = \"cuda\""), "{err}");
         let mut ws: DocumentMut = "[workspace]\nmembers = []\n".parse().unwrap();
-        assert!(edit_manifest(&mut ws, Path::new("/co"), None).err().unwrap().contains("no [package] table"));
+        assert!(edit_manifest(&mut ws, &co(), None).err().unwrap().contains("no [package] table"));
     }
 
     #[test]
@@ -529,12 +560,21 @@ mod tests {
     }
 
     #[test]
-    fn the_template_manifest_gets_the_name_and_the_checkout() {
-        let text = template_manifest(TEMPLATE[0].1, "gemm-lab", Path::new("/co")).unwrap();
+    fn the_template_manifest_gets_the_name_the_checkout_and_what_packaging_needs() {
+        assert!(TEMPLATE[0].1.contains("\npublish = false\n"), "the template itself is never published");
+        let text = template_manifest(TEMPLATE[0].1, "gemm-lab", &co()).unwrap();
         assert!(text.contains("name = \"gemm-lab\""), "{text}");
-        assert!(text.contains("path = \"/co/launch\""), "{text}");
-        assert!(text.contains("launch-build = { path = \"/co/launch-build\" }"), "{text}");
+        assert!(
+            text.contains("launch = { path = \"/co/launch\", version = \"0.1.0\", features = [\"cudarc\"] }"),
+            "{text}"
+        );
+        assert!(text.contains("launch-build = { path = \"/co/launch-build\", version = \"0.1.0\" }"), "{text}");
         assert!(text.contains("[package.metadata.launch]\narch = "), "comments and layout stay: {text}");
+        assert!(!text.contains("publish ="), "{text}");
+        assert!(text.contains("description = \"gemm-lab: CUDA kernels built with cargo-launch\""), "{text}");
+        assert!(text.contains("before publishing it.\nlicense = \"MIT OR Apache-2.0\"\n"), "{text}");
+        let doc: DocumentMut = text.parse().unwrap();
+        assert_eq!(doc["package"]["license"].as_str(), Some("MIT OR Apache-2.0"), "in [package]: {text}");
     }
 
     #[test]

@@ -1,0 +1,1 @@
+../../../template/kernels/poly.cuh
