@@ -16,7 +16,7 @@ use std::time::Instant;
 use launch::Arch;
 
 use crate::build_stats::{self, BuildStats};
-use crate::cache::{self, Cache, Entry, FileId, HeaderDigests, Key, KeyInputs, Lookup, Store, ToolchainId};
+use crate::cache::{self, Cache, Entry, HeaderDigests, Key, KeyInputs, Lookup, Store, ToolchainId};
 use crate::cargo_directives;
 use crate::compile::{self, Compiler, Job, JobOutput, JobTiming};
 use crate::env::Env;
@@ -34,15 +34,16 @@ fn placeholders(compiler: &Compiler) -> Vec<(String, &'static str)> {
     ]
 }
 
-/// The toolchain's part of every key.
-pub fn toolchain_id(compiler: &Compiler) -> ToolchainId {
+/// The toolchain's part of every key: versions and the tools' content digests, memoised in
+/// `memo_dir` (the cache root) when there is one.
+pub fn toolchain_id(compiler: &Compiler, memo_dir: Option<&Path>) -> ToolchainId {
     let t = &compiler.toolchain;
     ToolchainId {
         nvrtc_version: t.nvrtc_version.clone(),
         nvrtc_api: compiler.nvrtc_api_version(),
         ptxas_version: t.ptxas_version.clone(),
-        nvrtc: FileId::of(&t.nvrtc),
-        ptxas: FileId::of(&t.ptxas),
+        nvrtc: cache::tool_digest(&t.nvrtc, memo_dir),
+        ptxas: cache::tool_digest(&t.ptxas, memo_dir),
     }
 }
 
@@ -90,8 +91,9 @@ fn keys_and_sizes(
     host: Option<&host::Tools>,
     jobs: &[Job],
     units: &[Unit],
+    cache: Option<&Cache>,
 ) -> Result<Vec<(Key, u64)>, Error> {
-    let id = toolchain_id(compiler);
+    let id = toolchain_id(compiler, cache.map(Cache::root));
     let mut digests = HeaderDigests::default();
     // Per source file: its headers (portable path, digest) and their total size.
     type Headers = (Vec<(String, [u8; 32])>, u64);
@@ -186,7 +188,8 @@ pub fn run_all(
     let timings_dir = root.map(|d| d.join("kernel-timings")).unwrap_or_else(|| launch_dir.join("cache-timings"));
     let pairs = placeholders(compiler);
     let units = units(jobs);
-    let (keys, sizes): (Vec<Key>, Vec<u64>) = keys_and_sizes(compiler, host, jobs, &units)?.into_iter().unzip();
+    let (keys, sizes): (Vec<Key>, Vec<u64>) =
+        keys_and_sizes(compiler, host, jobs, &units, cache.as_ref())?.into_iter().unzip();
     let label = |u: usize| format!("{} {}", jobs[units[u].jobs.start].file.source.file, units[u].arch_label(jobs));
 
     let Found { mut outputs, corrupt, first_damage } = look_up(
@@ -287,7 +290,66 @@ pub fn run_all(
     if debug {
         build_stats::print_summary(&stats);
     }
-    finish(jobs, &units, outputs, &fresh, stats)
+    finish(jobs, &units, outputs, &fresh, stats).and_then(|b| record_use(env, cache.as_ref(), compiler, b, debug))
+}
+
+/// After a successful build through `cache`: its line in the build log, and, when it stored
+/// entries, the cache pruned to `LAUNCH_CACHE_MAX_SIZE` ([`cache::limit::after_store`]). Neither
+/// can fail the build: a log or a removal that fails is skipped. Returns `built`.
+///
+/// # Errors
+/// A bad `LAUNCH_CACHE_MAX_SIZE` (checked before the build already, so never in practice).
+fn record_use(
+    env: &Env,
+    cache: Option<&Cache>,
+    compiler: &Compiler,
+    built: Built,
+    debug: bool,
+) -> Result<Built, Error> {
+    let Some(cache) = cache else { return Ok(built) };
+    let limit = env.cache_max_size()?;
+    let compiled = built.compiled.iter().filter(|&&c| c).count() as u64;
+    let package = env
+        .untracked("CARGO_PKG_NAME")
+        .map(|p| p.to_string_lossy().into_owned())
+        .or_else(|| compiler.root().file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let record = cache::build_log::BuildRecord {
+        time: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+        package,
+        jobs: built.compiled.len() as u64,
+        cached: built.compiled.len() as u64 - compiled,
+        compiled,
+    };
+    if let Err(e) = cache::build_log::append(cache.root(), &record) {
+        note(debug, &format!("could not write the kernel cache's build log: {e}"));
+    }
+    let Some(limit) = limit.filter(|_| compiled > 0) else { return Ok(built) };
+    // What this build stored, about (the entries' headers are left out).
+    let stored: usize = built
+        .outputs
+        .iter()
+        .zip(&built.compiled)
+        .filter(|(_, &c)| c)
+        .map(|(o, _)| o.ptx.len() + o.cubin.len() + o.ptxas_log.len() + o.nvrtc_log.len())
+        .chain(built.objects.iter().map(|o| o.object.len()))
+        .sum();
+    let started = Instant::now();
+    if let Some(p) = cache::limit::after_store(cache.dir(), cache.root(), stored as u64, limit) {
+        note(
+            debug,
+            &format!(
+                "kernel cache: {} entries ({}) scanned in {} ms; {} least recently used removed ({}) to stay under {}",
+                p.left.entries + p.removed.entries,
+                cache::limit::format_size(p.left.bytes + p.removed.bytes),
+                started.elapsed().as_millis(),
+                p.removed.entries,
+                cache::limit::format_size(p.removed.bytes),
+                cache::limit::format_size(limit)
+            ),
+        );
+    }
+    Ok(built)
 }
 
 /// The per-job outputs and the host objects from the units' outputs (every unit has one: a unit
