@@ -167,3 +167,21 @@ fn a_bad_size_is_a_usage_error_naming_where_it_came_from() {
     // Nothing was written by the refused commands.
     assert_eq!(fs::read_dir(cache.path()).unwrap().count(), 0);
 }
+
+/// A build's tune variants are stored after its kernels: the cache is kept under the limit after
+/// them too (with a limit of one byte nothing stays; without one, the entries are there).
+#[test]
+fn tune_variants_a_build_stores_are_kept_under_the_limit_too() {
+    let tc = toolchain_root();
+    let (dir, cache) = (fixture("tune_grid"), tempfile::tempdir().unwrap());
+    let mut cmd = cargo_build(dir.path(), cache.path(), &tc);
+    cmd.env("LAUNCH_CACHE_MAX_SIZE", "1");
+    build(cmd);
+    assert_eq!(entry_files(cache.path()), Vec::<std::path::PathBuf>::new());
+    let shown = cache_json(cache.path(), &[]);
+    assert_eq!(shown["builds"]["recorded"].as_u64(), Some(1), "the build is recorded all the same: {shown}");
+
+    let (dir, cache) = (fixture("tune_grid"), tempfile::tempdir().unwrap());
+    build(cargo_build(dir.path(), cache.path(), &tc));
+    assert!(!entry_files(cache.path()).is_empty());
+}
