@@ -390,7 +390,10 @@ pub fn open_cache(env: &Env, launch_dir: &Path) -> Result<Option<Cache>, Error> 
     if env.flag("LAUNCH_NO_CACHE")? {
         return Ok(None);
     }
-    let dir = toolchain::cache_dir(env).map(|d| d.join("kernels")).unwrap_or_else(|| launch_dir.join("cache"));
+    // Without a cache root, one under `launch_dir` laid out the same way (`cache/kernels/`), so the
+    // root's files (tool digests, build log, size estimate) stay out of the build's outputs.
+    let root = toolchain::cache_dir(env).unwrap_or_else(|| launch_dir.join("cache"));
+    let dir = root.join("kernels");
     Ok(Some(Cache::new(dir)))
 }
 
