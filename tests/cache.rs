@@ -522,4 +522,23 @@ fn outputs_do_not_depend_on_the_checkout_folder() {
     let c = build(cargo_build(three.path(), cache_one.path(), &tc));
     assert_eq!((c.stats.compiled, c.stats.cached), (0, 6), "{:?}", c.stats);
     assert_eq!(snapshot(&c.launch_dir()), sa);
+
+    // Nor on where or when the toolchain was installed: a copy at another path, its files
+    // written now (other modification times), gives the same keys: a fourth checkout built with
+    // it compiles nothing. (Tools are keyed by the SHA-256 of their bytes.)
+    let copy = tempfile::tempdir().unwrap();
+    let other = copy.path().join("elsewhere/cuda");
+    crate::support::copy_dir(&tc, &other);
+    let (ptxas, copied) = (tc.join("nvidia/cuda_nvcc/bin/ptxas"), other.join("nvidia/cuda_nvcc/bin/ptxas"));
+    let mtime = |p: &Path| fs::metadata(p).unwrap().modified().unwrap();
+    assert_ne!(mtime(&ptxas), mtime(&copied));
+    let four = crate_copy("folders");
+    let d = build(cargo_build(four.path(), cache_one.path(), &other));
+    assert_eq!((d.stats.compiled, d.stats.cached), (0, 6), "{:?}", d.stats);
+    // The same code; only what names the toolchain's place may differ (the manifest says which
+    // toolchain built it).
+    let sd = snapshot(&d.launch_dir());
+    let differ: Vec<&str> = sd.iter().zip(&sa).filter(|(x, y)| x != y).map(|(x, _)| x.0.as_str()).collect();
+    assert_eq!(sd.iter().map(|x| &x.0).collect::<Vec<_>>(), sa.iter().map(|x| &x.0).collect::<Vec<_>>());
+    assert!(differ.iter().all(|f| *f == "manifest.json"), "{differ:?}");
 }

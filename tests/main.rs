@@ -36,6 +36,9 @@ mod prebuilt;
 /// checkout-independent outputs) and jobserver parallelism (`-j1` is serial).
 mod cache;
 
+/// `cargo launch cache` (show, prune, clear) and the local cache's size limit in builds.
+mod cache_cmd;
+
 /// Misbehaving tools and failed builds: a hanging ptxas is stopped at `LAUNCH_COMPILE_TIMEOUT`, a
 /// ptxas that writes nothing is named, inline-asm errors point at the kernel, no stray statistics.
 mod tools;

@@ -68,6 +68,9 @@ pub enum Command {
     /// Ship the kernels: compile them from source and write launch-prebuilt/ (cubins, PTX,
     /// manifest, a key of every input), which builds then embed without any toolchain.
     Prebuild(PrebuildArgs),
+    /// The local kernel cache: where it is, its entries, size and limit, the hit rate of the last
+    /// builds and the remote store; `prune` it to its limit or `clear` it.
+    Cache(CacheArgs),
 }
 
 /// `cargo launch prebuild`.
@@ -319,6 +322,47 @@ pub struct SetupArgs {
     /// (nvtx3/, under 1 MB); repeatable, or comma-separated.
     #[arg(long = "with", value_name = "LIBRARY", value_delimiter = ',', value_parser = parse_library)]
     pub with: Vec<String>,
+}
+
+/// `cargo launch cache`.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+The cache is <cache>/kernels/ (<cache>: LAUNCH_CACHE_DIR, else $XDG_CACHE_HOME/cargo-launch, else
+~/.cache/cargo-launch). Its limit is LAUNCH_CACHE_MAX_SIZE (default 5G; 0 for none): after a build
+that stored entries, the least recently used go until 90% of it is left. Each build through the
+cache adds a line to <cache>/kernel-builds.tsv, from which the hit rates come. `clear` removes the
+entries, the compile times and that log; the toolchains under <cache>/toolchain/ stay.")]
+pub struct CacheArgs {
+    /// What to do (default: show).
+    #[command(subcommand)]
+    pub action: Option<CacheAction>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text, global = true)]
+    pub format: Format,
+}
+
+/// `cargo launch cache <action>`.
+#[derive(Subcommand, Debug, Clone, Copy)]
+pub enum CacheAction {
+    /// Location, entries, bytes, limit, the hit rate of the last builds and the remote store.
+    Show,
+    /// Remove the least recently used entries while the cache is over its limit, down to 90% of it.
+    Prune {
+        /// The limit to prune to, instead of LAUNCH_CACHE_MAX_SIZE's: bytes or a number with K, M,
+        /// G or T (powers of 1024), such as 500M or 5G; 0 for no limit.
+        #[arg(long, value_name = "SIZE", value_parser = parse_max_size)]
+        max_size: Option<MaxSize>,
+    },
+    /// Remove every entry, the compile times and the build log (the toolchains stay).
+    Clear,
+}
+
+/// A size limit; `None`: no limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MaxSize(pub Option<u64>);
+
+fn parse_max_size(s: &str) -> Result<MaxSize, String> {
+    launch_build::tooling::cache::parse_size(s).map(MaxSize)
 }
 
 /// Which input the calculator's graphs vary.

@@ -7,10 +7,13 @@
 //! file's name as NVRTC sees it, its text after the `@launch` contracts were applied, the path
 //! (relative to the crate or toolchain root) and content digest of every header it includes
 //! transitively, the NVRTC options (include folders as `$CRATE/...`, defines), the arch, the
-//! `@launch` annotations, NVRTC's and ptxas's versions and the identity (path, size, modification
-//! time) of the NVRTC library and the ptxas executable. Content, never file times, decides for
-//! sources and headers: touching a file changes no key. Nothing absolute about the checkout goes
-//! in, so two checkouts of a crate, or two crates with the same kernel, share entries.
+//! `@launch` annotations, NVRTC's and ptxas's versions and the SHA-256 of the NVRTC library's and
+//! the ptxas executable's bytes ([`tool_digest`], memoised by path, size and modification time in
+//! `<cache root>/tool-digests.tsv`). Content, never file times or places, decides: touching a file
+//! changes no key, and nothing absolute about the checkout or the toolchain's install goes in, so
+//! two checkouts of a crate, two crates with the same kernel, and two installs of one toolchain
+//! (another folder, another day, another machine) share entries. (A `host` file's key names nvcc
+//! and the host compiler by their versions, see `crate::host`.)
 //!
 //! # Entries
 //! `<cache>/<first two hex digits>/<key hex>`, one file:
@@ -35,6 +38,13 @@
 //! ([`store`]): the local folder above ([`LocalFolder`]) today, a shared remote store for CI
 //! fleets later, without touching the build.
 //!
+//! # Size limit and build log
+//! A hit refreshes its entry's modification time; after a build that stored entries, the least
+//! recently used go while the folder is over `LAUNCH_CACHE_MAX_SIZE` ([`limit`], safe while
+//! other builds read and write). Each build through the cache appends a line (time, package,
+//! jobs, from the cache, compiled) to `<cache root>/kernel-builds.tsv` ([`build_log`]), which
+//! `cargo launch cache` reads for the hit rate of the last builds.
+//!
 //! # Compile times
 //! Beside the entry folder, `<cache root>/kernel-timings/<crate>.tsv` ([`Timings`]) holds each
 //! job's last compile time, by (file, arch) as the crate names them, so the next build that has to compile starts
@@ -46,19 +56,22 @@ use std::fmt;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 use sha2::{Digest, Sha256};
 
 use crate::contract::Annotation;
 use crate::out;
 
+pub mod build_log;
+pub mod limit;
 mod store;
+mod tool_digest;
 pub use store::{LocalFolder, Store};
+pub use tool_digest::tool_digest;
 
 /// Version of the key and entry layout. Bump it whenever either changes, or whenever something
 /// new can change a compiler's output.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 const MAGIC: &[u8; 8] = b"LAUNCHKC";
 
@@ -85,33 +98,6 @@ impl fmt::Debug for Key {
     }
 }
 
-/// Identity of a tool binary: where it is, its size and modification time. A reinstalled or
-/// patched tool changes at least one of them.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FileId {
-    /// Path as found by discovery.
-    pub path: String,
-    /// Size in bytes.
-    pub size: u64,
-    /// Modification time, nanoseconds since the Unix epoch (0 when unknown).
-    pub mtime_ns: u128,
-}
-
-impl FileId {
-    /// Reads the identity of `path` (follows symbolic links).
-    pub fn of(path: &Path) -> FileId {
-        let meta = fs::metadata(path).ok();
-        FileId {
-            path: path.display().to_string(),
-            size: meta.as_ref().map_or(0, |m| m.len()),
-            mtime_ns: meta
-                .and_then(|m| m.modified().ok())
-                .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos()),
-        }
-    }
-}
-
 /// Everything about the toolchain that goes into a key.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolchainId {
@@ -121,10 +107,10 @@ pub struct ToolchainId {
     pub nvrtc_api: (i32, i32),
     /// ptxas's version (`12.9.86`).
     pub ptxas_version: String,
-    /// The NVRTC library.
-    pub nvrtc: FileId,
-    /// The ptxas executable.
-    pub ptxas: FileId,
+    /// SHA-256 of the NVRTC library's bytes ([`tool_digest`]).
+    pub nvrtc: [u8; 32],
+    /// SHA-256 of the ptxas executable's bytes.
+    pub ptxas: [u8; 32],
 }
 
 /// One job's inputs, as hashed into its key.
@@ -158,12 +144,6 @@ impl KeyHasher {
         self.0.update((value.len() as u64).to_le_bytes());
         self.0.update(value);
     }
-
-    fn file_id(&mut self, name: &str, id: &FileId) {
-        self.field(&format!("{name}.path"), id.path.as_bytes());
-        self.field(&format!("{name}.size"), &id.size.to_le_bytes());
-        self.field(&format!("{name}.mtime"), &id.mtime_ns.to_le_bytes());
-    }
 }
 
 /// The key of one job.
@@ -196,8 +176,8 @@ pub fn key(k: &KeyInputs) -> Key {
     h.field("nvrtc.version", t.nvrtc_version.as_bytes());
     h.field("nvrtc.api", format!("{}.{}", t.nvrtc_api.0, t.nvrtc_api.1).as_bytes());
     h.field("ptxas.version", t.ptxas_version.as_bytes());
-    h.file_id("nvrtc", &t.nvrtc);
-    h.file_id("ptxas", &t.ptxas);
+    h.field("nvrtc.sha256", &t.nvrtc);
+    h.field("ptxas.sha256", &t.ptxas);
     Key(h.0.finalize().into())
 }
 
@@ -227,8 +207,8 @@ pub struct VariantKeyInputs<'a> {
     pub arch: &'a str,
     /// ptxas's version (`12.9.86`).
     pub ptxas_version: &'a str,
-    /// The ptxas executable.
-    pub ptxas: &'a FileId,
+    /// SHA-256 of the ptxas executable's bytes ([`tool_digest`]).
+    pub ptxas: &'a [u8; 32],
 }
 
 /// The key of one variant's ptxas run. Its fields differ from a job's ([`key`]) from the first
@@ -245,7 +225,7 @@ pub fn variant_key(k: &VariantKeyInputs) -> Key {
     }
     h.field("arch", k.arch.as_bytes());
     h.field("ptxas.version", k.ptxas_version.as_bytes());
-    h.file_id("ptxas", k.ptxas);
+    h.field("ptxas.sha256", k.ptxas);
     Key(h.0.finalize().into())
 }
 
@@ -363,6 +343,12 @@ impl Cache {
     /// Its folder.
     pub fn dir(&self) -> &Path {
         self.store.dir()
+    }
+
+    /// The folder above it, the cache root (`kernels/`'s parent): where the tool digests' memo
+    /// and the build log live.
+    pub fn root(&self) -> &Path {
+        self.store.dir().parent().unwrap_or(Path::new("."))
     }
 
     #[cfg(test)]

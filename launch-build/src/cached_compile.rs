@@ -16,7 +16,7 @@ use std::time::Instant;
 use launch::Arch;
 
 use crate::build_stats::{self, BuildStats};
-use crate::cache::{self, Cache, Entry, FileId, HeaderDigests, Key, KeyInputs, Lookup, Store, ToolchainId};
+use crate::cache::{self, Cache, Entry, HeaderDigests, Key, KeyInputs, Lookup, Store, ToolchainId};
 use crate::cargo_directives;
 use crate::compile::{self, Compiler, Job, JobOutput, JobTiming};
 use crate::env::Env;
@@ -34,15 +34,16 @@ fn placeholders(compiler: &Compiler) -> Vec<(String, &'static str)> {
     ]
 }
 
-/// The toolchain's part of every key.
-pub fn toolchain_id(compiler: &Compiler) -> ToolchainId {
+/// The toolchain's part of every key: versions and the tools' content digests, memoised in
+/// `memo_dir` (the cache root) when there is one.
+pub fn toolchain_id(compiler: &Compiler, memo_dir: Option<&Path>) -> ToolchainId {
     let t = &compiler.toolchain;
     ToolchainId {
         nvrtc_version: t.nvrtc_version.clone(),
         nvrtc_api: compiler.nvrtc_api_version(),
         ptxas_version: t.ptxas_version.clone(),
-        nvrtc: FileId::of(&t.nvrtc),
-        ptxas: FileId::of(&t.ptxas),
+        nvrtc: cache::tool_digest(&t.nvrtc, memo_dir),
+        ptxas: cache::tool_digest(&t.ptxas, memo_dir),
     }
 }
 
@@ -90,8 +91,9 @@ fn keys_and_sizes(
     host: Option<&host::Tools>,
     jobs: &[Job],
     units: &[Unit],
+    cache: Option<&Cache>,
 ) -> Result<Vec<(Key, u64)>, Error> {
-    let id = toolchain_id(compiler);
+    let id = toolchain_id(compiler, cache.map(Cache::root));
     let mut digests = HeaderDigests::default();
     // Per source file: its headers (portable path, digest) and their total size.
     type Headers = (Vec<(String, [u8; 32])>, u64);
@@ -186,7 +188,8 @@ pub fn run_all(
     let timings_dir = root.map(|d| d.join("kernel-timings")).unwrap_or_else(|| launch_dir.join("cache-timings"));
     let pairs = placeholders(compiler);
     let units = units(jobs);
-    let (keys, sizes): (Vec<Key>, Vec<u64>) = keys_and_sizes(compiler, host, jobs, &units)?.into_iter().unzip();
+    let (keys, sizes): (Vec<Key>, Vec<u64>) =
+        keys_and_sizes(compiler, host, jobs, &units, cache.as_ref())?.into_iter().unzip();
     let label = |u: usize| format!("{} {}", jobs[units[u].jobs.start].file.source.file, units[u].arch_label(jobs));
 
     let Found { mut outputs, corrupt, first_damage } = look_up(
@@ -287,7 +290,7 @@ pub fn run_all(
     if debug {
         build_stats::print_summary(&stats);
     }
-    finish(jobs, &units, outputs, &fresh, stats)
+    finish(jobs, &units, outputs, &fresh, stats).and_then(|b| record_use(env, cache.as_ref(), compiler, b, debug))
 }
 
 /// The per-job outputs and the host objects from the units' outputs (every unit has one: a unit
@@ -387,7 +390,10 @@ pub fn open_cache(env: &Env, launch_dir: &Path) -> Result<Option<Cache>, Error> 
     if env.flag("LAUNCH_NO_CACHE")? {
         return Ok(None);
     }
-    let dir = toolchain::cache_dir(env).map(|d| d.join("kernels")).unwrap_or_else(|| launch_dir.join("cache"));
+    // Without a cache root, one under `launch_dir` laid out the same way (`cache/kernels/`), so the
+    // root's files (tool digests, build log, size estimate) stay out of the build's outputs.
+    let root = toolchain::cache_dir(env).unwrap_or_else(|| launch_dir.join("cache"));
+    let dir = root.join("kernels");
     Ok(Some(Cache::new(dir)))
 }
 
@@ -496,6 +502,10 @@ fn from_entry(job: &Job, e: Entry, pairs: &[(String, &str)]) -> Result<JobOutput
         ptxas_log,
     })
 }
+
+mod usage;
+pub(crate) use usage::keep_under_limit;
+use usage::record_use;
 
 #[cfg(test)]
 mod tests;

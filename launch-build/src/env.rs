@@ -25,6 +25,7 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     ("LAUNCH_ARCH", "comma-separated arches that replace the metadata's list (set by `cargo launch check --arch`)"),
     ("LAUNCH_PREBUILT", "whether the build embeds the crate's prebuilt kernels (launch-prebuilt/, written by `cargo launch prebuild`): auto (default: when they match the sources, else compile from source), ignore (always compile from source) or require (fail rather than compile)"),
     ("LAUNCH_NO_CACHE", "set to 1: neither read nor write the per-kernel compile cache under the cache dir's kernels/"),
+    ("LAUNCH_CACHE_MAX_SIZE", "the kernel cache's size limit: bytes or a number with K, M, G or T (powers of 1024), such as 500M or 5G; 0 for no limit (default 5G); after a build that stored entries, the least recently used go until 90% of it is left"),
     ("LAUNCH_ALL_PTX", "set to 1: also write every arch's PTX to OUT_DIR/launch/ptx-all/ (not embedded; `cargo launch explore` builds so, in a target folder of its own)"),
     ("LAUNCH_BUILD_DEBUG", "set to 1: the build script prints every command it runs as a cargo warning"),
     ("LAUNCH_COMPILE_TIMEOUT", "seconds one compiler run (NVRTC or ptxas, per file and arch) may take before it is stopped and the build fails (default 1800, at most 86400)"),
@@ -83,6 +84,8 @@ enum Grammar {
     Arches,
     /// `LAUNCH_PREBUILT`'s words ([`PrebuiltMode::VALUES`]).
     Prebuilt,
+    /// A size in bytes, with an optional binary unit (`crate::cache::limit::parse_size`).
+    Size,
 }
 
 /// The documented variables whose values are checked ([`Env::check`]), each with its grammar.
@@ -95,6 +98,7 @@ const CHECKED: &[(&str, Grammar)] = &[
     ("LAUNCH_ARCH", Grammar::Arches),
     ("LAUNCH_PREBUILT", Grammar::Prebuilt),
     ("LAUNCH_NO_CACHE", Grammar::Switch),
+    ("LAUNCH_CACHE_MAX_SIZE", Grammar::Size),
     ("LAUNCH_ALL_PTX", Grammar::Switch),
     ("LAUNCH_BUILD_DEBUG", Grammar::Switch),
     ("LAUNCH_COMPILE_TIMEOUT", Grammar::Seconds),
@@ -182,6 +186,19 @@ impl Env {
         self.get("LAUNCH_PREBUILT").map_or(Ok(PrebuiltMode::Auto), |v| prebuilt_mode_from(&v.to_string_lossy()))
     }
 
+    /// `LAUNCH_CACHE_MAX_SIZE`: the kernel cache's size limit in bytes, `None` for no limit
+    /// (`0`); default [`DEFAULT_MAX_SIZE`](crate::cache::limit::DEFAULT_MAX_SIZE).
+    ///
+    /// # Errors
+    /// A value `parse_size` refuses, as a configuration error naming the variable.
+    pub fn cache_max_size(&self) -> Result<Option<u64>, Error> {
+        // Untracked: the limit changes no output, so its change must not rerun the build script.
+        match self.untracked("LAUNCH_CACHE_MAX_SIZE") {
+            None => Ok(Some(crate::cache::limit::DEFAULT_MAX_SIZE)),
+            Some(v) => size_from("LAUNCH_CACHE_MAX_SIZE", &v.to_string_lossy()),
+        }
+    }
+
     /// Checks the value of every documented variable that has a grammar (switches, numbers,
     /// paths, arch lists; see `CHECKED` in the source), without announcing them to cargo: the
     /// first bad one is a configuration error naming the variable, the value and what it
@@ -209,6 +226,7 @@ impl Env {
             Grammar::Seconds => timeout_from(&text).map(drop),
             Grammar::Arches => arches_from(&text).map(drop),
             Grammar::Prebuilt => prebuilt_mode_from(&text).map(drop),
+            Grammar::Size => size_from(name, &text).map(drop),
             Grammar::Folder => {
                 if Path::new(value).is_absolute() {
                     Ok(())
@@ -303,6 +321,10 @@ fn arches_from(text: &str) -> Result<Vec<Arch>, Error> {
 }
 
 /// `LAUNCH_COMPILE_TIMEOUT`'s value as a limit: whole seconds, from 1 to [`MAX_TIMEOUT_SECS`].
+fn size_from(name: &str, text: &str) -> Result<Option<u64>, Error> {
+    crate::cache::limit::parse_size(text).map_err(|message| bad(name, message))
+}
+
 fn timeout_from(text: &str) -> Result<Duration, Error> {
     let shown = text.escape_debug();
     let digits = text.trim();
@@ -456,6 +478,7 @@ mod tests {
             Grammar::Program => (&["/", "/nonexistent/python3", "no-such-program-of-cargo-launch"], &["/bin/sh", "sh"]),
             Grammar::Arches => (&["sm_9O", ",", "sm_90,,sm_80", "90"], &["sm_90", "sm_80, sm_90"]),
             Grammar::Prebuilt => (&["1", "yes", "never", "ignore,require"], &["auto", "ignore", "Require"]),
+            Grammar::Size => (&["5X", "-1", "G", "many", "1.2.3G"], &["0", "500M", "5G", "1.5GiB", "1048576"]),
         }
     }
 

@@ -128,6 +128,13 @@ pub mod tooling {
         pub use crate::lineinfo::{Compiled, Recompiler};
     }
 
+    /// The local kernel cache for `cargo launch cache`: its size (`usage`), its limit
+    /// (`parse_size`, `Env::cache_max_size`), pruning and clearing, and the build log.
+    pub mod cache {
+        pub use crate::cache::build_log::{read as build_log, BuildRecord};
+        pub use crate::cache::limit::{clear, format_size, parse_size, prune, usage, Pruned, Usage, DEFAULT_MAX_SIZE};
+    }
+
     /// Trying launch contracts on a kernel's PTX with ptxas alone (`cargo launch explore`):
     /// [`with_contract`](variants::with_contract) writes a contract into one entry's PTX,
     /// [`assemble_variants`](variants::assemble_variants) runs ptxas once per contract, each run

@@ -55,6 +55,8 @@ pub struct Recompiler {
     plan: Plan,
     /// `LAUNCH_COMPILE_TIMEOUT`, as the build reads it: for NVRTC, ptxas and nvdisasm alike.
     timeout: Duration,
+    /// The cache root, where the build memoises the tools' digests (see `cache::tool_digest`).
+    memo_dir: Option<PathBuf>,
 }
 
 impl Recompiler {
@@ -66,7 +68,7 @@ impl Recompiler {
         let settings = compile::Settings::from_env(env)?;
         let compiler = Compiler::new(toolchain, config, work_dir.to_path_buf(), settings)?;
         let plan = Plan::resolve(config.clone())?;
-        Ok(Recompiler { compiler, nvrtc, plan, timeout: settings.timeout })
+        Ok(Recompiler { compiler, nvrtc, plan, timeout: settings.timeout, memo_dir: toolchain::cache_dir(env) })
     }
 
     /// The toolchain it compiles with.
@@ -103,7 +105,7 @@ impl Recompiler {
         let options = with_line_info(c.options(&job, true), true);
         let ptxas_options = ptxas_with_line_info(c.ptxas_options(&job), true);
         let arch = arch.to_string();
-        let id = cached_compile::toolchain_id(c);
+        let id = cached_compile::toolchain_id(c, self.memo_dir.as_deref());
         let key = cache::key(&KeyInputs {
             file: &p.file.source.file,
             text: &p.text,

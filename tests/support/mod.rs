@@ -20,6 +20,7 @@ pub const SCRUBBED: &[&str] = &[
     "LAUNCH_NO_AUTO_SETUP",
     "LAUNCH_BUILD_DEBUG",
     "LAUNCH_NO_CACHE",
+    "LAUNCH_CACHE_MAX_SIZE",
     "LAUNCH_ARCH",
     "LAUNCH_PREBUILT",
     "CUDA_HOME",

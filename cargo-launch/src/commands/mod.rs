@@ -2,6 +2,7 @@
 //! takes its `cli` arguments, uses the services (`toolchain`, `cargo`, `records`, ...) and renders
 //! through `output`; no command uses another.
 
+pub(crate) mod cache;
 pub(crate) mod check;
 pub(crate) mod explore;
 pub(crate) mod init;

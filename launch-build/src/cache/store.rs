@@ -79,8 +79,10 @@ impl LocalFolder {
 }
 
 impl Store for LocalFolder {
+    /// A hit refreshes the entry's modification time: the size limit evicts the least recently
+    /// used entries first ([`super::limit`]).
     fn get(&self, key: &Key) -> Result<Option<Vec<u8>>, String> {
-        read_entry(&self.entry_path(key))
+        read_bounded_as(&self.entry_path(key), MAX_ENTRY, true)
     }
 
     /// A lost race with another build counts as success (same key, same entry): a rename that
@@ -115,16 +117,16 @@ impl Store for LocalFolder {
     }
 }
 
-/// The bytes of the entry file at `path`: `Ok(None)` when there is none, `Err(reason)` when
-/// something other than a regular file of at most [`MAX_ENTRY`] bytes is there.
-fn read_entry(path: &Path) -> Result<Option<Vec<u8>>, String> {
-    read_bounded(path, MAX_ENTRY)
-}
-
 /// The bytes of the file at `path`: `Ok(None)` when there is none, `Err(reason)` when something
 /// other than a regular file of at most `limit` bytes is there. Never follows a link, never
 /// blocks on a FIFO, never allocates more than the file holds.
 pub(super) fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, String> {
+    read_bounded_as(path, limit, false)
+}
+
+/// [`read_bounded`]; with `used`, a whole read sets the file's modification time to now (best
+/// effort: an entry of another user stays as it was).
+fn read_bounded_as(path: &Path, limit: u64, used: bool) -> Result<Option<Vec<u8>>, String> {
     let meta = match fs::symlink_metadata(path) {
         Ok(m) => m,
         // Nothing can be there when a folder above it is a file (`LAUNCH_CACHE_DIR` set to a
@@ -133,11 +135,19 @@ pub(super) fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, S
         Err(e) => return Err(e.to_string()),
     };
     regular(&meta, limit)?;
-    let mut file = open_no_follow(path).map_err(|e| match e.raw_os_error() {
-        #[cfg(unix)]
-        Some(libc::ELOOP) => "a symbolic link, not a cache entry".to_string(),
-        _ => e.to_string(),
-    })?;
+    let mut file = match open_no_follow(path) {
+        Ok(f) => f,
+        // Removed since it was looked at (the size limit's pruning, `cargo launch cache clear`):
+        // no entry, not a damaged one.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(match e.raw_os_error() {
+                #[cfg(unix)]
+                Some(libc::ELOOP) => "a symbolic link, not a cache entry".to_string(),
+                _ => e.to_string(),
+            })
+        }
+    };
     // Checked again on what was opened: the path may have been replaced in between.
     let meta = file.metadata().map_err(|e| e.to_string())?;
     regular(&meta, limit)?;
@@ -146,6 +156,9 @@ pub(super) fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, S
     (&mut file).take(limit + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
     if bytes.len() as u64 > limit {
         return Err(format!("more than {limit} bytes, larger than any entry"));
+    }
+    if used {
+        let _ = file.set_modified(std::time::SystemTime::now());
     }
     Ok(Some(bytes))
 }

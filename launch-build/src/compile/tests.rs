@@ -175,7 +175,7 @@ fn key_with_absolute_include(root: &Path, include: &Path) -> Option<(crate::cach
         ptxas_options: &[],
         arch: "sm_90",
         annotations: &[],
-        toolchain: &crate::cached_compile::toolchain_id(&compiler),
+        toolchain: &crate::cached_compile::toolchain_id(&compiler, None),
     });
     let portable = compiler.portable(&include.join("lib.cuh"));
     Some((key, portable, options))

@@ -18,7 +18,7 @@ use launch::{Arch, Contract};
 use super::grid::{self, Planned, PlannedVariant};
 use super::{cached, PtxKernel, Variant};
 use crate::assemble::FileOutputs;
-use crate::cached_compile::open_cache;
+use crate::cached_compile::{keep_under_limit, open_cache};
 use crate::compile::{bounded, sanitize, Compiler};
 use crate::config::Config;
 use crate::env::Env;
@@ -252,6 +252,13 @@ fn assemble_all(
     }
     if let (Some(message), true) = (&used.store_failure, env.is_build_script()) {
         cargo_directives::launch_build_warning(&format!("{message} (the build goes on without it)"));
+    }
+    // What ptxas assembled was stored: the cache kept under its limit, as after the kernels.
+    if let Some(cache) = cache.as_ref().filter(|_| used.misses > 0) {
+        let fresh = ran.results.iter().zip(&ran.from_cache).filter(|(_, &cached)| !cached);
+        let stored: usize =
+            fresh.filter_map(|(r, _)| r.as_ref()?.as_ref().ok()).map(|v| v.cubin.len() + v.log.len()).sum();
+        keep_under_limit(env, cache, stored as u64, debug)?;
     }
     if debug && used.misses > 0 {
         cargo_directives::launch_build_warning(&format!(

@@ -13,7 +13,7 @@ use std::time::Duration;
 use launch::Contract;
 
 use super::{assemble_one, from_log, CacheUse, PtxKernel, Variant};
-use crate::cache::{self, Cache, Entry, FileId, Key, VariantKeyInputs};
+use crate::cache::{self, Cache, Entry, Key, VariantKeyInputs};
 use crate::cached_compile::{compile_and_store, look_up};
 use crate::error::Error;
 use crate::scheduler::{start_order, Tokens};
@@ -51,7 +51,7 @@ pub(crate) fn assemble(
     jobs: &[Job],
     debug: bool,
 ) -> Ran {
-    let ptxas = FileId::of(&toolchain.ptxas);
+    let ptxas = cache::tool_digest(&toolchain.ptxas, cache.map(Cache::root));
     let keys: Vec<Key> = jobs
         .iter()
         .map(|j| {
