@@ -316,3 +316,27 @@ fn a_downstream_program_builds_from_the_packaged_crate_with_no_python_toolchain_
     assert!(stderr.contains("No CUDA toolchain to compile them from source"), "{stderr}");
     assert!(stderr.contains("`cargo launch prebuild`") && stderr.contains("`cargo launch setup`"), "{stderr}");
 }
+
+#[test]
+fn a_crate_made_by_new_ships_its_prebuilt_kernels_in_its_package() {
+    toolchain_root();
+    let tmp = tempfile::tempdir().unwrap();
+    let name = format!("prebuilt-new-{}", std::process::id());
+    let (code, _, stderr) = run(cargo_launch().args(["launch", "new", &name]).current_dir(tmp.path()));
+    assert_eq!(code, 0, "{stderr}");
+    let dir = tmp.path().join(&name);
+    let (code, stdout, stderr) = prebuild(&dir, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    // What each arch costs, the template's two arches with their tune variants.
+    assert!(stdout.contains("  sm_90 ") && stdout.contains("  sm_100 ") && stdout.contains("  total "), "{stdout}");
+    assert!(!stderr.contains("10 MB"), "{stderr}");
+    let (code, list, stderr) =
+        run(cargo(&dir).args(["package", "--list", "--allow-dirty", "--no-verify", "--offline"]));
+    assert_eq!(code, 0, "{stderr}");
+    let shipped: Vec<&str> = list.lines().filter(|l| l.starts_with("launch-prebuilt/")).collect();
+    let folder = tree(&dir.join("launch-prebuilt"));
+    assert_eq!(shipped.len(), folder.len(), "{list}");
+    for f in folder.keys() {
+        assert!(shipped.contains(&format!("launch-prebuilt/{f}").as_str()), "{f} is not in the package:\n{list}");
+    }
+}

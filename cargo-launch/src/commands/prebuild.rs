@@ -40,21 +40,31 @@ pub(crate) fn run(args: &PrebuildArgs) -> Result<(), Error> {
         Format::Text => text(&mut out, &summary),
     };
     written.context("writing to stdout").map_err(Error::Failure)?;
-    for p in &summary.packages {
-        if p.compressed_bytes > CRATES_IO_LIMIT {
-            eprintln!(
-                "warning: {}: {} compresses to about {}, more than crates.io's 10 MB package limit; what each part \
-                 costs is listed above: list fewer arches, or fewer tune variants",
-                p.package,
-                p.folder,
-                mb(p.compressed_bytes)
-            );
-        }
+    for w in summary.packages.iter().filter_map(size_warning) {
+        eprintln!("warning: {w}");
     }
     if summary.packages.iter().any(|p| !p.differences.is_empty()) {
         return Err(Error::CheckFailed);
     }
     Ok(())
+}
+
+/// The warning for a folder that alone would make the package larger than crates.io takes.
+fn size_warning(p: &PackageSummary) -> Option<String> {
+    (p.compressed_bytes > CRATES_IO_LIMIT).then(|| {
+        let arches: Vec<String> = (p.costs.iter())
+            .filter(|c| c.part.starts_with("sm_"))
+            .map(|c| format!("{} {}", c.part, mb(c.compressed_bytes)))
+            .collect();
+        format!(
+            "{}: {} compresses to about {}, more than crates.io's 10 MB package limit (cubins per arch, compressed: \
+             {}); list fewer arches or tune variants, or ship the kernels another way",
+            p.package,
+            p.folder,
+            mb(p.compressed_bytes),
+            arches.join(", ")
+        )
+    })
 }
 
 /// Writes or verifies one package's folder.
@@ -227,4 +237,34 @@ fn text(out: &mut impl std::io::Write, summary: &Summary) -> std::io::Result<()>
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(costs: &[(&str, u64)]) -> PackageSummary {
+        let costs: Vec<Cost> = costs
+            .iter()
+            .map(|(part, c)| Cost { part: part.to_string(), files: 1, bytes: c * 3, compressed_bytes: *c })
+            .collect();
+        PackageSummary {
+            package: "k".into(),
+            folder: "launch-prebuilt".into(),
+            key: "0".repeat(64),
+            outcome: "written".into(),
+            bytes: costs.iter().map(|c| c.bytes).sum(),
+            compressed_bytes: costs.iter().map(|c| c.compressed_bytes).sum(),
+            costs,
+            differences: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_folder_past_the_registry_limit_is_warned_about_with_each_arch_cost() {
+        assert_eq!(size_warning(&summary(&[("sm_90", 4_000_000), ("ptx", 1_000_000)])), None);
+        let w = size_warning(&summary(&[("sm_80", 5_000_000), ("sm_90", 5_500_000), ("ptx", 700_000)])).unwrap();
+        assert!(w.contains("about 11.20 MB, more than crates.io's 10 MB"), "{w}");
+        assert!(w.contains("sm_80 5.00 MB, sm_90 5.50 MB"), "{w}");
+    }
 }
