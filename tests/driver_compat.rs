@@ -36,8 +36,8 @@ fn a_12_4_driver_runs_the_listed_arch_and_warns_about_newer_gpus() {
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert!(
         stdout.contains(
-            "warning[driver]: Cargo.toml:11:1: a GPU newer than every listed arch (sm_86, sm_87 …) would find nothing \
-             to load from kernels/saxpy.cu with a CUDA 12.4 driver (`min-driver`): cubins run only on their own arch, \
+            "warning[driver]: Cargo.toml:11:1: a GPU newer than every listed arch (sm_90, sm_100 …) would find nothing \
+             to load from kernels/saxpy.cu with a CUDA 12.4 driver (`min-driver`): cubins run only on their own major version, \
              and the PTX compute_80 (ISA 8.8) needs a driver >= 12.9"
         ),
         "{stdout}"

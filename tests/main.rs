@@ -122,3 +122,9 @@ mod long_names;
 /// Issue 20 item 4: the three crates' package metadata, READMEs and license texts, what each
 /// package ships, and a crate made by `new` that `cargo package` takes.
 mod packaging;
+
+/// `cargo launch coverage`: per GPU, a cubin, PTX by JIT (refused by an old driver) or nothing.
+mod coverage;
+
+/// `cargo launch doctor`: a missing or damaged toolchain, NVRTC builtins missing, a cache not writable.
+mod doctor;

@@ -71,6 +71,69 @@ pub enum Command {
     /// The local kernel cache: where it is, its entries, size and limit, the hit rate of the last
     /// builds and the remote store; `prune` it to its limit or `clear` it.
     Cache(CacheArgs),
+    /// Which GPUs run the kernels and how: a cubin, the PTX by JIT (and whether a driver takes
+    /// its ISA) or nothing, per kernel; the bytes per arch and the smallest arch list.
+    Coverage(CoverageArgs),
+    /// Is this machine set up? Each pinned toolchain (hashes, NVRTC and its builtins, ptxas,
+    /// nvdisasm, CCCL), the environment, the cache, the GPU driver, the crate's configuration.
+    Doctor(DoctorArgs),
+}
+
+/// `cargo launch doctor`.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Checks each pinned toolchain as builds would find it: its files against the wheels' RECORD hashes,
+NVRTC loading with its builtins (it compiles an empty kernel), ptxas and nvdisasm running, CCCL's
+headers; the documented environment variables that are set; the cache folder (writable, entries,
+size); the GPU driver, read from the driver library (libcuda.so.1, cuDriverGetVersion) when one
+loads, against the crate's min-driver and its PTX; and, in a crate, its [package.metadata.launch].
+Every problem comes with its fix. Exit 0 when healthy, 3 when a toolchain problem blocks builds,
+1 for any other problem.")]
+pub struct DoctorArgs {
+    /// Path to a crate's Cargo.toml (default: the current folder's, when it has
+    /// [package.metadata.launch]).
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// `cargo launch coverage`.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+For each GPU (a name from launch's table, launch::gpus, or an arch such as sm_86 for its compute
+capability), what the driver loads of each kernel: a cubin (same compute-capability major, same or
+older minor: sm_80's runs on 8.6 and 8.9, not 9.0; `a` cubins only on their own chip), else the
+lowest PTX that runs there, which the driver JIT-compiles on first load (and refuses with error 222
+when its PTX ISA is newer than the driver), else nothing (error 209). Kernels that differ (arch-gated
+kernels, per-file arch tables, tune variants) are listed apart. Then the bytes each arch embeds and
+the smallest arch list that runs every listed GPU natively, with its size.
+
+Without --gpu: T4, A100, RTX 3090, Jetson AGX Orin, L4, H100, B200, B300, RTX 5090, DGX Spark.
+
+Example:
+  cargo launch coverage --gpu \"A100,H100,L4,RTX 4090,B200,RTX 5090,Jetson AGX Orin,T4\" --driver 12.4")]
+pub struct CoverageArgs {
+    #[command(flatten)]
+    pub packages: PackageArgs,
+    /// GPUs (comma-separated or repeated): names such as \"RTX 4090\" or arches such as sm_86.
+    #[arg(long, value_delimiter = ',', value_name = "GPU")]
+    pub gpu: Vec<String>,
+    /// The driver to predict for, as its CUDA version (12.4; `nvidia-smi` shows it); default: any
+    /// driver new enough for what is embedded.
+    #[arg(long, value_name = "VERSION", value_parser = parse_cuda_version)]
+    pub driver: Option<launch::compat::CudaVersion>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Fail instead of installing the toolchain when none is found.
+    #[arg(long)]
+    pub no_setup: bool,
+}
+
+fn parse_cuda_version(s: &str) -> Result<launch::compat::CudaVersion, String> {
+    s.parse().map_err(|e: launch::compat::VersionParseError| e.to_string())
 }
 
 /// `cargo launch prebuild`.

@@ -137,7 +137,13 @@ pub fn findings(p: &PackageKernels) -> Vec<Finding> {
         .iter()
         .copied()
         .filter(|n| {
-            n.parse::<Arch>().is_ok_and(|a| a.variant == Variant::Base && Some(a.compute_capability()) > newest)
+            n.parse::<Arch>().is_ok_and(|a| {
+                let cc = a.compute_capability();
+                // Not one a listed arch's cubin runs on (sm_80's runs on 8.6).
+                a.variant == Variant::Base
+                    && Some(cc) > newest
+                    && !e.manifest.arches.iter().any(|l| compat::cubin_runs_on(*l, cc))
+            })
         })
         .collect();
     if newer.is_empty() {
@@ -147,7 +153,7 @@ pub fn findings(p: &PackageKernels) -> Vec<Finding> {
     let mut needs = Vec::new();
     for m in &e.manifest.modules {
         let base: Vec<Ptx> = e.ptx_of(m).into_iter().filter(|x| x.arch.variant == Variant::Base).collect();
-        // Only `a`/`f` PTX: no newer GPU runs it on any driver, which is the arch list's matter.
+        // Only `a`/`f` PTX: no GPU of a newer major runs it on any driver, which is the arch list's matter.
         if !base.is_empty() && !base.iter().any(|x| e.jits(x)) {
             failing.push(m.file.as_str());
             add_new(&mut needs, base.iter().map(ptx_need));
@@ -157,7 +163,7 @@ pub fn findings(p: &PackageKernels) -> Vec<Finding> {
         let shown = if newer.len() > 2 { format!("{}, {} …", newer[0], newer[1]) } else { newer.join(", ") };
         let text = format!(
             "a GPU newer than every listed arch ({shown}) would find nothing to load from {} with a CUDA {driver} \
-             driver (`min-driver`): cubins run only on their own arch, and the {}; add its arch to `arch` or raise \
+             driver (`min-driver`): cubins run only on their own major version, and the {}; add its arch to `arch` or raise \
              `min-driver`",
             files(&failing),
             needs.join("; ")

@@ -18,7 +18,7 @@ pub const FAILURE: u8 = 4;
 /// Every exit code and what it means, in the README's words (its table is tested against this).
 pub const EXIT_CODES: [(u8, &str); 5] = [
     (OK, "success"),
-    (CHECK_FAILED, "`check` found errors (or warnings with `--deny warnings`): the gate's verdict; `prebuild --verify` found the shipped kernels differ from a compile from source"),
+    (CHECK_FAILED, "`check` found errors (or warnings with `--deny warnings`): the gate's verdict; `prebuild --verify` found the shipped kernels differ from a compile from source; `doctor` found a problem that does not block builds"),
     (
         USAGE,
         "bad command line (an unknown flag, package or arch, a `--manifest-path` that is not there); bad or missing \
@@ -33,7 +33,7 @@ pub const EXIT_CODES: [(u8, &str); 5] = [
         NO_TOOLCHAIN,
         "no CUDA toolchain found and none could be installed; `LAUNCH_TOOLCHAIN` set to something other than a folder \
          with a working one (nothing is installed then); a toolchain without what `host` files need (nvcc, the \
-         static CUDA runtime) or no host C++ compiler",
+         static CUDA runtime) or no host C++ compiler; `doctor` found a toolchain problem that blocks builds",
     ),
     (
         FAILURE,

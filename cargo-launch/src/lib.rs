@@ -5,7 +5,7 @@
 //! `cargo launch --help` and in the README, both from the one table in `error.rs`.
 //!
 //! Layout, in one direction: this file parses the command line (`cli`) and dispatches to
-//! `commands/` (`report`, `check`, `explore`, `occupancy`, `init`/`new`, `setup`, `cache`), one module per
+//! `commands/` (`report`, `check`, `explore`, `occupancy`, `init`/`new`, `setup`, `cache`, `coverage`, `doctor`), one module per
 //! subcommand. The commands use the services — `toolchain` (find or install the CUDA
 //! toolchains), `cargo` (select the packages once, build them, read their manifests), `records`
 //! (manifest × config → analysed rows), `spills`, `compat_check`, `baseline`, `calculator`,
@@ -39,7 +39,7 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 use cli::Command;
-use commands::{cache, check, explore, init, occupancy, prebuild, report, setup};
+use commands::{cache, check, coverage, doctor, explore, init, occupancy, prebuild, report, setup};
 use error::{message, Error};
 
 /// Runs the command line of this process.
@@ -73,5 +73,7 @@ fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), Error> {
         Command::New(a) => init::new(&a),
         Command::Prebuild(a) => prebuild::run(&a),
         Command::Cache(a) => cache::run(&a),
+        Command::Coverage(a) => coverage::run(&a),
+        Command::Doctor(a) => doctor::run(&a),
     }
 }

@@ -60,6 +60,7 @@ mod compile;
 pub mod config;
 mod contract;
 mod diagnostics_file;
+mod driver;
 mod embed;
 mod env;
 pub mod error;
@@ -108,6 +109,11 @@ pub mod tooling {
     pub use crate::nvrtc::Nvrtc;
     pub use crate::out::write_if_changed;
     pub use crate::process::Tool;
+
+    /// This machine's CUDA driver version, when a driver library loads (`cargo launch doctor`).
+    pub mod driver {
+        pub use crate::driver::{version, DriverVersion};
+    }
 
     /// `OUT_DIR/launch`-relative path of a kernel file's PTX for one arch, written when the build
     /// runs with `LAUNCH_ALL_PTX=1` (as `cargo launch explore` builds).

@@ -110,9 +110,15 @@ impl Arch {
     }
 
     /// Whether a cubin built for `self` runs on a device of compute capability `cc` as is
-    /// (no JIT): the exact compute capability; `a`/`f` variants only on their own chips.
+    /// (no JIT): a base or `f` cubin on its own major version at the same or a newer minor (sm_80
+    /// on 8.0, 8.6, 8.7 and 8.9, never on 9.0; sm_100f on 10.0 and 10.3), an `a` cubin only on its
+    /// exact compute capability. The rule of NVIDIA's binary compatibility (CUDA C++ Programming
+    /// Guide, "Binary Compatibility"; family-specific targets since CUDA 12.9).
     pub fn runs_natively_on(self, cc: (u32, u32)) -> bool {
-        (self.major, self.minor) == cc
+        match self.variant {
+            Variant::Specific => (self.major, self.minor) == cc,
+            Variant::Base | Variant::Family => self.major == cc.0 && self.minor <= cc.1,
+        }
     }
 }
 

@@ -6,11 +6,14 @@
 //! The rules:
 //! * a cubin built by toolkit major M loads on a driver whose CUDA version has major >= M (minor
 //!   version compatibility: any CUDA 12 driver, R525+, runs CUDA 12.x cubins; CUDA 13 cubins need
-//!   a CUDA 13 driver, R580+), and only on its exact compute capability, `a`/`f` builds only on
-//!   their own chip ([`cubin_runs_on`]);
+//!   a CUDA 13 driver, R580+), and only on its own major version at the same or a newer minor
+//!   (sm_80 on 8.6, not on 9.0), `a` builds only on their exact chip ([`cubin_runs_on`]);
 //! * PTX of ISA X is JIT-compiled only by a driver at least as new as the toolkit that introduced
-//!   X ([`ptx_jits_on`]), and base PTX runs on its compute capability and every newer one, `a`/`f`
-//!   PTX only on its own ([`ptx_runs_on`]).
+//!   X ([`ptx_jits_on`]), and base PTX runs on its compute capability and every newer one, `f`
+//!   PTX on its family (same major, same or newer minor), `a` PTX only on its own
+//!   ([`ptx_runs_on`]);
+//! * of several images the device takes the best cubin ([`best_cubin`]), else the lowest PTX
+//!   ([`best_ptx`]): the one rule `launch::cuda` loads by and `cargo launch coverage` predicts by.
 
 use std::fmt;
 use std::str::FromStr;
@@ -218,19 +221,42 @@ pub fn linux_driver(cuda: CudaVersion) -> Option<&'static str> {
     cuda.toolkit().and_then(|t| t.linux_driver)
 }
 
-/// Whether a cubin built for `arch` runs on a device of compute capability `cc` as is: the exact
-/// compute capability; `a`/`f` builds only on their own chip.
+/// Whether a cubin built for `arch` runs on a device of compute capability `cc` as is: its own
+/// major version at the same or a newer minor; `a` builds only on their exact chip
+/// ([`Arch::runs_natively_on`]).
 pub fn cubin_runs_on(arch: Arch, cc: (u32, u32)) -> bool {
     arch.runs_natively_on(cc)
 }
 
 /// Whether PTX generated for `arch` can be JIT-compiled for a device of compute capability `cc`:
-/// base PTX on its own compute capability and every newer one; `a`/`f` PTX only on its own.
+/// base PTX on its own compute capability and every newer one; `f` PTX on its family (same
+/// major, same or newer minor); `a` PTX only on its own.
 pub fn ptx_runs_on(arch: Arch, cc: (u32, u32)) -> bool {
     match arch.variant {
         Variant::Base => arch.compute_capability() <= cc,
-        Variant::Specific | Variant::Family => arch.compute_capability() == cc,
+        Variant::Family => arch.major == cc.0 && arch.minor <= cc.1,
+        Variant::Specific => arch.compute_capability() == cc,
     }
+}
+
+/// Of the cubins built for `arches`, the one a device of compute capability `cc` runs: the
+/// nearest compute capability not newer than the device (its own before an older minor), and for
+/// one compute capability the `a` build before the `f` before the base one (the most specific
+/// build for the chip). `None` when none runs there.
+pub fn best_cubin(arches: impl IntoIterator<Item = Arch>, cc: (u32, u32)) -> Option<Arch> {
+    let specific = |a: Arch| match a.variant {
+        Variant::Specific => 2,
+        Variant::Family => 1,
+        Variant::Base => 0,
+    };
+    arches.into_iter().filter(|a| cubin_runs_on(*a, cc)).max_by_key(|a| (a.minor, specific(*a)))
+}
+
+/// Of the PTX generated for `arches`, the one a device of compute capability `cc` JIT-compiles:
+/// the lowest that runs there (the fallback PTX before the extras, which exist only for kernels
+/// the fallback lacks). `None` when none runs there.
+pub fn best_ptx(arches: impl IntoIterator<Item = Arch>, cc: (u32, u32)) -> Option<Arch> {
+    arches.into_iter().filter(|a| ptx_runs_on(*a, cc)).min()
 }
 
 /// The PTX ISA version of a PTX text (its `.version X.Y` directive).

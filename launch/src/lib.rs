@@ -21,6 +21,7 @@ pub mod arch;
 pub mod compat;
 #[cfg(feature = "cudarc")]
 pub mod cuda;
+pub mod gpus;
 pub mod kernel;
 pub mod occupancy;
 pub mod quantity;

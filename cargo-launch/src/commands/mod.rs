@@ -4,6 +4,8 @@
 
 pub(crate) mod cache;
 pub(crate) mod check;
+pub(crate) mod coverage;
+pub(crate) mod doctor;
 pub(crate) mod explore;
 pub(crate) mod init;
 pub(crate) mod occupancy;

@@ -55,8 +55,8 @@ fn a_12_4_driver_loads_12_9_cubins_but_a_newer_gpu_finds_no_ptx_it_jits() {
     assert_eq!(f[0].severity, Severity::Warning);
     assert_eq!(
         f[0].message(),
-        "a GPU newer than every listed arch (sm_86, sm_87 …) would find nothing to load from kernels/many.cu with a \
-         CUDA 12.4 driver (`min-driver`): cubins run only on their own arch, and the PTX compute_80 (ISA 8.8) needs a \
+        "a GPU newer than every listed arch (sm_90, sm_100 …) would find nothing to load from kernels/many.cu with a \
+         CUDA 12.4 driver (`min-driver`): cubins run only on their own major version, and the PTX compute_80 (ISA 8.8) needs a \
          driver >= 12.9; add its arch to `arch` or raise `min-driver`"
     );
     let needs = needs(&p);

@@ -99,7 +99,8 @@ impl Device {
         .collect()
     }
 
-    /// Loads `kernel`: its module's cubin for this device's exact compute capability, else its
+    /// Loads `kernel`: its module's cubin that runs on this device (same major, same or older
+    /// minor; [`crate::compat::best_cubin`]), else its
     /// PTX through the driver's JIT; for a kernel that only some arches' builds have (`#if
     /// __CUDA_ARCH__ >= 900`), an image that has it. Modules are loaded once per device and image
     /// and shared by their kernels.

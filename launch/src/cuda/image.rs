@@ -1,9 +1,9 @@
-//! Which embedded image a device loads: the cubin of its exact compute capability, else the PTX
-//! for the driver to JIT. Pure logic, no driver needed.
+//! Which embedded image a device loads: a cubin that runs on its compute capability, else the PTX
+//! for the driver to JIT, by `launch::compat`'s rule. Pure logic, no driver needed.
 
 use std::fmt;
 
-use crate::{Arch, Kernel, Module, Variant};
+use crate::{Arch, Kernel, Module};
 
 /// What to load for a module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -103,7 +103,7 @@ impl fmt::Display for NoImage {
             (_, ptx) => write!(
                 f,
                 "; the PTX is for {}, which a {} device cannot JIT (PTX runs on its own compute capability and newer; \
-                 `a`/`f` PTX only on its own chip)",
+                 `a` PTX only on its own chip, `f` PTX on its family)",
                 virtual_name(ptx),
                 self.device_arch
             ),
@@ -123,26 +123,19 @@ pub fn max_ptx_isa(driver_version: i32) -> Option<(u32, u32)> {
     crate::compat::max_ptx_isa(crate::compat::CudaVersion::from_driver(driver_version)?)
 }
 
-fn variant_rank(v: Variant) -> u8 {
-    // An arch-specific cubin is the most specific build for the chip, then family, then base.
-    match v {
-        Variant::Specific => 0,
-        Variant::Family => 1,
-        Variant::Base => 2,
-    }
-}
-
 /// Whether PTX generated for `arch` can be JIT-compiled for a device of compute capability `cc`:
-/// base PTX on its own compute capability and every newer one; `a`/`f` PTX only on its own.
+/// base PTX on its own compute capability and every newer one; `f` PTX on its family; `a` PTX
+/// only on its own.
 pub fn ptx_runs_on(arch: Arch, cc: (u32, u32)) -> bool {
     crate::compat::ptx_runs_on(arch, cc)
 }
 
 /// Chooses the image of `module` for a device of compute capability `cc`.
 ///
-/// A cubin runs only on its exact compute capability (`a`/`f` cubins only on their own chip);
-/// among several for it the `a` build wins over `f` over the base build. Otherwise the fallback
-/// PTX, if its architecture is not newer than the device.
+/// A cubin runs on its major version at the same or a newer minor (`a` cubins only on their own
+/// chip); among several the nearest compute capability wins, and for one the `a` build over `f`
+/// over the base build ([`crate::compat::best_cubin`]). Otherwise the fallback PTX, if its
+/// architecture is not newer than the device ([`crate::compat::best_ptx`]).
 pub fn select_image(module: &Module, cc: (u32, u32), prefer: Prefer) -> Result<Image, NoImage> {
     choose(module, None, cc, prefer)
 }
@@ -165,21 +158,24 @@ pub fn ptx_text(module: &Module, image: Image) -> Option<&'static str> {
 
 fn choose(module: &Module, kernel: Option<&Kernel>, cc: (u32, u32), prefer: Prefer) -> Result<Image, NoImage> {
     let has = |arch: &str| kernel.is_none_or(|k| k.exists_on(arch));
-    let cubin = module
+    // The rule is `compat`'s (shared with `cargo launch coverage`); here only the candidates: the
+    // images whose build has the kernel.
+    let cubins: Vec<(Arch, &'static str)> = module
         .cubins
         .iter()
         .filter(|c| has(c.arch))
         .filter_map(|c| c.arch.parse::<Arch>().ok().map(|a| (a, c.arch)))
-        .filter(|(a, _)| crate::compat::cubin_runs_on(*a, cc))
-        .min_by_key(|(a, _)| variant_rank(a.variant))
+        .collect();
+    let cubin = crate::compat::best_cubin(cubins.iter().map(|(a, _)| *a), cc)
+        .and_then(|best| cubins.iter().find(|(a, _)| *a == best))
         .map(|(_, name)| Image::Cubin { arch: name });
-    // The lowest PTX that runs here (and has the kernel): the fallback first, then the extras.
-    let ptx = module
+    let ptxs: Vec<(Arch, &'static str, &'static str)> = module
         .ptx_texts()
         .filter(|(name, text)| !text.is_empty() && has(name))
         .filter_map(|(name, text)| name.parse::<Arch>().ok().map(|a| (a, name, text)))
-        .filter(|(a, _, _)| ptx_runs_on(*a, cc))
-        .min_by_key(|(a, _, _)| a.compute_capability())
+        .collect();
+    let ptx = crate::compat::best_ptx(ptxs.iter().map(|(a, _, _)| *a), cc)
+        .and_then(|best| ptxs.iter().find(|(a, _, _)| *a == best))
         .map(|(_, name, text)| Image::Ptx { arch: name, isa: ptx_isa_version(text) });
     let chosen = match prefer {
         Prefer::Auto => cubin.or(ptx),
@@ -295,10 +291,11 @@ mod tests {
     }
 
     #[test]
-    fn other_chips_jit_the_ptx_and_variants_never_run_elsewhere() {
-        // sm_100f is family-specific, but only its own compute capability loads it as is.
-        assert_eq!(select_image(&M, (10, 3), Prefer::Auto), Ok(Image::Ptx { arch: "sm_80", isa: Some((8, 8)) }));
-        assert_eq!(select_image(&M, (8, 6), Prefer::Auto), Ok(Image::Ptx { arch: "sm_80", isa: Some((8, 8)) }));
+    fn same_major_chips_run_the_cubin_others_jit_the_ptx() {
+        // sm_100f is family-specific: 10.3 runs it as is; sm_80 runs on 8.6; 12.0 JITs the PTX.
+        assert_eq!(select_image(&M, (10, 3), Prefer::Auto), Ok(Image::Cubin { arch: "sm_100f" }));
+        assert_eq!(select_image(&M, (8, 6), Prefer::Auto), Ok(Image::Cubin { arch: "sm_80" }));
+        assert_eq!(select_image(&M, (12, 0), Prefer::Auto), Ok(Image::Ptx { arch: "sm_80", isa: Some((8, 8)) }));
         assert_eq!(select_image(&M, (9, 0), Prefer::Ptx), Ok(Image::Ptx { arch: "sm_80", isa: Some((8, 8)) }));
     }
 
@@ -309,9 +306,9 @@ mod tests {
             e.to_string(),
             "kernels/k.cu: no image runs on this sm_75 device: cubins embedded for sm_80, sm_90, sm_90a, sm_100f; \
              the PTX is for compute_80, which a sm_75 device cannot JIT (PTX runs on its own compute capability and \
-             newer; `a`/`f` PTX only on its own chip); add \"sm_75\" to `arch` in [package.metadata.launch]"
+             newer; `a` PTX only on its own chip, `f` PTX on its family); add \"sm_75\" to `arch` in [package.metadata.launch]"
         );
-        let e = select_image(&M, (8, 6), Prefer::Cubin).unwrap_err();
+        let e = select_image(&M, (12, 0), Prefer::Cubin).unwrap_err();
         assert!(e.to_string().contains("PTX not allowed"), "{e}");
         assert!(!ptx_runs_on("sm_90a".parse().unwrap(), (10, 0)));
         assert!(ptx_runs_on("sm_90".parse().unwrap(), (12, 0)));

@@ -14,8 +14,8 @@
 //! unsafe { k.launch(&mut args, cfg) }?;      // a 512-thread block is refused here, with the arithmetic
 //! ```
 //!
-//! * **Loading** ([`Device::load`]): the cubin of the device's exact compute capability (`a`/`f`
-//!   builds only on their own chip), else the PTX, which the driver JIT-compiles; a PTX the
+//! * **Loading** ([`Device::load`]): a cubin that runs on the device's compute capability (its
+//!   major version, same or older minor; `a` builds only on their own chip), else the PTX, which the driver JIT-compiles; a PTX the
 //!   driver cannot take is an error naming the embedded arches and the PTX ISA version. cudarc is
 //!   loaded dynamically and only after [`driver_present`] says `libcuda` loads, so a missing
 //!   driver is [`Error::NoDriver`]. NVRTC is never loaded: cubins and PTX both go to the driver.

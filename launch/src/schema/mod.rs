@@ -11,7 +11,9 @@
 //! rebuild or upgrade.
 
 pub mod check;
+pub mod coverage;
 pub mod diagnostics;
+pub mod doctor;
 pub mod explore;
 pub mod manifest;
 pub mod occupancy;
@@ -38,6 +40,8 @@ mod tests {
             ("schema::occupancy::{Detail, Sweep}", super::occupancy::VERSION),
             ("schema::explore::Document", super::explore::VERSION),
             ("schema::prebuilt::Record", super::prebuilt::VERSION),
+            ("schema::coverage::Document", super::coverage::VERSION),
+            ("schema::doctor::Document", super::doctor::VERSION),
         ];
         for (ty, version) in rows {
             let line = readme

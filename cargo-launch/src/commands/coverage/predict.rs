@@ -1,0 +1,154 @@
+//! What each GPU loads of a build's embedded images, per kernel, by `launch::compat`'s rule (the
+//! one `launch::cuda` loads by): pure, on the manifests.
+
+use launch::compat::{self, CudaVersion};
+use launch::gpus::Target;
+use launch::schema::coverage::{Load, Outcome};
+use launch::schema::manifest::{KernelArch, Manifest, ModuleEntry};
+use launch::Arch;
+
+/// CUDA_ERROR_NO_BINARY_FOR_GPU: nothing embedded runs on the device.
+pub(crate) const NO_BINARY: u32 = 209;
+/// CUDA_ERROR_UNSUPPORTED_PTX_VERSION: the driver is older than the PTX's ISA.
+pub(crate) const UNSUPPORTED_PTX: u32 = 222;
+
+/// One loadable unit: a kernel (or a tune variant) and the module its images are in.
+pub(crate) struct Unit<'a> {
+    /// `file::kernel`, `file::kernel[variant]`; prefixed by the package with several.
+    pub name: String,
+    pub module: &'a ModuleEntry,
+    /// The arches whose build has it (empty: every arch).
+    pub on: Vec<Arch>,
+    /// The toolkit that built its cubins, and the ISA its PTX has when the manifest does not say.
+    pub toolkit: Option<CudaVersion>,
+    pub own_isa: Option<(u32, u32)>,
+}
+
+/// Every kernel and tune variant of `m`, named with `prefix`.
+pub(crate) fn units<'a>(m: &'a Manifest, prefix: &str) -> Vec<Unit<'a>> {
+    let toolkit = CudaVersion::of_release(&m.toolchain.ptxas);
+    let own_isa = CudaVersion::of_release(&m.toolchain.nvrtc).or(toolkit).and_then(compat::ptx_isa_of);
+    let arches = |a: &[KernelArch]| a.iter().map(|x| x.arch).collect::<Vec<_>>();
+    let mut out = Vec::new();
+    for k in &m.kernels {
+        let Some(module) = m.modules.iter().find(|x| x.file == k.file) else { continue };
+        let name = format!("{prefix}{}::{}", k.file, k.display_name);
+        for v in &k.variants {
+            let Some(vm) = v.module.as_ref() else { continue };
+            let name = format!("{name}[{}]", v.name);
+            out.push(Unit { name, module: vm, on: arches(&v.arches), toolkit, own_isa });
+        }
+        out.push(Unit { name, module, on: arches(&k.arches), toolkit, own_isa });
+    }
+    out
+}
+
+/// The outcome of loading `u` on `gpu` with a driver of CUDA version `driver` (`None`: any
+/// driver new enough). The `kernels` of the result are empty; the caller groups.
+pub(crate) fn predict(u: &Unit, gpu: &Target, driver: Option<CudaVersion>) -> Load {
+    let has = |a: &Arch| u.on.is_empty() || u.on.contains(a);
+    let cc = gpu.cc;
+    let blank = |outcome| Load {
+        outcome,
+        image: None,
+        ptx_isa: None,
+        min_driver: None,
+        error: None,
+        fix: None,
+        kernels: Vec::new(),
+    };
+    if let Some(cubin) = compat::best_cubin(u.module.cubins.iter().map(|c| c.arch).filter(has), cc) {
+        let min = u.toolkit.map(compat::min_driver_for_cubin);
+        let mut l = blank(Outcome::Native);
+        l.image = Some(cubin);
+        l.min_driver = min.map(|v| v.to_string());
+        if let (Some(d), Some(t), Some(min)) = (driver, u.toolkit, min) {
+            if !compat::cubin_loads_on(t, d) {
+                l.outcome = Outcome::DriverTooOld;
+                l.fix = Some(format!("update the driver to CUDA {min} or newer{}", linux(min)));
+            }
+        }
+        return l;
+    }
+    let isa_of = |v: &str| compat::parse_ptx_isa(v).or(u.own_isa);
+    let fallback = (!u.module.ptx.is_empty()).then(|| (u.module.ptx_arch, isa_of(&u.module.ptx_version)));
+    let ptx: Vec<(Arch, Option<(u32, u32)>)> = fallback
+        .into_iter()
+        .chain(u.module.extra_ptx.iter().map(|e| (e.arch, isa_of(&e.version))))
+        .filter(|(a, _)| has(a))
+        .collect();
+    if let Some(best) = compat::best_ptx(ptx.iter().map(|(a, _)| *a), cc) {
+        let isa = ptx.iter().find(|(a, _)| *a == best).and_then(|(_, i)| *i);
+        let min = isa.and_then(compat::min_driver_for_ptx);
+        let mut l = blank(Outcome::Jit);
+        l.image = Some(best);
+        l.ptx_isa = isa.map(|(a, b)| format!("{a}.{b}"));
+        l.min_driver = min.map(|v| v.to_string());
+        if let (Some(d), Some(isa)) = (driver, isa) {
+            if !compat::ptx_jits_on(isa, d) {
+                l.outcome = Outcome::JitRefused;
+                l.error = Some(UNSUPPORTED_PTX);
+                l.fix = Some(match min {
+                    Some(min) => format!("update the driver to CUDA {min} or newer{}", linux(min)),
+                    None => "a driver newer than every CUDA release launch knows".to_string(),
+                });
+            }
+        }
+        return l;
+    }
+    let mut l = blank(Outcome::NoImage);
+    l.error = Some(NO_BINARY);
+    let arch = format!("sm_{}{}", cc.0, cc.1);
+    // A kernel some of the file's builds leave out (`#if __CUDA_ARCH__ >= 900`), present only
+    // above this GPU: adding its arch would not bring it back.
+    let left_out = u.module.cubins.iter().any(|c| !has(&c.arch));
+    let gated = left_out && !u.on.is_empty() && u.on.iter().all(|a| a.compute_capability() > cc);
+    l.fix = Some(if gated {
+        let on: Vec<String> = u.on.iter().map(ToString::to_string).collect();
+        format!("none: the kernel exists only in the {} build(s) (`#if __CUDA_ARCH__`)", on.join(", "))
+    } else {
+        format!("add \"{arch}\" to `arch` in [package.metadata.launch]")
+    });
+    l
+}
+
+fn linux(v: CudaVersion) -> String {
+    compat::linux_driver(v).map(|d| format!(" (Linux {d}+)")).unwrap_or_default()
+}
+
+/// `units`' outcomes on `gpu`, grouped: one entry per distinct outcome, in order of first use.
+pub(crate) fn group(units: &[Unit], gpu: &Target, driver: Option<CudaVersion>) -> Vec<Load> {
+    let mut out: Vec<Load> = Vec::new();
+    for u in units {
+        let l = predict(u, gpu, driver);
+        let same = |o: &Load| {
+            (o.outcome, o.image, &o.ptx_isa, &o.error, &o.fix) == (l.outcome, l.image, &l.ptx_isa, &l.error, &l.fix)
+        };
+        match out.iter_mut().find(|o| same(o)) {
+            Some(o) => o.kernels.push(u.name.clone()),
+            None => out.push(Load { kernels: vec![u.name.clone()], ..l }),
+        }
+    }
+    out
+}
+
+/// The smallest arch list that runs every GPU of `ccs` natively: per major, its lowest minor
+/// asked about (a cubin runs on the newer minors of its major); the lowest arch's PTX is the
+/// fallback newer GPUs JIT-compile.
+pub(crate) fn smallest_arch_list(ccs: &[(u32, u32)]) -> Vec<Arch> {
+    let mut out: Vec<Arch> = Vec::new();
+    let mut sorted = ccs.to_vec();
+    sorted.sort_unstable();
+    for cc in sorted {
+        if out.iter().any(|a| compat::cubin_runs_on(*a, cc)) {
+            continue;
+        }
+        if let Ok(a) = format!("sm_{}{}", cc.0, cc.1).parse::<Arch>() {
+            out.push(a);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
