@@ -93,3 +93,21 @@ fn an_unknown_gpu_is_a_usage_error_naming_the_near_ones() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("--gpu: `RTX 40` is not a GPU launch knows (did you mean `RTX 4090`"), "{stderr}");
 }
+
+#[test]
+fn tune_variants_are_kernels_of_their_own_and_one_refused_on_a_listed_arch_is_not_fixed_by_listing_it() {
+    // tune_grid: sm_75 + sm_90; `tile`'s variants are refused on sm_75 (shared memory).
+    let dir = fixture("tune_grid");
+    let (code, json, stderr) = coverage(dir.path(), &["--gpu", "T4,H100", "--format", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let doc = exact(&json, Document::from_json);
+    assert_eq!(on(&doc, "T4", "hungry.cu::hungry"), (Outcome::Native, Some("sm_75".into()), None));
+    assert_eq!(on(&doc, "T4", "tile[tile__t128]"), (Outcome::NoImage, None, Some(209)));
+    let t4 = doc.gpus.iter().find(|g| g.name == "T4").unwrap();
+    let refused = t4.loads.iter().find(|l| l.outcome == Outcome::NoImage).unwrap();
+    assert_eq!(refused.kernels.len(), 2, "{refused:?}");
+    assert!(refused.fix.as_deref().unwrap().starts_with("none from `arch`: the kernel is only in the sm_90 build(s)"));
+    let h100 = doc.gpus.iter().find(|g| g.name == "H100").unwrap();
+    assert_eq!(h100.loads.len(), 1);
+    assert_eq!((h100.loads[0].outcome, h100.loads[0].kernels.len()), (Outcome::Native, 6));
+}

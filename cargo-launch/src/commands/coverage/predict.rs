@@ -19,6 +19,8 @@ pub(crate) struct Unit<'a> {
     pub module: &'a ModuleEntry,
     /// The arches whose build has it (empty: every arch).
     pub on: Vec<Arch>,
+    /// The crate's arches (what `arch` lists).
+    pub built: Vec<Arch>,
     /// The toolkit that built its cubins, and the ISA its PTX has when the manifest does not say.
     pub toolkit: Option<CudaVersion>,
     pub own_isa: Option<(u32, u32)>,
@@ -33,12 +35,18 @@ pub(crate) fn units<'a>(m: &'a Manifest, prefix: &str) -> Vec<Unit<'a>> {
     for k in &m.kernels {
         let Some(module) = m.modules.iter().find(|x| x.file == k.file) else { continue };
         let name = format!("{prefix}{}::{}", k.file, k.display_name);
-        for v in &k.variants {
-            let Some(vm) = v.module.as_ref() else { continue };
-            let name = format!("{name}[{}]", v.name);
-            out.push(Unit { name, module: vm, on: arches(&v.arches), toolkit, own_isa });
-        }
-        out.push(Unit { name, module, on: arches(&k.arches), toolkit, own_isa });
+        let built = m.arches.clone();
+        let variants: Vec<Unit> = k
+            .variants
+            .iter()
+            .filter_map(|v| {
+                let vm = v.module.as_ref()?;
+                let name = format!("{name}[{}]", v.name);
+                Some(Unit { name, module: vm, on: arches(&v.arches), built: built.clone(), toolkit, own_isa })
+            })
+            .collect();
+        out.push(Unit { name, module, on: arches(&k.arches), built, toolkit, own_isa });
+        out.extend(variants);
     }
     out
 }
@@ -99,13 +107,19 @@ pub(crate) fn predict(u: &Unit, gpu: &Target, driver: Option<CudaVersion>) -> Lo
     let mut l = blank(Outcome::NoImage);
     l.error = Some(NO_BINARY);
     let arch = format!("sm_{}{}", cc.0, cc.1);
-    // A kernel some of the file's builds leave out (`#if __CUDA_ARCH__ >= 900`), present only
-    // above this GPU: adding its arch would not bring it back.
+    // The crate builds for this GPU but not this kernel (a tune variant refused there, a file's
+    // `arch` table), or a kernel some of the file's builds leave out (`#if __CUDA_ARCH__ >= 900`)
+    // exists only above this GPU: adding its arch to `arch` would not bring it.
+    let built_here = u.built.iter().any(|a| compat::cubin_runs_on(*a, cc));
     let left_out = u.module.cubins.iter().any(|c| !has(&c.arch));
     let gated = left_out && !u.on.is_empty() && u.on.iter().all(|a| a.compute_capability() > cc);
-    l.fix = Some(if gated {
+    l.fix = Some(if built_here || gated {
         let on: Vec<String> = u.on.iter().map(ToString::to_string).collect();
-        format!("none: the kernel exists only in the {} build(s) (`#if __CUDA_ARCH__`)", on.join(", "))
+        format!(
+            "none from `arch`: the kernel is only in the {} build(s) (an `#if __CUDA_ARCH__`, a file's `arch` table \
+             or a tune variant refused on the others)",
+            on.join(", ")
+        )
     } else {
         format!("add \"{arch}\" to `arch` in [package.metadata.launch]")
     });

@@ -31,6 +31,7 @@ fn unit<'a>(m: &'a ModuleEntry, on: &[&str]) -> Unit<'a> {
         name: "k".into(),
         module: m,
         on: on.iter().map(|x| a(x)).collect(),
+        built: vec![a("sm_80"), a("sm_90")],
         toolkit: Some("12.9".parse().unwrap()),
         own_isa: Some((8, 8)),
     }
@@ -81,7 +82,7 @@ fn arch_gated_kernels_take_only_the_images_that_have_them() {
     let gated = unit(&m, &["sm_90"]);
     assert_eq!(at(&gated, "RTX 4090", None), (Outcome::NoImage, None, Some(209)));
     let l = predict(&gated, &lookup("RTX 4090").unwrap(), None);
-    assert!(l.fix.unwrap().starts_with("none: the kernel exists only in the sm_90 build"));
+    assert!(l.fix.unwrap().starts_with("none from `arch`: the kernel is only in the sm_90 build(s)"));
     assert_eq!(at(&gated, "H100", None), (Outcome::Native, Some("sm_90".into()), None));
     // The compute_90 PTX, not the compute_80 one that lacks it.
     assert_eq!(at(&gated, "B200", None), (Outcome::Jit, Some("sm_90".into()), None));
@@ -128,4 +129,21 @@ fn ptx_of_isa_9_5_is_refused_by_the_h200s_13_0_driver() {
     let l = predict(&u, &lookup("H200").unwrap(), Some("13.0".parse().unwrap()));
     assert_eq!((l.outcome, l.error, l.min_driver.as_deref()), (Outcome::JitRefused, Some(222), Some("13.5")));
     assert_eq!(l.fix.as_deref(), Some("update the driver to CUDA 13.5 or newer"));
+}
+
+#[test]
+fn a_tune_variant_refused_on_a_listed_arch_is_not_fixed_by_listing_it() {
+    // Built for sm_80 and sm_90, the variant refused on sm_80: an A100 has nothing of it, and
+    // "add sm_80" would be wrong; a T4 (nothing built for it) is told to add its arch.
+    let mut m = module();
+    m.cubins.retain(|c| c.arch == a("sm_90"));
+    m.ptx_arch = a("sm_90");
+    m.extra_ptx.clear();
+    let variant = unit(&m, &["sm_90"]);
+    let l = predict(&variant, &lookup("A100").unwrap(), None);
+    assert_eq!((l.outcome, l.error), (Outcome::NoImage, Some(209)));
+    assert!(l.fix.unwrap().starts_with("none from `arch`: the kernel is only in the sm_90 build(s)"));
+    let every = module();
+    let l = predict(&unit(&every, &[]), &lookup("T4").unwrap(), None);
+    assert_eq!(l.fix.as_deref(), Some("add \"sm_75\" to `arch` in [package.metadata.launch]"));
 }
