@@ -176,6 +176,18 @@ fn prebuild_writes_a_deterministic_folder_and_verify_compares_it_byte_for_byte()
     let (code, stdout, stderr) = prebuild(kc.path(), &["--verify"]);
     assert_eq!(code, 0, "verify failed:\n{stdout}\n{stderr}");
     assert!(stdout.contains("identical to a compile from source, byte for byte"), "{stdout}");
+    // Which launch-build wrote the record is not verified (a newer patch release verifies an
+    // older folder); everything else is.
+    let record_path = folder.join("prebuilt.json");
+    let text = fs::read_to_string(&record_path).unwrap();
+    fs::write(
+        &record_path,
+        text.replace(&format!("\"launch-build {}\"", env!("CARGO_PKG_VERSION")), "\"launch-build 0.0.9\""),
+    )
+    .unwrap();
+    assert_ne!(fs::read_to_string(&record_path).unwrap(), text);
+    let (code, stdout, _) = prebuild(kc.path(), &["--verify"]);
+    assert_eq!(code, 0, "{stdout}");
     let cubin =
         folder.join("cubin").join(first.keys().find(|k| k.starts_with("cubin/")).unwrap().trim_start_matches("cubin/"));
     let mut bytes = fs::read(&cubin).unwrap();
