@@ -122,3 +122,7 @@ mod long_names;
 /// Issue 20 item 4: the three crates' package metadata, READMEs and license texts, what each
 /// package ships, and a crate made by `new` that `cargo package` takes.
 mod packaging;
+
+/// Issue 24 item 1: `cargo launch diff` between two toolchains, a git revision and the working
+/// tree, or two report documents.
+mod diff;

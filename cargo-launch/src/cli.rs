@@ -71,6 +71,65 @@ pub enum Command {
     /// The local kernel cache: where it is, its entries, size and limit, the hit rate of the last
     /// builds and the remote store; `prune` it to its limit or `clear` it.
     Cache(CacheArgs),
+    /// What changed per kernel × arch between two toolchains (--toolchain 12.9..13.0), a git
+    /// revision and the working tree (--rev REV), or two `report --format json` files.
+    Diff(DiffArgs),
+}
+
+/// `cargo launch diff`'s output formats.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DiffFormat {
+    /// For people.
+    #[default]
+    Text,
+    /// One JSON document on stdout (`launch::schema::diff::Document`), for tools.
+    Json,
+    /// A pull-request comment: a summary table and the details collapsed, under 60 KB.
+    Markdown,
+}
+
+/// `cargo launch diff`.
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("sides").required(true).args(["files", "toolchain", "rev"])))]
+#[command(after_help = "\
+Per kernel × arch, only what changed: registers, spill stores and loads, stack, static shared
+memory, occupancy at the launch block size, the next-block cliff, the largest launchable block,
+and every launch at the block size that fails now (error 701) or works now; most impact first,
+with totals. Kernels are paired by package, file and symbol; one whose file moved is paired as
+moved; kernels added, removed or renamed are listed, not compared.
+
+--toolchain OLD..NEW builds the selected packages with each pinned toolchain whatever their
+`toolchain` key says (LAUNCH_TOOLCHAIN_PIN), each into target/launch-diff/<toolchain>, through
+the kernel cache, for the arches both toolchains can target; both are installed when missing
+unless --no-setup. --rev REV checks the revision out into a temporary git worktree (removed
+afterwards), builds it into target/launch-diff/rev and compares it with the working tree.
+
+Example:
+  cargo launch diff --toolchain 12.9..13.0
+  cargo launch diff --rev origin/main --format markdown --fail-on regression
+  cargo launch diff old.json new.json")]
+pub struct DiffArgs {
+    /// Two `cargo launch report --format json` documents: OLD NEW.
+    #[arg(value_name = "FILE", num_args = 2)]
+    pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub packages: PackageArgs,
+    /// Two pinned toolchains, OLD..NEW (12.9..13.0).
+    #[arg(long, value_name = "OLD..NEW", value_parser = parse_pin_pair)]
+    pub toolchain: Option<(Pin, Pin)>,
+    /// A git revision (a commit, branch or tag) compared with the working tree.
+    #[arg(long, value_name = "REV")]
+    pub rev: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+    pub format: DiffFormat,
+    /// `--fail-on regression`: exit 1 when a kernel lost occupancy, gained spills or stopped
+    /// launching at its block size.
+    #[arg(long = "fail-on", value_name = "WHAT", value_parser = ["regression"])]
+    pub fail_on: Option<String>,
+    /// Do not install a toolchain when one is missing (exit 3 instead).
+    #[arg(long)]
+    pub no_setup: bool,
 }
 
 /// `cargo launch prebuild`.
@@ -525,6 +584,18 @@ fn parse_arch(s: &str) -> Result<Arch, String> {
 fn parse_pin(value: &str) -> Result<Pin, String> {
     Pin::named(value.trim())
         .ok_or_else(|| format!("`{value}` is not a pinned toolchain; valid choices: {}", pin::names()))
+}
+
+/// `12.9..13.0`: two different pinned toolchains.
+fn parse_pin_pair(value: &str) -> Result<(Pin, Pin), String> {
+    let (a, b) = value
+        .split_once("..")
+        .ok_or_else(|| format!("`{value}` is not OLD..NEW; write two pinned toolchains such as 12.9..13.0"))?;
+    let (a, b) = (parse_pin(a)?, parse_pin(b)?);
+    if a == b {
+        return Err(format!("`{value}` names one toolchain twice; write two different ones such as 12.9..13.0"));
+    }
+    Ok((a, b))
 }
 
 fn parse_library(value: &str) -> Result<String, String> {

@@ -23,6 +23,7 @@ mod cli;
 mod commands;
 mod compat_check;
 mod destination;
+mod diff;
 mod error;
 mod output;
 mod package_rules;
@@ -39,7 +40,7 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 use cli::Command;
-use commands::{cache, check, explore, init, occupancy, prebuild, report, setup};
+use commands::{cache, check, diff as diff_cmd, explore, init, occupancy, prebuild, report, setup};
 use error::{message, Error};
 
 /// Runs the command line of this process.
@@ -73,5 +74,6 @@ fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), Error> {
         Command::New(a) => init::new(&a),
         Command::Prebuild(a) => prebuild::run(&a),
         Command::Cache(a) => cache::run(&a),
+        Command::Diff(a) => diff_cmd::run(&a),
     }
 }

@@ -4,6 +4,7 @@
 
 pub(crate) mod cache;
 pub(crate) mod check;
+pub(crate) mod diff;
 pub(crate) mod explore;
 pub(crate) mod init;
 pub(crate) mod occupancy;

@@ -12,6 +12,7 @@
 
 pub mod check;
 pub mod diagnostics;
+pub mod diff;
 pub mod explore;
 pub mod manifest;
 pub mod occupancy;
@@ -38,6 +39,7 @@ mod tests {
             ("schema::occupancy::{Detail, Sweep}", super::occupancy::VERSION),
             ("schema::explore::Document", super::explore::VERSION),
             ("schema::prebuilt::Record", super::prebuilt::VERSION),
+            ("schema::diff::Document", super::diff::VERSION),
         ];
         for (ty, version) in rows {
             let line = readme
