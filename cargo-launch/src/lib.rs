@@ -5,8 +5,8 @@
 //! `cargo launch --help` and in the README, both from the one table in `error.rs`.
 //!
 //! Layout, in one direction: this file parses the command line (`cli`) and dispatches to
-//! `commands/` (`report`, `check`, `explore`, `occupancy`, `init`/`new`, `setup`, `cache`), one module per
-//! subcommand. The commands use the services — `toolchain` (find or install the CUDA
+//! `commands/` (`report`, `check`, `explore`, `occupancy`, `init`/`new`, `setup`, `cache`,
+//! `diff`), one module per subcommand. The commands use the services — `toolchain` (find or install the CUDA
 //! toolchains), `cargo` (select the packages once, build them, read their manifests), `records`
 //! (manifest × config → analysed rows), `spills`, `compat_check`, `baseline`, `calculator`,
 //! `select` — and write through `output/` (the report's text, SARIF, SVG and the plots). The
