@@ -172,6 +172,18 @@ fn rev_head_against_a_changed_launch_in_the_working_tree() {
     let (code, _, stderr) = diff(&["--rev", "no-such-rev"], Some(&manifest));
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("`no-such-rev` is not a commit of the repository"), "{stderr}");
+
+    // A revision whose kernel does not compile: the build's failure (exit 4), and its worktree
+    // is removed all the same.
+    std::fs::write(&kernel, source.replace("double v = x[i];\n    y[i] = sinpi", "double v = x[i]\n    y[i] = sinpi"))
+        .unwrap();
+    git(dir.path(), &["commit", "--quiet", "-am", "broken"]);
+    std::fs::write(&kernel, &source).unwrap();
+    let (code, _, stderr) = diff(&["--rev", "HEAD"], Some(&manifest));
+    assert_eq!(code, 4, "{stderr}");
+    assert!(stderr.contains("kernels/math.cu(8): error: expected a \";\""), "the revision's compile error: {stderr}");
+    let out = Command::new("git").current_dir(dir.path()).args(["worktree", "list"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1, "{}", String::from_utf8_lossy(&out.stdout));
 }
 
 /// A report record of `name` (in `kernels/k.cu`, line `line`) on sm_90 with `registers`,
