@@ -275,6 +275,30 @@ fn the_markdown_for_hundreds_of_changed_kernels_is_bounded() {
     assert!(n > 100 && n < 800, "{left}");
 }
 
+/// The newest pin, 13.5, against 13.0 on the fixture: the same code (measured), so nothing
+/// changes; both sides' versions are named. Skips when 13.5 is not installed
+/// (`cargo launch setup --toolchain 13.5`; `LAUNCH_TEST_REQUIRE_TOOLCHAINS=1` makes that a failure).
+#[test]
+fn the_fixture_is_the_same_with_13_0_and_13_5() {
+    let installed = [pin::CUDA_13_0, pin::CUDA_13_5]
+        .iter()
+        .all(|p| pin_dir(&Env::cli(), p).is_some_and(|d| d.join(".complete").is_file()));
+    if !installed {
+        assert!(
+            Env::cli().get("LAUNCH_TEST_REQUIRE_TOOLCHAINS").is_none_or(|v| v != "1"),
+            "run `cargo launch setup --toolchain 13.0 --toolchain 13.5`"
+        );
+        eprintln!("skipped: the 13.0 and 13.5 toolchains are not both installed");
+        return;
+    }
+    let dir = fixture("diff_toolkits");
+    let (code, stdout, stderr) =
+        diff(&["--toolchain", "13.0..13.5", "--no-setup"], Some(&dir.path().join("Cargo.toml")));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("new: toolchain 13.5 (NVRTC 13.5.37, ptxas 13.5.37)"), "{stdout}");
+    assert!(stdout.contains("9 kernel × arch pairs compared: nothing changed"), "{stdout}");
+}
+
 /// `LAUNCH_TOOLCHAIN_PIN`, what `diff --toolchain` sets for each side, refuses a name that is not
 /// a pin: a configuration error naming the variable (exit 2).
 #[test]
@@ -286,7 +310,9 @@ fn a_toolchain_pin_that_is_not_pinned_is_a_config_error() {
         .arg(dir.path().join("Cargo.toml")));
     assert_eq!(code, 2, "{stderr}");
     assert!(
-        stderr.contains("`LAUNCH_TOOLCHAIN_PIN`: `12.8` is not a pinned toolchain; valid choices: \"12.9\", \"13.0\""),
+        stderr.contains(
+            "`LAUNCH_TOOLCHAIN_PIN`: `12.8` is not a pinned toolchain; valid choices: \"12.9\", \"13.0\", \"13.5\""
+        ),
         "{stderr}"
     );
 }

@@ -371,7 +371,7 @@ pub struct SetupArgs {
     /// Reinstall even if the toolchain is already in the cache.
     #[arg(long)]
     pub force: bool,
-    /// The pinned CUDA line to install: 12.9 (the default) or 13.0; repeatable, each installs
+    /// The pinned CUDA line to install: 12.9 (the default), 13.0 or 13.5; repeatable, each installs
     /// side by side in the cache.
     #[arg(long = "toolchain", value_name = "VERSION", value_parser = parse_pin)]
     pub toolchains: Vec<Pin>,
