@@ -130,3 +130,35 @@ fn identical_sides_have_no_change_and_no_regression() {
     assert!(d.changes.is_empty() && !has_regression(&d));
     assert_eq!((d.totals.compared, d.totals.changed), (2, 0));
 }
+
+/// A launch that breaks: the phrase names the block size and why, and the largest block's change
+/// names the block sizes that now fail; markdown puts it in the table and the details.
+#[test]
+fn a_launch_that_breaks_names_the_block_sizes_that_now_fail() {
+    // 128 registers × 512 threads is the 64K registers a block may have; 168 is too many.
+    let d =
+        diff(&[record_at("a.cu", "k", 1, "sm_90", 128, 0, 512)], &[record_at("a.cu", "k", 1, "sm_90", 168, 0, 512)]);
+    let c = &d.changes[0];
+    assert_eq!(c.largest_block, Some(Delta { old: 512, new: 384 }));
+    let said = crate::output::diff::phrases(c);
+    assert!(
+        said[0].starts_with("the launch at 512 threads now fails (error 701): 168 registers × 512 threads"),
+        "{said:?}"
+    );
+    assert!(
+        said.contains(&"largest block 512 → 384; blocks of 385..512 threads now fail (error 701)".to_string()),
+        "{said:?}"
+    );
+    let md = crate::output::diff::markdown(&d);
+    assert!(
+        md.contains("| regressed | `k` | sm_90 | 128 → 168 |  | 25.0% → 0.0% ⬇ | 512 → 384 | **fails at 512** (701) |"),
+        "{md}"
+    );
+    assert!(md.contains("launches broken 1, fixed 0"), "{md}");
+    // And back: the launch works again.
+    let back =
+        diff(&[record_at("a.cu", "k", 1, "sm_90", 168, 0, 512)], &[record_at("a.cu", "k", 1, "sm_90", 128, 0, 512)]);
+    assert!(crate::output::diff::phrases(&back.changes[0])[0]
+        .starts_with("the launch at 512 threads now works (it failed: "));
+    assert!(!back.changes[0].regression && back.totals.launches_fixed == 1);
+}
