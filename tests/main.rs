@@ -128,3 +128,7 @@ mod coverage;
 
 /// `cargo launch doctor`: a missing or damaged toolchain, NVRTC builtins missing, a cache not writable.
 mod doctor;
+
+/// Issue 24 item 1: `cargo launch diff` between two toolchains, a git revision and the working
+/// tree, or two report documents.
+mod diff;

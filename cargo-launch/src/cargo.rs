@@ -34,6 +34,18 @@ pub struct Selection {
     packages: Vec<SelectedPackage>,
     /// `cargo metadata`'s `target_directory` (honours `CARGO_TARGET_DIR` and `.cargo/config.toml`).
     target_dir: PathBuf,
+    /// `cargo metadata`'s `workspace_root`.
+    workspace_root: PathBuf,
+    /// For `cargo launch diff`: where to build and with which toolchain ([`Selection::for_diff`]).
+    diff: Option<DiffBuild>,
+}
+
+/// A build of one side of `cargo launch diff`.
+struct DiffBuild {
+    /// Its target folder.
+    target: PathBuf,
+    /// The pinned toolchain it builds with, whatever the crate's `toolchain` key says.
+    pin: Option<launch_build::tooling::toolchain::Pin>,
 }
 
 /// One selected package.
@@ -50,8 +62,8 @@ impl Selection {
     /// manifest (the workspace's default members when it is a virtual manifest), each
     /// configuration checked (a usage error, exit 2, with the build script's exact message).
     pub fn of(sel: &PackageArgs) -> Result<Selection, Error> {
-        let (packages, target_dir) = selected_packages(sel)?;
-        Ok(Selection { args: sel.clone(), packages, target_dir })
+        let (packages, target_dir, workspace_root) = selected_packages(sel)?;
+        Ok(Selection { args: sel.clone(), packages, target_dir, workspace_root, diff: None })
     }
 
     /// The toolchains the selected packages build with (`toolchain` of each one that builds
@@ -66,6 +78,36 @@ impl Selection {
         } else {
             pins
         }
+    }
+
+    /// The target folder.
+    pub fn target_dir(&self) -> &Path {
+        &self.target_dir
+    }
+
+    /// The workspace's root folder.
+    pub fn workspace_root(&self) -> &Path {
+        &self.workspace_root
+    }
+
+    /// The Cargo.toml of each selected package, with its name.
+    pub fn manifests(&self) -> Vec<(String, PathBuf)> {
+        self.packages.iter().map(|p| (p.name.clone(), p.manifest_path.clone())).collect()
+    }
+
+    /// The arches the selected packages that build kernels list, each once, sorted.
+    pub fn listed_arches(&self) -> Vec<Arch> {
+        let all: Vec<Arch> =
+            self.packages.iter().filter_map(|p| p.config.as_ref()).flat_map(|c| c.arches.clone()).collect();
+        sorted(&all)
+    }
+
+    /// For `cargo launch diff`: [`Selection::build`] builds into `target`, from source
+    /// (`LAUNCH_PREBUILT=ignore`) through the kernel cache, and with `pin` whatever the crates'
+    /// `toolchain` says (`LAUNCH_TOOLCHAIN_PIN`); `arches`, when given, replace the crates' lists.
+    pub fn for_diff(mut self, target: PathBuf, pin: Option<launch_build::tooling::toolchain::Pin>) -> Selection {
+        self.diff = Some(DiffBuild { target, pin });
+        self
     }
 
     /// The folders of the selected packages that build kernels (their Cargo.toml's folder).
@@ -84,7 +126,8 @@ impl Selection {
     /// the build script there, so the next `cargo build` would rerun it again and, until then,
     /// embed the wrong arches.
     pub fn build(self, arches: &[Arch]) -> Result<Vec<PackageKernels>, Error> {
-        build_in(self, arches, Purpose::Normal)
+        let purpose = if self.diff.is_some() { Purpose::Diff } else { Purpose::Normal };
+        build_in(self, arches, purpose)
     }
 
     /// Builds the selected packages from source for the arches they list (`LAUNCH_PREBUILT=ignore`,
@@ -133,6 +176,8 @@ enum Purpose {
     Prebuild,
     /// `prebuild --verify`: from source, without the kernel cache.
     Verify,
+    /// `diff`: one side, from source, through the kernel cache ([`Selection::for_diff`]).
+    Diff,
 }
 
 /// A manifest the build wrote: which selected package, where, and what.
@@ -159,7 +204,9 @@ fn build_in(mut selected: Selection, arches: &[Arch], purpose: Purpose) -> Resul
             .packages
             .iter()
             .any(|p| p.config.as_ref().is_some_and(|c| arches.iter().any(|a| !c.arches.contains(a))));
-    let target_dir = if matches!(purpose, Purpose::Prebuild | Purpose::Verify) {
+    let target_dir = if let Some(d) = selected.diff.as_ref().filter(|_| purpose == Purpose::Diff) {
+        diff_side(d, &arches, &mut cmd)
+    } else if matches!(purpose, Purpose::Prebuild | Purpose::Verify) {
         let dir = selected.target_dir.join(if purpose == Purpose::Verify {
             "launch-prebuild-verify"
         } else {
@@ -250,6 +297,18 @@ fn build_in(mut selected: Selection, arches: &[Arch], purpose: Purpose) -> Resul
     Ok(found)
 }
 
+/// A `diff` side's build: its target folder, from source, with its pin and `arches` (when given).
+fn diff_side(d: &DiffBuild, arches: &[Arch], cmd: &mut Command) -> PathBuf {
+    cmd.arg("--target-dir").arg(&d.target).env("LAUNCH_PREBUILT", "ignore").env_remove("LAUNCH_TOOLCHAIN_PIN");
+    if let Some(pin) = &d.pin {
+        cmd.env("LAUNCH_TOOLCHAIN_PIN", pin.name);
+    }
+    if !arches.is_empty() {
+        cmd.env("LAUNCH_ARCH", arches.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(","));
+    }
+    d.target.clone()
+}
+
 /// `arches` sorted by number (sm_90 before sm_100), each once.
 pub fn sorted(arches: &[Arch]) -> Vec<Arch> {
     let mut a = arches.to_vec();
@@ -317,7 +376,7 @@ fn failure(target: &Path, p: &SelectedPackage, run: &str) -> Option<BuildFailure
 }
 
 /// The selected packages, each with its configuration when it builds kernels, and the target folder.
-fn selected_packages(sel: &PackageArgs) -> Result<(Vec<SelectedPackage>, PathBuf), Error> {
+fn selected_packages(sel: &PackageArgs) -> Result<(Vec<SelectedPackage>, PathBuf, PathBuf), Error> {
     let mut mc = MetadataCommand::new();
     mc.cargo_path(cargo_program()).no_deps();
     if let Some(p) = &sel.manifest_path {
@@ -372,5 +431,5 @@ fn selected_packages(sel: &PackageArgs) -> Result<(Vec<SelectedPackage>, PathBuf
             config,
         });
     }
-    Ok((packages, meta.target_directory.clone().into_std_path_buf()))
+    Ok((packages, meta.target_directory.clone().into_std_path_buf(), meta.workspace_root.clone().into_std_path_buf()))
 }

@@ -77,6 +77,9 @@ pub enum Command {
     /// Is this machine set up? Each pinned toolchain (hashes, NVRTC and its builtins, ptxas,
     /// nvdisasm, CCCL), the environment, the cache, the GPU driver, the crate's configuration.
     Doctor(DoctorArgs),
+    /// What changed per kernel × arch between two toolchains (--toolchain 12.9..13.0), a git
+    /// revision and the working tree (--rev REV), or two `report --format json` files.
+    Diff(DiffArgs),
 }
 
 /// `cargo launch doctor`.
@@ -134,6 +137,62 @@ pub struct CoverageArgs {
 
 fn parse_cuda_version(s: &str) -> Result<launch::compat::CudaVersion, String> {
     s.parse().map_err(|e: launch::compat::VersionParseError| e.to_string())
+}
+
+/// `cargo launch diff`'s output formats.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DiffFormat {
+    /// For people.
+    #[default]
+    Text,
+    /// One JSON document on stdout (`launch::schema::diff::Document`), for tools.
+    Json,
+    /// A pull-request comment: a summary table and the details collapsed, under 60 KB.
+    Markdown,
+}
+
+/// `cargo launch diff`.
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("sides").required(true).args(["files", "toolchain", "rev"])))]
+#[command(after_help = "\
+Per kernel × arch, only what changed: registers, spill stores and loads, stack, static shared
+memory, occupancy at the launch block size, the next-block cliff, the largest launchable block,
+and every launch at the block size that fails now (error 701) or works now; most impact first,
+with totals. Kernels are paired by package, file and symbol; one whose file moved is paired as
+moved; kernels added, removed or renamed are listed, not compared.
+
+--toolchain OLD..NEW builds the selected packages with each pinned toolchain whatever their
+`toolchain` key says (LAUNCH_TOOLCHAIN_PIN), each into target/launch-diff/<toolchain>, through
+the kernel cache, for the arches both toolchains can target; both are installed when missing
+unless --no-setup. --rev REV checks the revision out into a temporary git worktree (removed
+afterwards), builds it into target/launch-diff/rev and compares it with the working tree.
+
+Example:
+  cargo launch diff --toolchain 12.9..13.0
+  cargo launch diff --rev origin/main --format markdown --fail-on regression
+  cargo launch diff old.json new.json")]
+pub struct DiffArgs {
+    /// Two `cargo launch report --format json` documents: OLD NEW.
+    #[arg(value_name = "FILE", num_args = 2)]
+    pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub packages: PackageArgs,
+    /// Two pinned toolchains, OLD..NEW (12.9..13.0).
+    #[arg(long, value_name = "OLD..NEW", value_parser = parse_pin_pair)]
+    pub toolchain: Option<(Pin, Pin)>,
+    /// A git revision (a commit, branch or tag) compared with the working tree.
+    #[arg(long, value_name = "REV")]
+    pub rev: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+    pub format: DiffFormat,
+    /// `--fail-on regression`: exit 1 when a kernel lost occupancy, gained spills or stopped
+    /// launching at its block size.
+    #[arg(long = "fail-on", value_name = "WHAT", value_parser = ["regression"])]
+    pub fail_on: Option<String>,
+    /// Do not install a toolchain when one is missing (exit 3 instead).
+    #[arg(long)]
+    pub no_setup: bool,
 }
 
 /// `cargo launch prebuild`.
@@ -375,7 +434,7 @@ pub struct SetupArgs {
     /// Reinstall even if the toolchain is already in the cache.
     #[arg(long)]
     pub force: bool,
-    /// The pinned CUDA line to install: 12.9 (the default) or 13.0; repeatable, each installs
+    /// The pinned CUDA line to install: 12.9 (the default), 13.0 or 13.5; repeatable, each installs
     /// side by side in the cache.
     #[arg(long = "toolchain", value_name = "VERSION", value_parser = parse_pin)]
     pub toolchains: Vec<Pin>,
@@ -588,6 +647,18 @@ fn parse_arch(s: &str) -> Result<Arch, String> {
 fn parse_pin(value: &str) -> Result<Pin, String> {
     Pin::named(value.trim())
         .ok_or_else(|| format!("`{value}` is not a pinned toolchain; valid choices: {}", pin::names()))
+}
+
+/// `12.9..13.0`: two different pinned toolchains.
+fn parse_pin_pair(value: &str) -> Result<(Pin, Pin), String> {
+    let (a, b) = value
+        .split_once("..")
+        .ok_or_else(|| format!("`{value}` is not OLD..NEW; write two pinned toolchains such as 12.9..13.0"))?;
+    let (a, b) = (parse_pin(a)?, parse_pin(b)?);
+    if a == b {
+        return Err(format!("`{value}` names one toolchain twice; write two different ones such as 12.9..13.0"));
+    }
+    Ok((a, b))
 }
 
 fn parse_library(value: &str) -> Result<String, String> {

@@ -4,8 +4,8 @@
 
 /// Success.
 pub const OK: u8 = 0;
-/// `cargo launch check` found errors (or warnings under `--deny warnings`): the gate's verdict; or
-/// `prebuild --verify` found a difference.
+/// `cargo launch check` found errors (or warnings under `--deny warnings`): the gate's verdict;
+/// `prebuild --verify` found a difference; or `diff --fail-on regression` found a regression.
 pub const CHECK_FAILED: u8 = 1;
 /// Bad command line, bad or missing `[package.metadata.launch]`, no launch-build package, or a
 /// baseline that cannot be read or is damaged.
@@ -18,7 +18,7 @@ pub const FAILURE: u8 = 4;
 /// Every exit code and what it means, in the README's words (its table is tested against this).
 pub const EXIT_CODES: [(u8, &str); 5] = [
     (OK, "success"),
-    (CHECK_FAILED, "`check` found errors (or warnings with `--deny warnings`): the gate's verdict; `prebuild --verify` found the shipped kernels differ from a compile from source; `doctor` found a problem that does not block builds"),
+    (CHECK_FAILED, "`check` found errors (or warnings with `--deny warnings`): the gate's verdict; `prebuild --verify` found the shipped kernels differ from a compile from source; `diff --fail-on regression` found a kernel that lost occupancy, gained spills or stopped launching; `doctor` found a problem that does not block builds"),
     (
         USAGE,
         "bad command line (an unknown flag, package or arch, a `--manifest-path` that is not there); bad or missing \

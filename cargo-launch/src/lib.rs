@@ -5,8 +5,8 @@
 //! `cargo launch --help` and in the README, both from the one table in `error.rs`.
 //!
 //! Layout, in one direction: this file parses the command line (`cli`) and dispatches to
-//! `commands/` (`report`, `check`, `explore`, `occupancy`, `init`/`new`, `setup`, `cache`, `coverage`, `doctor`), one module per
-//! subcommand. The commands use the services — `toolchain` (find or install the CUDA
+//! `commands/` (`report`, `check`, `explore`, `occupancy`, `init`/`new`, `setup`, `cache`, `prebuild`,
+//! `diff`, `coverage`, `doctor`), one module per subcommand. The commands use the services — `toolchain` (find or install the CUDA
 //! toolchains), `cargo` (select the packages once, build them, read their manifests), `records`
 //! (manifest × config → analysed rows), `spills`, `compat_check`, `baseline`, `calculator`,
 //! `select` — and write through `output/` (the report's text, SARIF, SVG and the plots). The
@@ -23,6 +23,7 @@ mod cli;
 mod commands;
 mod compat_check;
 mod destination;
+mod diff;
 mod error;
 mod output;
 mod package_rules;
@@ -39,7 +40,7 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 use cli::Command;
-use commands::{cache, check, coverage, doctor, explore, init, occupancy, prebuild, report, setup};
+use commands::{cache, check, coverage, diff as diff_cmd, doctor, explore, init, occupancy, prebuild, report, setup};
 use error::{message, Error};
 
 /// Runs the command line of this process.
@@ -75,5 +76,6 @@ fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), Error> {
         Command::Cache(a) => cache::run(&a),
         Command::Coverage(a) => coverage::run(&a),
         Command::Doctor(a) => doctor::run(&a),
+        Command::Diff(a) => diff_cmd::run(&a),
     }
 }

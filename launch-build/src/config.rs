@@ -10,7 +10,7 @@
 //! flags = ["-std=c++17"]          # NVRTC options, nvcc spellings accepted (see `flags`)
 //! ptxas-flags = ["-O3"]           # ptxas options
 //! exclude = ["host", "*_test.cu"] # files and folders of the kernel folder to leave out
-//! toolchain = "12.9"              # the pinned CUDA line: "12.9" (default) or "13.0"
+//! toolchain = "12.9"              # the pinned CUDA line: "12.9" (default), "13.0" or "13.5"
 //! host = ["launch.cu", "moe/*.cu"] # files with host code: nvcc through `cc` (see `host`)
 //!
 //! [package.metadata.launch.file."fp8/**"]   # settings of the files a pattern matches

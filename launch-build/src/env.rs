@@ -19,6 +19,7 @@ use crate::process::DEFAULT_TIMEOUT;
 /// Every variable cargo-launch reads, with what it does; `cargo launch --help` prints this table.
 pub const DOCUMENTED: &[(&str, &str)] = &[
     ("LAUNCH_TOOLCHAIN", "explicit toolchain root of the crate's CUDA major: a pip --target folder holding nvidia/cuda_nvrtc and nvidia/cuda_nvcc (12.x) or nvidia/cu13 (13.x), or a CUDA toolkit root; skips discovery"),
+    ("LAUNCH_TOOLCHAIN_PIN", "a pinned toolchain (12.9, 13.0 or 13.5) that replaces the crate's `toolchain` key for this build (set by `cargo launch diff --toolchain` for each side's build); the crate's arches must be ones it can target"),
     ("LAUNCH_CACHE_DIR", "cargo-launch's cache (default $XDG_CACHE_HOME/cargo-launch, else ~/.cache/cargo-launch); `cargo launch setup [--toolchain 13.0]` installs each toolchain under toolchain/ there, side by side"),
     ("LAUNCH_NO_SYSTEM_TOOLCHAIN", "set to 1: look only at LAUNCH_TOOLCHAIN and the cache, never at Python site-packages, CUDA_HOME, /usr/local/cuda or PATH"),
     ("LAUNCH_PYTHON", "Python interpreter used to find site-packages and by `cargo launch setup` (default python3)"),
@@ -435,6 +436,7 @@ mod tests {
 
     /// The documented variables `Env::check` leaves alone, and who judges them instead.
     const NOT_CHECKED: &[(&str, &str)] = &[
+    ("LAUNCH_TOOLCHAIN_PIN", "the build (`pipeline::build_crate`), which knows the pins: a name that is not one is a configuration error naming the variable"),
     ("LAUNCH_TOOLCHAIN", "the toolchain search: anything but a folder with a working toolchain is a toolchain error that says what the path is"),
     ("CUDA_HOME / CUDA_PATH", "the CUDA toolkit's: one place among others the toolchain search looks at"),
     ("VIRTUAL_ENV", "Python's: one place among others the toolchain search looks at"),

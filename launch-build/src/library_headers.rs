@@ -27,8 +27,9 @@ pub struct LibraryHeaders {
     pub with: Option<&'static str>,
 }
 
-/// The pinned CUDA lines by major: the `--toolchain` value a note names (`toolchain::pin::PINS`).
-pub const LINES: [(u32, &str); 2] = [(12, "12.9"), (13, "13.0")];
+/// The pinned CUDA lines by major (`toolchain::pin::PINS`); a note names the first of the
+/// compiler's major as the `--toolchain` value.
+pub const LINES: [(u32, &str); 3] = [(12, "12.9"), (13, "13.0"), (13, "13.5")];
 
 /// Every library whose headers kernels are known to include. The wheel names were checked
 /// against PyPI (and, for the pinned ones, their file lists).

@@ -23,6 +23,7 @@ pub const SCRUBBED: &[&str] = &[
     "LAUNCH_CACHE_MAX_SIZE",
     "LAUNCH_ARCH",
     "LAUNCH_PREBUILT",
+    "LAUNCH_TOOLCHAIN_PIN",
     "CUDA_HOME",
     "CUDA_PATH",
     "DOCS_RS",

@@ -5,6 +5,7 @@
 pub(crate) mod cache;
 pub(crate) mod check;
 pub(crate) mod coverage;
+pub(crate) mod diff;
 pub(crate) mod doctor;
 pub(crate) mod explore;
 pub(crate) mod init;

@@ -2,6 +2,7 @@
 //! output prints them (`names`). Each lays out what a command computed; none builds or analyses.
 
 pub(crate) mod check;
+pub(crate) mod diff;
 pub(crate) mod explore_plot;
 pub(crate) mod names;
 pub(crate) mod occupancy_plot;

@@ -28,6 +28,12 @@ pub fn ensure(no_setup: bool, selection: &Selection) -> Result<Vec<Pin>, Error> 
     Ok(pins)
 }
 
+/// Each of `pins` found or, when missing, installed first unless told not to (`cargo launch diff
+/// --toolchain` needs both of its toolchains, whatever the packages name).
+pub fn ensure_pins(no_setup: bool, pins: &[Pin]) -> Result<(), Error> {
+    pins.iter().try_for_each(|p| ensure_pin(no_setup, p))
+}
+
 /// [`ensure`], unless every selected package ships prebuilt kernels that match its sources and
 /// hold `arches` (`Selection::prebuilt_covers`): then the build needs no toolchain and nothing is
 /// looked for or installed. `needs_toolchain`: the command compiles besides the build

@@ -24,10 +24,10 @@ fn the_toolchain_is_12_9_unless_the_crate_names_another() {
 #[test]
 fn a_toolchain_that_is_not_pinned_is_located_with_the_choices() {
     let cases: &[(&str, &str)] = &[
-        ("toolchain = \"13\"", "Cargo.toml:7:13: `package.metadata.launch.toolchain`: \"13\" is not a pinned toolchain (did you mean \"13.0\"?); valid choices: \"12.9\", \"13.0\""),
-        ("toolchain = \"12.8\"", "Cargo.toml:7:13: `package.metadata.launch.toolchain`: \"12.8\" is not a pinned toolchain (did you mean \"12.9\"?); valid choices: \"12.9\", \"13.0\""),
-        ("toolchain = \"v13.0.88\"", "Cargo.toml:7:13: `package.metadata.launch.toolchain`: \"v13.0.88\" is not a pinned toolchain (did you mean \"13.0\"?); valid choices: \"12.9\", \"13.0\""),
-        ("toolchain = \"11.8\"", "Cargo.toml:7:13: `package.metadata.launch.toolchain`: \"11.8\" is not a pinned toolchain; valid choices: \"12.9\", \"13.0\""),
+        ("toolchain = \"13\"", "Cargo.toml:7:13: `package.metadata.launch.toolchain`: \"13\" is not a pinned toolchain (did you mean \"13.0\"?); valid choices: \"12.9\", \"13.0\", \"13.5\""),
+        ("toolchain = \"12.8\"", "Cargo.toml:7:13: `package.metadata.launch.toolchain`: \"12.8\" is not a pinned toolchain (did you mean \"12.9\"?); valid choices: \"12.9\", \"13.0\", \"13.5\""),
+        ("toolchain = \"v13.0.88\"", "Cargo.toml:7:13: `package.metadata.launch.toolchain`: \"v13.0.88\" is not a pinned toolchain (did you mean \"13.0\"?); valid choices: \"12.9\", \"13.0\", \"13.5\""),
+        ("toolchain = \"11.8\"", "Cargo.toml:7:13: `package.metadata.launch.toolchain`: \"11.8\" is not a pinned toolchain; valid choices: \"12.9\", \"13.0\", \"13.5\""),
         ("toolchain = 13.0", "Cargo.toml:7:13: `package.metadata.launch.toolchain`: 13.0 is a floating-point number; expected a toolchain version string such as \"12.9\""),
         ("toolchains = \"13.0\"", "Cargo.toml:7:1: `package.metadata.launch.toolchains`: unknown key `toolchains` (did you mean `toolchain`?)"),
     ];
@@ -44,7 +44,7 @@ fn an_arch_the_toolchain_cannot_target_names_the_toolchains_that_can() {
     let cases: &[(&str, &str)] = &[
         ("toolchain = \"13.0\"\narch = [\"sm_90\", \"sm_70\"]", "Cargo.toml:7:18: `package.metadata.launch.arch[1]`: toolchain \"13.0\" cannot target `sm_70`; toolchain \"12.9\" can (set `toolchain = \"12.9\"`)"),
         ("toolchain = \"13.0\"\narch = [\"sm_101a\"]", "Cargo.toml:7:9: `package.metadata.launch.arch[0]`: toolchain \"13.0\" cannot target `sm_101a`; toolchain \"12.9\" can (set `toolchain = \"12.9\"`)"),
-        ("arch = [\"sm_110\"]", "Cargo.toml:6:9: `package.metadata.launch.arch[0]`: the default toolchain \"12.9\" cannot target `sm_110`; toolchain \"13.0\" can (set `toolchain = \"13.0\"`)"),
+        ("arch = [\"sm_110\"]", "Cargo.toml:6:9: `package.metadata.launch.arch[0]`: the default toolchain \"12.9\" cannot target `sm_110`; toolchains \"13.0\", \"13.5\" can"),
     ];
     for (meta, want) in cases {
         assert_eq!(&parse(meta).unwrap_err(), want, "{meta}");
@@ -52,6 +52,6 @@ fn an_arch_the_toolchain_cannot_target_names_the_toolchains_that_can() {
     // The message lists every pin that can, when more than one can.
     assert_eq!(
         untargetable("sm_90".parse().unwrap(), &Pin { targets: &[], ..pin::CUDA_13_0 }),
-        "toolchain \"13.0\" cannot target `sm_90`; toolchains \"12.9\", \"13.0\" can"
+        "toolchain \"13.0\" cannot target `sm_90`; toolchains \"12.9\", \"13.0\", \"13.5\" can"
     );
 }

@@ -43,7 +43,36 @@ pub fn build_crate(env: &Env, manifest_dir: &Path, launch_dir: &Path) -> Result<
     if let Some(arches) = env.arches()? {
         config.arches = arches;
     }
+    if let Some(pin) = toolchain_pin(env, &config)? {
+        config.toolchain = pin;
+    }
     build_with(env, config, launch_dir)
+}
+
+/// `LAUNCH_TOOLCHAIN_PIN`: the pinned toolchain that replaces the crate's `toolchain` key
+/// (`cargo launch diff --toolchain` builds each side with another pin than the crate names), if
+/// set; a name that is no pin, or a pin that cannot target one of the crate's arches, is a
+/// configuration error naming the variable.
+fn toolchain_pin(env: &Env, config: &Config) -> Result<Option<crate::toolchain::Pin>, Error> {
+    use crate::toolchain::pin;
+    let Some(value) = env.get("LAUNCH_TOOLCHAIN_PIN") else { return Ok(None) };
+    let text = value.to_string_lossy();
+    let bad = |message: String| Error::Config {
+        location: crate::error::Location::Environment,
+        key: "LAUNCH_TOOLCHAIN_PIN".into(),
+        message,
+    };
+    let pin = pin::Pin::named(text.trim()).ok_or_else(|| {
+        bad(format!("`{}` is not a pinned toolchain; valid choices: {}", text.escape_debug(), pin::names()))
+    })?;
+    match config.arches.iter().find(|a| !pin.can_target(**a)) {
+        Some(arch) => Err(bad(format!(
+            "toolchain \"{}\" cannot target {arch}, which the crate builds for; set LAUNCH_ARCH to the arches it can \
+             target",
+            pin.name
+        ))),
+        None => Ok(Some(pin)),
+    }
 }
 
 /// The pipeline for an already loaded configuration, writing into `launch_dir`.

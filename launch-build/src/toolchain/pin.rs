@@ -176,6 +176,72 @@ pub const WHEELS_13_0: [Wheel; 7] = [
     NVDISASM,
 ];
 
+/// The CUDA 13.5 wheels, in install order: as 13.0's (everything in `nvidia/cu13`). CCCL has its
+/// own version line from 13.3 on; this is the newest the package index had when pinned.
+pub const WHEELS_13_5: [Wheel; 7] = [
+    Wheel {
+        package: "nvidia-cuda-nvrtc",
+        version: "13.5.37",
+        sha256_x86_64: "86b4d68058807988b7d9af5b44917a0601e9c337f35ccd657bfb3c759ff8d8bc",
+        sha256_aarch64: "36e4fa2a8ada293f5693d308e531c196ab6f91cf7a0ff479bf96a537d43a6096",
+        bytes_x86_64: 58_185_930,
+        bytes_aarch64: 56_419_462,
+        folder: "cu13",
+        provides: "lib/libnvrtc.so.13 (CUDA C++ to PTX)",
+    },
+    Wheel {
+        package: "nvidia-cuda-nvcc",
+        version: "13.5.37",
+        sha256_x86_64: "f5c4f7ead5d964fb4af42bbf1e6d3ec3c1e6e9d83b53749f691d387e7fcaa3a7",
+        sha256_aarch64: "588eda18eb5076ae859fe272844b526459228af22df0b117f54eec3aa82bc9c8",
+        bytes_x86_64: 47_028_279,
+        bytes_aarch64: 40_745_418,
+        folder: "cu13",
+        provides: "bin/ptxas, bin/nvcc, bin/nvlink, bin/fatbinary",
+    },
+    Wheel {
+        package: "nvidia-cuda-runtime",
+        version: "13.5.37",
+        sha256_x86_64: "df2b79a8852f10d1fef8c848489c49eebb5754051bf870202a862831412b179d",
+        sha256_aarch64: "de2dc5a7367974228b0a69588a9acc9340d3768bef1bf38bf0801eb08497cd2d",
+        bytes_x86_64: 2_504_024,
+        bytes_aarch64: 2_520_010,
+        folder: "cu13",
+        provides: "include/ (the CUDA headers), lib/libcudart",
+    },
+    Wheel {
+        package: "nvidia-cuda-cccl",
+        version: "13.3.5.0.6",
+        sha256_x86_64: "d5230098fa2df5021e1a00c0c4eee41797671a91119d31e892463e5ccf3ee326",
+        sha256_aarch64: "6f30b8076b3e69951c459c94ae190bde51924b320076ebaec376d36848b4c76e",
+        bytes_x86_64: 4_113_651,
+        bytes_aarch64: 4_113_650,
+        folder: "cu13",
+        provides: "include/cccl/ (libcu++, CUB, Thrust)",
+    },
+    Wheel {
+        package: "nvidia-cuda-crt",
+        version: "13.5.37",
+        sha256_x86_64: "e898b7f73d3035fa89915a3f7bf3b54a73e90249746111aed295822c4729bb29",
+        sha256_aarch64: "9ed2c565fdf3244fa6719769a80a466b85bfd4b1467ea339353bc91c971d09e0",
+        bytes_x86_64: 166_163,
+        bytes_aarch64: 166_163,
+        folder: "cu13",
+        provides: "include/crt/ (the headers cuda_runtime.h and nvcc include)",
+    },
+    Wheel {
+        package: "nvidia-nvvm",
+        version: "13.5.37",
+        sha256_x86_64: "c41bfa362e407405163f103c2229f0765f8cc2ed7d148b754dc77f228bf7e070",
+        sha256_aarch64: "b659bd3115b7ac7ec8931e67d0e2c0dd09cd35b08a6a7372df6f8f22c67da80a",
+        bytes_x86_64: 75_141_406,
+        bytes_aarch64: 71_213_582,
+        folder: "cu13",
+        provides: "nvvm/ (cicc and libdevice, which nvcc runs)",
+    },
+    NVDISASM,
+];
+
 /// A CUDA library whose headers `cargo launch setup --with <name>` installs beside a toolchain:
 /// its wheel of one CUDA line. Only the headers are used (device code such as cuRAND's
 /// `curand_kernel.h` is header-only; nothing links the library), so setup installs the wheel in a
@@ -270,8 +336,21 @@ pub const CUDA_13_0: Pin = Pin {
     libraries: &[CURAND_13_0, NVTX_13_0],
 };
 
+/// CUDA 13.5, the newest 13.x the package index had when pinned: installed only when a crate (or
+/// `setup --toolchain 13.5`) chooses it. Its NVRTC targets 13.0's arches and sm_107 (measured;
+/// `launch` does not know sm_107 yet, as sm_88). Its PTX (ISA 9.5) needs a 13.5 driver to JIT
+/// (`launch::compat`); the CUDA 13.0 libraries' headers serve it.
+pub const CUDA_13_5: Pin = Pin {
+    name: "13.5",
+    major: 13,
+    version: "13.5.37",
+    wheels: &WHEELS_13_5,
+    targets: &[75, 80, 86, 87, 88, 89, 90, 100, 103, 107, 110, 120, 121],
+    libraries: &[CURAND_13_0, NVTX_13_0],
+};
+
 /// Every pinned line, oldest first.
-pub const PINS: [Pin; 2] = [CUDA_12_9, CUDA_13_0];
+pub const PINS: [Pin; 3] = [CUDA_12_9, CUDA_13_0, CUDA_13_5];
 
 /// The toolchain of a crate that names none.
 pub const DEFAULT: Pin = CUDA_12_9;
@@ -399,14 +478,14 @@ nvidia-cuda-nvdisasm==13.5.37 \\
         assert_eq!(DEFAULT.name, "12.9");
         assert_eq!(PINNED_VERSION, NVCC.version);
         assert_eq!(Pin::named("13"), None);
-        assert_eq!(names(), "\"12.9\", \"13.0\"");
+        assert_eq!(names(), "\"12.9\", \"13.0\", \"13.5\"");
         // 13.0 brings nvcc's companions and nvdisasm (items that compile host code and map spills).
         for p in ["nvidia-nvvm", "nvidia-cuda-crt", "nvidia-cuda-nvdisasm"] {
             assert!(CUDA_13_0.wheels.iter().any(|w| w.package == p), "{p}");
         }
-        // Measured: about 142 MB for 12.9 and 200 MB for 13.0 on x86_64.
+        // Measured: about 142 MB for 12.9, 200 MB for 13.0 and 192 MB for 13.5 on x86_64.
         let x86 = |p: Pin| p.wheels.iter().map(|w| w.bytes_x86_64).sum::<u64>();
-        assert_eq!((x86(CUDA_12_9), x86(CUDA_13_0)), (141_930_434, 199_870_045));
+        assert_eq!((x86(CUDA_12_9), x86(CUDA_13_0), x86(CUDA_13_5)), (141_930_434, 199_870_045, 192_310_107));
     }
 
     /// The header wheels `setup --with` installs: both platforms pinned, of the line's major
@@ -446,6 +525,10 @@ nvidia-cuda-nvdisasm==13.5.37 \\
         for both in ["sm_75", "sm_90a", "sm_100f", "sm_103", "sm_121f"] {
             assert!(CUDA_12_9.can_target(arch(both)) && CUDA_13_0.can_target(arch(both)), "{both}");
         }
+        // 13.5's NVRTC (measured with nvrtcGetSupportedArchs) adds sm_107 to 13.0's list.
+        assert!(CUDA_13_0.targets.iter().all(|c| CUDA_13_5.targets.contains(c)));
+        let extra: Vec<u32> = CUDA_13_5.targets.iter().copied().filter(|c| !CUDA_13_0.targets.contains(c)).collect();
+        assert_eq!(extra, [107]);
         // Every known arch some pin can target, but for 12.x's sm_101, which 13.0 renamed sm_110.
         for name in launch::KNOWN_ARCHES {
             assert!(PINS.iter().any(|p| p.can_target(arch(name))), "{name}");

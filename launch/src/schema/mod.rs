@@ -13,6 +13,7 @@
 pub mod check;
 pub mod coverage;
 pub mod diagnostics;
+pub mod diff;
 pub mod doctor;
 pub mod explore;
 pub mod manifest;
@@ -42,6 +43,7 @@ mod tests {
             ("schema::prebuilt::Record", super::prebuilt::VERSION),
             ("schema::coverage::Document", super::coverage::VERSION),
             ("schema::doctor::Document", super::doctor::VERSION),
+            ("schema::diff::Document", super::diff::VERSION),
         ];
         for (ty, version) in rows {
             let line = readme
