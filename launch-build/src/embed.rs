@@ -139,7 +139,7 @@ struct Node<'a> {
 
 /// The generated Rust module:
 ///
-/// ```ignore
+/// ```text
 /// pub mod kernels { pub mod fill { pub static FILL_F16: launch::Kernel = ...; } pub mod sub { ... } }
 /// pub use self::kernels::fill::FILL_F16;   // where no other file has a FILL_F16
 /// pub static KERNELS: &[&launch::Kernel] = &[&kernels::fill::FILL_F16, ...];

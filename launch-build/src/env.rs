@@ -147,7 +147,8 @@ impl Env {
         std::env::var_os(name).filter(|v| !v.is_empty())
     }
 
-    /// A switch ([`SWITCH_ON`], [`SWITCH_OFF`], any case; unset or empty is off).
+    /// A switch: on is `1`, `true`, `yes` or `on`, off is `0`, `false`, `no` or `off`, in any case;
+    /// unset or empty is off.
     ///
     /// # Errors
     /// Any other value: a configuration error naming the variable and the accepted values.
@@ -164,7 +165,7 @@ impl Env {
     }
 
     /// `LAUNCH_COMPILE_TIMEOUT`: how long one compiler run may take (whole seconds, from 1 to
-    /// [`MAX_TIMEOUT_SECS`]; default `DEFAULT_TIMEOUT`, 30 minutes). Anything else is a
+    /// 86400, one day; default 1800, 30 minutes). Anything else is a
     /// configuration error naming the variable.
     pub fn compile_timeout(&self) -> Result<Duration, Error> {
         let Some(value) = self.get("LAUNCH_COMPILE_TIMEOUT") else { return Ok(DEFAULT_TIMEOUT) };

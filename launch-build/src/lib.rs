@@ -13,13 +13,15 @@
 //! arch = ["sm_90", "sm_100"]
 //! ```
 //!
-//! ```ignore
-//! // src/main.rs
+//! ```text
+//! // src/lib.rs or src/main.rs of the same crate (see the `launch` crate's front page)
 //! launch::include_kernels!();   // one `launch::Kernel` static per kernel, plus KERNELS
 //! ```
 //!
 //! No GPU and no CUDA install are needed: NVRTC and ptxas come from NVIDIA's PyPI wheels, which
 //! `cargo launch setup` installs into a per-user cache. The build script itself never downloads.
+//! A crate that ships its kernels compiled ([`prebuilt`], written by `cargo launch prebuild`)
+//! needs not even that downstream: its build embeds them without any toolchain.
 //!
 //! # Pipeline
 //! config → plan (the configuration applied to the kernel folder, once: `plan`) → prepare (each

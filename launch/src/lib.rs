@@ -1,14 +1,38 @@
-//! Runtime side of cargo-launch.
+//! Runtime side of cargo-launch: the kernels a crate's build embedded (`launch::Kernel`, with
+//! each one's launch contract and its `ptxas -v` resources per arch), the exact occupancy model
+//! (`occupancy`), the analysis `cargo launch` runs on them (`analysis`), the driver
+//! compatibility table (`compat`) and, with feature `cudarc`, loading and contract-checked
+//! launching on a GPU (`cuda`), so that "too many resources requested for launch" (error 701)
+//! is refused with the arithmetic before the driver sees the launch.
 //!
-//! A crate whose `build.rs` is `fn main() { launch_build::build() }` includes its kernels with
-//! one line:
+//! A crate whose `build.rs` is `fn main() { launch_build::build() }` includes its kernels with one
+//! line, `launch::include_kernels!();`, which gives one static per kernel
+//! (`kernels::poly::POLY_EVAL`, one module per `.cu` file; `POLY_EVAL` re-exported where no other
+//! file has a kernel of that Rust name) and `KERNELS: &[&launch::Kernel]`:
 //!
-//! ```ignore
-//! launch::include_kernels!();
-//! // now: kernels::poly::POLY_EVAL (one module per .cu file), POLY_EVAL (re-exported where
-//! // no other file has a kernel of that Rust name), KERNELS: &[&launch::Kernel]
-//! let k = launch::find(KERNELS, "kernels/poly.cu::poly_eval")?; // or "poly_eval" when unique
 //! ```
+//! # fn main() -> Result<(), launch::FindError> {
+//! # // What `launch::include_kernels!()` generates for kernels/poly.cu (abridged, no images):
+//! # static MODULE: launch::Module = launch::Module {
+//! #     file: "kernels/poly.cu", cubins: &[], ptx_arch: "sm_90", ptx: "", extra_ptx: &[],
+//! # };
+//! # static POLY_EVAL: launch::Kernel = launch::Kernel {
+//! #     name: "poly_eval", demangled: "poly_eval", line: 1, module: &MODULE, contract: None,
+//! #     host_threads: 256, resources: &[], variants: &[],
+//! # };
+//! # static KERNELS: &[&launch::Kernel] = &[&POLY_EVAL];
+//! let k = launch::find(KERNELS, "kernels/poly.cu::poly_eval")?; // or "poly_eval" when unique
+//! assert_eq!(k.block_size(), 256); // no contract: the `threads` of [package.metadata.launch]
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Features
+//! * `cudarc`: module `cuda` — load the embedded cubins (or the PTX, JIT-compiled by the driver) and
+//!   launch them with the contract checked, and the tuner. cudarc loads the driver dynamically: a
+//!   binary built with it starts on machines without a GPU and reports the absence as an error.
+//! * `serde`: module `schema` — the serde types of every JSON document the tools write (manifest,
+//!   report, check, ...); used by launch-build and cargo-launch, never needed by a user's binary.
 //!
 //! This crate has no build-time dependencies, so a user's binary never links toml or
 //! cargo_metadata.

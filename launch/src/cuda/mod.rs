@@ -1,8 +1,17 @@
 //! Loading the embedded kernels through [cudarc] and launching them with the contract checked
 //! (feature `cudarc`).
 //!
-//! ```ignore
+//! ```no_run
 //! use launch::cuda::{cudarc::driver::{LaunchConfig, PushKernelArg}, Device};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # static MODULE: launch::Module = launch::Module {
+//! #     file: "kernels/poly.cu", cubins: &[], ptx_arch: "sm_90", ptx: "", extra_ptx: &[],
+//! # };
+//! # static POLY_EVAL: launch::Kernel = launch::Kernel {
+//! #     name: "poly_eval", demangled: "poly_eval", line: 1, module: &MODULE, contract: None,
+//! #     host_threads: 256, resources: &[], variants: &[],
+//! # };
+//! # let (host, n) = (vec![1.0f32; 1 << 20], 1usize << 20);
 //!
 //! let dev = Device::new(0)?;                  // Err (never a panic) without a driver or GPU
 //! let k = dev.load(&POLY_EVAL)?;              // the sm_90 cubin on an H200, else the PTX (JIT)
@@ -10,8 +19,12 @@
 //! let (x, mut y) = (stream.clone_htod(&host)?, stream.alloc_zeros::<f32>(n)?);
 //! let cfg = LaunchConfig { grid_dim: (n.div_ceil(256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
 //! let mut args = k.builder(&stream);
-//! args.arg(&x).arg(&mut y).arg(&(n as i32));
+//! let n_arg = n as i32;
+//! args.arg(&x).arg(&mut y).arg(&n_arg);
+//! // SAFETY: poly_eval takes (const float*, float*, int) and touches elements below n only.
 //! unsafe { k.launch(&mut args, cfg) }?;      // a 512-thread block is refused here, with the arithmetic
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! * **Loading** ([`Device::load`]): a cubin that runs on the device's compute capability (its

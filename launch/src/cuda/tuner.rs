@@ -1,10 +1,23 @@
 //! Timing a kernel's variants on the device and remembering the winner ([`Tuner`]).
 //!
-//! ```ignore
+//! ```no_run
 //! use launch::cuda::{cudarc::driver::{LaunchConfig, PushKernelArg}, Device, Tuner};
+//! # fn close(got: &[f32], want: &[f32]) -> bool { got == want }
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # static MODULE: launch::Module = launch::Module {
+//! #     file: "kernels/poly.cu", cubins: &[], ptx_arch: "sm_90", ptx: "", extra_ptx: &[],
+//! # };
+//! # static POLY_EVAL: launch::Kernel = launch::Kernel {
+//! #     name: "poly_eval", demangled: "poly_eval", line: 1, module: &MODULE, contract: None,
+//! #     host_threads: 256, resources: &[], variants: &[],
+//! # };
+//! # let (n, want) = (1u32 << 20, vec![0.0f32; 1 << 20]);
 //!
 //! let dev = Device::new(0)?;
-//! let mut tuner = Tuner::new(&dev).repetitions(50).verify(|variant, stream| {
+//! let stream = dev.context().default_stream();
+//! let x = stream.alloc_zeros::<f32>(n as usize)?;
+//! let y = stream.alloc_zeros::<f32>(n as usize)?;
+//! let mut tuner = Tuner::new(&dev).repetitions(50).verify(|_variant, stream| {
 //!     stream.synchronize()?;                               // the probe launch wrote `y`
 //!     Ok::<_, Box<dyn std::error::Error>>(close(&stream.clone_dtoh(&y)?, &want))
 //! });
@@ -12,12 +25,17 @@
 //!     let block = variant.kernel().block_size();
 //!     let cfg = LaunchConfig { grid_dim: (n.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
 //!     let mut args = variant.builder(stream);
-//!     args.arg(&x).arg(&y).arg(&(n as i32));
+//!     let n_arg = n as i32;
+//!     args.arg(&x).arg(&y).arg(&n_arg);
+//!     // SAFETY: poly_eval takes (const float*, float*, int) and touches elements below n only.
 //!     unsafe { variant.launch(&mut args, cfg) }.map(|_| ())
 //! })?;
 //! println!("{}", tuned.report);                          // the table
 //! // Next run: the winner, no timing (a file read and a module lookup: microseconds).
 //! let k = tuner.best(&POLY_EVAL, "n=2^20")?.expect("tuned before");
+//! # let _ = k;
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! * **Candidates**: [`Tuner::tune`] takes the kernel and its build-time variants

@@ -2,16 +2,34 @@
 //! disk between runs (no GPU needed: the timing itself belongs to the tuner, `launch::cuda::Tuner`,
 //! feature `cudarc`, which reads and writes this cache).
 //!
-//! ```ignore
+//! ```
 //! use launch::tune::{DeviceKey, Lookup, TuneCache, TuneKey, TunePolicy, Winner};
-//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # static MODULE: launch::Module = launch::Module {
+//! #     file: "kernels/poly.cu", cubins: &[], ptx_arch: "sm_90", ptx: "", extra_ptx: &[],
+//! # };
+//! # static POLY_EVAL: launch::Kernel = launch::Kernel {
+//! #     name: "poly_eval", demangled: "poly_eval", line: 1, module: &MODULE, contract: None,
+//! #     host_threads: 256, resources: &[], variants: &[],
+//! # };
+//! # let dir = std::env::temp_dir().join(format!("launch-tune-doc-{}", std::process::id()));
 //! let policy = TunePolicy::from_env()?;            // LAUNCH_TUNE=off|cached|always
-//! let cache = TuneCache::from_env()?;              // LAUNCH_TUNE_CACHE_DIR, else ~/.cache/cargo-launch/tune
-//! let key = TuneKey::new(&POLY_EVAL, &POLY_EVAL.variants(), DeviceKey::from(dev.info()), "n<=2^20");
+//! let cache = TuneCache::new(&dir);                // or TuneCache::from_env()?: LAUNCH_TUNE_CACHE_DIR, else ~/.cache/cargo-launch/tune
+//! // With feature `cudarc`: DeviceKey::from(dev.info()).
+//! let device = DeviceKey { name: "NVIDIA H200".into(), compute_capability: (9, 0), driver_version: 13000 };
+//! let variants: Vec<&launch::Kernel> = POLY_EVAL.variants().iter().collect();
+//! let key = TuneKey::new(&POLY_EVAL, &variants, device, "n<=2^20");
 //! match cache.get(&key) {
-//!     Lookup::Hit(winner) if policy.reads() => { /* load winner.variant */ }
-//!     _ => { /* time the variants, then */ cache.put(&key, &winner)?; }
+//!     Lookup::Hit(winner) if policy.reads() => println!("load {}", winner.variant),
+//!     _ => {
+//!         // Time the variants, then remember the fastest:
+//!         let winner = Winner { variant: "poly_eval".into(), median_ms: 1.0, min_ms: 0.9, max_ms: 1.2, repetitions: 30, measured_at: 0 };
+//!         cache.put(&key, &winner)?;
+//!     }
 //! }
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! * **The key** ([`TuneKey`]): the kernel's content hash ([`kernel_hash`]: its name and its
