@@ -210,11 +210,41 @@ fn fills_then_serves(kind: Kind) {
     let server_bytes: u64 = on_server.iter().map(|p| fs::metadata(p).unwrap().len()).sum();
     assert_eq!(remote.bytes_written, server_bytes);
 
-    let second = Builder::new().build(Some(&url));
+    let second_builder = Builder::new();
+    let second = second_builder.build(Some(&url));
     assert_eq!((second.stats.compiled, second.stats.cached, second.stats.remote_hits), (0, 4, 4), "{}", second.stderr);
     assert_eq!(second.stats.remote_jobs.len(), 4);
     assert_eq!(second.stats.remote.as_ref().unwrap().entries_written, 0, "hits are not written back");
     assert!(second.warnings.is_empty(), "{:?}", second.warnings);
+
+    // `cargo launch report`'s header says where the jobs came from.
+    let mut report = second_builder_report(&second_builder, &url);
+    let (code, stdout, stderr) = run(&mut report);
+    assert_eq!(code, 0, "{stderr}");
+    let header =
+        format!("kernel jobs: 4 (0 compiled, 0 from the local cache, 4 from the remote cache {}", kind_prefix(kind));
+    assert!(stdout.lines().any(|l| l.starts_with(&header)), "no `{header}` in:\n{stdout}");
+}
+
+fn kind_prefix(kind: Kind) -> &'static str {
+    match kind {
+        Kind::S3 => "s3://fleet/team",
+        Kind::Webdav => "webdav+http://builder:***@127.0.0.1",
+    }
+}
+
+/// `cargo launch report` in `builder`'s checkout, with its cache and the remote `url`.
+fn second_builder_report(builder: &Builder, url: &str) -> Command {
+    let mut cmd = crate::support::cargo_launch();
+    cmd.current_dir(builder.checkout.path())
+        .env("LAUNCH_CACHE_DIR", builder.cache.path())
+        .env("LAUNCH_TOOLCHAIN", toolchain_root())
+        .env("LAUNCH_CACHE_REMOTE", url)
+        .env("AWS_ACCESS_KEY_ID", KEY_ID)
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .args(["launch", "report"]);
+    cmd
 }
 
 #[test]
