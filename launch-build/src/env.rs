@@ -40,6 +40,8 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     ("CARGO_NET_OFFLINE", "true: `cargo launch` never downloads (the build script never does)"),
     ("LAUNCH_TUNE", "at run time, whether a program's tuner may time kernel variants: off (never time, never read the tune cache), cached (default: use a remembered winner, time on a miss) or always (time every run and overwrite)"),
     ("LAUNCH_TUNE_CACHE_DIR", "at run time, the tune cache's folder (default $XDG_CACHE_HOME/cargo-launch/tune, else ~/.cache/cargo-launch/tune)"),
+    ("LAUNCH_TUNE_CACHE_REMOTE", "at run time, a shared tune folder behind the local one (an absolute folder or file:///folder: a network disk, a mounted bucket): winners one machine found are reused by the others with the same GPU and driver"),
+    ("LAUNCH_TUNE_CACHE_REMOTE_MODE", "at run time, ro: read the shared tune folder, never write it (default rw)"),
 ];
 
 /// `LAUNCH_PREBUILT`: whether a build uses the crate's prebuilt kernels (`crate::prebuilt`, which
@@ -523,6 +525,8 @@ mod tests {
     ("DOCS_RS", "docs.rs's: set at all, it means a docs.rs build"),
     ("LAUNCH_TUNE", "read at run time by the program (`launch::tune`), which refuses a bad value"),
     ("LAUNCH_TUNE_CACHE_DIR", "read at run time by the program (`launch::tune`)"),
+    ("LAUNCH_TUNE_CACHE_REMOTE", "read at run time by the program (`launch::tune`); a relative path counts as unset"),
+    ("LAUNCH_TUNE_CACHE_REMOTE_MODE", "read at run time by the program (`launch::tune`)"),
 ];
 
     #[test]
