@@ -183,6 +183,36 @@ mod tests {
         JobTiming { nvrtc: Duration::from_micros(nvrtc_us), ptxas: Duration::from_micros(ptxas_us) }
     }
 
+    /// `LAUNCH_BUILD_DEBUG`'s summary splits the hits into local and remote where a remote is
+    /// configured, and says nothing of one otherwise.
+    #[test]
+    fn the_summary_says_where_hits_came_from() {
+        let mut stats = counts(6, 1, 0, Some(PathBuf::from("/c/kernels")), &Tokens::Serial, 1);
+        assert!(!summary(&stats).contains("remote"), "{}", summary(&stats));
+        stats.remote_hits = 3;
+        stats.remote = Some(launch::schema::stats::RemoteCacheUse {
+            url: "s3://b/p".into(),
+            read_only: false,
+            entries_read: 3,
+            bytes_read: 30,
+            entries_written: 1,
+            bytes_written: 10,
+            failed: false,
+        });
+        let text = summary(&stats);
+        assert!(
+            text.ends_with("5 from the cache at /c/kernels (2 local, 3 remote from s3://b/p; 1 written there)"),
+            "{text}"
+        );
+        stats.remote.as_mut().unwrap().read_only = true;
+        stats.remote.as_mut().unwrap().failed = true;
+        assert!(
+            summary(&stats).ends_with("(2 local, 3 remote from s3://b/p; read-only, failed)"),
+            "{}",
+            summary(&stats)
+        );
+    }
+
     /// The field names are the file's layout: renaming one is a new `VERSION` (see
     /// `launch::schema`), so they are pinned here, where the file is written.
     #[test]

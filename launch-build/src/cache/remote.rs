@@ -127,7 +127,7 @@ impl fmt::Display for RemoteUrl {
 }
 
 impl RemoteUrl {
-    /// Parses a remote URL ([`SCHEMES`]).
+    /// Parses a remote URL (one of `SCHEMES`).
     ///
     /// # Errors
     /// A sentence saying what is wrong and what is accepted.
