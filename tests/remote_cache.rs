@@ -138,7 +138,13 @@ impl Builder {
     /// `cargo build` with the remote `url` (when given).
     fn command(&self, url: Option<&str>) -> Command {
         let mut cmd = Command::new(env!("CARGO"));
-        for v in SCRUBBED.iter().chain(&["AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_REGION"]) {
+        for v in SCRUBBED.iter().chain(&[
+            "AWS_PROFILE",
+            "AWS_SESSION_TOKEN",
+            "AWS_ENDPOINT_URL",
+            "AWS_REGION",
+            "AWS_DEFAULT_REGION",
+        ]) {
             cmd.env_remove(v);
         }
         cmd.current_dir(self.checkout.path())
@@ -403,6 +409,24 @@ fn cache_shows_the_remote_and_cargo_toml_may_not_hold_a_password() {
         "remote    webdav+https://ci:***@dav.test:8443/kernels (read-only, timeout 10s, from LAUNCH_CACHE_REMOTE)"
     );
     assert!(!stdout.contains(SECRET), "{stdout}");
+    let (code, json, stderr) = run(crate::support::cargo_launch()
+        .env("LAUNCH_CACHE_DIR", cache.path())
+        .env_remove("AWS_REGION")
+        .env_remove("AWS_DEFAULT_REGION")
+        .env("LAUNCH_CACHE_REMOTE", "s3://fleet/team?endpoint=http://127.0.0.1:9")
+        .env("LAUNCH_CACHE_REMOTE_TIMEOUT", "3")
+        .args(["launch", "cache", "--format", "json"]));
+    assert_eq!(code, 0, "{stderr}");
+    let doc: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        doc["remote"],
+        serde_json::json!({
+            "url": "s3://fleet/team?endpoint=http://127.0.0.1:9&region=us-east-1",
+            "read_only": false,
+            "timeout_s": 3,
+            "source": "LAUNCH_CACHE_REMOTE",
+        })
+    );
 
     let builder = Builder::new();
     let manifest = builder.checkout.path().join("Cargo.toml");
