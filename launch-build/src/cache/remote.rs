@@ -52,7 +52,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::{Key, LocalFolder, MAX_ENTRY};
+use super::{Key, LocalFolder, Store, MAX_ENTRY};
 
 #[cfg(feature = "remote")]
 mod opendal_store;
@@ -414,6 +414,28 @@ impl Remote {
             }
             Err(Failure::Unavailable(reason) | Failure::Damaged(reason)) => self.fail(&reason),
         }
+    }
+}
+
+/// The remote is a [`Store`] too (a cache with no local folder: `Cache::with_store(remote)`);
+/// a build's cache keeps it behind the local folder instead ([`Cache::with_remote`](super::Cache::with_remote)).
+/// A failed write is the remote's one warning, never an error: the build goes on.
+impl Store for Remote {
+    fn get(&self, key: &Key) -> Result<Option<Vec<u8>>, String> {
+        Remote::get(self, key)
+    }
+
+    fn put(&self, key: &Key, bytes: &[u8]) -> io::Result<()> {
+        Remote::put(self, key, bytes);
+        Ok(())
+    }
+
+    fn location(&self) -> String {
+        self.config.url.to_string()
+    }
+
+    fn entry_location(&self, key: &Key) -> String {
+        Remote::entry_location(self, key)
     }
 }
 

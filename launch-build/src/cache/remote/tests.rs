@@ -174,3 +174,14 @@ fn a_store_that_cannot_be_set_up_is_one_warning() {
     remote.put(&Key([0; 32]), b"x");
     assert_eq!(warnings(), 1);
 }
+
+#[test]
+fn the_remote_is_a_store_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = Remote::open(config(RemoteUrl::Folder(dir.path().to_path_buf()), Mode::ReadWrite), count_warning);
+    let only_remote = Cache::with_store(remote);
+    only_remote.store(&Key([5; 32]), &entry("r")).unwrap();
+    assert!(matches!(only_remote.load(&Key([5; 32])), Lookup::Hit(e) if e == entry("r")));
+    assert!(dir.path().join(Remote::object(&Key([5; 32]))).is_file());
+    assert_eq!(only_remote.location(), format!("file://{}", dir.path().display()));
+}
