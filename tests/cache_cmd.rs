@@ -76,9 +76,12 @@ fn show_lists_entries_bytes_limit_remote_and_the_builds_hit_rate_then_prune_and_
 
     let (code, text, stderr) = cache_cmd(cache.path(), &[]);
     assert_eq!(code, 0, "{stderr}");
-    for want in
-        ["entries   8 (", "limit     5.0 GiB (default)", "remote    none configured", "2 recorded: 33% of 12 jobs"]
-    {
+    for want in [
+        "entries   8 (",
+        "limit     5.0 GiB (default)",
+        "remote    none (LAUNCH_CACHE_REMOTE, or cache-remote in Cargo.toml)",
+        "2 recorded: 33% of 12 jobs",
+    ] {
         assert!(text.contains(want), "{want:?} in:\n{text}");
     }
     let limited = run(cargo_launch()

@@ -39,6 +39,9 @@ mod cache;
 /// `cargo launch cache` (show, prune, clear) and the local cache's size limit in builds.
 mod cache_cmd;
 
+/// Issue 21: the remote kernel cache (S3 and WebDAV) against real servers started by the tests.
+mod remote_cache;
+
 /// Misbehaving tools and failed builds: a hanging ptxas is stopped at `LAUNCH_COMPILE_TIMEOUT`, a
 /// ptxas that writes nothing is named, inline-asm errors point at the kernel, no stray statistics.
 mod tools;

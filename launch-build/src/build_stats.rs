@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub use launch::schema::stats::{BuildStats, CompiledJob, HostJob, PrebuiltUse, VERSION};
+pub use launch::schema::stats::{BuildStats, CachedJob, CompiledJob, HostJob, PrebuiltUse, VERSION};
 use launch::Arch;
 
 use crate::cargo_directives;
@@ -48,6 +48,9 @@ pub fn counts(
         host_link_ms: 0.0,
         prebuilt: None,
         prebuilt_stale: Vec::new(),
+        remote_hits: 0,
+        remote_jobs: Vec::new(),
+        remote: None,
     }
 }
 
@@ -108,14 +111,46 @@ fn summary(stats: &BuildStats) -> String {
         }
     };
     format!(
-        "{} jobs: {} compiled ({} at most at once, {}), {} from the cache{}{host}",
+        "{} jobs: {} compiled ({} at most at once, {}), {} from the cache{}{}{host}",
         stats.jobs,
         stats.compiled,
         stats.max_parallel,
         stats.tokens,
         stats.cached,
-        stats.cache_dir.as_ref().map(|d| format!(" at {}", d.display())).unwrap_or_else(|| " (off)".into())
+        stats.cache_dir.as_ref().map(|d| format!(" at {}", d.display())).unwrap_or_else(|| " (off)".into()),
+        remote_summary(stats)
     )
+}
+
+/// ` (3 local, 3 remote from s3://b/p; 2 written there)` where a remote is configured.
+fn remote_summary(stats: &BuildStats) -> String {
+    let Some(r) = &stats.remote else { return String::new() };
+    let written = if r.read_only { "read-only".to_string() } else { format!("{} written there", r.entries_written) };
+    let failed = if r.failed { ", failed" } else { "" };
+    format!(
+        " ({} local, {} remote from {}; {written}{failed})",
+        stats.cached - stats.remote_hits.min(stats.cached),
+        stats.remote_hits,
+        r.url
+    )
+}
+
+/// The remote's part of the statistics: which jobs it served and what the build did with it.
+pub fn add_remote(stats: &mut BuildStats, remote: Option<&crate::cache::Remote>, jobs: Vec<CachedJob>) {
+    stats.remote_hits = jobs.len();
+    stats.remote_jobs = jobs;
+    stats.remote = remote.map(|r| {
+        let used = r.usage();
+        launch::schema::stats::RemoteCacheUse {
+            url: r.config().url.to_string(),
+            read_only: r.config().mode == crate::cache::remote::Mode::ReadOnly,
+            entries_read: used.hits,
+            bytes_read: used.bytes_read,
+            entries_written: used.writes,
+            bytes_written: used.bytes_written,
+            failed: used.failed,
+        }
+    });
 }
 
 /// Writes `launch_dir/build-stats.json` (after the build succeeded).
@@ -146,6 +181,36 @@ mod tests {
 
     fn timing(nvrtc_us: u64, ptxas_us: u64) -> JobTiming {
         JobTiming { nvrtc: Duration::from_micros(nvrtc_us), ptxas: Duration::from_micros(ptxas_us) }
+    }
+
+    /// `LAUNCH_BUILD_DEBUG`'s summary splits the hits into local and remote where a remote is
+    /// configured, and says nothing of one otherwise.
+    #[test]
+    fn the_summary_says_where_hits_came_from() {
+        let mut stats = counts(6, 1, 0, Some(PathBuf::from("/c/kernels")), &Tokens::Serial, 1);
+        assert!(!summary(&stats).contains("remote"), "{}", summary(&stats));
+        stats.remote_hits = 3;
+        stats.remote = Some(launch::schema::stats::RemoteCacheUse {
+            url: "s3://b/p".into(),
+            read_only: false,
+            entries_read: 3,
+            bytes_read: 30,
+            entries_written: 1,
+            bytes_written: 10,
+            failed: false,
+        });
+        let text = summary(&stats);
+        assert!(
+            text.ends_with("5 from the cache at /c/kernels (2 local, 3 remote from s3://b/p; 1 written there)"),
+            "{text}"
+        );
+        stats.remote.as_mut().unwrap().read_only = true;
+        stats.remote.as_mut().unwrap().failed = true;
+        assert!(
+            summary(&stats).ends_with("(2 local, 3 remote from s3://b/p; read-only, failed)"),
+            "{}",
+            summary(&stats)
+        );
     }
 
     /// The field names are the file's layout: renaming one is a new `VERSION` (see
@@ -184,6 +249,9 @@ mod tests {
                 "prebuilt",
                 "prebuilt_stale",
                 "ptxas_ms",
+                "remote",
+                "remote_hits",
+                "remote_jobs",
                 "schema",
                 "tokens",
                 "variant_jobs",

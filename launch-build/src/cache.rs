@@ -35,8 +35,10 @@
 //!
 //! # Storage
 //! [`Cache`] encodes, checks and decodes entries; where their bytes live is a [`Store`]
-//! ([`store`]): the local folder above ([`LocalFolder`]) today, a shared remote store for CI
-//! fleets later, without touching the build.
+//! ([`store`]): the local folder above ([`LocalFolder`]), with, where one is configured, a shared
+//! [`Remote`] behind it for teams and CI fleets ([`remote`]: read local, then remote, then
+//! compile; write local, then remote unless read-only; every remote entry checked like a local
+//! one).
 //!
 //! # Size limit and build log
 //! A hit refreshes its entry's modification time; after a build that stored entries, the least
@@ -64,8 +66,10 @@ use crate::out;
 
 pub mod build_log;
 pub mod limit;
+pub mod remote;
 mod store;
 mod tool_digest;
+pub use remote::{Remote, RemoteConfig, RemoteUrl};
 pub use store::{LocalFolder, Store};
 pub use tool_digest::tool_digest;
 
@@ -332,6 +336,16 @@ pub fn decode(key: &Key, bytes: &[u8]) -> Result<Entry, String> {
 #[derive(Clone, Debug)]
 pub struct Cache<S = LocalFolder> {
     store: S,
+    remote: Option<std::sync::Arc<Remote>>,
+}
+
+/// Where a lookup's answer came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The local store (or nowhere: a miss with no remote entry either).
+    Local,
+    /// The remote store.
+    Remote,
 }
 
 impl Cache {
@@ -361,7 +375,17 @@ impl Cache {
 impl<S: Store> Cache<S> {
     /// A cache whose entries live in `store`.
     pub fn with_store(store: S) -> Cache<S> {
-        Cache { store }
+        Cache { store, remote: None }
+    }
+
+    /// The same cache with `remote` behind its store.
+    pub fn with_remote(self, remote: Remote) -> Cache<S> {
+        Cache { remote: Some(std::sync::Arc::new(remote)), ..self }
+    }
+
+    /// The remote behind it, if any.
+    pub fn remote(&self) -> Option<&Remote> {
+        self.remote.as_deref()
     }
 
     /// Where the store is, for messages.
@@ -373,6 +397,39 @@ impl<S: Store> Cache<S> {
     /// store cannot hand over as one (for the local folder: not a regular file of at most
     /// [`MAX_ENTRY`] bytes), is [`Lookup::Corrupt`] (it is rebuilt and replaced).
     pub fn load(&self, key: &Key) -> Lookup {
+        self.load_traced(key).0
+    }
+
+    /// [`Cache::load`], saying where the answer came from. The local store first; on a local miss
+    /// (or a damaged local entry), the remote, whose entry is checked the same way and, when
+    /// whole, copied into the local store. A damaged remote entry is [`Lookup::Corrupt`] (the job
+    /// compiles and [`Cache::store`] replaces it there too); a remote that is unavailable is a
+    /// miss (and the build's one warning, see [`remote`]).
+    pub fn load_traced(&self, key: &Key) -> (Lookup, Source) {
+        let local = self.load_local(key);
+        let Some(remote) = self.remote.as_deref() else { return (local, Source::Local) };
+        if matches!(local, Lookup::Hit(_)) {
+            return (local, Source::Local);
+        }
+        let damaged =
+            |reason: String| (Lookup::Corrupt(format!("{}: {reason}", remote.entry_location(key))), Source::Remote);
+        match remote.get(key) {
+            Ok(Some(bytes)) => match decode(key, &bytes) {
+                Ok(e) => {
+                    remote.hit(bytes.len());
+                    // Best effort: without the local copy the next build reads the remote again.
+                    let _ = self.store.put(key, &bytes);
+                    (Lookup::Hit(e), Source::Remote)
+                }
+                Err(reason) => damaged(reason),
+            },
+            Ok(None) => (local, Source::Local),
+            Err(reason) => damaged(reason),
+        }
+    }
+
+    /// The local store's answer alone.
+    fn load_local(&self, key: &Key) -> Lookup {
         let damaged = |reason: String| Lookup::Corrupt(format!("{}: {reason}", self.store.entry_location(key)));
         match self.store.get(key) {
             Ok(Some(bytes)) => match decode(key, &bytes) {
@@ -387,12 +444,21 @@ impl<S: Store> Cache<S> {
     /// Stores `entry` under `key`, all or nothing ([`Store::put`]). Another build storing the same
     /// key at the same time is harmless (same bytes; the last write wins; a lost race counts as
     /// success: a failed put with a whole entry in place is no failure).
+    ///
+    /// With a remote, the entry is written there too (unless it is read-only or has failed in this
+    /// build), whatever became of the local write; a failed remote write is the remote's one
+    /// warning, never an error here.
     pub fn store(&self, key: &Key, entry: &Entry) -> io::Result<()> {
-        match self.store.put(key, &encode(key, entry)) {
+        let bytes = encode(key, entry);
+        let local = match self.store.put(key, &bytes) {
             Ok(()) => Ok(()),
-            Err(_) if matches!(self.load(key), Lookup::Hit(_)) => Ok(()),
+            Err(_) if matches!(self.load_local(key), Lookup::Hit(_)) => Ok(()),
             Err(e) => Err(e),
+        };
+        if let Some(remote) = self.remote.as_deref() {
+            remote.put(key, &bytes);
         }
+        local
     }
 }
 

@@ -183,7 +183,7 @@ pub fn run_all(
     let started = Instant::now();
     let debug = env.flag("LAUNCH_BUILD_DEBUG")?;
     let root = toolchain::cache_dir(env);
-    let cache = open_cache(env, launch_dir)?;
+    let cache = open_shared_cache(env, launch_dir, compiler.config())?;
     // Compile times live beside the entry folder, never in it (see cache::Timings).
     let timings_dir = root.map(|d| d.join("kernel-timings")).unwrap_or_else(|| launch_dir.join("cache-timings"));
     let pairs = placeholders(compiler);
@@ -192,7 +192,7 @@ pub fn run_all(
         keys_and_sizes(compiler, host, jobs, &units, cache.as_ref())?.into_iter().unzip();
     let label = |u: usize| format!("{} {}", jobs[units[u].jobs.start].file.source.file, units[u].arch_label(jobs));
 
-    let Found { mut outputs, corrupt, first_damage } = look_up(
+    let Found { mut outputs, corrupt, first_damage, remote: from_remote } = look_up(
         cache.as_ref(),
         &keys,
         |u, e| from_unit_entry(cache.as_ref(), &keys[u], &units[u], jobs, e, &pairs),
@@ -200,16 +200,7 @@ pub fn run_all(
         debug,
     );
 
-    // Damage is worth one warning a build: something else wrote into the cache (or a disk
-    // failed); each entry is compiled again and replaced.
-    if let Some(first) = &first_damage {
-        if env.is_build_script() {
-            let entries = if corrupt == 1 { "entry" } else { "entries" };
-            cargo_directives::launch_build_warning(&format!(
-                "{corrupt} damaged kernel cache {entries} compiled again and replaced (first: {first})"
-            ));
-        }
-    }
+    warn_damage(env, corrupt, first_damage.as_deref());
 
     let pending: Vec<usize> = (0..units.len()).filter(|&u| outputs[u].is_none()).collect();
     let mut timings = cache.as_ref().map(|_| cache::Timings::load(&timings_dir, compiler.root())).unwrap_or_default();
@@ -286,11 +277,33 @@ pub fn run_all(
         let arches = jobs[unit.jobs.clone()].iter().map(|j| j.arch).collect();
         build_stats::add_host(&mut stats, file_of(u), arches, nvcc_time[u]);
     }
+    let remote_jobs = served_remotely(jobs, &units, &from_remote, &fresh);
+    build_stats::add_remote(&mut stats, cache.as_ref().and_then(Cache::remote), remote_jobs);
     build_stats::finish(&mut stats, started);
     if debug {
         build_stats::print_summary(&stats);
     }
     finish(jobs, &units, outputs, &fresh, stats).and_then(|b| record_use(env, cache.as_ref(), compiler, b, debug))
+}
+
+/// Damage is worth one warning a build: something else wrote into the cache (or a disk failed,
+/// or a remote entry was forged); each entry is compiled again and replaced.
+fn warn_damage(env: &Env, corrupt: usize, first_damage: Option<&str>) {
+    if let (Some(first), true) = (first_damage, env.is_build_script()) {
+        let entries = if corrupt == 1 { "entry" } else { "entries" };
+        cargo_directives::launch_build_warning(&format!(
+            "{corrupt} damaged kernel cache {entries} compiled again and replaced (first: {first})"
+        ));
+    }
+}
+
+/// The jobs whose unit the remote store served (and that did not compile after all).
+fn served_remotely(jobs: &[Job], units: &[Unit], remote: &[bool], fresh: &[bool]) -> Vec<build_stats::CachedJob> {
+    (0..units.len())
+        .filter(|&u| remote[u] && !fresh[u])
+        .flat_map(|u| jobs[units[u].jobs.clone()].iter())
+        .map(|j| build_stats::CachedJob { file: j.file.source.file.clone(), arch: j.arch })
+        .collect()
 }
 
 /// The per-job outputs and the host objects from the units' outputs (every unit has one: a unit
@@ -397,6 +410,20 @@ pub fn open_cache(env: &Env, launch_dir: &Path) -> Result<Option<Cache>, Error> 
     Ok(Some(Cache::new(dir)))
 }
 
+/// [`open_cache`] with the remote store the crate's `cache-remote` or `LAUNCH_CACHE_REMOTE`
+/// names behind it ([`cache::remote`]); its one warning, if it fails, is a cargo warning.
+///
+/// # Errors
+/// A bad `LAUNCH_NO_CACHE` or remote variable.
+pub fn open_shared_cache(env: &Env, launch_dir: &Path, config: &crate::Config) -> Result<Option<Cache>, Error> {
+    let Some(cache) = open_cache(env, launch_dir)? else { return Ok(None) };
+    let metadata = config.cache_remote.as_ref().map(|(url, at)| (url, at.clone()));
+    let Some(remote) = env.cache_remote(metadata)? else { return Ok(Some(cache)) };
+    let warn: fn(&str) =
+        if env.is_build_script() { cargo_directives::launch_build_warning } else { |m| eprintln!("warning: {m}") };
+    Ok(Some(cache.with_remote(cache::Remote::open(remote, warn))))
+}
+
 /// What the cache holds for a build's jobs.
 #[derive(Debug)]
 pub struct Found<T> {
@@ -406,6 +433,8 @@ pub struct Found<T> {
     pub corrupt: usize,
     /// Why the first of them was, for the build's one warning about damage.
     pub first_damage: Option<String>,
+    /// Per job: its output came from the remote store (see [`Cache::load_traced`]).
+    pub remote: Vec<bool>,
 }
 
 /// Looks job `i`'s key `keys[i]` up for every job and turns each whole entry into its output with
@@ -419,12 +448,21 @@ pub fn look_up<S: Store, T>(
     label: impl Fn(usize) -> String,
     debug: bool,
 ) -> Found<T> {
-    let mut found = Found { outputs: (0..keys.len()).map(|_| None).collect(), corrupt: 0, first_damage: None };
+    let mut found = Found {
+        outputs: (0..keys.len()).map(|_| None).collect(),
+        corrupt: 0,
+        first_damage: None,
+        remote: vec![false; keys.len()],
+    };
     let Some(cache) = cache else { return found };
     for (i, key) in keys.iter().enumerate() {
-        match cache.load(key) {
+        let (lookup, source) = cache.load_traced(key);
+        match lookup {
             Lookup::Hit(e) => match usable(i, e) {
-                Ok(out) => found.outputs[i] = Some(out),
+                Ok(out) => {
+                    found.outputs[i] = Some(out);
+                    found.remote[i] = source == cache::Source::Remote;
+                }
                 Err(reason) => {
                     found.corrupt += 1;
                     found.first_damage.get_or_insert_with(|| reason.to_string());

@@ -70,6 +70,7 @@ pub const KEYS: &[&str] = &[
     "toolchain",
     "tune",
     "host",
+    "cache-remote",
 ];
 
 /// The keys of a `[package.metadata.launch.file."<pattern>"]` table.
@@ -128,6 +129,9 @@ pub struct Config {
     pub toolchain: Pin,
     /// `[package.metadata.launch.tune.<kernel>]` tables, in the order the file lists them.
     pub tune: Vec<TuneConfig>,
+    /// `cache-remote`: the shared remote kernel cache (`LAUNCH_CACHE_REMOTE` replaces it), with
+    /// where it is written (`Cargo.toml:12:16`).
+    pub cache_remote: Option<(crate::cache::RemoteUrl, String)>,
     /// `host`: the kernel files compiled with the toolchain's nvcc (host code and all) into a
     /// static library linked into the crate, instead of NVRTC (see `host`).
     pub host: Vec<HostPattern>,
@@ -267,6 +271,7 @@ impl Config {
             toolchain: pin::DEFAULT,
             tune: Vec::new(),
             host: Vec::new(),
+            cache_remote: None,
             places: Places::default(),
         }
     }
@@ -323,8 +328,10 @@ impl Config {
         let places =
             Places { exclude: exclude_places, files: file_places, kernels: kernel_places, define_flags: define_places };
         let tune = get("tune").map(|t| doc.tune(&t)).transpose()?.unwrap_or_default();
+        let cache_remote = get("cache-remote").map(|r| doc.cache_remote(&r)).transpose()?;
 
         Ok(Config {
+            cache_remote,
             tune,
             host,
             places,

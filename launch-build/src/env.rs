@@ -27,6 +27,9 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     ("LAUNCH_PREBUILT", "whether the build embeds the crate's prebuilt kernels (launch-prebuilt/, written by `cargo launch prebuild`): auto (default: when they match the sources, else compile from source), ignore (always compile from source) or require (fail rather than compile)"),
     ("LAUNCH_NO_CACHE", "set to 1: neither read nor write the per-kernel compile cache under the cache dir's kernels/"),
     ("LAUNCH_CACHE_MAX_SIZE", "the kernel cache's size limit: bytes or a number with K, M, G or T (powers of 1024), such as 500M or 5G; 0 for no limit (default 5G); after a build that stored entries, the least recently used go until 90% of it is left"),
+    ("LAUNCH_CACHE_REMOTE", "a shared remote kernel cache behind the local one, as a URL: s3://bucket/prefix (?endpoint=http://host:port&region=... for S3-compatible servers; credentials from the AWS environment variables or standard chain), webdav+http(s)://[user:password@]host:port/path or file:///folder; replaces [package.metadata.launch] cache-remote; s3 and webdav need launch-build's `remote` feature"),
+    ("LAUNCH_CACHE_REMOTE_MODE", "rw (default: read and write the remote kernel cache) or ro (read only: for untrusted builds such as pull requests from forks)"),
+    ("LAUNCH_CACHE_REMOTE_TIMEOUT", "seconds one read or write of the remote kernel cache may take (default 10, at most 86400); the first failure or timeout turns the remote off for the rest of the build, with one warning"),
     ("LAUNCH_ALL_PTX", "set to 1: also write every arch's PTX to OUT_DIR/launch/ptx-all/ (not embedded; `cargo launch explore` builds so, in a target folder of its own)"),
     ("LAUNCH_BUILD_DEBUG", "set to 1: the build script prints every command it runs as a cargo warning"),
     ("LAUNCH_COMPILE_TIMEOUT", "seconds one compiler run (NVRTC or ptxas, per file and arch) may take before it is stopped and the build fails (default 1800, at most 86400)"),
@@ -38,6 +41,8 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     ("CARGO_NET_OFFLINE", "true: `cargo launch` never downloads (the build script never does)"),
     ("LAUNCH_TUNE", "at run time, whether a program's tuner may time kernel variants: off (never time, never read the tune cache), cached (default: use a remembered winner, time on a miss) or always (time every run and overwrite)"),
     ("LAUNCH_TUNE_CACHE_DIR", "at run time, the tune cache's folder (default $XDG_CACHE_HOME/cargo-launch/tune, else ~/.cache/cargo-launch/tune)"),
+    ("LAUNCH_TUNE_CACHE_REMOTE", "at run time, a shared tune folder behind the local one (an absolute folder or file:///folder: a network disk, a mounted bucket): winners one machine found are reused by the others with the same GPU and driver"),
+    ("LAUNCH_TUNE_CACHE_REMOTE_MODE", "at run time, ro: read the shared tune folder, never write it (default rw)"),
 ];
 
 /// `LAUNCH_PREBUILT`: whether a build uses the crate's prebuilt kernels (`crate::prebuilt`, which
@@ -87,6 +92,12 @@ enum Grammar {
     Prebuilt,
     /// A size in bytes, with an optional binary unit (`crate::cache::limit::parse_size`).
     Size,
+    /// A remote cache URL (`crate::cache::RemoteUrl::parse`).
+    RemoteUrl,
+    /// `LAUNCH_CACHE_REMOTE_MODE`'s words (`crate::cache::remote::Mode::VALUES`).
+    RemoteMode,
+    /// Whole seconds from 1 to [`MAX_TIMEOUT_SECS`], for `LAUNCH_CACHE_REMOTE_TIMEOUT`.
+    RemoteSeconds,
 }
 
 /// The documented variables whose values are checked ([`Env::check`]), each with its grammar.
@@ -100,6 +111,9 @@ const CHECKED: &[(&str, Grammar)] = &[
     ("LAUNCH_PREBUILT", Grammar::Prebuilt),
     ("LAUNCH_NO_CACHE", Grammar::Switch),
     ("LAUNCH_CACHE_MAX_SIZE", Grammar::Size),
+    ("LAUNCH_CACHE_REMOTE", Grammar::RemoteUrl),
+    ("LAUNCH_CACHE_REMOTE_MODE", Grammar::RemoteMode),
+    ("LAUNCH_CACHE_REMOTE_TIMEOUT", Grammar::RemoteSeconds),
     ("LAUNCH_ALL_PTX", Grammar::Switch),
     ("LAUNCH_BUILD_DEBUG", Grammar::Switch),
     ("LAUNCH_COMPILE_TIMEOUT", Grammar::Seconds),
@@ -188,6 +202,41 @@ impl Env {
         self.get("LAUNCH_PREBUILT").map_or(Ok(PrebuiltMode::Auto), |v| prebuilt_mode_from(&v.to_string_lossy()))
     }
 
+    /// The remote kernel cache: `LAUNCH_CACHE_REMOTE`, else `metadata` (the crate's
+    /// `cache-remote` and where it is written), with `LAUNCH_CACHE_REMOTE_MODE` and
+    /// `LAUNCH_CACHE_REMOTE_TIMEOUT`; `None` when neither names one. An `s3://` URL without
+    /// `region=` takes `AWS_REGION`, else `AWS_DEFAULT_REGION`, else `us-east-1`.
+    ///
+    /// # Errors
+    /// A value its grammar refuses, as a configuration error naming the variable.
+    pub fn cache_remote(
+        &self,
+        metadata: Option<(&crate::cache::RemoteUrl, String)>,
+    ) -> Result<Option<crate::cache::RemoteConfig>, Error> {
+        use crate::cache::{remote, RemoteConfig, RemoteUrl};
+        // Untracked: where entries are shared changes no output, so it must not rerun the script.
+        let (mut url, source) = match self.untracked("LAUNCH_CACHE_REMOTE") {
+            Some(v) => (remote_url_from(&v.to_string_lossy())?, "LAUNCH_CACHE_REMOTE".to_string()),
+            None => match metadata {
+                Some((url, at)) => (url.clone(), at),
+                None => return Ok(None),
+            },
+        };
+        if let RemoteUrl::S3 { region: region @ None, .. } = &mut url {
+            let from_env = self.untracked("AWS_REGION").or_else(|| self.untracked("AWS_DEFAULT_REGION"));
+            *region = Some(from_env.map_or_else(|| "us-east-1".to_string(), |r| r.to_string_lossy().into_owned()));
+        }
+        let mode = match self.untracked("LAUNCH_CACHE_REMOTE_MODE") {
+            Some(v) => remote_mode_from(&v.to_string_lossy())?,
+            None => remote::Mode::ReadWrite,
+        };
+        let timeout = match self.untracked("LAUNCH_CACHE_REMOTE_TIMEOUT") {
+            Some(v) => remote_timeout_from(&v.to_string_lossy())?,
+            None => remote::DEFAULT_TIMEOUT,
+        };
+        Ok(Some(RemoteConfig { url, mode, timeout, source }))
+    }
+
     /// `LAUNCH_CACHE_MAX_SIZE`: the kernel cache's size limit in bytes, `None` for no limit
     /// (`0`); default [`DEFAULT_MAX_SIZE`](crate::cache::limit::DEFAULT_MAX_SIZE).
     ///
@@ -229,6 +278,9 @@ impl Env {
             Grammar::Arches => arches_from(&text).map(drop),
             Grammar::Prebuilt => prebuilt_mode_from(&text).map(drop),
             Grammar::Size => size_from(name, &text).map(drop),
+            Grammar::RemoteUrl => remote_url_from(&text).map(drop),
+            Grammar::RemoteMode => remote_mode_from(&text).map(drop),
+            Grammar::RemoteSeconds => remote_timeout_from(&text).map(drop),
             Grammar::Folder => {
                 if Path::new(value).is_absolute() {
                     Ok(())
@@ -320,6 +372,38 @@ fn prebuilt_mode_from(text: &str) -> Result<PrebuiltMode, Error> {
 /// `LAUNCH_ARCH`'s list ([`Grammar::Arches`]).
 fn arches_from(text: &str) -> Result<Vec<Arch>, Error> {
     parse_arch_list(text).map_err(|message| bad("LAUNCH_ARCH", message))
+}
+
+/// `LAUNCH_CACHE_REMOTE`'s URL ([`Grammar::RemoteUrl`]).
+fn remote_url_from(text: &str) -> Result<crate::cache::RemoteUrl, Error> {
+    crate::cache::RemoteUrl::parse(text).map_err(|message| bad("LAUNCH_CACHE_REMOTE", message))
+}
+
+/// `LAUNCH_CACHE_REMOTE_MODE`'s word ([`Grammar::RemoteMode`]).
+fn remote_mode_from(text: &str) -> Result<crate::cache::remote::Mode, Error> {
+    use crate::cache::remote::Mode;
+    Mode::parse(text).ok_or_else(|| {
+        let values = Mode::VALUES.join(" or ");
+        bad("LAUNCH_CACHE_REMOTE_MODE", format!("`{}` is not {values} (unset means rw)", text.escape_debug()))
+    })
+}
+
+/// `LAUNCH_CACHE_REMOTE_TIMEOUT`'s seconds ([`Grammar::RemoteSeconds`]).
+fn remote_timeout_from(text: &str) -> Result<Duration, Error> {
+    let digits = text.trim();
+    match digits.parse::<u64>() {
+        Ok(secs) if (1..=MAX_TIMEOUT_SECS).contains(&secs) && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            Ok(Duration::from_secs(secs))
+        }
+        _ => Err(bad(
+            "LAUNCH_CACHE_REMOTE_TIMEOUT",
+            format!(
+                "`{}` is not whole seconds from 1 to {MAX_TIMEOUT_SECS} (the default is {})",
+                text.escape_debug(),
+                crate::cache::remote::DEFAULT_TIMEOUT.as_secs()
+            ),
+        )),
+    }
 }
 
 /// `LAUNCH_COMPILE_TIMEOUT`'s value as a limit: whole seconds, from 1 to [`MAX_TIMEOUT_SECS`].
@@ -444,6 +528,8 @@ mod tests {
     ("DOCS_RS", "docs.rs's: set at all, it means a docs.rs build"),
     ("LAUNCH_TUNE", "read at run time by the program (`launch::tune`), which refuses a bad value"),
     ("LAUNCH_TUNE_CACHE_DIR", "read at run time by the program (`launch::tune`)"),
+    ("LAUNCH_TUNE_CACHE_REMOTE", "read at run time by the program (`launch::tune`); a relative path counts as unset"),
+    ("LAUNCH_TUNE_CACHE_REMOTE_MODE", "read at run time by the program (`launch::tune`)"),
 ];
 
     #[test]
@@ -482,6 +568,24 @@ mod tests {
             Grammar::Arches => (&["sm_9O", ",", "sm_90,,sm_80", "90"], &["sm_90", "sm_80, sm_90"]),
             Grammar::Prebuilt => (&["1", "yes", "never", "ignore,require"], &["auto", "ignore", "Require"]),
             Grammar::Size => (&["5X", "-1", "G", "many", "1.2.3G"], &["0", "500M", "5G", "1.5GiB", "1048576"]),
+            Grammar::RemoteUrl => (
+                &[
+                    "bucket/prefix",
+                    "s3://",
+                    "ftp://host/x",
+                    "file://relative",
+                    "s3://b/p?acl=public",
+                    "webdav+http:///x",
+                ],
+                &[
+                    "s3://bucket/prefix",
+                    "s3://b?endpoint=http://127.0.0.1:9000&region=auto",
+                    "webdav+https://h/p",
+                    "file:///tmp/x",
+                ],
+            ),
+            Grammar::RemoteMode => (&["write", "1", "r"], &["rw", "RO", "read-only", " ro "]),
+            Grammar::RemoteSeconds => (&["abc", "0", "-1", "1.5", "86401", "+5"], &["1", " 10 ", "86400"]),
         }
     }
 

@@ -141,6 +141,9 @@ pub mod tooling {
     pub mod cache {
         pub use crate::cache::build_log::{read as build_log, BuildRecord};
         pub use crate::cache::limit::{clear, format_size, parse_size, prune, usage, Pruned, Usage, DEFAULT_MAX_SIZE};
+        pub use crate::cache::remote::{
+            Mode as RemoteMode, RemoteConfig, RemoteUrl, DEFAULT_TIMEOUT as REMOTE_TIMEOUT,
+        };
     }
 
     /// Trying launch contracts on a kernel's PTX with ptxas alone (`cargo launch explore`):

@@ -5,7 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use launch_build::tooling::cache::{self as kernel_cache, format_size, BuildRecord, Pruned, Usage};
+use launch_build::tooling::cache::{
+    self as kernel_cache, format_size, BuildRecord, Pruned, RemoteConfig, RemoteMode, Usage,
+};
 use launch_build::tooling::toolchain::cache_dir;
 use launch_build::tooling::Env;
 use serde_json::json;
@@ -44,10 +46,23 @@ pub(crate) fn run(args: &CacheArgs) -> Result<(), Error> {
     }
 }
 
-/// The remote store's configuration, for `show`. None exists yet: when one does, it is described
-/// here (its URL without credentials, read-only or not) and in the JSON's `remote`.
-fn remote() -> Option<String> {
-    None
+/// The remote store builds here would use: `LAUNCH_CACHE_REMOTE`, else the `cache-remote` of the
+/// crate in the current folder (its URL never shows a password). A bad variable is an error.
+fn remote(env: &Env) -> Result<Option<RemoteConfig>, Error> {
+    let crate_config = launch_build::Config::load(Path::new("Cargo.toml")).ok();
+    let metadata = crate_config.as_ref().and_then(|c| c.cache_remote.as_ref()).map(|(url, at)| (url, at.clone()));
+    env.cache_remote(metadata).map_err(|e| Error::Usage(e.into()))
+}
+
+fn remote_json(r: Option<&RemoteConfig>) -> serde_json::Value {
+    r.map_or(serde_json::Value::Null, |r| {
+        json!({
+            "url": r.url.to_string(),
+            "read_only": r.mode == RemoteMode::ReadOnly,
+            "timeout_s": r.timeout.as_secs(),
+            "source": r.source,
+        })
+    })
 }
 
 fn show(env: &Env, root: &Path, limit: Option<u64>, format: Format) -> Result<(), Error> {
@@ -57,6 +72,7 @@ fn show(env: &Env, root: &Path, limit: Option<u64>, format: Format) -> Result<()
     let last = &builds[builds.len().saturating_sub(LAST)..];
     let limit_source =
         if env.untracked("LAUNCH_CACHE_MAX_SIZE").is_some() { "LAUNCH_CACHE_MAX_SIZE" } else { "default" };
+    let remote = remote(env)?;
     match format {
         Format::Json => {
             let doc = json!({
@@ -66,7 +82,7 @@ fn show(env: &Env, root: &Path, limit: Option<u64>, format: Format) -> Result<()
                 "bytes": usage.bytes,
                 "limit": limit,
                 "limit_source": limit_source,
-                "remote": remote(),
+                "remote": remote_json(remote.as_ref()),
                 "builds": {
                     "recorded": builds.len(),
                     "all": totals_json(&builds),
@@ -89,7 +105,10 @@ fn show(env: &Env, root: &Path, limit: Option<u64>, format: Format) -> Result<()
                 Some(l) => println!("limit     {} ({limit_source})", format_size(l)),
                 None => println!("limit     none (LAUNCH_CACHE_MAX_SIZE=0)"),
             }
-            println!("remote    {}", remote().unwrap_or_else(|| "none configured".into()));
+            match &remote {
+                Some(r) => println!("remote    {r}"),
+                None => println!("remote    none (LAUNCH_CACHE_REMOTE, or cache-remote in Cargo.toml)"),
+            }
             println!("builds    {}", rate_text(&builds, "recorded"));
             if !last.is_empty() {
                 println!("last {}    {}", last.len(), rate_text(last, "builds"));

@@ -75,11 +75,29 @@ pub(crate) fn header(out: &mut impl Write, view: &View, p: &PackageKernels) -> i
         )?;
     }
     writeln!(out, "toolchain: NVRTC {}, ptxas {}", m.toolchain.nvrtc, m.toolchain.ptxas)?;
+    if let Some(line) = kernel_sources(p) {
+        writeln!(out, "{line}")?;
+    }
     host_files(out, m)?;
     match crate::compat_check::header_line(p) {
         Some(line) => writeln!(out, "{line}"),
         None => Ok(()),
     }
+}
+
+/// `kernel jobs: 4 (1 compiled, 1 from the local cache, 2 from the remote cache s3://b/p)`, from the
+/// last build's `build-stats.json`, where a remote kernel cache is configured (without one, every
+/// job that did not compile came from the local folder, and the header stays as it was).
+fn kernel_sources(p: &PackageKernels) -> Option<String> {
+    let text = std::fs::read_to_string(p.launch_dir.join("build-stats.json")).ok()?;
+    let stats = launch::schema::stats::BuildStats::from_json(&text).ok()?;
+    let remote = stats.remote.as_ref()?;
+    let local = stats.cached.saturating_sub(stats.remote_hits);
+    let failed = if remote.failed { ", unavailable during the build" } else { "" };
+    Some(format!(
+        "kernel jobs: {} ({} compiled, {local} from the local cache, {} from the remote cache {}{failed})",
+        stats.jobs, stats.compiled, stats.remote_hits, remote.url
+    ))
 }
 
 /// The `host` files (their kernels are in the records like the others'): one line each, or, for

@@ -6,14 +6,10 @@
 //! store returns, so a store cannot hand the build a damaged entry, whichever store it is.
 //!
 //! # A shared store
-//! A remote store for CI fleets (what sccache does through `opendal`: S3, Redis, the GitHub
-//! Actions cache) plugs in here: implement [`Store`] over the service, with the key's 64 hex
-//! digits as the object name (keys hold nothing about the machine or the checkout, see
-//! [`super`]), and build a [`Cache::with_store`](super::Cache::with_store). Nothing else in the
-//! build changes: [`crate::cached_compile`] only calls [`Cache::load`](super::Cache::load) and
-//! [`Cache::store`](super::Cache::store). Such a store should enforce [`MAX_ENTRY`] while it
-//! downloads, treat a timeout or a network error as a miss (the job compiles) and a failed upload
-//! as a failed `put` (one warning, the build goes on). None is implemented yet.
+//! The remote store for teams and CI fleets ([`super::remote`]: S3 and WebDAV on OpenDAL, or a
+//! shared folder) sits behind this interface's local folder, in [`Cache`](super::Cache) itself:
+//! the local folder is read first and written always; the remote is read on a local miss and
+//! written unless read-only, with every entry it returns checked like a local one.
 
 use std::fs;
 use std::io::{self, Read as _};

@@ -92,6 +92,19 @@ impl Doc<'_> {
         })
     }
 
+    /// `cache-remote = "s3://bucket/prefix"` → the URL and where it is written. A password in it is
+    /// refused: Cargo.toml is committed and published; credentials come from the environment.
+    pub(super) fn cache_remote(&self, node: &Node) -> Result<(crate::cache::RemoteUrl, String), Error> {
+        let text = self.string(node, "a URL such as \"s3://bucket/prefix\"")?;
+        let url = crate::cache::RemoteUrl::parse(text).map_err(|m| self.error(node.span.clone(), &node.path, m))?;
+        if url.has_password() {
+            let message = "a password in Cargo.toml is published with the crate: remove it, and give credentials \
+                           through LAUNCH_CACHE_REMOTE (webdav) or the AWS environment (s3)";
+            return Err(self.error(node.span.clone(), &node.path, message.to_string()));
+        }
+        Ok((url, super::document::location(self.path, self.text, node.span.clone()).to_string()))
+    }
+
     /// `flags = [...]` → the mapped flags, each with the element it came from; a refused flag is
     /// an error at its element.
     pub(super) fn nvrtc_flags<'n>(&self, list: &Node<'n>) -> Result<Vec<(Node<'n>, Mapped)>, Error> {

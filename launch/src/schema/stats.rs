@@ -71,6 +71,44 @@ pub struct BuildStats {
     /// changed`). Empty otherwise.
     #[serde(default)]
     pub prebuilt_stale: Vec<String>,
+    /// Of `cached`, the jobs whose entry came from the remote kernel cache (`LAUNCH_CACHE_REMOTE`);
+    /// the others came from the local folder. 0 without a remote.
+    #[serde(default)]
+    pub remote_hits: usize,
+    /// Those jobs, in job order.
+    #[serde(default)]
+    pub remote_jobs: Vec<CachedJob>,
+    /// The remote kernel cache and what this build did with it; `null` when none is configured.
+    #[serde(default)]
+    pub remote: Option<RemoteCacheUse>,
+}
+
+/// One job served by the remote kernel cache, in [`BuildStats`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CachedJob {
+    /// Kernel file, relative to the crate.
+    pub file: String,
+    /// Arch.
+    pub arch: Arch,
+}
+
+/// What one build did with the remote kernel cache, in [`BuildStats`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RemoteCacheUse {
+    /// Its URL, without any password.
+    pub url: String,
+    /// Read-only (`LAUNCH_CACHE_REMOTE_MODE=ro`): nothing is written to it.
+    pub read_only: bool,
+    /// Entries read from it, whole and verified (a host file's parts count one each).
+    pub entries_read: u64,
+    /// Their bytes.
+    pub bytes_read: u64,
+    /// Entries written to it.
+    pub entries_written: u64,
+    /// Their bytes.
+    pub bytes_written: u64,
+    /// It failed (down, slow, full, refusing) and was not used for the rest of the build.
+    pub failed: bool,
 }
 
 impl BuildStats {

@@ -42,6 +42,12 @@
 //!   renamed into place; read with a size bound, never blocking on a FIFO. A file that cannot be
 //!   read as a result is [`Lookup::Damaged`] and is replaced by the next [`TuneCache::put`].
 //!
+//! * **A fleet** ([`TuneCache::with_shared`], `LAUNCH_TUNE_CACHE_REMOTE`): a shared folder behind
+//!   the local one, read after it and written with it (never when `LAUNCH_TUNE_CACHE_REMOTE_MODE`
+//!   is `ro`), so machines with the same GPU model and driver tune once. It is a folder (a network
+//!   disk, a bucket mounted with rclone or s3fs), not launch-build's S3/WebDAV client: a runtime
+//!   crate does not take on an HTTP stack for a few hundred bytes per kernel.
+//!
 //! This crate has no environment module (launch-build's `Env` is build-time only): every variable
 //! read here goes through `env_var` in this file.
 
@@ -57,7 +63,9 @@ use std::ffi::OsString;
 
 pub use key::{kernel_hash, variants_hash, DeviceKey, StableHasher, TuneKey};
 pub use policy::{TunePolicy, TunePolicyError};
-pub use store::{cache_dir_from, Lookup, NoCacheDir, TuneCache, Winner, FORMAT_VERSION, MAX_FILE_BYTES};
+pub use store::{
+    cache_dir_from, shared_dir_from, Lookup, NoCacheDir, TuneCache, Winner, FORMAT_VERSION, MAX_FILE_BYTES,
+};
 
 /// The one read of the environment in `launch::tune` (`LAUNCH_TUNE`, `LAUNCH_TUNE_CACHE_DIR`,
 /// `XDG_CACHE_HOME`, `HOME`); empty counts as unset.

@@ -73,16 +73,52 @@ pub fn cache_dir_from(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf>
         .map(|cache| cache.join("cargo-launch").join("tune"))
 }
 
-/// Winners on disk, one file per key (`<key hash>.tune`) in one folder.
+/// Winners on disk, one file per key (`<key hash>.tune`) in one folder, with optionally a shared
+/// folder behind it ([`TuneCache::with_shared`]).
 #[derive(Clone, Debug)]
 pub struct TuneCache {
     dir: PathBuf,
+    shared: Option<Box<Shared>>,
+}
+
+/// A fleet's shared tune folder behind the local one.
+#[derive(Clone, Debug)]
+struct Shared {
+    cache: TuneCache,
+    read_only: bool,
+}
+
+/// The shared tune folder the environment names: `LAUNCH_TUNE_CACHE_REMOTE`, an absolute folder or
+/// a `file:///folder` URL (anything else counts as unset, as a relative `XDG_CACHE_HOME` does),
+/// read-only when `LAUNCH_TUNE_CACHE_REMOTE_MODE` is `ro`.
+pub fn shared_dir_from(var: impl Fn(&str) -> Option<OsString>) -> Option<(PathBuf, bool)> {
+    let value = var("LAUNCH_TUNE_CACHE_REMOTE")?;
+    let text = value.to_string_lossy();
+    let dir = PathBuf::from(text.strip_prefix("file://").unwrap_or(&text));
+    let read_only = var("LAUNCH_TUNE_CACHE_REMOTE_MODE")
+        .is_some_and(|m| matches!(m.to_string_lossy().trim().to_ascii_lowercase().as_str(), "ro" | "read-only"));
+    dir.is_absolute().then_some((dir, read_only))
 }
 
 impl TuneCache {
     /// A cache in `dir` (created on the first [`TuneCache::put`]).
     pub fn new(dir: impl Into<PathBuf>) -> TuneCache {
-        TuneCache { dir: dir.into() }
+        TuneCache { dir: dir.into(), shared: None }
+    }
+
+    /// The same cache with a shared folder behind it (a network disk, a mounted bucket) that a
+    /// fleet of machines with the same GPU model and driver reads, so one of them tunes and the
+    /// others reuse its winners before their first timing run. [`TuneCache::get`] reads the local
+    /// folder, then the shared one (a shared hit, checked like a local one, is copied into the
+    /// local folder; a damaged shared file is a miss); [`TuneCache::put`] writes both, the shared
+    /// one best effort and never with `read_only` (for untrusted machines).
+    pub fn with_shared(self, dir: impl Into<PathBuf>, read_only: bool) -> TuneCache {
+        TuneCache { shared: Some(Box::new(Shared { cache: TuneCache::new(dir), read_only })), ..self }
+    }
+
+    /// The shared folder, and whether it is read-only.
+    pub fn shared(&self) -> Option<(&Path, bool)> {
+        self.shared.as_ref().map(|s| (s.cache.dir(), s.read_only))
     }
 
     /// The cache in the folder the environment names (see [`cache_dir_from`]).
@@ -90,7 +126,11 @@ impl TuneCache {
     /// # Errors
     /// No variable names a folder.
     pub fn from_env() -> Result<TuneCache, NoCacheDir> {
-        cache_dir_from(super::env_var).map(TuneCache::new).ok_or(NoCacheDir)
+        let cache = cache_dir_from(super::env_var).map(TuneCache::new).ok_or(NoCacheDir)?;
+        Ok(match shared_dir_from(super::env_var) {
+            Some((dir, read_only)) => cache.with_shared(dir, read_only),
+            None => cache,
+        })
     }
 
     /// Its folder.
@@ -107,6 +147,23 @@ impl TuneCache {
     /// [`MAX_FILE_BYTES`]; any file that is not a whole, current-version result is
     /// [`Lookup::Damaged`].
     pub fn get(&self, key: &TuneKey) -> Lookup {
+        let local = self.get_local(key);
+        let Some(shared) = self.shared.as_deref() else { return local };
+        if matches!(local, Lookup::Hit(_)) {
+            return local;
+        }
+        match shared.cache.get_local(key) {
+            Lookup::Hit(winner) => {
+                // Best effort: without the local copy the next run reads the shared folder again.
+                let _ = self.put_local(key, &winner);
+                Lookup::Hit(winner)
+            }
+            Lookup::Miss | Lookup::Damaged(_) => local,
+        }
+    }
+
+    /// The local folder's answer alone.
+    fn get_local(&self, key: &TuneKey) -> Lookup {
         let path = self.path(key);
         let damaged = |why: String| Lookup::Damaged(format!("{}: {why}", path.display()));
         let text = match read_bounded(&path) {
@@ -131,6 +188,17 @@ impl TuneCache {
     /// The folder cannot be created or written; a winner with a time that is not a finite,
     /// non-negative number, or a key too long for a cache file ([`io::ErrorKind::InvalidInput`]).
     pub fn put(&self, key: &TuneKey, winner: &Winner) -> io::Result<()> {
+        let local = self.put_local(key, winner);
+        if let Some(shared) = self.shared.as_deref().filter(|s| !s.read_only) {
+            // Best effort: a shared folder that cannot be written costs the fleet a tuning run,
+            // never this program its result.
+            let _ = shared.cache.put_local(key, winner);
+        }
+        local
+    }
+
+    /// Writes the local folder alone.
+    fn put_local(&self, key: &TuneKey, winner: &Winner) -> io::Result<()> {
         let text = encode(key, winner)?;
         let located = |e: io::Error| match self.folder_problem() {
             Some(why) => io::Error::new(e.kind(), why),

@@ -412,3 +412,49 @@ fn a_cache_folder_that_is_a_file_is_named_on_get_and_on_put() {
     }
     assert_eq!(fs::read_to_string(&file).unwrap(), "not a folder");
 }
+
+/// A fleet's shared folder: a winner one machine stored is a hit on another (copied into its
+/// local folder), read-only machines write nothing there, and a damaged shared file is a miss
+/// that the next `put` replaces.
+#[test]
+fn a_shared_folder_serves_the_fleet_and_read_only_machines_write_nothing() {
+    let (local_a, local_b, local_c, shared) = (TempDir::new(), TempDir::new(), TempDir::new(), TempDir::new());
+    let tuner_a = TuneCache::new(&local_a.0).with_shared(&shared.0, false);
+    tuner_a.put(&key(), &winner("k_t256")).unwrap();
+    let other = TuneCache::new(&local_b.0).with_shared(&shared.0, true);
+    assert_eq!(other.shared(), Some((shared.0.as_path(), true)));
+    assert_eq!(other.get(&key()), Lookup::Hit(winner("k_t256")));
+    assert_eq!(TuneCache::new(&local_b.0).get(&key()), Lookup::Hit(winner("k_t256")), "copied local");
+
+    // Read-only: its own winner for another problem stays local.
+    let mut k2 = key();
+    k2.problem = "n>2^20".into();
+    other.put(&k2, &winner("k_t1024")).unwrap();
+    assert_eq!(TuneCache::new(&shared.0).get(&k2), Lookup::Miss);
+    assert_eq!(TuneCache::new(&local_b.0).get(&k2), Lookup::Hit(winner("k_t1024")));
+
+    // A damaged shared file is a miss, and a writer's next put replaces it.
+    let shared_file = TuneCache::new(&shared.0).path(&key());
+    fs::write(&shared_file, "cargo-launch tune cache v2\nforged\n").unwrap();
+    let third = TuneCache::new(&local_c.0).with_shared(&shared.0, false);
+    assert_eq!(third.get(&key()), Lookup::Miss);
+    third.put(&key(), &winner("k_t512")).unwrap();
+    assert_eq!(TuneCache::new(&shared.0).get(&key()), Lookup::Hit(winner("k_t512")));
+}
+
+#[test]
+fn the_shared_folder_comes_from_the_environment_when_absolute() {
+    let vars = |pairs: &'static [(&'static str, &'static str)]| {
+        move |name: &str| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| OsString::from(v))
+    };
+    assert_eq!(shared_dir_from(vars(&[])), None);
+    assert_eq!(shared_dir_from(vars(&[("LAUNCH_TUNE_CACHE_REMOTE", "/mnt/tune")])), Some(("/mnt/tune".into(), false)));
+    assert_eq!(
+        shared_dir_from(vars(&[
+            ("LAUNCH_TUNE_CACHE_REMOTE", "file:///mnt/tune"),
+            ("LAUNCH_TUNE_CACHE_REMOTE_MODE", "RO")
+        ])),
+        Some(("/mnt/tune".into(), true))
+    );
+    assert_eq!(shared_dir_from(vars(&[("LAUNCH_TUNE_CACHE_REMOTE", "relative/tune")])), None);
+}
