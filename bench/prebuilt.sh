@@ -22,12 +22,9 @@ rm -f "$work/crate/Cargo.lock"
 sed -i "s|path = \"../launch\"|path = \"$repo/launch\"|; s|path = \"../launch-build\"|path = \"$repo/launch-build\"|" "$work/crate/Cargo.toml"
 export CARGO_TARGET_DIR="$work/target"
 (cd "$work/crate" && "$repo/target/release/cargo-launch" launch prebuild >/dev/null 2>&1)
-for f in /usr/bin/* /bin/*; do
-  name=$(basename "$f")
-  case "$name" in python*) continue ;; esac
-  [ -e "$work/bin/$name" ] || ln -s "$f" "$work/bin/$name"
-done
-cargo_dir=$(dirname "$(rustup which cargo 2>/dev/null || command -v cargo)")
+# PATH: links to every program of /usr/bin and /bin but python's, then cargo's folder.
+bare_bin="$work/bin"
+. "$repo/tools/bare_path.sh"
 toolchain=$HOME/.cache/cargo-launch/toolchain/cuda-12.9.86
 # Dependencies built once, so each run below times the kernel crate alone.
 (cd "$work/crate" && cargo build >/dev/null 2>&1)
@@ -42,7 +39,7 @@ one() {
     "$(grep '"wall_ms"' "$f" | tr -dc '0-9.')" "$(grep '"compiled":' "$f" | head -1 | tr -dc '0-9')" "$python_free"
 }
 for i in $(seq "$runs"); do
-  label="run $i prebuilt:   " one env -u LAUNCH_TOOLCHAIN PATH="$work/bin:$cargo_dir" LAUNCH_CACHE_DIR="$work/cache" \
+  label="run $i prebuilt:   " one env -u LAUNCH_TOOLCHAIN PATH="$bare_path" LAUNCH_CACHE_DIR="$work/cache" \
     XDG_CACHE_HOME="$work/cache" LAUNCH_NO_SYSTEM_TOOLCHAIN=1 CARGO_NET_OFFLINE=true
   label="run $i from source:" one env LAUNCH_PREBUILT=ignore LAUNCH_TOOLCHAIN="$toolchain" LAUNCH_NO_CACHE=1
 done

@@ -31,15 +31,10 @@ kernels="$work/unpacked/fixture-prebuilt-kernels-0.1.0"
 cp -r fixtures/crates/prebuilt_downstream "$work/down"
 sed -i "s|{{ROOT}}|$repo|g; s|{{KERNELS}}|$kernels|g; s|{{KERNELS_NAME}}|fixture-prebuilt-kernels|g" "$work/down/Cargo.toml"
 # PATH: links to every program of /usr/bin and /bin but python's, then cargo's folder.
-for f in /usr/bin/* /bin/*; do
-  name=$(basename "$f")
-  case "$name" in python*) continue ;; esac
-  [ -e "$work/bin/$name" ] || ln -s "$f" "$work/bin/$name"
-done
-cargo_dir=$(dirname "$(rustup which cargo 2>/dev/null || command -v cargo)")
-if PATH="$work/bin:$cargo_dir" command -v python3 >/dev/null; then echo "python3 is on the bare PATH" >&2; exit 1; fi
+bare_bin="$work/bin"
+. "$repo/tools/bare_path.sh"
 start=$(date +%s.%N)
-env -u LAUNCH_TOOLCHAIN -u LAUNCH_PYTHON PATH="$work/bin:$cargo_dir" LAUNCH_CACHE_DIR="$work/cache" \
+env -u LAUNCH_TOOLCHAIN -u LAUNCH_PYTHON PATH="$bare_path" LAUNCH_CACHE_DIR="$work/cache" \
   XDG_CACHE_HOME="$work/cache" LAUNCH_NO_SYSTEM_TOOLCHAIN=1 CARGO_NET_OFFLINE=true CARGO_TARGET_DIR="$work/down-target" \
   cargo build --release --manifest-path "$work/down/Cargo.toml"
 end=$(date +%s.%N)
