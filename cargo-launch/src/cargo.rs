@@ -146,7 +146,9 @@ impl Selection {
     pub fn prebuilt_covers(&self, arches: &[Arch]) -> bool {
         use launch_build::prebuilt::{self, Mode, Status};
         let env = launch_build::tooling::Env::cli();
-        if env.prebuilt_mode().map_or(true, |m| m == Mode::Ignore) || env.get("LAUNCH_ARCH").is_some() {
+        // Another arch list or toolchain than the crate names is not what its folder holds.
+        let overridden = env.get("LAUNCH_ARCH").is_some() || env.get("LAUNCH_TOOLCHAIN_PIN").is_some();
+        if env.prebuilt_mode().map_or(true, |m| m == Mode::Ignore) || overridden {
             return false;
         }
         let configs: Vec<&launch_build::Config> = self.packages.iter().filter_map(|p| p.config.as_ref()).collect();
