@@ -253,3 +253,31 @@ fn exit_codes_are_the_documented_ones() {
     // 0: the same crate once it is right.
     launch_cmd().args(["launch", "check", "--manifest-path"]).arg(manifest(&dir)).assert().code(0);
 }
+
+/// The installer's output (pip writes its progress to stdout) goes to stderr: on first use,
+/// `report --format json` auto-installs the toolchain, and its stdout must hold only the JSON
+/// document. Before, pip's "Collecting ..." lines came first on stdout.
+#[cfg(unix)]
+#[test]
+fn the_installers_output_goes_to_stderr_so_stdout_holds_only_the_document() {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = tempfile::tempdir().unwrap();
+    let python = bin.path().join("python3");
+    std::fs::write(&python, "#!/bin/sh\necho 'Collecting nvidia-fake-wheel (the fake pip of this test)'\nexit 1\n")
+        .unwrap();
+    std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let dir = fixture("bad_config");
+    let out = launch_cmd()
+        .args(["launch", "report", "--format", "json", "--manifest-path"])
+        .arg(dir.path().join("Cargo.toml"))
+        .env("LAUNCH_CACHE_DIR", cache.path())
+        .env("LAUNCH_NO_SYSTEM_TOOLCHAIN", "1")
+        .env("LAUNCH_PYTHON", &python)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("Collecting nvidia-fake-wheel"), "the installer's output is shown:\n{stderr}");
+    assert!(stdout.is_empty(), "stdout holds the installer's output:\n{stdout}");
+}

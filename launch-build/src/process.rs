@@ -87,7 +87,9 @@ impl Tool {
         self
     }
 
-    /// Lets the child write to our stdout/stderr (for progress bars) instead of capturing.
+    /// Lets the child write to our stderr (for progress bars) instead of capturing; its stdout
+    /// goes to our stderr too, so that our stdout holds only the command's own output (a
+    /// `--format json` document must not start with pip's progress).
     pub fn inherit_output(mut self) -> Tool {
         self.inherit_output = true;
         self
@@ -108,7 +110,9 @@ impl Tool {
     pub fn run_unchecked(&self) -> Result<(ExitStatus, Output), Error> {
         let mut cmd = Command::new(&self.program);
         cmd.args(&self.args).stdin(Stdio::null());
-        if !self.inherit_output {
+        if self.inherit_output {
+            cmd.stdout(Stdio::from(std::io::stderr()));
+        } else {
             cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         }
         let mut child = cmd.spawn().map_err(|source| self.spawn_error(source))?;
