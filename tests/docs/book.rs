@@ -87,7 +87,30 @@ fn the_book_builds_with_the_pinned_mdbook_and_its_links_and_anchors_resolve() {
     // mdBook reports a missing include or a bad SUMMARY.md entry as an error yet may still exit 0.
     assert!(!stderr.contains("ERROR"), "mdbook build docs reported errors:\n{stderr}");
     assert!(out.path().join("index.html").is_file(), "no index.html in the built book");
-    fail_on(links::html_links(out.path()), "links in the built book that do not resolve");
+    let mut errors = links::html_links(out.path());
+    let readme = root().join("README.md");
+    let text = std::fs::read_to_string(&readme).expect("README.md");
+    errors.extend(links::anchors_into_book(&root(), &readme, &text, out.path()));
+    fail_on(errors, "links in the built book (or from the README into it) that do not resolve");
+}
+
+/// The install script is a no-op when the pinned mdbook is in place, and it looks where the
+/// test does: `$XDG_CACHE_HOME/cargo-launch` (no cargo on its PATH, so a build would fail).
+#[cfg(unix)]
+#[test]
+fn the_install_script_keeps_an_install_in_the_xdg_cache() {
+    let cache = tempfile::tempdir().expect("temp dir");
+    let bin = cache.path().join(format!("cargo-launch/tools/mdbook-{MDBOOK_VERSION}/bin/mdbook"));
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    std::fs::write(&bin, "").unwrap();
+    std::fs::set_permissions(&bin, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut cmd = Command::new("bash");
+    cmd.arg(root().join("tools/docs/install-mdbook.sh"))
+        .env_remove("LAUNCH_CACHE_DIR")
+        .env("XDG_CACHE_HOME", cache.path())
+        .env("PATH", "/usr/bin:/bin");
+    let (code, stdout, stderr) = crate::support::run(&mut cmd);
+    assert_eq!((code, stdout.trim()), (0, bin.display().to_string().as_str()), "{stderr}");
 }
 
 /// The install script, CI and this test agree on the version, and CI builds the book and makes a

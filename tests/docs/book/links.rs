@@ -160,6 +160,32 @@ pub fn html_links(book: &Path) -> Vec<String> {
     errors
 }
 
+/// The `#anchor`s of links from `page` (a Markdown file outside the book, such as the README)
+/// into the book's pages (`docs/src/guide/ci.md#baselines`), checked against the ids of the
+/// built page in `book`: GitHub shows the README, but its links land in the book.
+pub fn anchors_into_book(root: &Path, page: &Path, md: &str, book: &Path) -> Vec<String> {
+    let src = root.join("docs/src");
+    let dir = page.parent().unwrap_or(root);
+    let shown = page.strip_prefix(root).unwrap_or(page).display().to_string();
+    let mut errors = Vec::new();
+    for (line, target) in super::markdown::links(md) {
+        let Some((path, fragment)) = target.split_once('#').filter(|(p, f)| !is_external(p) && !f.is_empty()) else {
+            continue;
+        };
+        let Some(rel) =
+            normalise(&dir.join(decode(path))).and_then(|p| p.strip_prefix(&src).ok().map(Path::to_path_buf))
+        else {
+            continue;
+        };
+        let html = book.join(rel.with_extension("html"));
+        let html_text = std::fs::read_to_string(&html).unwrap_or_default();
+        if !attributes(&html_text, "id").into_iter().any(|id| decode(id) == decode(fragment)) {
+            errors.push(format!("{shown}:{line}: `{target}`: the built {} has no id `{fragment}`", rel.display()));
+        }
+    }
+    errors
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,6 +243,19 @@ mod tests {
         write(src, "guide/a.md", "");
         write(src, "guide/orphan.md", "");
         assert_eq!(pages_missing_from_summary(src), ["guide/orphan.md: not listed in SUMMARY.md, so not in the book"]);
+    }
+
+    #[test]
+    fn a_readme_anchor_into_the_book_is_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, book) = (dir.path().join("repo"), dir.path().join("out"));
+        write(&book, "guide/ci.html", r#"<h2 id="baselines">Baselines</h2>"#);
+        let md = "[ok](docs/src/guide/ci.md#baselines) [typo](docs/src/guide/ci.md#baseline) [other](#top)\n";
+        let errors = anchors_into_book(&root, &root.join("README.md"), md, &book);
+        assert_eq!(
+            errors,
+            ["README.md:1: `docs/src/guide/ci.md#baseline`: the built guide/ci.md has no id `baseline`"]
+        );
     }
 
     #[test]
