@@ -162,7 +162,14 @@ fn marked_console_blocks_print_what_they_show() {
     for (page, md) in pages() {
         let shown = page.strip_prefix(&root).unwrap_or(&page).display().to_string();
         let mut rewrites = Vec::new();
-        for block in markdown::blocks(&md) {
+        let blocks = markdown::blocks(&md);
+        // A marker with a blank line (or anything) before the fence would leave its block unrun.
+        for (i, line) in md.lines().enumerate() {
+            if line.trim_start().starts_with("<!-- run:") && !blocks.iter().any(|b| b.line == i + 2) {
+                errors.push(format!("{shown}:{}: a run marker must be the line just before a ```console fence", i + 1));
+            }
+        }
+        for block in blocks {
             let marker = match console::marker(&block.before) {
                 None => continue,
                 Some(Err(e)) => {
@@ -179,15 +186,11 @@ fn marked_console_blocks_print_what_they_show() {
             if let Err((why, real)) = console::run(&root, &marker, &block.text) {
                 let at = format!("{shown}:{} (in a copy of {})", block.line, console::describe(&marker).display());
                 errors.push(format!("{at}: {why}"));
-                rewrites.push((block.body, real));
+                rewrites.push((block, real));
             }
         }
         if bless && !rewrites.is_empty() {
-            let mut lines: Vec<String> = md.lines().map(str::to_string).collect();
-            for ((start, end), real) in rewrites.into_iter().rev() {
-                lines.splice(start..end, real.lines().map(str::to_string));
-            }
-            std::fs::write(&page, lines.join("\n") + "\n").expect("write page");
+            std::fs::write(&page, markdown::replace_bodies(&md, &rewrites)).expect("write page");
         }
     }
     eprintln!("{ran} run blocks");

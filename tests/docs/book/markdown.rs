@@ -15,6 +15,8 @@ pub struct Block {
     pub before: String,
     /// 0-based lines of the body: `body.0..body.1` (for rewriting a block in place).
     pub body: (usize, usize),
+    /// The fence's indentation (a block in a list item), put back on a rewritten body.
+    pub indent: usize,
 }
 
 impl Block {
@@ -46,10 +48,22 @@ pub fn blocks(md: &str) -> Vec<Block> {
         }
         let text: String = lines[start..end].iter().map(|l| format!("{}\n", strip_indent(l, indent))).collect();
         let before = if i == 0 { String::new() } else { lines[i - 1].trim().to_string() };
-        out.push(Block { line: i + 1, info, text, before, body: (start, end) });
+        out.push(Block { line: i + 1, info, text, before, body: (start, end), indent });
         i = end + 1;
     }
     out
+}
+
+/// `md` with the bodies of some of its blocks replaced (`(block, new text)`, blocks of `md` in
+/// order), each line indented as its fence is.
+pub fn replace_bodies(md: &str, new: &[(Block, String)]) -> String {
+    let mut lines: Vec<String> = md.lines().map(str::to_string).collect();
+    for (block, text) in new.iter().rev() {
+        let pad = " ".repeat(block.indent);
+        let body = text.lines().map(|l| if l.is_empty() { String::new() } else { format!("{pad}{l}") });
+        lines.splice(block.body.0..block.body.1, body);
+    }
+    lines.join("\n") + "\n"
 }
 
 /// `(indentation, fence, info string)` when `line` opens a fenced block.
@@ -154,6 +168,14 @@ mod tests {
         let nested = blocks("````md\n```rust\nx\n```\n````\n");
         assert_eq!(nested.len(), 1);
         assert_eq!(nested[0].text, "```rust\nx\n```\n");
+    }
+
+    #[test]
+    fn bodies_are_replaced_in_place_with_the_fence_indentation() {
+        let md = "a\n```console\nold\n```\n- item\n  ```console\n  old 1\n  old 2\n  ```\nend\n";
+        let b = blocks(md);
+        let out = replace_bodies(md, &[(b[0].clone(), "new\n\nnew\n".into()), (b[1].clone(), "x\n".into())]);
+        assert_eq!(out, "a\n```console\nnew\n\nnew\n```\n- item\n  ```console\n  x\n  ```\nend\n");
     }
 
     #[test]
