@@ -13,6 +13,7 @@ mod console;
 mod links;
 mod markdown;
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -70,7 +71,8 @@ fn mdbook() -> Option<PathBuf> {
         env.untracked("LAUNCH_TEST_REQUIRE_MDBOOK").is_none_or(|v| v != "1"),
         "LAUNCH_TEST_REQUIRE_MDBOOK=1: {why}"
     );
-    eprintln!("skipped: {why}");
+    // Past the harness's capture, so the skip shows in a plain `cargo test`.
+    let _ = writeln!(std::io::stderr(), "skipped: {why}");
     None
 }
 
