@@ -144,6 +144,7 @@ pub fn readme(root: &Path, md: &str) -> Vec<String> {
         // The docs tests' own sources hold the examples of bad blocks they test with.
         .filter(|f| !f.starts_with(root.join("tests/docs")))
         .filter_map(|f| std::fs::read_to_string(f).ok())
+        .flat_map(|text| [doc_text(&text), text])
         .collect();
     let mut errors = Vec::new();
     for block in super::markdown::blocks(md) {
@@ -160,6 +161,20 @@ pub fn readme(root: &Path, md: &str) -> Vec<String> {
         }
     }
     errors
+}
+
+/// The text of `source`'s doc comments (`///`, `//!`) without their markers, where rustdoc's
+/// examples are (compiled as doctests); other lines are blank, so no match spans two comments.
+fn doc_text(source: &str) -> String {
+    let mut out = String::new();
+    for line in source.lines() {
+        let t = line.trim_start();
+        if let Some(rest) = t.strip_prefix("///").or_else(|| t.strip_prefix("//!")) {
+            out.push_str(rest.strip_prefix(' ').unwrap_or(rest));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// A `toml` block's rule: `text` parses, and its `[package.metadata.launch]` table (if any) is
@@ -273,10 +288,27 @@ mod tests {
 
     #[test]
     fn a_readme_rust_block_must_be_verbatim_in_a_compiled_file() {
-        let root = root();
-        assert_eq!(readme(&root, "```rust\nlaunch::include_kernels!();\n```\n"), Vec::<String>::new());
-        let errors = readme(&root, "x\n```rust\nlaunch::include_kernels!(); // not so\n```\n");
-        assert!(errors.len() == 1 && errors[0].starts_with("README.md:2: this rust block appears in no compiled file"));
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("template/src")).unwrap();
+        std::fs::create_dir_all(root.join("launch/src")).unwrap();
+        std::fs::create_dir_all(root.join("tools")).unwrap();
+        std::fs::write(root.join("template/src/lib.rs"), "launch::include_kernels!();\n").unwrap();
+        std::fs::write(root.join("launch/src/lib.rs"), "//! ```\n//! let k = find()?;\n//! ```\nfn x() {}\n").unwrap();
+        std::fs::write(root.join("tools/x.rs"), "let only = here;\n").unwrap();
+        let errors = |md: &str| readme(root, md);
+        assert_eq!(errors("```rust\nlaunch::include_kernels!();\n```\n"), Vec::<String>::new());
+        // A rustdoc example (a doctest) counts, without its comment markers.
+        assert_eq!(errors("```rust\nlet k = find()?;\n```\n"), Vec::<String>::new());
+        let not_verbatim = errors("x\n```rust\nlaunch::include_kernels!(); // not so\n```\n");
+        assert!(
+            not_verbatim.len() == 1
+                && not_verbatim[0].starts_with("README.md:2: this rust block appears in no compiled file")
+        );
+        let not_compiled = errors("```rust\nlet only = here;\n```\n");
+        assert_eq!(not_compiled.len(), 1, "tools/ is not a compiled place");
+        let across_comments = errors("```rust\nlet k = find()?;\nfn x() {}\n```\n");
+        assert_eq!(across_comments.len(), 1, "a doc line and a code line do not make one block");
     }
 
     #[test]
