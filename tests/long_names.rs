@@ -11,7 +11,7 @@ use launch::schema::report::Document;
 use crate::real_kernels_naming::{cargo, find_manifest};
 use crate::support::{cargo_launch, exact, fixture, run, toolchain_root};
 
-/// The widest line `report --summary` prints (README, "Kernel names in text output").
+/// The widest line `report --summary` prints (docs/src/guide/report.md, "Kernel names in text output").
 const LINE_WIDTH: usize = 120;
 
 #[test]

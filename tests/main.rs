@@ -46,7 +46,7 @@ mod remote_cache;
 /// ptxas that writes nothing is named, inline-asm errors point at the kernel, no stray statistics.
 mod tools;
 
-/// The README's CI recipe, read out of README.md and run against the binary.
+/// The book's CI recipe, read out of docs/src/guide/ci.md and run against the binary.
 mod ci_recipe;
 
 /// The standard headers and CCCL given to NVRTC; `std-headers = false`; host-only headers.

@@ -1,6 +1,6 @@
 //! The errors of `cargo launch` and the one table of its exit codes. Each error says its own code
-//! ([`Error::exit_code`]); `--help`, the crate docs and the README's table come from (or are tested
-//! against) [`EXIT_CODES`], so the codes are written down once.
+//! ([`Error::exit_code`]); `--help`, the crate docs and the book's exit-code page (`docs/src/reference/exit-codes.md`) come
+//! from (or are tested against) [`EXIT_CODES`], so the codes are written down once.
 
 /// Success.
 pub const OK: u8 = 0;
@@ -15,7 +15,7 @@ pub const NO_TOOLCHAIN: u8 = 3;
 /// The build failed, or an unexpected error.
 pub const FAILURE: u8 = 4;
 
-/// Every exit code and what it means, in the README's words (its table is tested against this).
+/// Every exit code and what it means, in the book's words (`docs/src/reference/exit-codes.md`).
 pub const EXIT_CODES: [(u8, &str); 5] = [
     (OK, "success"),
     (CHECK_FAILED, "`check` found errors (or warnings with `--deny warnings`): the gate's verdict; `prebuild --verify` found the shipped kernels differ from a compile from source; `diff --fail-on regression` found a kernel that lost occupancy, gained spills or stopped launching; `doctor` found a problem that does not block builds"),

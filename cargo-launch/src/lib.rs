@@ -2,7 +2,8 @@
 //! kernel of a crate, per arch, without a GPU; installs the toolchain.
 //!
 //! The one public item is [`main_impl`], the binary's `main`. Its exit codes are listed by
-//! `cargo launch --help` and in the README, both from the one table in `error.rs`.
+//! `cargo launch --help` and in the book (`docs/src/reference/exit-codes.md`), both from the one table
+//! in `error.rs`.
 //!
 //! Layout, in one direction: this file parses the command line (`cli`) and dispatches to
 //! `commands/` (`report`, `check`, `explore`, `occupancy`, `init`/`new`, `setup`, `cache`, `prebuild`,

@@ -1,7 +1,7 @@
 //! Kernel names as the text outputs print them. Template-heavy C++ (CUB, CUTLASS, marlin) gives
 //! demangled names of over a thousand characters; printed whole they make a table unreadable.
 //!
-//! The rule (the README's "Kernel names in text output"): a name of at most the width (60
+//! The rule (the book's "Kernel names in text output", `docs/src/guide/report.md`): a name of at most the width (60
 //! characters; in `report --summary`, what the other columns leave of 120) prints as it is. A longer one loses its return type, its parameters and
 //! the arguments of each template (`void foo<128, cub::X<int>>(float*, int)` → `foo<…>`), and
 //! what is still too long keeps its start and its end around a `…`. Where distinct kernels would

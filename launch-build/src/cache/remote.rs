@@ -32,7 +32,7 @@
 //! standard credential chain and speaks to every S3-compatible server, with WebDAV, GCS, Azure,
 //! Redis and the GitHub Actions cache a feature away. Its cost is its dependencies: tokio, reqwest,
 //! rustls with aws-lc, the AWS signer: 192 crates, 126 CPU-seconds of clean debug build on a
-//! two-CPU machine, against 50 for launch-build and its dependencies without it (README). launch-build is a build-dependency of every kernel
+//! two-CPU machine, against 50 for launch-build and its dependencies without it (`docs/src/design/evidence.md`). launch-build is a build-dependency of every kernel
 //! crate, so that cost must not fall on everyone: the OpenDAL stores are compiled only with
 //! launch-build's `remote` feature (off by default). A team turns it on once, in any crate of its
 //! build (`launch-build = { version = "...", features = ["remote"] }` under

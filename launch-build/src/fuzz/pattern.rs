@@ -10,7 +10,7 @@ use fuzz_harness::{ensure, run, Input, Rng};
 use super::PACKAGE;
 use crate::config::{glob_match, path_matches};
 
-/// Whether `p` matches `t` as a whole, by the rules as the README states them: `?` one
+/// Whether `p` matches `t` as a whole, by the rules as the book states them (`exclude` in `docs/src/guide/porting.md`): `?` one
 /// character but `/`, `*` any run without `/`, `**` any run, `**/` nothing or a run ending in `/`.
 fn reference(p: &[char], t: &[char], memo: &mut HashMap<(usize, usize), bool>) -> bool {
     let key = (p.len(), t.len());
