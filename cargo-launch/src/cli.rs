@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use launch::occupancy::Carveout;
 use launch::quantity::Quantity;
 use launch::schema::occupancy::Variable;
@@ -17,8 +17,8 @@ use crate::select;
 /// Exit codes, then every environment variable from the one table that documents them.
 fn after_help() -> String {
     let mut s = format!("{}\nEnvironment:\n", error::help_text());
-    for (name, what) in launch_build::tooling::DOCUMENTED {
-        s.push_str(&format!("  {name:<28} {what}\n"));
+    for v in launch_build::tooling::DOCUMENTED {
+        s.push_str(&format!("  {:<28} {}\n", v.name, v.effect));
     }
     s
 }
@@ -293,6 +293,17 @@ pub struct ExploreArgs {
 
 /// `cargo launch init`.
 #[derive(Args, Debug)]
+#[command(after_help = "\
+Adds what is missing and leaves the rest as it is: a [package.metadata.launch] table (arch =
+[\"sm_80\", \"sm_90\"], with a comment on what to list), `fn main() { launch_build::build() }` in
+build.rs (an existing build.rs is left alone, and the output says what to add to it), the launch
+dependency and the launch-build build dependency, and the kernel folder with an example kernel (an
+existing folder gets none). Cargo.toml keeps its formatting and comments. It prints what it did and
+what is left to do.
+
+Example:
+  cargo launch init
+  cargo launch init --kernels cuda --manifest-path my-crate/Cargo.toml")]
 pub struct InitArgs {
     /// The crate's Cargo.toml (default: ./Cargo.toml).
     #[arg(long, value_name = "PATH")]
@@ -308,6 +319,15 @@ pub struct InitArgs {
 
 /// `cargo launch new`.
 #[derive(Args, Debug)]
+#[command(after_help = "\
+Writes a crate like the project's template/ into a new folder (one that exists is refused; a name
+cargo would refuse is refused too): a Cargo.toml with [package.metadata.launch], build.rs, the
+template's kernels/ and src/, and a .gitignore. The crate is written beside the folder and renamed
+into place when complete, so a failure leaves nothing behind.
+
+Example:
+  cargo launch new gemm-lab
+  cargo launch report --manifest-path gemm-lab/Cargo.toml")]
 pub struct NewArgs {
     /// The new crate's folder; its last component is the package name.
     #[arg(value_name = "NAME")]
@@ -321,13 +341,17 @@ pub struct NewArgs {
 /// Which packages to build, as `cargo build` takes them.
 #[derive(Args, Debug, Clone, Default)]
 pub struct PackageArgs {
-    /// Path to Cargo.toml.
+    /// Path to the Cargo.toml of the package or workspace (default: the one cargo finds from the
+    /// current folder). Without -p or --workspace its package is selected, or, for a virtual
+    /// manifest, the workspace's default members.
     #[arg(long, value_name = "PATH")]
     pub manifest_path: Option<PathBuf>,
-    /// Package(s) to report on, by name (repeatable).
+    /// A package of the workspace to select, by name (repeatable); one that is not a member is a
+    /// usage error listing the members.
     #[arg(short, long = "package", value_name = "NAME")]
     pub packages: Vec<String>,
-    /// Every package of the workspace.
+    /// Select every package of the workspace (those that do not build with launch-build have no
+    /// kernels and are passed over; a selection with none that does is a usage error).
     #[arg(long)]
     pub workspace: bool,
 }
@@ -342,7 +366,21 @@ pub enum Format {
     Json,
 }
 
+/// `cargo launch report`.
 #[derive(Args, Debug)]
+#[command(after_help = "\
+Builds the selected packages with `cargo check` (the build scripts run exactly as in `cargo build`
+and share its results, so a built crate reports at once) and prints, per kernel and arch: the launch
+contract, the `ptxas -v` lines, the occupancy at the contract's block size (or the host's, for a
+kernel without one) with what limits it, and the largest block that launches. Filters (--kernel,
+--file) and --sort apply to the JSON too. Without a toolchain it installs the pinned one first,
+unless --no-setup.
+
+Example:
+  cargo launch report
+  cargo launch report --arch sm_90,sm_100 --summary --sort occupancy
+  cargo launch report --kernel '^gemm_' --spills
+  cargo launch report --workspace --format json")]
 pub struct ReportArgs {
     #[command(flatten)]
     pub packages: PackageArgs,
@@ -381,7 +419,6 @@ pub struct ReportArgs {
     pub no_setup: bool,
 }
 
-/// `cargo launch check`.
 /// `check`'s output formats.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CheckFormat {
@@ -394,7 +431,23 @@ pub enum CheckFormat {
     Sarif,
 }
 
+/// `cargo launch check`.
 #[derive(Args, Debug)]
+#[command(after_help = "\
+Compiles every kernel for the --arch list, with no GPU, and prints one line per finding (kind,
+file:line, kernel, arch and the arithmetic), then a summary. Errors (exit 1): `launch` (the kernel
+cannot launch at its contract's threads, or the host block size: error 701), `spills` (over
+max-spill-bytes), `regression` (registers, spills, stack or static shared memory grew, or occupancy
+fell, against the committed baseline), `arch` (an arch the toolchain cannot target), `driver`
+(nothing embedded for an arch would load on min-driver). Warnings (exit 0 unless --deny warnings):
+`contract`, `spills` without a budget, `unbounded` kernels, `max-regs`, `empty`, `baseline`.
+Kernels that do not build exit 4, each located error an `error[compile]` finding; usage and
+configuration errors exit 2.
+
+Example:
+  cargo launch check --bless
+  cargo launch check --deny warnings
+  cargo launch check --format sarif > launch.sarif")]
 pub struct CheckArgs {
     #[command(flatten)]
     pub packages: PackageArgs,
@@ -429,7 +482,21 @@ pub struct CheckArgs {
     pub no_setup: bool,
 }
 
+/// `cargo launch setup`.
 #[derive(Args, Debug)]
+#[command(after_help = "\
+Installs NVIDIA's wheels of the pinned CUDA line with pip (hashes pinned; python3 -m pip install
+--target, or LAUNCH_PYTHON's) into <cache>/toolchain/ (<cache>: LAUNCH_CACHE_DIR, else
+$XDG_CACHE_HOME/cargo-launch, else ~/.cache/cargo-launch), in a temporary folder renamed into place
+when complete, under a lock. Builds find it there by themselves: the build script never downloads.
+`report`, `check` and the other building commands run this by themselves when no toolchain is
+found, unless --no-setup, LAUNCH_NO_AUTO_SETUP=1, CARGO_NET_OFFLINE=true or LAUNCH_TOOLCHAIN is set.
+Needs Python 3 with pip and the package index once; `cargo launch doctor` checks the result.
+
+Example:
+  cargo launch setup
+  cargo launch setup --toolchain 12.9 --toolchain 13.0
+  cargo launch setup --toolchain 13.0 --with curand")]
 pub struct SetupArgs {
     /// Reinstall even if the toolchain is already in the cache.
     #[arg(long)]
@@ -669,6 +736,14 @@ fn parse_library(value: &str) -> Result<String, String> {
     } else {
         Err(format!("`{value}` is not a library setup installs; valid choices: {}", names.join(", ")))
     }
+}
+
+/// `cargo launch` as clap defines it, built (`cargo launch report` is each subcommand's name in
+/// its usage), for the reference pages generated from it.
+pub fn command() -> clap::Command {
+    let mut cargo = CargoCli::command();
+    cargo.build();
+    cargo.find_subcommand("launch").cloned().expect("`cargo launch` is the one subcommand of `cargo`")
 }
 
 /// Parses `args` (argv including the program name). `None`: clap printed `--help` or

@@ -1,9 +1,9 @@
 //! The `cargo launch` subcommand: reports registers, spills and exact occupancy of every CUDA
 //! kernel of a crate, per arch, without a GPU; installs the toolchain.
 //!
-//! The one public item is [`main_impl`], the binary's `main`. Its exit codes are listed by
-//! `cargo launch --help` and in the book (`docs/src/reference/exit-codes.md`), both from the one table
-//! in `error.rs`.
+//! The public items are [`main_impl`], the binary's `main`, and, for the reference pages the
+//! project generates from them (`docs/src/reference/`), the command line's definition
+//! ([`command`]) and the exit codes ([`EXIT_CODES`]), which `cargo launch --help` lists too.
 //!
 //! Layout, in one direction: this file parses the command line (`cli`) and dispatches to
 //! `commands/` (`report`, `check`, `explore`, `occupancy`, `init`/`new`, `setup`, `cache`, `prebuild`,
@@ -42,7 +42,13 @@ use std::process::ExitCode;
 
 use cli::Command;
 use commands::{cache, check, coverage, diff as diff_cmd, doctor, explore, init, occupancy, prebuild, report, setup};
+pub use error::EXIT_CODES;
 use error::{message, Error};
+
+/// The `cargo launch` command line as clap defines it: every subcommand, argument and help text.
+pub fn command() -> clap::Command {
+    cli::command()
+}
 
 /// Runs the command line of this process.
 pub fn main_impl() -> ExitCode {

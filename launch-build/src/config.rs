@@ -42,6 +42,7 @@ use crate::flags;
 use crate::toolchain::pin::{self, Pin};
 
 mod document;
+mod keys;
 mod pattern;
 mod tables;
 mod tune;
@@ -49,35 +50,9 @@ mod values;
 
 pub use document::line_col;
 use document::{location, Doc, Node, Ref};
+pub use keys::{Key, FILE_KEYS, KERNEL_KEYS, KEYS, TUNE_KEYS};
 pub use pattern::{glob_match, is_pattern, kernel_key_matches, path_matches};
-pub use tune::{error_at as tune_error, too_many as too_many_variants, MaxRegs, TuneConfig, MAX_VARIANTS, TUNE_KEYS};
-
-/// The keys `[package.metadata.launch]` accepts.
-pub const KEYS: &[&str] = &[
-    "arch",
-    "kernels",
-    "include",
-    "defines",
-    "threads",
-    "max-spill-bytes",
-    "kernel",
-    "exclude",
-    "flags",
-    "ptxas-flags",
-    "std-headers",
-    "file",
-    "min-driver",
-    "toolchain",
-    "tune",
-    "host",
-    "cache-remote",
-];
-
-/// The keys of a `[package.metadata.launch.file."<pattern>"]` table.
-pub const FILE_KEYS: &[&str] = &["flags", "ptxas-flags", "defines", "arch"];
-
-/// The keys of a `[package.metadata.launch.kernel.<name>]` table.
-pub const KERNEL_KEYS: &[&str] = &["max-spill-bytes", "dynamic-smem", "threads"];
+pub use tune::{error_at as tune_error, too_many as too_many_variants, MaxRegs, TuneConfig, MAX_VARIANTS};
 
 /// Default block size for kernels without a launch contract (seeds/004: "256 when the kernel has
 /// no @launch").

@@ -16,33 +16,48 @@ use crate::cargo_directives;
 use crate::error::{Error, Location};
 use crate::process::DEFAULT_TIMEOUT;
 
-/// Every variable cargo-launch reads, with what it does; `cargo launch --help` prints this table.
-pub const DOCUMENTED: &[(&str, &str)] = &[
-    ("LAUNCH_TOOLCHAIN", "explicit toolchain root of the crate's CUDA major: a pip --target folder holding nvidia/cuda_nvrtc and nvidia/cuda_nvcc (12.x) or nvidia/cu13 (13.x), or a CUDA toolkit root; skips discovery"),
-    ("LAUNCH_TOOLCHAIN_PIN", "a pinned toolchain (12.9, 13.0 or 13.5) that replaces the crate's `toolchain` key for this build (set by `cargo launch diff --toolchain` for each side's build); the crate's arches must be ones it can target"),
-    ("LAUNCH_CACHE_DIR", "cargo-launch's cache (default $XDG_CACHE_HOME/cargo-launch, else ~/.cache/cargo-launch); `cargo launch setup [--toolchain 13.0]` installs each toolchain under toolchain/ there, side by side"),
-    ("LAUNCH_NO_SYSTEM_TOOLCHAIN", "set to 1: look only at LAUNCH_TOOLCHAIN and the cache, never at Python site-packages, CUDA_HOME, /usr/local/cuda or PATH"),
-    ("LAUNCH_PYTHON", "Python interpreter used to find site-packages and by `cargo launch setup` (default python3)"),
-    ("LAUNCH_ARCH", "comma-separated arches that replace the metadata's list (set by `cargo launch check --arch`)"),
-    ("LAUNCH_PREBUILT", "whether the build embeds the crate's prebuilt kernels (launch-prebuilt/, written by `cargo launch prebuild`): auto (default: when they match the sources, else compile from source), ignore (always compile from source) or require (fail rather than compile)"),
-    ("LAUNCH_NO_CACHE", "set to 1: neither read nor write the per-kernel compile cache under the cache dir's kernels/"),
-    ("LAUNCH_CACHE_MAX_SIZE", "the kernel cache's size limit: bytes or a number with K, M, G or T (powers of 1024), such as 500M or 5G; 0 for no limit (default 5G); after a build that stored entries, the least recently used go until 90% of it is left"),
-    ("LAUNCH_CACHE_REMOTE", "a shared remote kernel cache behind the local one, as a URL: s3://bucket/prefix (?endpoint=http://host:port&region=... for S3-compatible servers; credentials from the AWS environment variables or standard chain), webdav+http(s)://[user:password@]host:port/path or file:///folder; replaces [package.metadata.launch] cache-remote; s3 and webdav need launch-build's `remote` feature"),
-    ("LAUNCH_CACHE_REMOTE_MODE", "rw (default: read and write the remote kernel cache) or ro (read only: for untrusted builds such as pull requests from forks)"),
-    ("LAUNCH_CACHE_REMOTE_TIMEOUT", "seconds one read or write of the remote kernel cache may take (default 10, at most 86400); the first failure or timeout turns the remote off for the rest of the build, with one warning"),
-    ("LAUNCH_ALL_PTX", "set to 1: also write every arch's PTX to OUT_DIR/launch/ptx-all/ (not embedded; `cargo launch explore` builds so, in a target folder of its own)"),
-    ("LAUNCH_BUILD_DEBUG", "set to 1: the build script prints every command it runs as a cargo warning"),
-    ("LAUNCH_COMPILE_TIMEOUT", "seconds one compiler run (NVRTC or ptxas, per file and arch) may take before it is stopped and the build fails (default 1800, at most 86400)"),
-    ("LAUNCH_NVDISASM", "nvdisasm for `cargo launch report --spills` / `check --spills` (default: beside the toolchain's ptxas, then the cache's CUDA 13 toolchains, then PATH)"),
-    ("CUDA_HOME / CUDA_PATH", "CUDA toolkit root, searched after the pip wheels"),
-    ("VIRTUAL_ENV", "an active Python virtual environment, searched for the pip wheels"),
-    ("DOCS_RS", "set by docs.rs: kernels are not compiled; the generated module has every kernel with no cubins"),
-    ("LAUNCH_NO_AUTO_SETUP", "set to 1: `cargo launch report`/`check` never install the toolchain by themselves"),
-    ("CARGO_NET_OFFLINE", "true: `cargo launch` never downloads (the build script never does)"),
-    ("LAUNCH_TUNE", "at run time, whether a program's tuner may time kernel variants: off (never time, never read the tune cache), cached (default: use a remembered winner, time on a miss) or always (time every run and overwrite)"),
-    ("LAUNCH_TUNE_CACHE_DIR", "at run time, the tune cache's folder (default $XDG_CACHE_HOME/cargo-launch/tune, else ~/.cache/cargo-launch/tune)"),
-    ("LAUNCH_TUNE_CACHE_REMOTE", "at run time, a shared tune folder behind the local one (an absolute folder or file:///folder: a network disk, a mounted bucket): winners one machine found are reused by the others with the same GPU and driver"),
-    ("LAUNCH_TUNE_CACHE_REMOTE_MODE", "at run time, ro: read the shared tune folder, never write it (default rw)"),
+/// One documented environment variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct EnvVar {
+    /// Its name (`CUDA_HOME / CUDA_PATH`: two names, one meaning).
+    pub name: &'static str,
+    /// Whether a change of it reruns the build script: the build script reads it through
+    /// [`Env::get`], which prints `cargo:rerun-if-env-changed`. Variables that change no output
+    /// (the cache's limit, the remote store), `cargo launch`'s own and the run-time ones do not.
+    pub reruns: bool,
+    /// What it does.
+    pub effect: &'static str,
+}
+
+/// Every variable cargo-launch reads, with what it does; `cargo launch --help` prints this table,
+/// and the reference page `docs/src/reference/environment.md` is generated from it.
+pub const DOCUMENTED: &[EnvVar] = &[
+    EnvVar { name: "LAUNCH_TOOLCHAIN", reruns: true, effect: "explicit toolchain root of the crate's CUDA major: a pip --target folder holding nvidia/cuda_nvrtc and nvidia/cuda_nvcc (12.x) or nvidia/cu13 (13.x), or a CUDA toolkit root; skips discovery" },
+    EnvVar { name: "LAUNCH_TOOLCHAIN_PIN", reruns: true, effect: "a pinned toolchain (12.9, 13.0 or 13.5) that replaces the crate's `toolchain` key for this build (set by `cargo launch diff --toolchain` for each side's build); the crate's arches must be ones it can target" },
+    EnvVar { name: "LAUNCH_CACHE_DIR", reruns: true, effect: "cargo-launch's cache (default $XDG_CACHE_HOME/cargo-launch, else ~/.cache/cargo-launch); `cargo launch setup [--toolchain 13.0]` installs each toolchain under toolchain/ there, side by side" },
+    EnvVar { name: "LAUNCH_NO_SYSTEM_TOOLCHAIN", reruns: true, effect: "set to 1: look only at LAUNCH_TOOLCHAIN and the cache, never at Python site-packages, CUDA_HOME, /usr/local/cuda or PATH" },
+    EnvVar { name: "LAUNCH_PYTHON", reruns: true, effect: "Python interpreter used to find site-packages and by `cargo launch setup` (default python3)" },
+    EnvVar { name: "LAUNCH_ARCH", reruns: true, effect: "comma-separated arches that replace the metadata's list (set by `cargo launch check --arch`)" },
+    EnvVar { name: "LAUNCH_PREBUILT", reruns: true, effect: "whether the build embeds the crate's prebuilt kernels (launch-prebuilt/, written by `cargo launch prebuild`): auto (default: when they match the sources, else compile from source), ignore (always compile from source) or require (fail rather than compile)" },
+    EnvVar { name: "LAUNCH_NO_CACHE", reruns: true, effect: "set to 1: neither read nor write the per-kernel compile cache under the cache dir's kernels/" },
+    EnvVar { name: "LAUNCH_CACHE_MAX_SIZE", reruns: false, effect: "the kernel cache's size limit: bytes or a number with K, M, G or T (powers of 1024), such as 500M or 5G; 0 for no limit (default 5G); after a build that stored entries, the least recently used go until 90% of it is left" },
+    EnvVar { name: "LAUNCH_CACHE_REMOTE", reruns: false, effect: "a shared remote kernel cache behind the local one, as a URL: s3://bucket/prefix (?endpoint=http://host:port&region=... for S3-compatible servers; credentials from the AWS environment variables or standard chain), webdav+http(s)://[user:password@]host:port/path or file:///folder; replaces [package.metadata.launch] cache-remote; s3 and webdav need launch-build's `remote` feature" },
+    EnvVar { name: "LAUNCH_CACHE_REMOTE_MODE", reruns: false, effect: "rw (default: read and write the remote kernel cache) or ro (read only: for untrusted builds such as pull requests from forks)" },
+    EnvVar { name: "LAUNCH_CACHE_REMOTE_TIMEOUT", reruns: false, effect: "seconds one read or write of the remote kernel cache may take (default 10, at most 86400); the first failure or timeout turns the remote off for the rest of the build, with one warning" },
+    EnvVar { name: "LAUNCH_ALL_PTX", reruns: true, effect: "set to 1: also write every arch's PTX to OUT_DIR/launch/ptx-all/ (not embedded; `cargo launch explore` builds so, in a target folder of its own)" },
+    EnvVar { name: "LAUNCH_BUILD_DEBUG", reruns: true, effect: "set to 1: the build script prints every command it runs as a cargo warning" },
+    EnvVar { name: "LAUNCH_COMPILE_TIMEOUT", reruns: true, effect: "seconds one compiler run (NVRTC or ptxas, per file and arch) may take before it is stopped and the build fails (default 1800, at most 86400)" },
+    EnvVar { name: "LAUNCH_NVDISASM", reruns: false, effect: "nvdisasm for `cargo launch report --spills` / `check --spills` (default: beside the toolchain's ptxas, then the cache's CUDA 13 toolchains, then PATH)" },
+    EnvVar { name: "CUDA_HOME / CUDA_PATH", reruns: true, effect: "CUDA toolkit root, searched after the pip wheels" },
+    EnvVar { name: "VIRTUAL_ENV", reruns: true, effect: "an active Python virtual environment, searched for the pip wheels" },
+    EnvVar { name: "DOCS_RS", reruns: true, effect: "set by docs.rs: kernels are not compiled; the generated module has every kernel with no cubins" },
+    EnvVar { name: "LAUNCH_NO_AUTO_SETUP", reruns: false, effect: "set to 1: `cargo launch report`/`check` never install the toolchain by themselves" },
+    EnvVar { name: "CARGO_NET_OFFLINE", reruns: false, effect: "true: `cargo launch` never downloads (the build script never does)" },
+    EnvVar { name: "LAUNCH_TUNE", reruns: false, effect: "at run time, whether a program's tuner may time kernel variants: off (never time, never read the tune cache), cached (default: use a remembered winner, time on a miss) or always (time every run and overwrite)" },
+    EnvVar { name: "LAUNCH_TUNE_CACHE_DIR", reruns: false, effect: "at run time, the tune cache's folder (default $XDG_CACHE_HOME/cargo-launch/tune, else ~/.cache/cargo-launch/tune)" },
+    EnvVar { name: "LAUNCH_TUNE_CACHE_REMOTE", reruns: false, effect: "at run time, a shared tune folder behind the local one (an absolute folder or file:///folder: a network disk, a mounted bucket): winners one machine found are reused by the others with the same GPU and driver" },
+    EnvVar { name: "LAUNCH_TUNE_CACHE_REMOTE_MODE", reruns: false, effect: "at run time, ro: read the shared tune folder, never write it (default rw)" },
 ];
 
 /// `LAUNCH_PREBUILT`: whether a build uses the crate's prebuilt kernels (`crate::prebuilt`, which
@@ -121,6 +136,67 @@ const CHECKED: &[(&str, Grammar)] = &[
     ("LAUNCH_NO_AUTO_SETUP", Grammar::Switch),
     ("CARGO_NET_OFFLINE", Grammar::CargoBool),
 ];
+
+/// The documented variables `Env::check` leaves alone, and who judges them instead.
+const NOT_CHECKED: &[(&str, &str)] = &[
+    ("LAUNCH_TOOLCHAIN_PIN", "the build (`pipeline::build_crate`), which knows the pins (`12.9`, `13.0`, `13.5`): another name is a configuration error naming the variable"),
+    ("LAUNCH_TOOLCHAIN", "the toolchain search: anything but a folder with a working toolchain is a toolchain error (exit 3) that says what the path is"),
+    ("CUDA_HOME / CUDA_PATH", "the toolchain search, for which it is one place among others to look at (a CUDA toolkit root)"),
+    ("VIRTUAL_ENV", "the toolchain search, for which it is one place among others to look at (set when a Python virtual environment is active)"),
+    ("DOCS_RS", "nobody: set at all, it means a docs.rs build"),
+    ("LAUNCH_TUNE", "the program at run time (`launch::tune`), which refuses anything but `off`, `cached` or `always`"),
+    ("LAUNCH_TUNE_CACHE_DIR", "the program at run time (`launch::tune`): a folder"),
+    ("LAUNCH_TUNE_CACHE_REMOTE", "the program at run time (`launch::tune`): an absolute folder or `file:///folder`; a relative path counts as unset"),
+    ("LAUNCH_TUNE_CACHE_REMOTE_MODE", "the program at run time (`launch::tune`): `ro` or `read-only` (any case) is read-only, anything else read and write"),
+];
+
+impl Grammar {
+    /// The values it accepts, in words (the reference page's "accepted values").
+    fn describe(self) -> String {
+        match self {
+            Grammar::Switch => format!(
+                "a switch: {} (any case) turn it on; {}, empty or unset leave it off",
+                SWITCH_ON.map(|v| format!("`{v}`")).join(", "),
+                SWITCH_OFF.map(|v| format!("`{v}`")).join(", ")
+            ),
+            Grammar::CargoBool => "`true` or `false` (cargo's own boolean; any case)".into(),
+            Grammar::Seconds | Grammar::RemoteSeconds => format!("whole seconds from 1 to {MAX_TIMEOUT_SECS}"),
+            Grammar::Folder => {
+                "an absolute folder path (cargo runs each build script in its own crate's folder)".into()
+            }
+            Grammar::Program => "the path of an existing file, or the name of a program on `PATH`".into(),
+            Grammar::Arches => "comma-separated arch names such as `sm_90,sm_100`".into(),
+            Grammar::Prebuilt => format!("{} (any case; unset is `auto`)", words(&PrebuiltMode::VALUES)),
+            Grammar::Size => {
+                "bytes, or a number with `K`, `M`, `G` or `T` (powers of 1024) such as `500M` or `5G`; `0` for no limit"
+                    .into()
+            }
+            Grammar::RemoteUrl => "`s3://bucket/prefix` (with `?endpoint=…&region=…` for S3-compatible servers), \
+                `webdav+http(s)://[user:password@]host[:port]/path` or `file:///folder`"
+                .into(),
+            Grammar::RemoteMode => format!("{} (unset is `rw`)", words(&crate::cache::remote::Mode::VALUES)),
+        }
+    }
+}
+
+/// `` `a`, `b` or `c` ``.
+fn words(values: &[&str]) -> String {
+    let quoted: Vec<String> = values.iter().map(|v| format!("`{v}`")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => quoted.concat(),
+    }
+}
+
+/// What the documented variable `name` accepts, in words: its grammar's values when `cargo launch`
+/// and the build script check it up front (a bad value is exit 2 naming it), else who judges it.
+/// `None` for a name [`DOCUMENTED`] does not list.
+pub fn accepted_values(name: &str) -> Option<String> {
+    if let Some((_, grammar)) = CHECKED.iter().find(|(n, _)| *n == name) {
+        return Some(grammar.describe());
+    }
+    NOT_CHECKED.iter().find(|(n, _)| *n == name).map(|(_, judge)| format!("not checked up front; judged by {judge}"))
+}
 
 /// The largest `LAUNCH_COMPILE_TIMEOUT`: one day.
 pub const MAX_TIMEOUT_SECS: u64 = 24 * 60 * 60;
@@ -519,19 +595,6 @@ fn special(_: &std::fs::Metadata) -> &'static str {
 mod tests {
     use super::*;
 
-    /// The documented variables `Env::check` leaves alone, and who judges them instead.
-    const NOT_CHECKED: &[(&str, &str)] = &[
-    ("LAUNCH_TOOLCHAIN_PIN", "the build (`pipeline::build_crate`), which knows the pins: a name that is not one is a configuration error naming the variable"),
-    ("LAUNCH_TOOLCHAIN", "the toolchain search: anything but a folder with a working toolchain is a toolchain error that says what the path is"),
-    ("CUDA_HOME / CUDA_PATH", "the CUDA toolkit's: one place among others the toolchain search looks at"),
-    ("VIRTUAL_ENV", "Python's: one place among others the toolchain search looks at"),
-    ("DOCS_RS", "docs.rs's: set at all, it means a docs.rs build"),
-    ("LAUNCH_TUNE", "read at run time by the program (`launch::tune`), which refuses a bad value"),
-    ("LAUNCH_TUNE_CACHE_DIR", "read at run time by the program (`launch::tune`)"),
-    ("LAUNCH_TUNE_CACHE_REMOTE", "read at run time by the program (`launch::tune`); a relative path counts as unset"),
-    ("LAUNCH_TUNE_CACHE_REMOTE_MODE", "read at run time by the program (`launch::tune`)"),
-];
-
     #[test]
     fn the_compile_timeout_is_whole_seconds_of_at_least_one() {
         assert_eq!(timeout_from("2").unwrap(), Duration::from_secs(2));
@@ -545,13 +608,13 @@ mod tests {
     /// Every documented variable is either checked, with a grammar, or left to a named judge.
     #[test]
     fn every_documented_variable_is_checked_or_says_who_judges_it() {
-        for (name, _) in DOCUMENTED {
+        for EnvVar { name, .. } in DOCUMENTED {
             let checked = CHECKED.iter().filter(|(n, _)| n == name).count();
             let not = NOT_CHECKED.iter().filter(|(n, _)| n == name).count();
             assert_eq!(checked + not, 1, "{name}: in CHECKED {checked} times, in NOT_CHECKED {not} times");
         }
         for (name, _) in CHECKED.iter() {
-            assert!(DOCUMENTED.iter().any(|(n, _)| n == name), "{name} is checked but not documented");
+            assert!(DOCUMENTED.iter().any(|v| v.name == *name), "{name} is checked but not documented");
         }
     }
 
@@ -663,6 +726,51 @@ mod tests {
 
     #[test]
     fn the_compile_timeout_is_documented() {
-        assert!(DOCUMENTED.iter().any(|(name, what)| *name == "LAUNCH_COMPILE_TIMEOUT" && what.contains("1800")));
+        assert!(DOCUMENTED.iter().any(|v| v.name == "LAUNCH_COMPILE_TIMEOUT" && v.effect.contains("1800")));
+    }
+
+    /// The `reruns` column is what the readers do: in a build script the typed readers of the
+    /// variables documented as rerunning announce them to cargo, and the readers of those
+    /// documented as not (the cache's limit, the remote store) announce nothing.
+    #[test]
+    fn the_reruns_column_is_what_the_readers_announce() {
+        let reruns = |name: &str| DOCUMENTED.iter().find(|v| v.name == name).unwrap_or_else(|| panic!("{name}")).reruns;
+        let env = Env::build_script();
+        let _ = env.cache_max_size();
+        let _ = env.cache_remote(None);
+        assert!(env.announced.borrow().is_empty(), "{:?}", env.announced.borrow());
+        for name in
+            ["LAUNCH_CACHE_MAX_SIZE", "LAUNCH_CACHE_REMOTE", "LAUNCH_CACHE_REMOTE_MODE", "LAUNCH_CACHE_REMOTE_TIMEOUT"]
+        {
+            assert!(!reruns(name), "{name} is read untracked: it does not rerun the build script");
+        }
+        let _ = env.compile_timeout();
+        let _ = env.arches();
+        let _ = env.prebuilt_mode();
+        for name in ["LAUNCH_NO_SYSTEM_TOOLCHAIN", "LAUNCH_NO_CACHE", "LAUNCH_ALL_PTX", "LAUNCH_BUILD_DEBUG"] {
+            let _ = env.flag(name);
+        }
+        let announced = env.announced.borrow().clone();
+        assert_eq!(announced.len(), 7, "{announced:?}");
+        for name in &announced {
+            assert!(reruns(name), "{name} is announced to cargo: it reruns the build script");
+        }
+        // The run-time and `cargo launch`-only variables are never read by a build script.
+        for v in DOCUMENTED {
+            if v.effect.starts_with("at run time") || ["LAUNCH_NO_AUTO_SETUP", "CARGO_NET_OFFLINE"].contains(&v.name) {
+                assert!(!v.reruns, "{}", v.name);
+            }
+        }
+    }
+
+    /// Every documented variable says what it accepts.
+    #[test]
+    fn every_documented_variable_says_what_it_accepts() {
+        for v in DOCUMENTED {
+            let accepted = accepted_values(v.name).unwrap_or_else(|| panic!("{}", v.name));
+            assert!(!accepted.is_empty(), "{}", v.name);
+        }
+        assert_eq!(accepted_values("NOT_A_LAUNCH_VARIABLE"), None);
+        assert!(accepted_values("LAUNCH_NO_CACHE").unwrap().contains("`1`, `true`, `yes`, `on`"));
     }
 }

@@ -489,7 +489,7 @@ fn parse_one<'a>(
     } else {
         let hint = closest(t, table).map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default();
         return Err(refuse(format!(
-            "`{t}` is not {tool} option launch-build knows{hint}; see `{key}` in the book's configuration reference (docs/src/reference/config.md) for what is accepted"
+            "`{t}` is not {tool} option launch-build knows{hint}; see `{key}` in the configuration reference (docs/src/reference/config.md) for what is accepted"
         )));
     };
     let (value, next) = match (spec.takes, inline) {

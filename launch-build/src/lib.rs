@@ -106,7 +106,7 @@ pub use manifest::Manifest;
 /// runner, the atomic writer, the demangler and the contract variants. Shared so the CLI does
 /// exactly what the build does; not a stable API for other users.
 pub mod tooling {
-    pub use crate::env::{Env, DOCUMENTED};
+    pub use crate::env::{accepted_values, Env, EnvVar, DOCUMENTED};
     pub use crate::names::demangle;
     pub use crate::nvrtc::Nvrtc;
     pub use crate::out::write_if_changed;

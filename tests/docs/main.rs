@@ -9,3 +9,6 @@ mod support;
 
 /// The book builds with the pinned mdBook, its links resolve, its code blocks compile or run.
 mod book;
+
+/// The reference pages (commands, configuration, environment, exit codes) match their sources.
+mod reference;

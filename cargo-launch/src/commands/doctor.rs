@@ -113,7 +113,8 @@ fn crate_state(
 fn variables(env: &Env) -> Vec<Variable> {
     DOCUMENTED
         .iter()
-        .filter_map(|(name, meaning)| {
+        .filter_map(|v| {
+            let (name, meaning) = (v.name, v.effect);
             let value = env.untracked(name)?.to_string_lossy().into_owned();
             let points_at = (value.starts_with('/') || value.starts_with('.') || value.starts_with('~')).then(|| {
                 let p = Path::new(&value);

@@ -154,16 +154,17 @@ impl Doc<'_> {
         &self,
         node: &Node,
         table: &dyn TableLike,
-        keys: &[&'static str],
+        keys: &[super::Key],
         what: &str,
     ) -> Result<(), Error> {
+        let keys = super::keys::names(keys);
         for (name, item) in table.iter() {
             if keys.contains(&name) {
                 continue;
             }
             let key = table.key(name);
             let span = key.and_then(Key::span).or_else(|| item.span());
-            let hint = closest_key(name, keys).map(|k| format!(" (did you mean `{k}`?)")).unwrap_or_default();
+            let hint = closest_key(name, &keys).map(|k| format!(" (did you mean `{k}`?)")).unwrap_or_default();
             return Err(self.error(
                 span,
                 &format!("{}.{}", node.path, quoted_key(name)),

@@ -503,3 +503,28 @@ fn an_absolute_include_folder_is_used_as_given() {
     // The crate root does not move it: `Path::join` keeps an absolute path.
     assert_eq!(c.root().join(&c.include_dirs[1]), abs);
 }
+
+/// Every key of the key tables is read by the parser: a value no key takes (a TOML date) is an
+/// error at that key, not accepted and ignored. (The unknown-key check reads the tables' names,
+/// so the tables hold no fewer keys than the parser reads.)
+#[test]
+fn every_key_of_the_tables_is_read_by_the_parser() {
+    let tables: [(&[Key], &str, &str); 4] = [
+        (KEYS, "", "package.metadata.launch"),
+        (FILE_KEYS, "[package.metadata.launch.file.\"a.cu\"]\n", "package.metadata.launch.file.\"a.cu\""),
+        (KERNEL_KEYS, "[package.metadata.launch.kernel.k]\n", "package.metadata.launch.kernel.k"),
+        (TUNE_KEYS, "[package.metadata.launch.tune.k]\n", "package.metadata.launch.tune.k"),
+    ];
+    let dir = crate_dir();
+    let mut cases = 0;
+    for (keys, header, path) in tables {
+        for key in keys {
+            let arch = if key.name == "arch" && header.is_empty() { "" } else { "arch = [\"sm_90\"]\n" };
+            let text = manifest(&format!("{arch}{header}{} = 1979-05-27", key.name));
+            let message = message_in(dir.path(), &text);
+            assert!(message.contains(&format!("`{path}.{}", key.name)), "{}: {message}", key.name);
+            cases += 1;
+        }
+    }
+    assert_eq!(cases, KEYS.len() + 4 + 3 + 3);
+}

@@ -13,11 +13,8 @@
 
 use launch::quantity::Quantity;
 
-use super::{location, Doc, Node};
+use super::{location, Doc, Node, TUNE_KEYS};
 use crate::error::{Error, Location};
-
-/// The keys of a `[package.metadata.launch.tune.<kernel>]` table.
-pub const TUNE_KEYS: &[&str] = &["threads", "min_blocks", "max_regs"];
 
 /// The most variants one kernel's grid may have: each is a ptxas run per arch and a module
 /// embedded in the crate.
