@@ -12,6 +12,7 @@ pub const VERSION: u32 = 1;
 
 /// `OUT_DIR/launch/build-stats.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct BuildStats {
     /// Layout version of this file: [`VERSION`].
     pub schema: u32,
@@ -120,6 +121,7 @@ impl BuildStats {
 
 /// One compiled job in [`BuildStats`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct CompiledJob {
     /// Kernel file, relative to the crate.
     pub file: String,
@@ -133,6 +135,7 @@ pub struct CompiledJob {
 
 /// One `host` file's compile in [`BuildStats`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct HostJob {
     /// Kernel file, relative to the crate.
     pub file: String,
@@ -147,6 +150,7 @@ pub struct HostJob {
 
 /// The prebuilt folder a build embedded, in [`BuildStats`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct PrebuiltUse {
     /// Its key (`launch-prebuilt/prebuilt.json`).
     pub key: String,
