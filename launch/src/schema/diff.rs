@@ -114,6 +114,7 @@ pub struct ArchOnly {
 /// An old and a new value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "json-schema", schemars(rename = "Delta_{T}"))]
 pub struct Delta<T> {
     /// Before.
     pub old: T,

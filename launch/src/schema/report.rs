@@ -248,6 +248,7 @@ pub struct FailsAt {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
+#[cfg_attr(feature = "json-schema", schemars(rename = "Explained_{T}"))]
 pub struct Explained<T> {
     /// The value.
     #[serde(flatten)]

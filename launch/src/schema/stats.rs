@@ -86,6 +86,7 @@ pub struct BuildStats {
 
 /// One job served by the remote kernel cache, in [`BuildStats`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct CachedJob {
     /// Kernel file, relative to the crate.
     pub file: String,
@@ -95,6 +96,7 @@ pub struct CachedJob {
 
 /// What one build did with the remote kernel cache, in [`BuildStats`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct RemoteCacheUse {
     /// Its URL, without any password.
     pub url: String,
