@@ -6,6 +6,7 @@ use std::str::FromStr;
 /// Variant suffix of an architecture name: `sm_90a` (arch-specific), `sm_100f` (family).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 pub enum Variant {
     /// Runs on this compute capability and every later one (through PTX JIT).
@@ -175,6 +176,22 @@ impl<'de> serde::Deserialize<'de> for Arch {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
         s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// An arch is written as its name (`sm_90`, `sm_100a`).
+#[cfg(feature = "json-schema")]
+impl schemars::JsonSchema for Arch {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Arch".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "A GPU architecture by its name: sm_ and the compute capability, with an `a` or `f` suffix for the arch-specific and family builds (sm_90, sm_100a, sm_120f).",
+            "pattern": "^sm_[0-9]+[af]?$"
+        })
     }
 }
 

@@ -4,6 +4,7 @@
 /// Where a kernel's launch contract came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum ContractSource {
     /// A `// @launch(threads[, min_blocks[, max_regs]])` annotation above the kernel.
@@ -16,6 +17,7 @@ pub enum ContractSource {
 /// `.maxnreg`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Contract {
     /// Where it was declared.
     pub source: ContractSource,
@@ -78,6 +80,7 @@ impl std::fmt::Display for Contract {
 /// What ptxas reported for one kernel on one architecture (`ptxas -v`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Resources {
     /// `Used N registers`: registers per thread.
     pub registers: u32,

@@ -33,6 +33,8 @@
 //!   binary built with it starts on machines without a GPU and reports the absence as an error.
 //! * `serde`: module `schema` — the serde types of every JSON document the tools write (manifest,
 //!   report, check, ...); used by launch-build and cargo-launch, never needed by a user's binary.
+//! * `json-schema` (implies `serde`): `schemars::JsonSchema` on every type of `schema`, for a JSON
+//!   Schema of each document (the committed ones, under `docs/src/schemas/`, are generated so).
 //!
 //! This crate has no build-time dependencies, so a user's binary never links toml or
 //! cargo_metadata.

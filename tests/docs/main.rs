@@ -12,3 +12,7 @@ mod book;
 
 /// The reference pages (commands, configuration, environment, exit codes) match their sources.
 mod reference;
+
+/// JSON Schemas of the documents (docs/src/schemas/) and their page (docs/src/reference/json.md),
+/// and real documents validated against them.
+mod schemas;

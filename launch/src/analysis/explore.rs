@@ -11,6 +11,7 @@ use crate::Arch;
 /// thread, `blocks` blocks of the block size fit (and with one register more, fewer do).
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Cliff {
     /// Registers per thread at most.
     pub registers: u32,

@@ -9,6 +9,7 @@ use crate::Resources;
 /// Why a block of some size cannot launch, with the arithmetic behind it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "serde", serde(tag = "kind", rename_all = "snake_case"))]
 pub enum LaunchFailure {
     /// The block needs more registers than an SM gives one block (the article's trap).

@@ -36,6 +36,7 @@ pub struct HostLaunch {
 /// Where the evaluated block size came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum ThreadsFrom {
     /// The contract's thread count.
@@ -70,6 +71,7 @@ pub struct LaunchOccupancy {
 /// first: `167 → 128 registers: 2 blocks/SM, 25 %`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct NextBlock {
     /// Registers per thread at most.
     pub registers: u32,
@@ -82,6 +84,7 @@ pub struct NextBlock {
 /// A block size that cannot be launched, and why.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct FailingBlock {
     /// Threads per block.
     pub threads: u32,

@@ -10,6 +10,7 @@ use crate::{Arch, Contract};
 /// One thing a contract asks for that this arch does not give.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "serde", serde(tag = "kind", rename_all = "snake_case"))]
 pub enum Note {
     /// No register count lets `min_blocks` blocks of the contract's threads be resident.
@@ -53,6 +54,7 @@ pub enum Note {
 /// Why `min_blocks` blocks can never be resident.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "serde", serde(tag = "limit", rename_all = "snake_case"))]
 pub enum Impossible {
     /// The blocks' threads exceed the SM's.

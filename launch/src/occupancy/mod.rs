@@ -48,6 +48,7 @@ pub const PTXAS_MAX_REGISTERS: u32 = 255;
 /// on >= 7, reserved memory on >= 8, barriers on >= 9) and the GP100 rule on exactly 6.0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct DeviceLimits {
     /// Compute capability major version.
     pub major: u32,
@@ -147,6 +148,7 @@ impl DeviceLimits {
 /// other architecture.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum PartitionedGc {
     /// `PARTITIONED_GC_OFF` (the default).
@@ -161,6 +163,7 @@ pub enum PartitionedGc {
 /// Which per-block shared-memory limit applies (`cudaOccFuncShmemConfig`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum ShmemLimitConfig {
     /// `FUNC_SHMEM_LIMIT_DEFAULT`: always the 48 KB limit, and `max_dynamic_shared` is not checked.
@@ -174,6 +177,7 @@ pub enum ShmemLimitConfig {
 /// What the calculator needs to know about a kernel (`cudaOccFuncAttributes`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct FunctionAttrs {
     /// Registers per thread (ptxas `Used N registers`).
     pub registers: u32,
@@ -247,6 +251,7 @@ impl Default for FunctionAttrs {
 /// `Percent(50)`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Carveout {
     /// No preference (`-1`): the largest carveout.
@@ -279,6 +284,7 @@ impl Carveout {
 /// One resource that limits blocks per SM (`cudaOccLimitingFactor`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Limiter {
     /// Warp slots (`OCC_LIMIT_WARPS`), including blocks above the device's maximum block size.
@@ -409,9 +415,23 @@ impl<'de> serde::Deserialize<'de> for Limiters {
     }
 }
 
+/// Written as a list of limiter names.
+#[cfg(feature = "json-schema")]
+impl schemars::JsonSchema for Limiters {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Limiters".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let item = generator.subschema_for::<Limiter>();
+        schemars::json_schema!({ "type": "array", "items": item, "uniqueItems": true })
+    }
+}
+
 /// Result of [`occupancy`] (`cudaOccResult`, plus the derived warp counts).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Occupancy {
     /// Resident blocks per SM (`activeBlocksPerMultiprocessor`); 0 means the launch fails.
     pub active_blocks: u32,

@@ -14,6 +14,7 @@ pub const VERSION: u32 = 3;
 
 /// The whole document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Document {
     /// [`VERSION`].
     pub schema: u32,
@@ -42,6 +43,7 @@ impl Document {
 
 /// What `check` did with one package's baseline.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct BaselineUse {
     /// Package.
     pub package: String,
@@ -55,6 +57,7 @@ pub struct BaselineUse {
 
 /// What happened to a baseline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum BaselineState {
     /// Read and compared.
@@ -67,6 +70,7 @@ pub enum BaselineState {
 
 /// One finding.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct FindingRecord {
     /// `error`, `warning` or `note`.

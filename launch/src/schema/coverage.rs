@@ -12,6 +12,7 @@ pub const VERSION: u32 = 1;
 
 /// The whole document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Document {
     /// [`VERSION`].
     pub schema: u32,
@@ -40,6 +41,7 @@ impl Document {
 
 /// One GPU.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct GpuCoverage {
     /// Its name (`RTX 4090`), or the arch it was given as (`sm_86`).
     pub name: String,
@@ -51,6 +53,7 @@ pub struct GpuCoverage {
 
 /// What loads for some kernels on one GPU.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Load {
     /// What happens.
     pub outcome: Outcome,
@@ -72,6 +75,7 @@ pub struct Load {
 
 /// What a GPU does with a kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// A cubin runs as is.
@@ -88,6 +92,7 @@ pub enum Outcome {
 
 /// The bytes one arch costs one package.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct ArchSize {
     /// Package.
     pub package: String,
@@ -102,6 +107,7 @@ pub struct ArchSize {
 
 /// The smallest arch list for the GPUs asked about.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Suggestion {
     /// The arches, lowest first: per compute-capability major, its lowest minor asked about (a
     /// cubin runs on newer minors of its major); the lowest also gives the fallback PTX that newer

@@ -14,6 +14,7 @@ pub const VERSION: u32 = 1;
 
 /// The document: every located problem of one failed build, in the order the build met them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Diagnostics {
     /// [`VERSION`].
     pub schema: u32,
@@ -39,6 +40,7 @@ pub struct Diagnostics {
 /// `Error::kind`), recorded in the document so that `cargo launch` gives a failed build the exit
 /// code of its error's kind wherever the error was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ErrorKind {
     /// How the build was set up or called: `[package.metadata.launch]` or a `LAUNCH_*` variable,
@@ -56,6 +58,7 @@ pub enum ErrorKind {
 
 /// One located problem, as a compiler states it: `file:line:col: error: message`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Diagnostic {
     /// The file, relative to the crate root where it is under it (`kernels/a.cu`, `Cargo.toml`).
     pub file: String,

@@ -13,6 +13,7 @@ pub const VERSION: u32 = 1;
 
 /// The whole document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Document {
     /// [`VERSION`].
     pub schema: u32,
@@ -46,6 +47,7 @@ impl Document {
 
 /// One side of the comparison.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Side {
     /// What it is: `toolchain 12.9`, `HEAD`, `working tree`, a file's path.
     pub label: String,
@@ -55,6 +57,7 @@ pub struct Side {
 
 /// A kernel, as a report names it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Kernel {
     /// Package.
     pub package: String,
@@ -72,6 +75,7 @@ pub struct Kernel {
 
 /// A kernel whose file changed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Moved {
     /// Package.
     pub package: String,
@@ -85,6 +89,7 @@ pub struct Moved {
 
 /// A kernel removed and one added at the same place.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Renamed {
     /// The old one.
     pub old: Kernel,
@@ -94,6 +99,7 @@ pub struct Renamed {
 
 /// A kernel one side has on an arch the other has not.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct ArchOnly {
     /// Package.
     pub package: String,
@@ -107,6 +113,8 @@ pub struct ArchOnly {
 
 /// An old and a new value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "json-schema", schemars(rename = "Delta_{T}"))]
 pub struct Delta<T> {
     /// Before.
     pub old: T,
@@ -116,6 +124,7 @@ pub struct Delta<T> {
 
 /// The occupancy at the launch block size, before and after.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct OccupancyDelta {
     /// The block size evaluated (the contract's, else the host's).
     pub threads: Delta<u32>,
@@ -127,6 +136,7 @@ pub struct OccupancyDelta {
 
 /// A launch at the kernel's block size that stops or starts working.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct LaunchChange {
     /// The block size.
     pub threads: u32,
@@ -138,6 +148,7 @@ pub struct LaunchChange {
 
 /// One kernel × arch where something changed; each field is null when it did not change.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Change {
     /// Package.
     pub package: String,
@@ -177,6 +188,7 @@ pub struct Change {
 
 /// Sums over the pairs compared.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Totals {
     /// Kernel × arch pairs on both sides.
     pub compared: u32,

@@ -11,6 +11,7 @@ pub const VERSION: u32 = 1;
 
 /// The whole document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Document {
     /// [`VERSION`].
     pub schema: u32,
@@ -42,6 +43,7 @@ impl Document {
 
 /// One pinned toolchain.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct ToolchainState {
     /// The `toolchain` value (`12.9`).
     pub name: String,
@@ -69,6 +71,7 @@ pub struct ToolchainState {
 
 /// A documented environment variable that is set.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Variable {
     /// Its name.
     pub name: String,
@@ -82,6 +85,7 @@ pub struct Variable {
 
 /// The cache folder.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct CacheState {
     /// The folder; null when no variable names one.
     pub path: Option<PathBuf>,
@@ -95,6 +99,7 @@ pub struct CacheState {
 
 /// The GPU driver.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct DriverState {
     /// Its CUDA version (`13.0`), from `cuDriverGetVersion`.
     pub version: String,
@@ -104,6 +109,7 @@ pub struct DriverState {
 
 /// The crate the command ran in.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct CrateState {
     /// Its Cargo.toml.
     pub manifest_path: PathBuf,
@@ -119,6 +125,7 @@ pub struct CrateState {
 
 /// One problem.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Problem {
     /// Whether it blocks builds.
     pub blocking: bool,

@@ -12,6 +12,7 @@ pub const VERSION: u32 = 1;
 
 /// The whole document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Document {
     /// [`VERSION`].
     pub schema: u32,
@@ -32,6 +33,7 @@ impl Document {
 
 /// The variants on one arch.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct ArchVariants {
     /// The arch.
     pub arch: Arch,
@@ -44,6 +46,7 @@ pub struct ArchVariants {
 
 /// One contract on one arch.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Variant {
     /// `current`, `none`, `cliff`, or `grid`.
     pub origin: String,

@@ -14,6 +14,7 @@ pub const VERSION: u32 = 1;
 
 /// The manifest of one crate's kernels.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Manifest {
     /// [`VERSION`].
     pub schema: u32,
@@ -50,6 +51,7 @@ pub struct Manifest {
 
 /// One `host` file (`host = [...]` in `[package.metadata.launch]`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct HostFile {
     /// Source path relative to the crate root, `/`-separated.
     pub file: String,
@@ -63,6 +65,7 @@ pub struct HostFile {
 
 /// Which toolchain ran.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct ToolchainInfo {
     /// NVRTC version (`12.9.86`).
     pub nvrtc: String,
@@ -74,6 +77,7 @@ pub struct ToolchainInfo {
 
 /// One `.cu` file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct ModuleEntry {
     /// Source path relative to the crate root, `/`-separated.
     pub file: String,
@@ -102,6 +106,7 @@ pub struct ModuleEntry {
 
 /// One embedded PTX file besides the fallback.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct PtxEntry {
     /// Its arch.
     pub arch: Arch,
@@ -113,6 +118,7 @@ pub struct PtxEntry {
 
 /// One cubin file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct CubinEntry {
     /// Its arch.
     pub arch: Arch,
@@ -122,6 +128,7 @@ pub struct CubinEntry {
 
 /// One kernel.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct KernelEntry {
     /// Symbol name (mangled where the kernel is not `extern "C"`).
     pub name: String,
@@ -180,6 +187,7 @@ pub struct KernelEntry {
 /// One variant of a kernel's tune grid: its PTX is the kernel's, with the contract's directives
 /// written in and the entry renamed, assembled by ptxas alone (no NVRTC run of its own).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct VariantEntry {
     /// Its entry (symbol): the kernel's with the contract appended, `poly_eval__t1024_b2_r64`.
     pub name: String,
@@ -198,6 +206,7 @@ pub struct VariantEntry {
 
 /// An arch a variant is assembled for but not embedded on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct RefusedArch {
     /// The arch.
     pub arch: Arch,
@@ -209,6 +218,7 @@ pub struct RefusedArch {
 
 /// Where a kernel's `line:col` comes from.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Origin {
     /// The `__global__` definition's name.
@@ -235,6 +245,7 @@ pub enum Origin {
 
 /// An arch of the crate that a kernel is not compiled for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct MissingArch {
     /// The arch.
     pub arch: Arch,
@@ -245,6 +256,7 @@ pub struct MissingArch {
 
 /// One kernel on one arch.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct KernelArch {
     /// The arch.
     pub arch: Arch,

@@ -21,6 +21,7 @@ pub const VERSION: u32 = 2;
 /// and every limit that binds, ties included, as in the report (snake_case names:
 /// `"registers"`, `"shared_memory"`, `"blocks"`, ...).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Point {
     /// Threads per block.
     pub threads: u32,
@@ -44,6 +45,7 @@ pub struct Point {
 
 /// The input a [`Sweep`] varies (`--sweep`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Variable {
     /// Threads per block, 32..=1024 by 32 (plus the given block size).
@@ -58,6 +60,7 @@ pub enum Variable {
 /// `--sweep`: one of the calculator's three graphs, the points in ascending order of the varied
 /// input, `current` the index of the given configuration among them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Sweep {
     /// [`VERSION`].
     pub schema: u32,
@@ -73,6 +76,7 @@ pub struct Sweep {
 /// limits that do not apply (no registers, no shared memory, barriers below 9.0) are null;
 /// `suggested` is the point at the block size `cuOccupancyMaxPotentialBlockSize` picks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Detail {
     /// [`VERSION`].
     pub schema: u32,
@@ -118,6 +122,7 @@ impl Detail {
 
 /// Blocks per SM each resource allows; null where the resource sets no limit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct BlockLimits {
     /// By the warp slots.
     pub warps: u32,

@@ -17,6 +17,7 @@ pub const VERSION: u32 = 1;
 
 /// `launch-prebuilt/prebuilt.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Record {
     /// Layout version of this file: [`VERSION`].
     pub schema: u32,
@@ -41,6 +42,7 @@ pub struct Record {
 
 /// The toolchain of a prebuilt folder: the pin the crate asks for and what compiled.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Toolchain {
     /// The pinned toolchain (`12.9`, `13.0`): the crate's `toolchain`, or the default one.
     pub pin: String,
@@ -52,6 +54,7 @@ pub struct Toolchain {
 
 /// One input and the SHA-256 (hex) of its content.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Digest {
     /// Relative to the crate (`kernels/poly.cu`), or `Cargo.toml [package.metadata.launch]`.
     pub path: String,
@@ -61,6 +64,7 @@ pub struct Digest {
 
 /// One shipped file.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct ShippedFile {
     /// Relative to the folder, `/`-separated (`cubin/kernels+poly.cu.sm_90.cubin`).
     pub path: String,
@@ -80,6 +84,7 @@ impl Record {
 /// `cargo launch prebuild --format json`: per package, what was written or verified and what the
 /// folder costs in a package.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Summary {
     /// Layout version of this document: [`VERSION`].
     pub schema: u32,
@@ -91,6 +96,7 @@ pub struct Summary {
 
 /// One package in [`Summary`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct PackageSummary {
     /// The package.
     pub package: String,
@@ -113,6 +119,7 @@ pub struct PackageSummary {
 
 /// What one part of a prebuilt folder costs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Cost {
     /// An arch (`sm_90`: its cubins, the tune variants' included), `ptx` (the fallback PTX) or
     /// `records` (the manifest and prebuilt.json).
@@ -127,6 +134,7 @@ pub struct Cost {
 
 /// One difference found by `cargo launch prebuild --verify`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Difference {
     /// The file, relative to the folder.
     pub path: String,

@@ -16,6 +16,7 @@ pub const VERSION: u32 = 2;
 
 /// The whole document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Document {
     /// [`VERSION`].
     pub schema: u32,
@@ -42,6 +43,7 @@ impl Document {
 
 /// The compiler versions.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Toolchain {
     /// NVRTC version (`12.9.86`).
     pub nvrtc: String,
@@ -51,6 +53,7 @@ pub struct Toolchain {
 
 /// The oldest driver that loads some of a package's embedded images.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct DriverNeed {
     /// Package.
     pub package: String,
@@ -68,6 +71,7 @@ pub struct DriverNeed {
 
 /// An embedded image's kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ImageKind {
     /// Built by ptxas for one arch.
@@ -78,6 +82,7 @@ pub enum ImageKind {
 
 /// Which kernel a record is about.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct KernelId {
     /// Package.
     pub package: String,
@@ -95,6 +100,7 @@ pub struct KernelId {
 
 /// One kernel on one arch.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Record {
     /// The kernel.
     #[serde(flatten)]
@@ -134,6 +140,7 @@ pub struct Record {
 /// static (each instruction once, not per execution), bytes their access widths: summed, they are
 /// ptxas's `spill stores`/`spill loads` bytes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct SpillsByLine {
     /// One entry per source line with spill code, most instructions first (then most bytes, then
     /// file and line).
@@ -148,6 +155,7 @@ pub struct SpillsByLine {
 
 /// One source line's spill code.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct SpillLine {
     /// The file, relative to the package root where it lies under it (else as the compiler named it).
     pub file: String,
@@ -160,6 +168,7 @@ pub struct SpillLine {
 
 /// Spill instructions and the bytes they move.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct SpillCount {
     /// `STL` instructions.
     pub stores: u32,
@@ -189,6 +198,7 @@ impl SpillCount {
 /// `ptxas`: the lines and the numbers (`registers`, `barriers`, `stack_frame`, `spill_stores`,
 /// `spill_loads`, `cumulative_stack`, `shared_static`, `cmem`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Ptxas {
     /// The kernel's `ptxas -v` lines, verbatim.
@@ -200,6 +210,7 @@ pub struct Ptxas {
 
 /// `occupancy`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Occupancy {
     /// Block size evaluated.
@@ -224,6 +235,7 @@ pub struct Occupancy {
 
 /// `fails_at`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct FailsAt {
     /// Threads per block.
@@ -234,7 +246,9 @@ pub struct FailsAt {
 
 /// A typed value (its fields, with its `kind`) and the sentence that says it (`message`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
+#[cfg_attr(feature = "json-schema", schemars(rename = "Explained_{T}"))]
 pub struct Explained<T> {
     /// The value.
     #[serde(flatten)]

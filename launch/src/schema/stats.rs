@@ -12,6 +12,7 @@ pub const VERSION: u32 = 1;
 
 /// `OUT_DIR/launch/build-stats.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct BuildStats {
     /// Layout version of this file: [`VERSION`].
     pub schema: u32,
@@ -85,6 +86,7 @@ pub struct BuildStats {
 
 /// One job served by the remote kernel cache, in [`BuildStats`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct CachedJob {
     /// Kernel file, relative to the crate.
     pub file: String,
@@ -94,6 +96,7 @@ pub struct CachedJob {
 
 /// What one build did with the remote kernel cache, in [`BuildStats`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct RemoteCacheUse {
     /// Its URL, without any password.
     pub url: String,
@@ -120,6 +123,7 @@ impl BuildStats {
 
 /// One compiled job in [`BuildStats`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct CompiledJob {
     /// Kernel file, relative to the crate.
     pub file: String,
@@ -133,6 +137,7 @@ pub struct CompiledJob {
 
 /// One `host` file's compile in [`BuildStats`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct HostJob {
     /// Kernel file, relative to the crate.
     pub file: String,
@@ -147,6 +152,7 @@ pub struct HostJob {
 
 /// The prebuilt folder a build embedded, in [`BuildStats`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct PrebuiltUse {
     /// Its key (`launch-prebuilt/prebuilt.json`).
     pub key: String,
