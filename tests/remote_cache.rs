@@ -20,11 +20,11 @@ use serde_json::Value;
 
 use crate::support::{fixture, root, run, toolchain_root, SCRUBBED};
 
-const KEY_ID: &str = "launch-test-key";
-const SECRET: &str = "launch-test-secret";
+pub(crate) const KEY_ID: &str = "launch-test-key";
+pub(crate) const SECRET: &str = "launch-test-secret";
 
 /// The pinned rclone, or `None` (with the reason printed) when the test must skip.
-fn rclone() -> Option<PathBuf> {
+pub(crate) fn rclone() -> Option<PathBuf> {
     let dir = launch_build::tooling::Env::cli()
         .untracked("LAUNCH_TEST_SERVERS")
         .map_or_else(|| root().join("target/test-servers"), PathBuf::from);
@@ -40,20 +40,20 @@ fn rclone() -> Option<PathBuf> {
 }
 
 /// A server process on a loopback port, serving `data`; killed when dropped.
-struct Server {
+pub(crate) struct Server {
     child: Option<Child>,
-    port: u16,
-    data: tempfile::TempDir,
+    pub(crate) port: u16,
+    pub(crate) data: tempfile::TempDir,
 }
 
 #[derive(Clone, Copy, PartialEq)]
-enum Kind {
+pub(crate) enum Kind {
     S3,
     Webdav,
 }
 
 impl Server {
-    fn start(rclone: &Path, kind: Kind) -> Server {
+    pub(crate) fn start(rclone: &Path, kind: Kind) -> Server {
         let data = tempfile::tempdir().unwrap();
         if kind == Kind::S3 {
             // A bucket is a top-level folder.
