@@ -5,6 +5,8 @@
 //! files × two arches: four jobs), whose launch-build has the `remote` feature on; every build
 //! has its own checkout (another path) and its own local cache, as builders of a fleet do.
 //!
+//! The tuner's remote tests (tests/tune_remote.rs) start their servers with this file's [`Server`].
+//!
 //! Without the server (another platform, not installed) each test skips, saying why;
 //! `LAUNCH_TEST_REQUIRE_SERVERS=1` (set by `.ci/run`) makes that a failure.
 #![cfg(unix)]
@@ -20,11 +22,11 @@ use serde_json::Value;
 
 use crate::support::{fixture, root, run, toolchain_root, SCRUBBED};
 
-const KEY_ID: &str = "launch-test-key";
-const SECRET: &str = "launch-test-secret";
+pub(crate) const KEY_ID: &str = "launch-test-key";
+pub(crate) const SECRET: &str = "launch-test-secret";
 
 /// The pinned rclone, or `None` (with the reason printed) when the test must skip.
-fn rclone() -> Option<PathBuf> {
+pub(crate) fn rclone() -> Option<PathBuf> {
     let dir = launch_build::tooling::Env::cli()
         .untracked("LAUNCH_TEST_SERVERS")
         .map_or_else(|| root().join("target/test-servers"), PathBuf::from);
@@ -40,20 +42,20 @@ fn rclone() -> Option<PathBuf> {
 }
 
 /// A server process on a loopback port, serving `data`; killed when dropped.
-struct Server {
+pub(crate) struct Server {
     child: Option<Child>,
     port: u16,
-    data: tempfile::TempDir,
+    pub(crate) data: tempfile::TempDir,
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Kind {
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Kind {
     S3,
     Webdav,
 }
 
 impl Server {
-    fn start(rclone: &Path, kind: Kind) -> Server {
+    pub(crate) fn start(rclone: &Path, kind: Kind) -> Server {
         let data = tempfile::tempdir().unwrap();
         if kind == Kind::S3 {
             // A bucket is a top-level folder.
@@ -78,7 +80,7 @@ impl Server {
     }
 
     /// `LAUNCH_CACHE_REMOTE` for it, under the path `team`.
-    fn url(&self, kind: Kind) -> String {
+    pub(crate) fn url(&self, kind: Kind) -> String {
         match kind {
             Kind::S3 => format!("s3://fleet/team?endpoint=http://127.0.0.1:{}", self.port),
             Kind::Webdav => format!("webdav+http://builder:{SECRET}@127.0.0.1:{}/team", self.port),
@@ -104,7 +106,7 @@ impl Server {
         out
     }
 
-    fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
             let _ = c.wait();

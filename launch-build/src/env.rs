@@ -41,8 +41,9 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     ("CARGO_NET_OFFLINE", "true: `cargo launch` never downloads (the build script never does)"),
     ("LAUNCH_TUNE", "at run time, whether a program's tuner may time kernel variants: off (never time, never read the tune cache), cached (default: use a remembered winner, time on a miss) or always (time every run and overwrite)"),
     ("LAUNCH_TUNE_CACHE_DIR", "at run time, the tune cache's folder (default $XDG_CACHE_HOME/cargo-launch/tune, else ~/.cache/cargo-launch/tune)"),
-    ("LAUNCH_TUNE_CACHE_REMOTE", "at run time, a shared tune folder behind the local one (an absolute folder or file:///folder: a network disk, a mounted bucket): winners one machine found are reused by the others with the same GPU and driver"),
-    ("LAUNCH_TUNE_CACHE_REMOTE_MODE", "at run time, ro: read the shared tune folder, never write it (default rw)"),
+    ("LAUNCH_TUNE_CACHE_REMOTE", "at run time, a remote tune cache behind the local one, on the kernel cache's store: a URL as LAUNCH_CACHE_REMOTE takes it (s3://bucket/prefix?endpoint=...&region=..., webdav+http(s)://[user:password@]host:port/path, file:///folder) or an absolute folder; winners live under its tune/ and are reused, verified, by the machines with the same GPU, driver and kernels; s3 and webdav need launch's `remote-store` feature in the program (without it: one warning naming the feature, and the local cache works on)"),
+    ("LAUNCH_TUNE_CACHE_REMOTE_MODE", "at run time, rw (default: read and write the remote tune cache) or ro (read only, never write: for untrusted machines)"),
+    ("LAUNCH_TUNE_CACHE_REMOTE_TIMEOUT", "at run time, seconds one read or write of the remote tune cache may take (default 10, at most 86400); the first failure or timeout turns the remote off for the rest of the program, with one warning, and the program tunes locally"),
 ];
 
 /// `LAUNCH_PREBUILT`: whether a build uses the crate's prebuilt kernels (`crate::prebuilt`, which
@@ -388,22 +389,10 @@ fn remote_mode_from(text: &str) -> Result<crate::cache::remote::Mode, Error> {
     })
 }
 
-/// `LAUNCH_CACHE_REMOTE_TIMEOUT`'s seconds ([`Grammar::RemoteSeconds`]).
+/// `LAUNCH_CACHE_REMOTE_TIMEOUT`'s seconds ([`Grammar::RemoteSeconds`]): the remote store's one
+/// grammar (`launch::remote::parse_timeout`, which the tuner's variable uses too).
 fn remote_timeout_from(text: &str) -> Result<Duration, Error> {
-    let digits = text.trim();
-    match digits.parse::<u64>() {
-        Ok(secs) if (1..=MAX_TIMEOUT_SECS).contains(&secs) && digits.bytes().all(|b| b.is_ascii_digit()) => {
-            Ok(Duration::from_secs(secs))
-        }
-        _ => Err(bad(
-            "LAUNCH_CACHE_REMOTE_TIMEOUT",
-            format!(
-                "`{}` is not whole seconds from 1 to {MAX_TIMEOUT_SECS} (the default is {})",
-                text.escape_debug(),
-                crate::cache::remote::DEFAULT_TIMEOUT.as_secs()
-            ),
-        )),
-    }
+    launch::remote::parse_timeout(text).map_err(|message| bad("LAUNCH_CACHE_REMOTE_TIMEOUT", message))
 }
 
 /// `LAUNCH_COMPILE_TIMEOUT`'s value as a limit: whole seconds, from 1 to [`MAX_TIMEOUT_SECS`].
@@ -528,8 +517,9 @@ mod tests {
     ("DOCS_RS", "docs.rs's: set at all, it means a docs.rs build"),
     ("LAUNCH_TUNE", "read at run time by the program (`launch::tune`), which refuses a bad value"),
     ("LAUNCH_TUNE_CACHE_DIR", "read at run time by the program (`launch::tune`)"),
-    ("LAUNCH_TUNE_CACHE_REMOTE", "read at run time by the program (`launch::tune`); a relative path counts as unset"),
-    ("LAUNCH_TUNE_CACHE_REMOTE_MODE", "read at run time by the program (`launch::tune`)"),
+    ("LAUNCH_TUNE_CACHE_REMOTE", "read at run time by the program (`launch::tune::remote_config_from`, the URL grammar of `launch::remote`): a value it refuses is one warning and no remote"),
+    ("LAUNCH_TUNE_CACHE_REMOTE_MODE", "read at run time by the program (`launch::tune::remote_config_from`), which refuses a bad value with one warning"),
+    ("LAUNCH_TUNE_CACHE_REMOTE_TIMEOUT", "read at run time by the program (`launch::tune::remote_config_from`), which refuses a bad value with one warning"),
 ];
 
     #[test]

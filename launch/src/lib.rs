@@ -33,6 +33,9 @@
 //!   binary built with it starts on machines without a GPU and reports the absence as an error.
 //! * `serde`: module `schema` — the serde types of every JSON document the tools write (manifest,
 //!   report, check, ...); used by launch-build and cargo-launch, never needed by a user's binary.
+//! * `remote-store`: the S3 and WebDAV stores of module `remote` (OpenDAL), through which the tune
+//!   cache (`LAUNCH_TUNE_CACHE_REMOTE=s3://…`) and launch-build's kernel cache share entries across
+//!   a fleet. Without it `remote` has the `file://` store only, and no dependency.
 //!
 //! This crate has no build-time dependencies, so a user's binary never links toml or
 //! cargo_metadata.
@@ -49,6 +52,7 @@ pub mod gpus;
 pub mod kernel;
 pub mod occupancy;
 pub mod quantity;
+pub mod remote;
 #[cfg(feature = "serde")]
 pub mod schema;
 pub mod tune;
