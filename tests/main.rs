@@ -42,6 +42,10 @@ mod cache_cmd;
 /// Issue 21: the remote kernel cache (S3 and WebDAV) against real servers started by the tests.
 mod remote_cache;
 
+/// Issue 21 item 7: the tuner's winners on the same remote store (S3 and WebDAV), through the tune
+/// cache's API.
+mod tune_remote;
+
 /// Misbehaving tools and failed builds: a hanging ptxas is stopped at `LAUNCH_COMPILE_TIMEOUT`, a
 /// ptxas that writes nothing is named, inline-asm errors point at the kernel, no stray statistics.
 mod tools;

@@ -5,6 +5,8 @@
 //! files × two arches: four jobs), whose launch-build has the `remote` feature on; every build
 //! has its own checkout (another path) and its own local cache, as builders of a fleet do.
 //!
+//! The tuner's remote tests (tests/tune_remote.rs) start their servers with this file's [`Server`].
+//!
 //! Without the server (another platform, not installed) each test skips, saying why;
 //! `LAUNCH_TEST_REQUIRE_SERVERS=1` (set by `.ci/run`) makes that a failure.
 #![cfg(unix)]
@@ -46,7 +48,7 @@ pub(crate) struct Server {
     pub(crate) data: tempfile::TempDir,
 }
 
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Kind {
     S3,
     Webdav,
@@ -78,7 +80,7 @@ impl Server {
     }
 
     /// `LAUNCH_CACHE_REMOTE` for it, under the path `team`.
-    fn url(&self, kind: Kind) -> String {
+    pub(crate) fn url(&self, kind: Kind) -> String {
         match kind {
             Kind::S3 => format!("s3://fleet/team?endpoint=http://127.0.0.1:{}", self.port),
             Kind::Webdav => format!("webdav+http://builder:{SECRET}@127.0.0.1:{}/team", self.port),
@@ -104,7 +106,7 @@ impl Server {
         out
     }
 
-    fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
             let _ = c.wait();

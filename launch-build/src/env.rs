@@ -56,8 +56,9 @@ pub const DOCUMENTED: &[EnvVar] = &[
     EnvVar { name: "CARGO_NET_OFFLINE", reruns: false, effect: "true: `cargo launch` never downloads (the build script never does)" },
     EnvVar { name: "LAUNCH_TUNE", reruns: false, effect: "at run time, whether a program's tuner may time kernel variants: off (never time, never read the tune cache), cached (default: use a remembered winner, time on a miss) or always (time every run and overwrite)" },
     EnvVar { name: "LAUNCH_TUNE_CACHE_DIR", reruns: false, effect: "at run time, the tune cache's folder (default $XDG_CACHE_HOME/cargo-launch/tune, else ~/.cache/cargo-launch/tune)" },
-    EnvVar { name: "LAUNCH_TUNE_CACHE_REMOTE", reruns: false, effect: "at run time, a shared tune folder behind the local one (an absolute folder or file:///folder: a network disk, a mounted bucket): winners one machine found are reused by the others with the same GPU and driver" },
-    EnvVar { name: "LAUNCH_TUNE_CACHE_REMOTE_MODE", reruns: false, effect: "at run time, ro: read the shared tune folder, never write it (default rw)" },
+    EnvVar { name: "LAUNCH_TUNE_CACHE_REMOTE", reruns: false, effect: "at run time, a remote tune cache behind the local one, on the kernel cache's store: a URL as LAUNCH_CACHE_REMOTE takes it (s3://bucket/prefix?endpoint=...&region=..., webdav+http(s)://[user:password@]host:port/path, file:///folder) or an absolute folder; winners live under its tune/ and are reused, verified, by the machines with the same GPU, driver and kernels; s3 and webdav need launch's `remote-store` feature in the program (without it: one warning naming the feature, and the local cache works on)" },
+    EnvVar { name: "LAUNCH_TUNE_CACHE_REMOTE_MODE", reruns: false, effect: "at run time, rw (default: read and write the remote tune cache) or ro (read only, never write: for untrusted machines)" },
+    EnvVar { name: "LAUNCH_TUNE_CACHE_REMOTE_TIMEOUT", reruns: false, effect: "at run time, seconds one read or write of the remote tune cache may take (default 10, at most 86400); the first failure or timeout turns the remote off for the rest of the program, with one warning, and the program tunes locally" },
 ];
 
 /// `LAUNCH_PREBUILT`: whether a build uses the crate's prebuilt kernels (`crate::prebuilt`, which
@@ -146,8 +147,9 @@ const NOT_CHECKED: &[(&str, &str)] = &[
     ("DOCS_RS", "nobody: set at all, it means a docs.rs build"),
     ("LAUNCH_TUNE", "the program at run time (`launch::tune`), which refuses anything but `off`, `cached` or `always`"),
     ("LAUNCH_TUNE_CACHE_DIR", "the program at run time (`launch::tune`): a folder"),
-    ("LAUNCH_TUNE_CACHE_REMOTE", "the program at run time (`launch::tune`): an absolute folder or `file:///folder`; a relative path counts as unset"),
-    ("LAUNCH_TUNE_CACHE_REMOTE_MODE", "the program at run time (`launch::tune`): `ro` or `read-only` (any case) is read-only, anything else read and write"),
+    ("LAUNCH_TUNE_CACHE_REMOTE", "the program at run time (`launch::tune::remote_config_from`, the URL grammar of `launch::remote`: the same URLs as `LAUNCH_CACHE_REMOTE`, or an absolute folder): a value it refuses is one warning and no remote"),
+    ("LAUNCH_TUNE_CACHE_REMOTE_MODE", "the program at run time (`launch::tune::remote_config_from`): `rw` or `ro`; another value is one warning and no remote"),
+    ("LAUNCH_TUNE_CACHE_REMOTE_TIMEOUT", "the program at run time (`launch::tune::remote_config_from`): whole seconds from 1 to 86400; another value is one warning and no remote"),
 ];
 
 impl Grammar {
@@ -464,22 +466,10 @@ fn remote_mode_from(text: &str) -> Result<crate::cache::remote::Mode, Error> {
     })
 }
 
-/// `LAUNCH_CACHE_REMOTE_TIMEOUT`'s seconds ([`Grammar::RemoteSeconds`]).
+/// `LAUNCH_CACHE_REMOTE_TIMEOUT`'s seconds ([`Grammar::RemoteSeconds`]): the remote store's one
+/// grammar (`launch::remote::parse_timeout`, which the tuner's variable uses too).
 fn remote_timeout_from(text: &str) -> Result<Duration, Error> {
-    let digits = text.trim();
-    match digits.parse::<u64>() {
-        Ok(secs) if (1..=MAX_TIMEOUT_SECS).contains(&secs) && digits.bytes().all(|b| b.is_ascii_digit()) => {
-            Ok(Duration::from_secs(secs))
-        }
-        _ => Err(bad(
-            "LAUNCH_CACHE_REMOTE_TIMEOUT",
-            format!(
-                "`{}` is not whole seconds from 1 to {MAX_TIMEOUT_SECS} (the default is {})",
-                text.escape_debug(),
-                crate::cache::remote::DEFAULT_TIMEOUT.as_secs()
-            ),
-        )),
-    }
+    launch::remote::parse_timeout(text).map_err(|message| bad("LAUNCH_CACHE_REMOTE_TIMEOUT", message))
 }
 
 /// `LAUNCH_COMPILE_TIMEOUT`'s value as a limit: whole seconds, from 1 to [`MAX_TIMEOUT_SECS`].

@@ -35,6 +35,9 @@
 //!   report, check, ...); used by launch-build and cargo-launch, never needed by a user's binary.
 //! * `json-schema` (implies `serde`): `schemars::JsonSchema` on every type of `schema`, for a JSON
 //!   Schema of each document (the committed ones, under `docs/src/schemas/`, are generated so).
+//! * `remote-store`: the S3 and WebDAV stores of module `remote` (OpenDAL), through which the tune
+//!   cache (`LAUNCH_TUNE_CACHE_REMOTE=s3://…`) and launch-build's kernel cache share entries across
+//!   a fleet. Without it `remote` has the `file://` store only, and no dependency.
 //!
 //! This crate has no build-time dependencies, so a user's binary never links toml or
 //! cargo_metadata.
@@ -51,6 +54,7 @@ pub mod gpus;
 pub mod kernel;
 pub mod occupancy;
 pub mod quantity;
+pub mod remote;
 #[cfg(feature = "serde")]
 pub mod schema;
 pub mod tune;

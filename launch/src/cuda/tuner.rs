@@ -114,7 +114,9 @@ impl fmt::Debug for Tuner<'_> {
 impl<'a> Tuner<'a> {
     /// A tuner on `device`'s default stream: 3 warm-up and 20 timed launches per variant, ranked
     /// by the median; the cache and the policy from the environment (`LAUNCH_TUNE_CACHE_DIR`,
-    /// `LAUNCH_TUNE`; a bad value is reported by the first call that needs it).
+    /// `LAUNCH_TUNE`; a bad value is reported by the first call that needs it), with the fleet's
+    /// remote store behind the cache when `LAUNCH_TUNE_CACHE_REMOTE` names one
+    /// ([`TuneCache::from_env`]): a remembered winner found there is used before any timing run.
     pub fn new(device: &'a Device) -> Tuner<'a> {
         Tuner {
             device,

@@ -42,11 +42,16 @@
 //!   renamed into place; read with a size bound, never blocking on a FIFO. A file that cannot be
 //!   read as a result is [`Lookup::Damaged`] and is replaced by the next [`TuneCache::put`].
 //!
-//! * **A fleet** ([`TuneCache::with_shared`], `LAUNCH_TUNE_CACHE_REMOTE`): a shared folder behind
-//!   the local one, read after it and written with it (never when `LAUNCH_TUNE_CACHE_REMOTE_MODE`
-//!   is `ro`), so machines with the same GPU model and driver tune once. It is a folder (a network
-//!   disk, a bucket mounted with rclone or s3fs), not launch-build's S3/WebDAV client: a runtime
-//!   crate does not take on an HTTP stack for a few hundred bytes per kernel.
+//! * **A fleet** ([`TuneCache::with_remote`], `LAUNCH_TUNE_CACHE_REMOTE`): a remote store behind
+//!   the local folder, read after it and written with it (never when
+//!   `LAUNCH_TUNE_CACHE_REMOTE_MODE` is `ro`), so machines with the same GPU model and driver tune
+//!   once. It is [`crate::remote`], the store launch-build's kernel cache uses, with the same URLs
+//!   (`s3://bucket/prefix?endpoint=…`, `webdav+https://…`, `file:///folder` or an absolute
+//!   folder), the same read-only mode and timeouts (`LAUNCH_TUNE_CACHE_REMOTE_TIMEOUT`); S3 and
+//!   WebDAV need this crate's `remote-store` feature (without it such a URL is one warning naming
+//!   the feature, and the local folder works on). A winner read from the remote is verified like
+//!   a local one and used only for its whole key; a server that is down or slow is one warning
+//!   and this program tunes locally.
 //!
 //! This crate has no environment module (launch-build's `Env` is build-time only): every variable
 //! read here goes through `env_var` in this file.
@@ -55,6 +60,7 @@
 mod fuzz;
 mod key;
 mod policy;
+mod shared;
 mod store;
 #[cfg(test)]
 mod tests;
@@ -63,12 +69,12 @@ use std::ffi::OsString;
 
 pub use key::{kernel_hash, variants_hash, DeviceKey, StableHasher, TuneKey};
 pub use policy::{TunePolicy, TunePolicyError};
-pub use store::{
-    cache_dir_from, shared_dir_from, Lookup, NoCacheDir, TuneCache, Winner, FORMAT_VERSION, MAX_FILE_BYTES,
-};
+pub use shared::remote_config_from;
+pub use store::{cache_dir_from, Lookup, NoCacheDir, TuneCache, Winner, FORMAT_VERSION, MAX_FILE_BYTES};
 
 /// The one read of the environment in `launch::tune` (`LAUNCH_TUNE`, `LAUNCH_TUNE_CACHE_DIR`,
-/// `XDG_CACHE_HOME`, `HOME`); empty counts as unset.
+/// `XDG_CACHE_HOME`, `HOME`, `LAUNCH_TUNE_CACHE_REMOTE*`, `AWS_REGION`, `AWS_DEFAULT_REGION`);
+/// empty counts as unset.
 fn env_var(name: &str) -> Option<OsString> {
     // The workspace routes reads through launch-build's `Env`, which a runtime crate cannot use.
     #[allow(clippy::disallowed_methods)]

@@ -2,11 +2,13 @@
 
 use std::ffi::OsString;
 use std::fs;
-use std::io::{self, Read, Write};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use super::key::{DeviceKey, StableHasher, TuneKey};
+use super::shared;
+use crate::remote::{folder, Mode, RemoteConfig, RemoteStore, RemoteUrl, DEFAULT_TIMEOUT};
 
 /// The variant that won a tuning run, and how it did.
 #[derive(Clone, Debug, PartialEq)]
@@ -73,63 +75,65 @@ pub fn cache_dir_from(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf>
         .map(|cache| cache.join("cargo-launch").join("tune"))
 }
 
-/// Winners on disk, one file per key (`<key hash>.tune`) in one folder, with optionally a shared
-/// folder behind it ([`TuneCache::with_shared`]).
+/// Winners on disk, one file per key (`<key hash>.tune`) in one folder, with optionally a fleet's
+/// remote store behind it ([`TuneCache::with_remote`]).
 #[derive(Clone, Debug)]
 pub struct TuneCache {
     dir: PathBuf,
-    shared: Option<Box<Shared>>,
-}
-
-/// A fleet's shared tune folder behind the local one.
-#[derive(Clone, Debug)]
-struct Shared {
-    cache: TuneCache,
-    read_only: bool,
-}
-
-/// The shared tune folder the environment names: `LAUNCH_TUNE_CACHE_REMOTE`, an absolute folder or
-/// a `file:///folder` URL (anything else counts as unset, as a relative `XDG_CACHE_HOME` does),
-/// read-only when `LAUNCH_TUNE_CACHE_REMOTE_MODE` is `ro`.
-pub fn shared_dir_from(var: impl Fn(&str) -> Option<OsString>) -> Option<(PathBuf, bool)> {
-    let value = var("LAUNCH_TUNE_CACHE_REMOTE")?;
-    let text = value.to_string_lossy();
-    let dir = PathBuf::from(text.strip_prefix("file://").unwrap_or(&text));
-    let read_only = var("LAUNCH_TUNE_CACHE_REMOTE_MODE")
-        .is_some_and(|m| matches!(m.to_string_lossy().trim().to_ascii_lowercase().as_str(), "ro" | "read-only"));
-    dir.is_absolute().then_some((dir, read_only))
+    remote: Option<Arc<RemoteStore>>,
 }
 
 impl TuneCache {
     /// A cache in `dir` (created on the first [`TuneCache::put`]).
     pub fn new(dir: impl Into<PathBuf>) -> TuneCache {
-        TuneCache { dir: dir.into(), shared: None }
+        TuneCache { dir: dir.into(), remote: None }
     }
 
-    /// The same cache with a shared folder behind it (a network disk, a mounted bucket) that a
-    /// fleet of machines with the same GPU model and driver reads, so one of them tunes and the
-    /// others reuse its winners before their first timing run. [`TuneCache::get`] reads the local
-    /// folder, then the shared one (a shared hit, checked like a local one, is copied into the
-    /// local folder; a damaged shared file is a miss); [`TuneCache::put`] writes both, the shared
-    /// one best effort and never with `read_only` (for untrusted machines).
+    /// The same cache with a fleet's remote store behind it (S3, WebDAV or a shared folder: see
+    /// [`crate::remote`]), that machines with the same GPU model and driver share, so one of them
+    /// tunes and the others reuse its winners before their first timing run. [`TuneCache::get`]
+    /// reads the local folder, then the remote (a remote hit, checked like a local one, checksum
+    /// and whole key, is copied into the local folder; anything else there is a miss);
+    /// [`TuneCache::put`] writes both, the remote best effort and never when it is read-only (for
+    /// untrusted machines). Winners live under the remote's `tune/` (`tune/<key hash>.tune`, the
+    /// local folder's file names), beside the kernel cache's `kernels/`, so one URL serves both.
+    /// A remote that is down or slow costs one warning (its store's) and this process tunes
+    /// locally.
+    pub fn with_remote(self, remote: RemoteStore) -> TuneCache {
+        TuneCache { remote: Some(Arc::new(remote)), ..self }
+    }
+
+    /// [`TuneCache::with_remote`] with a shared folder (a network disk, a mounted bucket) as the
+    /// remote, `dir/tune/` holding the winners; a failure to write it is one warning on stderr.
     pub fn with_shared(self, dir: impl Into<PathBuf>, read_only: bool) -> TuneCache {
-        TuneCache { shared: Some(Box::new(Shared { cache: TuneCache::new(dir), read_only })), ..self }
+        let mode = if read_only { Mode::ReadOnly } else { Mode::ReadWrite };
+        let url = RemoteUrl::Folder(dir.into());
+        let config = RemoteConfig { url, mode, timeout: DEFAULT_TIMEOUT, source: "TuneCache::with_shared".into() };
+        self.with_remote(shared::open(config))
     }
 
-    /// The shared folder, and whether it is read-only.
-    pub fn shared(&self) -> Option<(&Path, bool)> {
-        self.shared.as_ref().map(|s| (s.cache.dir(), s.read_only))
+    /// The remote store, if any (its configuration, and what this process did with it).
+    pub fn remote(&self) -> Option<&RemoteStore> {
+        self.remote.as_deref()
     }
 
-    /// The cache in the folder the environment names (see [`cache_dir_from`]).
+    /// The cache the environment names: the folder of [`cache_dir_from`], and the remote of
+    /// [`remote_config_from`](super::remote_config_from) (`LAUNCH_TUNE_CACHE_REMOTE`) behind it,
+    /// one store per process (every cache from the environment shares it, and its one warning).
+    /// A remote variable that is not right is one warning on stderr (once per process), and the
+    /// cache works without it.
     ///
     /// # Errors
     /// No variable names a folder.
     pub fn from_env() -> Result<TuneCache, NoCacheDir> {
         let cache = cache_dir_from(super::env_var).map(TuneCache::new).ok_or(NoCacheDir)?;
-        Ok(match shared_dir_from(super::env_var) {
-            Some((dir, read_only)) => cache.with_shared(dir, read_only),
-            None => cache,
+        Ok(match shared::remote_config_from(super::env_var) {
+            Ok(Some(config)) => TuneCache { remote: Some(shared::open_shared(config)), ..cache },
+            Ok(None) => cache,
+            Err(why) => {
+                shared::warn_once(&why);
+                cache
+            }
         })
     }
 
@@ -148,17 +152,17 @@ impl TuneCache {
     /// [`Lookup::Damaged`].
     pub fn get(&self, key: &TuneKey) -> Lookup {
         let local = self.get_local(key);
-        let Some(shared) = self.shared.as_deref() else { return local };
+        let Some(remote) = self.remote.as_deref() else { return local };
         if matches!(local, Lookup::Hit(_)) {
             return local;
         }
-        match shared.cache.get_local(key) {
-            Lookup::Hit(winner) => {
-                // Best effort: without the local copy the next run reads the shared folder again.
+        match remote_get(remote, key) {
+            Some(winner) => {
+                // Best effort: without the local copy the next run reads the remote again.
                 let _ = self.put_local(key, &winner);
                 Lookup::Hit(winner)
             }
-            Lookup::Miss | Lookup::Damaged(_) => local,
+            None => local,
         }
     }
 
@@ -189,10 +193,13 @@ impl TuneCache {
     /// non-negative number, or a key too long for a cache file ([`io::ErrorKind::InvalidInput`]).
     pub fn put(&self, key: &TuneKey, winner: &Winner) -> io::Result<()> {
         let local = self.put_local(key, winner);
-        if let Some(shared) = self.shared.as_deref().filter(|s| !s.read_only) {
-            // Best effort: a shared folder that cannot be written costs the fleet a tuning run,
-            // never this program its result.
-            let _ = shared.cache.put_local(key, winner);
+        if let Some(remote) = self.remote.as_deref() {
+            // Best effort (read-only writes nothing; a failure is the store's one warning): a
+            // remote that cannot be written costs the fleet a tuning run, never this program
+            // its result.
+            if let Ok(text) = encode(key, winner) {
+                remote.put(&shared::object(key), text.as_bytes());
+            }
         }
         local
     }
@@ -208,14 +215,7 @@ impl TuneCache {
             let why = format!("cannot create the tune cache folder {}: {e}", self.dir.display());
             located(io::Error::new(e.kind(), why))
         })?;
-        let path = self.path(key);
-        let tmp = self.dir.join(temp_name(&path));
-        let written = write_new(&tmp, text.as_bytes()).and_then(|()| replace(&tmp, &path));
-        if written.is_err() {
-            // Best effort: the error that matters is the one returned.
-            let _ = fs::remove_file(&tmp);
-        }
-        written.map_err(located)
+        folder::write_whole(&self.path(key), text.as_bytes()).map_err(located)
     }
 
     /// Why the folder cannot hold the cache when that is because it, or a folder above it, is
@@ -241,97 +241,26 @@ impl TuneCache {
     }
 }
 
-/// `.<file name>.<pid>.<n>.tmp`: unique among this process's writers (the counter) and other
-/// processes' (the pid); the leading dot keeps it out of a plain `ls`.
-fn temp_name(path: &Path) -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    format!(".{name}.{}.{}.tmp", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
-}
-
-fn write_new(tmp: &Path, bytes: &[u8]) -> io::Result<()> {
-    // `create_new`: never write through a file (or link) a crashed writer left under this name.
-    let mut file = fs::OpenOptions::new().write(true).create_new(true).open(tmp)?;
-    file.write_all(bytes)
-}
-
-fn replace(tmp: &Path, path: &Path) -> io::Result<()> {
-    match fs::rename(tmp, path) {
-        // A folder in the file's place: rename cannot replace it. It is under our own file name in
-        // our own folder, so it is removed (not followed, if it is a link: `symlink_metadata`).
-        Err(_) if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) => {
-            fs::remove_dir_all(path)?;
-            fs::rename(tmp, path)
+/// `key`'s winner on `remote`, verified as a local file is (see `shared`'s documentation); `None`
+/// for a miss, a remote that is off, and anything that is not exactly this key's whole entry.
+fn remote_get(remote: &RemoteStore, key: &TuneKey) -> Option<Winner> {
+    let bytes = remote.get(&shared::object(key), MAX_FILE_BYTES).ok()??;
+    let text = std::str::from_utf8(&bytes).ok()?;
+    match decode(text) {
+        Ok((stored, winner)) if stored == *key => {
+            remote.hit(bytes.len());
+            Some(winner)
         }
-        other => other,
+        _ => None,
     }
 }
 
 /// The file's text; `None` when there is no file. `Err` says why it cannot be read as a result.
 fn read_bounded(path: &Path) -> Result<Option<String>, String> {
-    // The type first (following links): opening a FIFO to read would wait for a writer.
-    match fs::metadata(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read it: {e}")),
-        Ok(m) if !m.is_file() => return Err(format!("not a regular file ({})", kind_of(&m))),
-        Ok(_) => {}
+    match folder::read_bounded(path, MAX_FILE_BYTES)? {
+        None => Ok(None),
+        Some(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| "not UTF-8 text".to_string()),
     }
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    nonblocking(&mut options);
-    let file = match options.open(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read it: {e}")),
-        Ok(file) => file,
-    };
-    // Again on what was opened: it may have been swapped since the check above.
-    match file.metadata() {
-        Ok(m) if m.is_file() => {}
-        Ok(m) => return Err(format!("not a regular file ({})", kind_of(&m))),
-        Err(e) => return Err(format!("cannot read it: {e}")),
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read it: {e}"))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(format!("larger than {MAX_FILE_BYTES} bytes"));
-    }
-    String::from_utf8(bytes).map(Some).map_err(|_| "not UTF-8 text".to_string())
-}
-
-fn kind_of(m: &fs::Metadata) -> &'static str {
-    if m.is_dir() {
-        "a folder"
-    } else {
-        "a FIFO, socket or device"
-    }
-}
-
-/// `O_NONBLOCK` where its value is known without libc, so that a FIFO swapped in between the type
-/// check and the open cannot block the open either (on a regular file it changes nothing).
-fn nonblocking(options: &mut fs::OpenOptions) {
-    #[cfg(all(
-        target_os = "linux",
-        any(
-            target_arch = "x86",
-            target_arch = "x86_64",
-            target_arch = "arm",
-            target_arch = "aarch64",
-            target_arch = "riscv64",
-            target_arch = "powerpc64",
-            target_arch = "s390x",
-            target_arch = "loongarch64"
-        )
-    ))]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(options, 0o4000);
-    #[cfg(any(
-        target_os = "macos",
-        target_os = "ios",
-        target_os = "freebsd",
-        target_os = "openbsd",
-        target_os = "netbsd"
-    ))]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(options, 0x0004);
-    let _ = options;
 }
 
 // The file: the header with the version, then one `name value` line per field in this order, then

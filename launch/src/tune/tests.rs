@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use super::*;
+use crate::remote::{Mode, RemoteConfig, RemoteUrl};
 
 /// A fresh folder under the system's temporary folder, removed when dropped.
 struct TempDir(PathBuf);
@@ -422,7 +423,8 @@ fn a_shared_folder_serves_the_fleet_and_read_only_machines_write_nothing() {
     let tuner_a = TuneCache::new(&local_a.0).with_shared(&shared.0, false);
     tuner_a.put(&key(), &winner("k_t256")).unwrap();
     let other = TuneCache::new(&local_b.0).with_shared(&shared.0, true);
-    assert_eq!(other.shared(), Some((shared.0.as_path(), true)));
+    let config = other.remote().unwrap().config();
+    assert_eq!((&config.url, config.mode), (&RemoteUrl::Folder(shared.0.clone()), Mode::ReadOnly));
     assert_eq!(other.get(&key()), Lookup::Hit(winner("k_t256")));
     assert_eq!(TuneCache::new(&local_b.0).get(&key()), Lookup::Hit(winner("k_t256")), "copied local");
 
@@ -430,31 +432,77 @@ fn a_shared_folder_serves_the_fleet_and_read_only_machines_write_nothing() {
     let mut k2 = key();
     k2.problem = "n>2^20".into();
     other.put(&k2, &winner("k_t1024")).unwrap();
-    assert_eq!(TuneCache::new(&shared.0).get(&k2), Lookup::Miss);
+    assert_eq!(TuneCache::new(shared.0.join("tune")).get(&k2), Lookup::Miss);
     assert_eq!(TuneCache::new(&local_b.0).get(&k2), Lookup::Hit(winner("k_t1024")));
 
     // A damaged shared file is a miss, and a writer's next put replaces it.
-    let shared_file = TuneCache::new(&shared.0).path(&key());
+    let shared_file = TuneCache::new(shared.0.join("tune")).path(&key());
     fs::write(&shared_file, "cargo-launch tune cache v2\nforged\n").unwrap();
     let third = TuneCache::new(&local_c.0).with_shared(&shared.0, false);
     assert_eq!(third.get(&key()), Lookup::Miss);
     third.put(&key(), &winner("k_t512")).unwrap();
-    assert_eq!(TuneCache::new(&shared.0).get(&key()), Lookup::Hit(winner("k_t512")));
+    assert_eq!(TuneCache::new(shared.0.join("tune")).get(&key()), Lookup::Hit(winner("k_t512")));
+    // A remote entry for another key under this key's name (a forged or colliding file) is a miss.
+    let mut other_key = key();
+    other_key.device.driver_version += 1;
+    let forged = super::store::encode(&other_key, &winner("k_t1024")).unwrap();
+    fs::write(&shared_file, forged).unwrap();
+    let local_d = TempDir::new();
+    let fourth = TuneCache::new(&local_d.0).with_shared(&shared.0, true);
+    assert_eq!(fourth.get(&key()), Lookup::Miss);
+    assert_eq!(fourth.remote().unwrap().usage().hits, 0);
 }
 
 #[test]
-fn the_shared_folder_comes_from_the_environment_when_absolute() {
+fn the_remote_comes_from_the_environment() {
     let vars = |pairs: &'static [(&'static str, &'static str)]| {
         move |name: &str| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| OsString::from(v))
     };
-    assert_eq!(shared_dir_from(vars(&[])), None);
-    assert_eq!(shared_dir_from(vars(&[("LAUNCH_TUNE_CACHE_REMOTE", "/mnt/tune")])), Some(("/mnt/tune".into(), false)));
+    let folder = |dir: &str, mode| RemoteConfig {
+        url: RemoteUrl::Folder(dir.into()),
+        mode,
+        timeout: crate::remote::DEFAULT_TIMEOUT,
+        source: "LAUNCH_TUNE_CACHE_REMOTE".into(),
+    };
+    assert_eq!(remote_config_from(vars(&[])), Ok(None));
     assert_eq!(
-        shared_dir_from(vars(&[
+        remote_config_from(vars(&[("LAUNCH_TUNE_CACHE_REMOTE", "/mnt/tune")])),
+        Ok(Some(folder("/mnt/tune", Mode::ReadWrite)))
+    );
+    assert_eq!(
+        remote_config_from(vars(&[
             ("LAUNCH_TUNE_CACHE_REMOTE", "file:///mnt/tune"),
             ("LAUNCH_TUNE_CACHE_REMOTE_MODE", "RO")
         ])),
-        Some(("/mnt/tune".into(), true))
+        Ok(Some(folder("/mnt/tune", Mode::ReadOnly)))
     );
-    assert_eq!(shared_dir_from(vars(&[("LAUNCH_TUNE_CACHE_REMOTE", "relative/tune")])), None);
+    // The kernel cache's URLs; the region as launch-build fills it in.
+    let s3 = remote_config_from(vars(&[
+        ("LAUNCH_TUNE_CACHE_REMOTE", "s3://fleet/team?endpoint=http://127.0.0.1:9000"),
+        ("LAUNCH_TUNE_CACHE_REMOTE_TIMEOUT", "3"),
+        ("AWS_DEFAULT_REGION", "eu-west-3"),
+    ]))
+    .unwrap()
+    .unwrap();
+    assert_eq!(s3.url.to_string(), "s3://fleet/team?endpoint=http://127.0.0.1:9000&region=eu-west-3");
+    assert_eq!(s3.timeout, std::time::Duration::from_secs(3));
+    let dav = remote_config_from(vars(&[("LAUNCH_TUNE_CACHE_REMOTE", "webdav+https://ci:pw@dav.test/tune")]));
+    assert_eq!(dav.unwrap().unwrap().url.to_string(), "webdav+https://ci:***@dav.test/tune");
+    // What is not right says which variable, and what it takes.
+    for (pairs, says) in [
+        (
+            &[("LAUNCH_TUNE_CACHE_REMOTE", "relative/tune")][..],
+            "LAUNCH_TUNE_CACHE_REMOTE: `relative/tune` is not a URL",
+        ),
+        (&[("LAUNCH_TUNE_CACHE_REMOTE", "ftp://h/p")][..], "has the scheme `ftp`"),
+        (
+            &[("LAUNCH_TUNE_CACHE_REMOTE", "/t"), ("LAUNCH_TUNE_CACHE_REMOTE_MODE", "w")][..],
+            "MODE: `w` is not rw or ro",
+        ),
+        (&[("LAUNCH_TUNE_CACHE_REMOTE", "/t"), ("LAUNCH_TUNE_CACHE_REMOTE_TIMEOUT", "0")][..], "TIMEOUT: `0` is not"),
+    ] {
+        let pairs: &'static [(&'static str, &'static str)] = pairs;
+        let e = remote_config_from(vars(pairs)).unwrap_err();
+        assert!(e.contains(says), "{pairs:?}: {e}");
+    }
 }

@@ -3,6 +3,8 @@ use std::path::Path;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
+use launch::remote::Failure;
+
 use super::*;
 use crate::cache::{encode, Cache, Entry, Lookup, Source};
 
@@ -35,41 +37,6 @@ fn tiered(dir: &Path, mode: Mode) -> Cache {
 
 fn remote_file(dir: &Path, key: &Key) -> std::path::PathBuf {
     dir.join("remote").join(Remote::object(key))
-}
-
-#[test]
-fn urls_parse_and_never_show_a_password() {
-    let s3 = RemoteUrl::parse("s3://team-cache/kernels/v1/?endpoint=http://127.0.0.1:9000&region=auto").unwrap();
-    assert_eq!(
-        s3,
-        RemoteUrl::S3 {
-            bucket: "team-cache".into(),
-            prefix: "kernels/v1".into(),
-            endpoint: Some("http://127.0.0.1:9000".into()),
-            region: Some("auto".into()),
-        }
-    );
-    assert_eq!(s3.to_string(), "s3://team-cache/kernels/v1?endpoint=http://127.0.0.1:9000&region=auto");
-    let dav = RemoteUrl::parse("webdav+https://ci:s3cret@dav.example:8443/cache/").unwrap();
-    assert!(dav.has_password());
-    assert_eq!(dav.to_string(), "webdav+https://ci:***@dav.example:8443/cache");
-    assert!(!format!("{dav:?}").contains("s3cret"));
-    let RemoteUrl::Webdav { endpoint, path, .. } = &dav else { panic!("{dav}") };
-    assert_eq!((endpoint.as_str(), path.as_str()), ("https://dav.example:8443", "cache"));
-    assert!(!RemoteUrl::parse("webdav+http://ci@h/p").unwrap().has_password());
-    assert_eq!(RemoteUrl::parse("file:///srv/cache").unwrap(), RemoteUrl::Folder("/srv/cache".into()));
-    for bad in ["s3://", "s3://k:p@b/x", "http://h/p", "file://rel", "s3://b/p?acl=x", "nothing", "webdav+http:///p"] {
-        let e = RemoteUrl::parse(bad).unwrap_err();
-        assert!(e.contains("expected s3://bucket/prefix"), "{bad}: {e}");
-    }
-}
-
-#[test]
-fn modes_are_rw_or_ro() {
-    assert_eq!(Mode::parse(""), Some(Mode::ReadWrite));
-    assert_eq!(Mode::parse(" RO "), Some(Mode::ReadOnly));
-    assert_eq!(Mode::parse("read-only"), Some(Mode::ReadOnly));
-    assert_eq!(Mode::parse("w"), None);
 }
 
 #[test]
@@ -138,7 +105,7 @@ fn a_store_writes_local_and_remote() {
 struct Down(Arc<AtomicUsize>);
 
 impl Backend for Down {
-    fn get(&self, _: &str) -> Result<Option<Vec<u8>>, Failure> {
+    fn get(&self, _: &str, _: u64) -> Result<Option<Vec<u8>>, Failure> {
         self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Err(Failure::Unavailable("connection refused".into()))
     }

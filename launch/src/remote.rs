@@ -1,0 +1,452 @@
+//! The remote store that the kernel cache (launch-build) and the tune cache ([`crate::tune`])
+//! share: where a fleet's entries live (S3, WebDAV or a shared folder), how its URL is written,
+//! how each read and write is bounded in time, and how a failing server is left alone after one
+//! warning. The caches on top decide what an entry is and verify every one they read (the kernel
+//! cache by its checksum and key, the tune cache by its checksum and whole key): a store hands
+//! out bytes, never trust.
+//!
+//! * **URLs** ([`RemoteUrl`], [`SCHEMES`]): `s3://bucket/prefix` (`?endpoint=http://host:port`
+//!   and `?region=...` may follow: any S3-compatible server), `webdav+http://host:port/path` or
+//!   `webdav+https://...` (`user:password@` before the host), `file:///folder` (a shared disk, no
+//!   server). Credentials come from the environment or the service's standard chain (for S3 the
+//!   AWS variables, `~/.aws/`, instance metadata), never from a file of the project.
+//! * **Bounded** ([`RemoteConfig::timeout`], default [`DEFAULT_TIMEOUT`]): a read or write that
+//!   takes longer is dropped (its connection closed) and counts as a failure.
+//! * **One warning** ([`RemoteStore`]): the first failure of any kind (down, slow, full, refusing,
+//!   a store that is not compiled in) turns the store off for the rest of the process, with one
+//!   warning; reads then miss and writes do nothing, so the cache on top works from its local
+//!   folder and never fails or hangs because of the server.
+//! * **Read-only** ([`Mode::ReadOnly`]): [`RemoteStore::put`] writes nothing, for untrusted
+//!   consumers (pull requests from forks).
+//! * **Bounded reads**: every read names the most bytes an entry can have; an object larger than
+//!   that is damaged ([`Failure::Damaged`]) and is never read whole.
+//!
+//! Layout: the kernel cache keeps its entries under `kernels/`, the tune cache under `tune/`, so
+//! one URL can serve both (`LAUNCH_CACHE_REMOTE` and `LAUNCH_TUNE_CACHE_REMOTE` may be equal).
+//!
+//! # Why here, behind a feature
+//! The S3 and WebDAV clients are [OpenDAL](https://crates.io/crates/opendal)'s (what sccache uses
+//! for the same job; see launch-build's `cache::remote` for why OpenDAL and why WebDAV). They cost
+//! about 150 crates (tokio, reqwest, rustls, the AWS signer), so they are compiled only with this
+//! crate's `remote-store` feature; without it this module is plain Rust with no dependency (the
+//! URL grammar, the folder store, the failure policy), an `s3://` or `webdav` URL is the store's
+//! one warning naming the feature, and `launch` stays as light as before for every program that
+//! does not share a tune cache.
+//!
+//! The one implementation lives in `launch` because both of its users reach it from here:
+//! launch-build already depends on `launch` (its `remote` feature is `launch/remote-store`), and
+//! the tuner runs inside the user's program, where launch-build is never linked (it is a
+//! build-dependency). The alternatives were worse: a copy of the client in each crate (two URL
+//! grammars and failure policies to keep equal), the tuner depending on launch-build (a
+//! build-script library, its toolchain code and its dependencies in every tuned program), or a
+//! third small crate (`launch-remote`, one more crate to publish and version in lockstep for the
+//! same code and the same optional dependencies, where a feature of `launch` does the job).
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+pub(crate) mod folder;
+#[cfg(feature = "remote-store")]
+mod opendal_store;
+
+/// How long one remote read or write may take by default.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The longest timeout a configuration may set, in seconds (a day).
+pub const MAX_TIMEOUT_SECS: u64 = 86_400;
+
+/// The schemes a remote URL may have.
+pub const SCHEMES: &str =
+    "s3://bucket/prefix, webdav+http://host:port/path, webdav+https://host/path or file:///folder";
+
+/// Whether the S3 and WebDAV stores are compiled in (this crate's `remote-store` feature).
+pub const NETWORK_STORES: bool = cfg!(feature = "remote-store");
+
+/// A parsed remote URL.
+#[derive(Clone, PartialEq, Eq)]
+pub enum RemoteUrl {
+    /// `s3://bucket/prefix?endpoint=...&region=...`.
+    S3 {
+        /// The bucket.
+        bucket: String,
+        /// The path under it (no leading or trailing `/`).
+        prefix: String,
+        /// `endpoint=`: an S3-compatible server (default: AWS, or `AWS_ENDPOINT_URL`).
+        endpoint: Option<String>,
+        /// `region=` (default: `AWS_REGION`, else `us-east-1`).
+        region: Option<String>,
+    },
+    /// `webdav+http(s)://[user[:password]@]host[:port]/path`.
+    Webdav {
+        /// `http://host:port` or `https://host`.
+        endpoint: String,
+        /// The path on the server (no leading or trailing `/`).
+        path: String,
+        /// The user and password, where the URL has them.
+        user: Option<(String, Option<String>)>,
+    },
+    /// `file:///folder`: a folder, typically on a shared disk.
+    Folder(PathBuf),
+}
+
+/// Never shows a password.
+impl fmt::Debug for RemoteUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_string())
+    }
+}
+
+/// The URL as written, without its password.
+impl fmt::Display for RemoteUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RemoteUrl::S3 { bucket, prefix, endpoint, region } => {
+                write!(f, "s3://{bucket}")?;
+                if !prefix.is_empty() {
+                    write!(f, "/{prefix}")?;
+                }
+                let query: Vec<String> = [("endpoint", endpoint), ("region", region)]
+                    .iter()
+                    .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}")))
+                    .collect();
+                if !query.is_empty() {
+                    write!(f, "?{}", query.join("&"))?;
+                }
+                Ok(())
+            }
+            RemoteUrl::Webdav { endpoint, path, user } => {
+                let (scheme, host) = endpoint.split_once("://").unwrap_or(("http", endpoint));
+                let user = user.as_ref().map(|(u, p)| format!("{u}{}@", if p.is_some() { ":***" } else { "" }));
+                write!(f, "webdav+{scheme}://{}{host}/{path}", user.unwrap_or_default())
+            }
+            RemoteUrl::Folder(dir) => write!(f, "file://{}", dir.display()),
+        }
+    }
+}
+
+impl RemoteUrl {
+    /// Parses a remote URL (one of [`SCHEMES`]).
+    ///
+    /// # Errors
+    /// A sentence saying what is wrong and what is accepted.
+    pub fn parse(text: &str) -> Result<RemoteUrl, String> {
+        let t = text.trim();
+        let bad = |why: &str| format!("`{}` {why}; expected {SCHEMES}", t.escape_debug());
+        let (scheme, rest) = t.split_once("://").ok_or_else(|| bad("is not a URL"))?;
+        match scheme.to_ascii_lowercase().as_str() {
+            "s3" => {
+                let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+                let (bucket, prefix) = path.split_once('/').unwrap_or((path, ""));
+                if bucket.is_empty() || bucket.contains('@') {
+                    return Err(bad("names no bucket (credentials never go in an s3:// URL)"));
+                }
+                let (mut endpoint, mut region) = (None, None);
+                for pair in query.split('&').filter(|p| !p.is_empty()) {
+                    match pair.split_once('=') {
+                        Some(("endpoint", v)) if !v.is_empty() => endpoint = Some(v.to_string()),
+                        Some(("region", v)) if !v.is_empty() => region = Some(v.to_string()),
+                        _ => return Err(bad(&format!("has `{pair}`: an s3:// URL takes endpoint= and region="))),
+                    }
+                }
+                let prefix = prefix.trim_matches('/').to_string();
+                Ok(RemoteUrl::S3 { bucket: bucket.to_string(), prefix, endpoint, region })
+            }
+            "webdav+http" | "webdav+https" => {
+                let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+                let (user, host) = match authority.rsplit_once('@') {
+                    Some((u, h)) => {
+                        let (name, password) = u.split_once(':').unwrap_or((u, ""));
+                        (Some((name.to_string(), (!password.is_empty()).then(|| password.to_string()))), h)
+                    }
+                    None => (None, authority),
+                };
+                if host.is_empty() {
+                    return Err(bad("names no host"));
+                }
+                let http = &scheme["webdav+".len()..];
+                let path = path.trim_matches('/').to_string();
+                Ok(RemoteUrl::Webdav { endpoint: format!("{http}://{host}"), path, user })
+            }
+            "file" => {
+                let dir = PathBuf::from(rest);
+                if !dir.is_absolute() {
+                    return Err(bad("is not an absolute folder (file:///folder)"));
+                }
+                Ok(RemoteUrl::Folder(dir))
+            }
+            _ => Err(bad(&format!("has the scheme `{scheme}`"))),
+        }
+    }
+
+    /// Whether the URL holds a password (refused in Cargo.toml).
+    pub fn has_password(&self) -> bool {
+        matches!(self, RemoteUrl::Webdav { user: Some((_, Some(_))), .. })
+    }
+
+    /// Whether its store is compiled in: a folder always, S3 and WebDAV with [`NETWORK_STORES`].
+    pub fn is_compiled_in(&self) -> bool {
+        matches!(self, RemoteUrl::Folder(_)) || NETWORK_STORES
+    }
+}
+
+/// Whether a cache writes to its remote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `rw` (default): read and write.
+    ReadWrite,
+    /// `ro`: read only, for untrusted consumers.
+    ReadOnly,
+}
+
+impl Mode {
+    /// The words a mode variable takes.
+    pub const VALUES: [&'static str; 2] = ["rw", "ro"];
+
+    /// Parses a value (any case; `read-write`/`read-only` too; empty is `rw`); `None` for
+    /// anything else.
+    pub fn parse(text: &str) -> Option<Mode> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "" | "rw" | "read-write" => Some(Mode::ReadWrite),
+            "ro" | "read-only" => Some(Mode::ReadOnly),
+            _ => None,
+        }
+    }
+}
+
+/// Parses a timeout in whole seconds, from 1 to [`MAX_TIMEOUT_SECS`].
+///
+/// # Errors
+/// A sentence saying what is accepted.
+pub fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let digits = text.trim();
+    match digits.parse::<u64>() {
+        // Digits only: `+5` parses, but is not what the grammar says.
+        Ok(s) if (1..=MAX_TIMEOUT_SECS).contains(&s) && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            Ok(Duration::from_secs(s))
+        }
+        _ => Err(format!(
+            "`{}` is not whole seconds from 1 to {MAX_TIMEOUT_SECS} (the default is {})",
+            text.escape_debug(),
+            DEFAULT_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+/// A remote's whole configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RemoteConfig {
+    /// Where.
+    pub url: RemoteUrl,
+    /// Read-only or not.
+    pub mode: Mode,
+    /// The bound on each read and write.
+    pub timeout: Duration,
+    /// Where the URL came from, for messages (`LAUNCH_CACHE_REMOTE`, `Cargo.toml:12:16`).
+    pub source: String,
+}
+
+impl fmt::Display for RemoteConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mode = if self.mode == Mode::ReadOnly { "read-only" } else { "read-write" };
+        write!(f, "{} ({mode}, timeout {}s, from {})", self.url, self.timeout.as_secs(), self.source)
+    }
+}
+
+/// Why a [`Backend`] operation failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// The server is down, slow, full, refusing, or misconfigured: the store is turned off.
+    Unavailable(String),
+    /// Something is there that cannot be an entry (larger than the caller's bound, not a file):
+    /// a damaged entry, a miss for the cache on top.
+    Damaged(String),
+}
+
+/// A remote service: opaque bytes by object path (`kernels/ab/ab12…`, `tune/0123….tune`).
+/// [`open_backend`] gives the built-in ones; another service (or a test's fake) implements this
+/// and goes to [`RemoteStore::from_backend`].
+pub trait Backend: Send + Sync {
+    /// The object at `path`: `Ok(None)` when there is none; [`Failure::Damaged`] when it is
+    /// larger than `max_bytes` (never read whole).
+    ///
+    /// # Errors
+    /// As [`Failure`] says.
+    fn get(&self, path: &str, max_bytes: u64) -> Result<Option<Vec<u8>>, Failure>;
+
+    /// Writes the object at `path`, whole or not at all as readers see it.
+    ///
+    /// # Errors
+    /// As [`Failure`] says.
+    fn put(&self, path: &str, bytes: &[u8]) -> Result<(), Failure>;
+}
+
+/// The store `url` names, each operation bounded by `timeout` (a folder's are local file
+/// operations, not bounded).
+///
+/// # Errors
+/// The store is not compiled in (the sentence names the `remote-store` feature), or cannot be
+/// set up.
+pub fn open_backend(url: &RemoteUrl, timeout: Duration) -> Result<Box<dyn Backend>, String> {
+    match url {
+        RemoteUrl::Folder(dir) => Ok(Box::new(folder::FolderBackend(dir.clone()))),
+        #[cfg(feature = "remote-store")]
+        url => opendal_store::open(url, timeout),
+        #[cfg(not(feature = "remote-store"))]
+        _ => {
+            let _ = timeout;
+            Err("the s3:// and webdav stores are not compiled into this program: they need the `remote-store` \
+                 feature of the `launch` crate"
+                .to_string())
+        }
+    }
+}
+
+/// What a process did with its remote.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RemoteUse {
+    /// Entries read from it (whole and verified by the cache on top, which calls [`RemoteStore::hit`]).
+    pub hits: u64,
+    /// Their bytes.
+    pub bytes_read: u64,
+    /// Entries written to it.
+    pub writes: u64,
+    /// Their bytes.
+    pub bytes_written: u64,
+    /// Whether it was turned off by a failure.
+    pub failed: bool,
+}
+
+type Warn = Box<dyn Fn(&str) + Send + Sync>;
+
+/// A remote store: a [`Backend`], its configuration, and whether it failed yet. Shared by
+/// reference between threads (its counters and its on/off switch are atomic).
+pub struct RemoteStore {
+    config: RemoteConfig,
+    backend: Option<Box<dyn Backend>>,
+    warn: Warn,
+    failed: AtomicBool,
+    hits: AtomicU64,
+    bytes_read: AtomicU64,
+    writes: AtomicU64,
+    bytes_written: AtomicU64,
+}
+
+impl fmt::Debug for RemoteStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RemoteStore")
+            .field("config", &self.config)
+            .field("failed", &self.failed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RemoteStore {
+    /// The store `config` describes. `warn` is called once, with the reason, when the store is
+    /// turned off (its caller words the warning: which cache, and what happens instead). A store
+    /// that is not compiled in, or cannot be set up, is that warning at once.
+    pub fn open(config: RemoteConfig, warn: impl Fn(&str) + Send + Sync + 'static) -> RemoteStore {
+        let backend = open_backend(&config.url, config.timeout);
+        RemoteStore::from_backend(config, backend, warn)
+    }
+
+    /// The store over `backend` (or, when it could not be set up, off with its warning).
+    pub fn from_backend(
+        config: RemoteConfig,
+        backend: Result<Box<dyn Backend>, String>,
+        warn: impl Fn(&str) + Send + Sync + 'static,
+    ) -> RemoteStore {
+        let store = RemoteStore {
+            backend: None,
+            warn: Box::new(warn),
+            failed: AtomicBool::new(false),
+            hits: AtomicU64::new(0),
+            bytes_read: AtomicU64::new(0),
+            writes: AtomicU64::new(0),
+            bytes_written: AtomicU64::new(0),
+            config,
+        };
+        match backend {
+            Ok(b) => RemoteStore { backend: Some(b), ..store },
+            Err(reason) => {
+                store.fail(&reason);
+                store
+            }
+        }
+    }
+
+    /// Its configuration.
+    pub fn config(&self) -> &RemoteConfig {
+        &self.config
+    }
+
+    /// What this process did with it so far.
+    pub fn usage(&self) -> RemoteUse {
+        RemoteUse {
+            hits: self.hits.load(Ordering::Relaxed),
+            bytes_read: self.bytes_read.load(Ordering::Relaxed),
+            writes: self.writes.load(Ordering::Relaxed),
+            bytes_written: self.bytes_written.load(Ordering::Relaxed),
+            failed: self.failed.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Where `object` is, for messages (the URL without its password, then the object's path).
+    pub fn location(&self, object: &str) -> String {
+        format!("{}/{object}", self.config.url)
+    }
+
+    /// Turns the store off for the rest of the process; the first time, with the warning.
+    fn fail(&self, reason: &str) {
+        if !self.failed.swap(true, Ordering::SeqCst) {
+            (self.warn)(reason);
+        }
+    }
+
+    fn backend(&self) -> Option<&dyn Backend> {
+        self.backend.as_deref().filter(|_| !self.failed.load(Ordering::SeqCst))
+    }
+
+    /// The bytes of `object`: `Ok(None)` when there are none or the store is off;
+    /// `Err(reason)` when what is there cannot be an entry (larger than `max_bytes`).
+    ///
+    /// # Errors
+    /// A damaged object, as said.
+    pub fn get(&self, object: &str, max_bytes: u64) -> Result<Option<Vec<u8>>, String> {
+        let Some(backend) = self.backend() else { return Ok(None) };
+        match backend.get(object, max_bytes) {
+            Ok(bytes) => Ok(bytes),
+            Err(Failure::Damaged(reason)) => Err(reason),
+            Err(Failure::Unavailable(reason)) => {
+                self.fail(&reason);
+                Ok(None)
+            }
+        }
+    }
+
+    /// Records a verified hit of `bytes` bytes (the cache on top verified it).
+    pub fn hit(&self, bytes: usize) {
+        self.hits.fetch_add(1, Ordering::Relaxed);
+        self.bytes_read.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// Writes `object`, unless read-only or off; a failure turns the store off (the warning),
+    /// never an error of the caller's.
+    pub fn put(&self, object: &str, bytes: &[u8]) {
+        if self.config.mode == Mode::ReadOnly {
+            return;
+        }
+        let Some(backend) = self.backend() else { return };
+        match backend.put(object, bytes) {
+            Ok(()) => {
+                self.writes.fetch_add(1, Ordering::Relaxed);
+                self.bytes_written.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+            }
+            Err(Failure::Unavailable(reason) | Failure::Damaged(reason)) => self.fail(&reason),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
