@@ -57,6 +57,8 @@ pub mod quantity;
 pub mod remote;
 #[cfg(feature = "serde")]
 pub mod schema;
+#[cfg(test)]
+mod test_dir;
 pub mod tune;
 
 pub use arch::{Arch, ArchParseError, Variant, KNOWN_ARCHES};

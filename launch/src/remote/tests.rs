@@ -1,31 +1,10 @@
 use std::fs;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::*;
 
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> TempDir {
-        static N: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "launch-remote-test-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
+use crate::test_dir::TempDir;
 
 fn config(url: RemoteUrl, mode: Mode) -> RemoteConfig {
     RemoteConfig { url, mode, timeout: DEFAULT_TIMEOUT, source: "test".into() }
@@ -85,7 +64,7 @@ fn timeouts_are_whole_seconds_from_one_to_a_day() {
 
 #[test]
 fn a_folder_store_writes_whole_objects_and_bounds_its_reads() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("remote");
     let (warn, warnings) = sink();
     let store = RemoteStore::open(config(RemoteUrl::Folder(dir.0.clone()), Mode::ReadWrite), warn);
     assert_eq!(store.get("tune/a.tune", 16), Ok(None));
@@ -106,7 +85,7 @@ fn a_folder_store_writes_whole_objects_and_bounds_its_reads() {
 
 #[test]
 fn read_only_never_writes() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("remote");
     let (warn, warnings) = sink();
     let store = RemoteStore::open(config(RemoteUrl::Folder(dir.0.join("remote")), Mode::ReadOnly), warn);
     store.put("tune/a.tune", b"x");

@@ -4,34 +4,12 @@
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use super::*;
 use crate::remote::{Mode, RemoteConfig, RemoteUrl};
 
-/// A fresh folder under the system's temporary folder, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> TempDir {
-        static N: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "launch-tune-test-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
+use crate::test_dir::TempDir;
 
 fn key() -> TuneKey {
     TuneKey {
@@ -55,7 +33,7 @@ fn winner(variant: &str) -> Winner {
 
 /// A cache in a fresh folder holding `winner("k_t256")` for `key()`.
 fn one_winner() -> (TempDir, TuneCache) {
-    let tmp = TempDir::new();
+    let tmp = TempDir::new("tune");
     let cache = TuneCache::new(&tmp.0);
     cache.put(&key(), &winner("k_t256")).unwrap();
     (tmp, cache)
@@ -67,7 +45,7 @@ fn is_damaged(l: &Lookup) -> bool {
 
 #[test]
 fn a_put_is_a_hit_and_an_empty_or_absent_cache_a_miss() {
-    let tmp = TempDir::new();
+    let tmp = TempDir::new("tune");
     // The folder does not exist yet: a miss, and the put creates it.
     let cache = TuneCache::new(tmp.0.join("a/b"));
     assert_eq!(cache.get(&key()), Lookup::Miss);
@@ -108,7 +86,7 @@ fn a_change_in_any_key_part_is_a_miss() {
 #[test]
 fn a_file_holding_another_key_is_a_miss_not_a_hit() {
     // What a hash collision looks like: the file under our name holds another key.
-    let tmp = TempDir::new();
+    let tmp = TempDir::new("tune");
     let cache = TuneCache::new(&tmp.0);
     let other = TuneKey { problem: "n<=2^10".into(), ..key() };
     cache.put(&other, &winner("k_t64")).unwrap();
@@ -118,7 +96,7 @@ fn a_file_holding_another_key_is_a_miss_not_a_hit() {
 
 #[test]
 fn strings_with_newlines_backslashes_and_unicode_survive() {
-    let tmp = TempDir::new();
+    let tmp = TempDir::new("tune");
     let cache = TuneCache::new(&tmp.0);
     let odd = TuneKey {
         problem: "rows=1\ncols=2 \\n \r end\nend\n".into(),
@@ -133,7 +111,7 @@ fn strings_with_newlines_backslashes_and_unicode_survive() {
 
 #[test]
 fn a_winner_that_is_not_a_time_or_a_key_too_long_is_refused_and_nothing_is_written() {
-    let tmp = TempDir::new();
+    let tmp = TempDir::new("tune");
     let cache = TuneCache::new(&tmp.0);
     for bad in [f64::NAN, f64::INFINITY, -1.0] {
         let e = cache.put(&key(), &Winner { median_ms: bad, ..winner("k") }).unwrap_err();
@@ -203,7 +181,7 @@ fn garbage_other_versions_and_oversized_files_are_damaged_and_replaced() {
 
 #[test]
 fn a_folder_in_the_files_place_is_damaged_and_replaced() {
-    let tmp = TempDir::new();
+    let tmp = TempDir::new("tune");
     let cache = TuneCache::new(&tmp.0);
     let path = cache.path(&key());
     fs::create_dir_all(path.join("inside")).unwrap();
@@ -216,7 +194,7 @@ fn a_folder_in_the_files_place_is_damaged_and_replaced() {
 #[cfg(unix)]
 #[test]
 fn a_fifo_in_the_files_place_is_damaged_without_blocking_and_replaced() {
-    let tmp = TempDir::new();
+    let tmp = TempDir::new("tune");
     let cache = TuneCache::new(&tmp.0);
     let path = cache.path(&key());
     match std::process::Command::new("mkfifo").arg(&path).status() {
@@ -243,7 +221,7 @@ fn a_fifo_in_the_files_place_is_damaged_without_blocking_and_replaced() {
 
 #[test]
 fn two_writers_at_once_leave_a_whole_file() {
-    let tmp = TempDir::new();
+    let tmp = TempDir::new("tune");
     let cache = TuneCache::new(&tmp.0);
     let (a, b) = (winner("k_t256"), Winner { median_ms: 0.5, ..winner("k_t128_r64_with_a_longer_name") });
     std::thread::scope(|s| {
@@ -395,7 +373,7 @@ fn crlf_line_ends_read_as_the_same_winner_and_versions_are_named_without_a_carri
 
 #[test]
 fn a_cache_folder_that_is_a_file_is_named_on_get_and_on_put() {
-    let tmp = TempDir::new();
+    let tmp = TempDir::new("tune");
     let file = tmp.0.join("tune");
     fs::write(&file, "not a folder").unwrap();
     for (dir, named) in [(file.clone(), "the tune cache folder"), (file.join("below"), "cannot be in it")] {
@@ -419,7 +397,8 @@ fn a_cache_folder_that_is_a_file_is_named_on_get_and_on_put() {
 /// that the next `put` replaces.
 #[test]
 fn a_shared_folder_serves_the_fleet_and_read_only_machines_write_nothing() {
-    let (local_a, local_b, local_c, shared) = (TempDir::new(), TempDir::new(), TempDir::new(), TempDir::new());
+    let (local_a, local_b, local_c, shared) =
+        (TempDir::new("tune"), TempDir::new("tune"), TempDir::new("tune"), TempDir::new("tune"));
     let tuner_a = TuneCache::new(&local_a.0).with_shared(&shared.0, false);
     tuner_a.put(&key(), &winner("k_t256")).unwrap();
     let other = TuneCache::new(&local_b.0).with_shared(&shared.0, true);
@@ -447,7 +426,7 @@ fn a_shared_folder_serves_the_fleet_and_read_only_machines_write_nothing() {
     other_key.device.driver_version += 1;
     let forged = super::store::encode(&other_key, &winner("k_t1024")).unwrap();
     fs::write(&shared_file, forged).unwrap();
-    let local_d = TempDir::new();
+    let local_d = TempDir::new("tune");
     let fourth = TuneCache::new(&local_d.0).with_shared(&shared.0, true);
     assert_eq!(fourth.get(&key()), Lookup::Miss);
     assert_eq!(fourth.remote().unwrap().usage().hits, 0);
