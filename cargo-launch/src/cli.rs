@@ -259,7 +259,8 @@ Example:
   cargo launch explore poly_eval --threads 256,512 --max-regs 64,128 --format json
   cargo launch explore poly_eval --threads 128,256 --plot explore.svg")]
 pub struct ExploreArgs {
-    /// The kernel: its name, display name or `path/file.cu::name`.
+    /// The kernel, written in full: its symbol (mangled, for C++), its demangled name or its qualified
+    /// name `path/file.cu::name` (not the shortened name the report's table may print).
     #[arg(value_name = "KERNEL")]
     pub kernel: String,
     #[command(flatten)]

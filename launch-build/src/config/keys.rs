@@ -78,9 +78,11 @@ pub const KEYS: &[Key] = &[
         kind: "table of tables",
         default: "none",
         description: "Settings of one kernel: `max-spill-bytes`, `dynamic-smem` and `threads`, below. The table's \
-            name is a kernel's name, its qualified name (`\"kernels/a.cu::name\"`) or a pattern (`\"fill_*\"`); each \
-            setting comes from the qualified name's table, else the name's, else the first matching pattern's in the \
-            order written.",
+            name is a kernel's symbol (for a C++ kernel the mangled one, `\"_Z4fillPfi\"`), its qualified name (the \
+            path from the crate root, `::` and the demangled name: `\"kernels/a.cu::fill(float*, int)\"`) or a \
+            pattern: `*` and `?` without `::` match the symbol (`\"fill_*\"`), with `::` the qualified name; each \
+            setting comes from the qualified name's table, else the symbol's, else the first matching pattern's in \
+            the order written (the book's guide, \"Naming a kernel\", has C++ examples).",
         example: "[package.metadata.launch.kernel.\"fill_*\"]\nthreads = 128",
     },
     Key {
@@ -167,8 +169,8 @@ pub const KEYS: &[Key] = &[
         default: "`[]`",
         description: "Kernel files that hold host code (`<<<...>>>` launches, runtime calls), as patterns relative \
             to the kernel folder: compiled by the toolchain's nvcc through the `cc` crate into one static library \
-            linked into the crate, instead of NVRTC (needs a toolchain with nvcc, such as 13.0, and a host C++ \
-            compiler). A pattern that matches no kernel file is an error.",
+            linked into the crate, instead of NVRTC (needs a toolchain with nvcc, 13.0 or 13.5, and a host C++ \
+            compiler; compiled to cubins for the listed arches only, no PTX). A pattern that matches no kernel file is an error.",
         example: r#"host = ["launch.cu", "moe/*.cu"]"#,
     },
     Key {
