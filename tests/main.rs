@@ -10,6 +10,9 @@ mod report;
 /// `cargo launch check`: launch failures, spill budgets, baselines, arches, annotations.
 mod check;
 
+/// Kernel tables name C++ kernels by demangled and bare names (newcomer review finding 1).
+mod cpp_names;
+
 /// `check` on kernels that do not build: located `compile` findings in text, JSON and SARIF.
 mod check_build_failure;
 

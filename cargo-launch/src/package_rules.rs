@@ -344,7 +344,7 @@ mod tests {
             lines,
             [
                 "warning[config]: Cargo.toml: [package.metadata.launch.kernel.nope] names no kernel; its settings are \
-                 unused. Kernels: "
+                 unused; no kernel's name is close to it"
                     .to_string(),
                 format!("warning[empty]: Cargo.toml: nothing to check in package `pkg`: no .cu file in {dir}/"),
             ]

@@ -160,22 +160,27 @@ pub fn kernel_id(package: &str, k: &KernelEntry) -> KernelId {
 
 /// One message per `[package.metadata.launch.kernel."<key>"]` that names no kernel of the crate
 /// (a name, a qualified name or a pattern), as the build found them, with the 1-based line and
-/// column of its key in `config`'s Cargo.toml where known.
+/// column of its key in `config`'s Cargo.toml where known. Each lists the few kernels closest to
+/// the key, written as keys that name them (not all of them: a ported crate has hundreds).
 pub fn unknown_kernel_settings(
     manifest: &launch_build::Manifest,
     config: &launch_build::Config,
 ) -> Vec<(Option<(u32, u32)>, String)> {
-    let names: Vec<&str> = manifest.kernels.iter().map(|k| k.display_name.as_str()).collect();
     (manifest.unused_kernel_settings.iter())
         .map(|key| {
             let at = match config.places.kernels.get(key) {
                 Some(launch_build::error::Location::File { at, .. }) => *at,
                 _ => None,
             };
-            let message = format!(
-                "[package.metadata.launch.kernel.{key}] names no kernel; its settings are unused. Kernels: {}",
-                names.join(", ")
-            );
+            let close = launch_build::config::closest_kernel_keys(key, &manifest.kernels);
+            let hint = if close.is_empty() {
+                "no kernel's name is close to it".to_string()
+            } else {
+                let keys: Vec<String> = close.iter().map(|c| format!("{c:?}")).collect();
+                format!("closest kernels, as keys: {}", keys.join(", "))
+            };
+            let message =
+                format!("[package.metadata.launch.kernel.{key}] names no kernel; its settings are unused; {hint}");
             (at, message)
         })
         .collect()

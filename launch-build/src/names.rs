@@ -99,7 +99,7 @@ pub(crate) fn is_hashed(symbol: &str, rust: &str) -> bool {
 
 /// The function's identifier, brackets and all they hold skipped:
 /// `void (anonymous namespace)::gemm<X<1>>(int)` → `gemm`, `void F::operator()(int)` → `operator`.
-fn own_name(display: &str) -> &str {
+pub(crate) fn own_name(display: &str) -> &str {
     let bytes = display.as_bytes();
     let (mut depth, mut start, mut end) = (0usize, 0usize, display.len());
     for (i, &b) in bytes.iter().enumerate() {

@@ -17,6 +17,8 @@ use crate::config::{self, Config, FileConfig, HostPattern, KernelConfig};
 use crate::error::Error;
 use crate::manifest::KernelEntry;
 
+mod kernel_keys;
+
 pub use crate::config::FileSettings;
 
 /// A kernel source file.
@@ -185,22 +187,31 @@ impl Plan {
     /// (`host_threads`, `None` for the crate's), dynamic shared memory and spill budget (its own,
     /// else the crate's). Returns the keys of the tables that name no kernel, in key order.
     ///
-    /// Each setting comes from the first table that sets it, in this order: the table of the
-    /// qualified name, the table of the plain name, then the pattern tables that match (`fill_*`,
-    /// or `kernels/*.cu::fill_*` against the qualified name) in the order the file lists them.
-    pub fn settle_kernels(&self, kernels: &mut [KernelEntry]) -> Vec<String> {
+    /// Each setting comes from the first table that sets it, in this order: the tables of the
+    /// kernel's exact names ([`kernel_keys::exact_keys`]), then the pattern tables that match
+    /// (`fill_*`, or `kernels/*.cu::fill_*` against the qualified name) in the order the file
+    /// lists them. A key is used only where it applies its settings to a kernel.
+    ///
+    /// # Errors
+    /// A key that is the bare function name of several kernels (C++ overloads or template
+    /// instances), at its table, listing them by qualified name.
+    pub fn settle_kernels(&self, kernels: &mut [KernelEntry]) -> Result<Vec<String>, Error> {
         let c = &self.config;
+        kernel_keys::refuse_ambiguous(c, kernels)?;
+        let counts = kernel_keys::Counts::of(kernels);
         let mut used = std::collections::BTreeSet::new();
         for k in kernels.iter_mut() {
-            let exact = [k.qualified.as_str(), k.name.as_str()].into_iter().filter(|key| c.kernel.contains_key(*key));
-            let patterns = c
-                .kernel_patterns
-                .iter()
-                .map(String::as_str)
-                .filter(|p| config::kernel_key_matches(p, &k.name, &k.qualified));
-            let keys: Vec<&str> = exact.chain(patterns).collect();
+            let exact = kernel_keys::exact_keys(k, &counts).into_iter().filter(|key| c.kernel.contains_key(key));
+            let patterns =
+                c.kernel_patterns.iter().filter(|p| config::kernel_key_matches(p, &k.name, &k.qualified)).cloned();
+            let mut keys: Vec<String> = Vec::new();
+            for key in exact.chain(patterns) {
+                if !keys.contains(&key) {
+                    keys.push(key);
+                }
+            }
             let mut merged = KernelConfig::default();
-            for s in keys.iter().filter_map(|key| c.kernel.get(*key)) {
+            for s in keys.iter().filter_map(|key| c.kernel.get(key)) {
                 merged.max_spill_bytes = merged.max_spill_bytes.or(s.max_spill_bytes);
                 merged.dynamic_smem = merged.dynamic_smem.or(s.dynamic_smem);
                 merged.threads = merged.threads.or(s.threads);
@@ -208,11 +219,9 @@ impl Plan {
             k.host_threads = merged.threads;
             k.dynamic_smem = merged.dynamic_smem;
             k.max_spill_bytes = merged.max_spill_bytes.or(c.max_spill_bytes);
-            used.extend(keys.into_iter().map(str::to_string));
-            // A key spelled as the kernel's display name names it too (it is how `report` shows it).
-            used.insert(k.display_name.clone());
+            used.extend(keys);
         }
-        c.kernel.keys().filter(|key| !used.contains(*key)).cloned().collect()
+        Ok(c.kernel.keys().filter(|key| !used.contains(*key)).cloned().collect())
     }
 }
 

@@ -25,8 +25,9 @@ pub(crate) fn run(args: &ReportArgs) -> Result<(), Error> {
     let packages = selection.build(&arches)?;
     for p in &packages {
         for (at, w) in records::unknown_kernel_settings(&p.manifest, &p.config) {
+            // `Cargo.toml:LINE:COL`, as the other configuration messages say it.
             let at = at.map(|(line, col)| format!(":{line}:{col}")).unwrap_or_default();
-            eprintln!("warning: {}{at}: {w}", p.config.manifest_path.display());
+            eprintln!("warning: Cargo.toml{at}: {w}");
         }
     }
     let rows = records::rows(&packages, &arches)?;

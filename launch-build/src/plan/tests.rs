@@ -163,7 +163,7 @@ fn kernel_settings_by_name_qualified_name_and_pattern() {
         entry("kernels/copy.cu", "fill_u8"),
         entry("kernels/a.cu", "other"),
     ];
-    let unused = plan.settle_kernels(&mut kernels);
+    let unused = plan.settle_kernels(&mut kernels).unwrap();
     let got: Vec<_> = kernels.iter().map(|k| (k.host_threads, k.dynamic_smem, k.max_spill_bytes)).collect();
     assert_eq!(
         got,
@@ -179,18 +179,94 @@ fn kernel_settings_by_name_qualified_name_and_pattern() {
 
     let (_dir, none) = planned("arch = [\"sm_90\"]\nmax-spill-bytes = 99", &[]);
     let mut kernels = vec![entry("kernels/a.cu", "k")];
-    assert!(none.settle_kernels(&mut kernels).is_empty());
+    assert!(none.settle_kernels(&mut kernels).unwrap().is_empty());
     assert_eq!((kernels[0].host_threads, kernels[0].dynamic_smem, kernels[0].max_spill_bytes), (None, None, Some(99)));
     assert!(config::kernel_key_matches("kernels/a.cu::k", "k", "kernels/a.cu::k"));
     assert!(!config::kernel_key_matches("kernels/*.cu::k", "k", "kernels/sub/a.cu::k"));
 }
 
-/// A table keyed by a kernel's display name (as `report` shows it) is not "unused".
+/// A C++ kernel as the build records it: `symbol`, demangled `display`, in `file`.
+fn cpp(file: &str, symbol: &str, display: &str) -> KernelEntry {
+    KernelEntry { display_name: display.into(), qualified: format!("{file}::{display}"), ..entry(file, symbol) }
+}
+
+/// A table keyed by a C++ kernel's demangled name, its bare function name (one kernel has it),
+/// or `path::bare` applies its settings; none of them is "unused" without applying them.
 #[test]
-fn a_table_named_by_display_name_is_used() {
-    let (_dir, plan) = planned("arch = [\"sm_90\"]\n[package.metadata.launch.kernel.\"ns::k\"]\nthreads = 64", &[]);
-    let mut kernels = vec![KernelEntry { display_name: "ns::k".into(), ..entry("kernels/a.cu", "_ZN2ns1kEv") }];
-    assert!(plan.settle_kernels(&mut kernels).is_empty());
+fn cpp_kernels_are_named_by_demangled_and_bare_names() {
+    let (_dir, plan) = planned(
+        "arch = [\"sm_90\"]\n[package.metadata.launch.kernel.\"ns::k()\"]\nthreads = 64\n\
+         [package.metadata.launch.kernel.pack]\nthreads = 96\n\
+         [package.metadata.launch.kernel.\"kernels/b.cu::scale\"]\nthreads = 32\n\
+         [package.metadata.launch.kernel.\"scale(float*)\"]\ndynamic-smem = 8\n\
+         [package.metadata.launch.kernel.nothing]\nthreads = 1",
+        &[],
+    );
+    let mut kernels = vec![
+        cpp("kernels/a.cu", "_ZN2ns1kEv", "ns::k()"),
+        cpp("kernels/a.cu", "_Z4packPKhPhm", "pack(unsigned char const*, unsigned char*, unsigned long)"),
+        cpp("kernels/b.cu", "_Z5scalePf", "scale(float*)"),
+        cpp("kernels/c.cu", "_Z5scalePd", "scale(double*)"),
+    ];
+    let unused = plan.settle_kernels(&mut kernels).unwrap();
+    let got: Vec<_> = kernels.iter().map(|k| (k.host_threads, k.dynamic_smem)).collect();
+    assert_eq!(got, [(Some(64), None), (Some(96), None), (Some(32), Some(8)), (None, None)]);
+    assert_eq!(unused, ["nothing"]);
+}
+
+/// A bare name several kernels share (overloads, template instances) is an error at its table
+/// that lists them by qualified name; an `extern "C"` name shared by files keeps naming them all.
+#[test]
+fn an_ambiguous_bare_name_is_an_error_listing_the_kernels() {
+    let (_dir, plan) = planned("arch = [\"sm_90\"]\n[package.metadata.launch.kernel.scale]\nthreads = 32", &[]);
+    let mut kernels = vec![
+        cpp("kernels/b.cu", "_Z5scalePf", "scale(float*)"),
+        cpp("kernels/b.cu", "_Z5scalePd", "scale(double*)"),
+        cpp("kernels/c.cu", "_Z5scaleILi8EEvPi", "void scale<8>(int*)"),
+    ];
+    let e = plan.settle_kernels(&mut kernels).unwrap_err().to_string();
+    assert!(
+        e.ends_with(
+            "Cargo.toml:7:33: `package.metadata.launch.kernel.scale`: `scale` is the name of 3 kernels; write one's \
+         qualified name (or its symbol) as the key: kernels/b.cu::scale(float*); kernels/b.cu::scale(double*); \
+         kernels/c.cu::void scale<8>(int*)"
+        ),
+        "{e}"
+    );
+    assert_eq!(kernels[0].host_threads, None);
+
+    let (_dir, plan) = planned("arch = [\"sm_90\"]\n[package.metadata.launch.kernel.fill]\nthreads = 32", &[]);
+    let mut kernels = vec![entry("kernels/a.cu", "fill"), entry("kernels/b.cu", "fill")];
+    assert!(plan.settle_kernels(&mut kernels).unwrap().is_empty());
+    assert_eq!(kernels.iter().map(|k| k.host_threads).collect::<Vec<_>>(), [Some(32), Some(32)]);
+}
+
+/// The candidates a table that names no kernel is shown: at most five, closest first, each a key
+/// that names one kernel (the bare name where it is unique, else the qualified name).
+#[test]
+fn closest_keys_are_few_and_work_as_keys() {
+    let mut kernels = vec![
+        cpp(
+            "kernels/a.cu",
+            "_Z16pack_8bit_kernelPKhPhm",
+            "pack_8bit_kernel(unsigned char const*, unsigned char*, unsigned long)",
+        ),
+        cpp(
+            "kernels/a.cu",
+            "_Z16pack_4bit_kernelPKhPhm",
+            "pack_4bit_kernel(unsigned char const*, unsigned char*, unsigned long)",
+        ),
+        cpp("kernels/b.cu", "_Z5scalePf", "scale(float*)"),
+        cpp("kernels/b.cu", "_Z5scalePd", "scale(double*)"),
+    ];
+    kernels.extend((0..8).map(|i| entry("kernels/c.cu", &format!("unrelated_{i}"))));
+    assert_eq!(config::closest_kernel_keys("pack_8bit_kernl", &kernels), ["pack_8bit_kernel", "pack_4bit_kernel"]);
+    assert_eq!(
+        config::closest_kernel_keys("kernels/x.cu::scale", &kernels),
+        ["kernels/b.cu::scale(double*)", "kernels/b.cu::scale(float*)"]
+    );
+    assert_eq!(config::closest_kernel_keys("unrelated", &kernels).len(), 5);
+    assert!(config::closest_kernel_keys("zzzz", &kernels).is_empty());
 }
 
 /// The plan of `meta` over `files`, or its error as shown.
