@@ -228,7 +228,7 @@ fn settings_for_a_kernel_that_does_not_exist_are_a_warning() {
     let (n, line) = text.lines().enumerate().find(|(_, l)| l.contains("poly_evl]")).unwrap();
     let at = format!("Cargo.toml:{}:{}", n + 1, line.find("poly_evl").unwrap() + 1);
     assert!(
-        stdout.contains(&format!("warning[config]: {at}: [package.metadata.launch.kernel.poly_evl] names no kernel; its settings are unused; closest kernels, as keys: \"poly_eval\", \"poly_eval_lb256\"")),
+        stdout.contains(&format!("warning[config]: {at}: [package.metadata.launch.kernel.poly_evl] names no kernel; its settings are unused; closest kernels, as keys: \"poly_eval\"")),
         "{stdout}"
     );
 }

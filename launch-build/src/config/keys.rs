@@ -79,9 +79,12 @@ pub const KEYS: &[Key] = &[
         default: "none",
         description: "Settings of one kernel: `max-spill-bytes`, `dynamic-smem` and `threads`, below. The table's \
             name is a kernel's symbol (for a C++ kernel the mangled one, `\"_Z4fillPfi\"`), its qualified name (the \
-            path from the crate root, `::` and the demangled name: `\"kernels/a.cu::fill(float*, int)\"`) or a \
-            pattern: `*` and `?` without `::` match the symbol (`\"fill_*\"`), with `::` the qualified name; each \
-            setting comes from the qualified name's table, else the symbol's, else the first matching pattern's in \
+            path from the crate root, `::` and the demangled name: `\"kernels/a.cu::fill(float*, int)\"`), its \
+            demangled name (`\"fill(float*, int)\"`), its bare function name (`fill`, or `\"kernels/a.cu::fill\"`) \
+            when no other kernel (of the crate, or of that file) has it — one that several have is an error \
+            listing them — or a pattern: `*` and `?` without `::` match the symbol (`\"fill_*\"`), with `::` the \
+            qualified name; each setting comes from the first table that sets it: the qualified name's, \
+            `path::bare`'s, the symbol's, the demangled name's, the bare name's, then the matching patterns' in \
             the order written (the book's guide, \"Naming a kernel\", has C++ examples).",
         example: "[package.metadata.launch.kernel.\"fill_*\"]\nthreads = 128",
     },
