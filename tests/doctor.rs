@@ -136,3 +136,49 @@ fn a_crates_configuration_and_min_driver_are_read() {
     assert!(!doc.krate.unwrap().config_loads);
     assert!(doc.problems[0].what.contains("sm_9O"), "{:#?}", doc.problems);
 }
+
+/// A crate with `host` files: doctor checks the host C++ compiler the build would use (CXX, else
+/// c++) and nvcc in the crate's toolchain, as blocking problems located at the `host` entry;
+/// with both there, no such problem.
+#[test]
+fn host_files_need_a_host_compiler_and_nvcc() {
+    if crate::host_files::toolchain_13_and_cxx().is_none() {
+        return;
+    }
+    let dir = crate::host_files::host_launcher(|t| t);
+    let doctor_in = |dir: &Path, cxx: Option<&str>| {
+        let mut cmd = cargo_launch();
+        cmd.current_dir(dir).args(["launch", "doctor", "--format", "json"]);
+        if let Some(c) = cxx {
+            cmd.env("CXX", c);
+        }
+        let (code, stdout, stderr) = run(&mut cmd);
+        (code, exact(&stdout, Document::from_json), stderr)
+    };
+    let about_host =
+        |doc: &Document| doc.problems.iter().filter(|p| p.what.contains("`host` files")).cloned().collect::<Vec<_>>();
+    let (_, doc, _) = doctor_in(dir.path(), None);
+    assert!(about_host(&doc).is_empty(), "{:#?}", doc.problems);
+
+    let (code, doc, stderr) = doctor_in(dir.path(), Some("/nonexistent/c++"));
+    assert_eq!(code, 3, "{:#?}\n{stderr}", doc.problems);
+    let host = about_host(&doc);
+    assert_eq!(host.len(), 1, "{host:#?}");
+    assert!(host[0].blocking && host[0].what.contains("Cargo.toml:13:9: `saxpy.cu`"), "{host:#?}");
+    assert!(
+        host[0].what.contains("need a host C++ compiler") && host[0].what.contains("`/nonexistent/c++` does not exist"),
+        "{host:#?}"
+    );
+    assert_eq!(host[0].fix, "install g++ or clang++, or set CXX to one");
+
+    // The default 12.9 line has no nvcc.
+    let old = crate::host_files::host_launcher(|t| t.replace("toolchain = \"13.0\"\n", ""));
+    let (code, doc, _) = doctor_in(old.path(), None);
+    let host = about_host(&doc);
+    if crate::support::toolchain_root().is_dir() {
+        assert_eq!(code, 3, "{:#?}", doc.problems);
+        assert_eq!(host.len(), 1, "{host:#?}");
+        assert!(host[0].what.contains("are compiled with nvcc, and the CUDA 12.9 toolchain"), "{host:#?}");
+        assert!(host[0].fix.contains("toolchain = \"13.0\""), "{host:#?}");
+    }
+}

@@ -352,3 +352,22 @@ fn a_crate_made_by_new_ships_its_prebuilt_kernels_in_its_package() {
         assert!(shipped.contains(&format!("launch-prebuilt/{f}").as_str()), "{f} is not in the package:\n{list}");
     }
 }
+
+/// A crate with `host` files has no prebuilt form: `prebuild` (and `--verify`) refuses it as a
+/// configuration error (exit 2), located at the `host` entry and saying why, before any build
+/// or toolchain install; nothing is written.
+#[test]
+fn prebuild_refuses_a_crate_with_host_files_at_its_host_entry() {
+    let dir = crate::host_files::host_launcher(|t| t);
+    for extra in [&[][..], &["--verify"][..]] {
+        let (code, _, stderr) = prebuild(dir.path(), extra);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(
+            stderr.contains("Cargo.toml:13:9: `cargo launch prebuild` does not support crates with `host` files"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("linked with the CUDA runtime"), "{stderr}");
+        assert!(!stderr.contains("refresh them"), "{stderr}");
+    }
+    assert!(!dir.path().join("launch-prebuilt").exists());
+}

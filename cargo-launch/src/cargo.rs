@@ -80,6 +80,11 @@ impl Selection {
         }
     }
 
+    /// The `[package.metadata.launch]` of each selected package that builds kernels.
+    pub fn configs(&self) -> impl Iterator<Item = &launch_build::Config> {
+        self.packages.iter().filter_map(|p| p.config.as_ref())
+    }
+
     /// The target folder.
     pub fn target_dir(&self) -> &Path {
         &self.target_dir

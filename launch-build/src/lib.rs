@@ -107,6 +107,7 @@ pub use manifest::Manifest;
 /// exactly what the build does; not a stable API for other users.
 pub mod tooling {
     pub use crate::env::{accepted_values, Env, EnvVar, DOCUMENTED};
+    pub use crate::host::host_compiler;
     pub use crate::names::demangle;
     pub use crate::nvrtc::Nvrtc;
     pub use crate::out::write_if_changed;

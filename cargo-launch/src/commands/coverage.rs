@@ -149,7 +149,8 @@ fn describe(l: &Load) -> String {
     let virt = l.image.map(|a| a.virtual_name()).unwrap_or_default();
     let isa = l.ptx_isa.as_deref().map(|i| format!(" (ISA {i})")).unwrap_or_default();
     let at_least = l.min_driver.as_deref().map(|d| format!("; needs a driver >= {d}")).unwrap_or_default();
-    match l.outcome {
+    let host = if l.host { "host launchers: " } else { "" };
+    let what = match l.outcome {
         Outcome::Native => format!("cubin {image}"),
         Outcome::Jit => format!("PTX {virt}{isa}, JIT on first load{at_least}"),
         Outcome::JitRefused => format!(
@@ -163,7 +164,8 @@ fn describe(l: &Load) -> String {
             "nothing: no kernel image (CUDA_ERROR_NO_BINARY_FOR_GPU, 209); fix: {}",
             l.fix.as_deref().unwrap_or_default()
         ),
-    }
+    };
+    format!("{host}{what}")
 }
 
 /// `a, b, c and 4 more`.

@@ -6,6 +6,7 @@
 //! The JSON form is `launch::schema::doctor`.
 
 mod driver_check;
+mod host_check;
 mod record;
 mod toolchains;
 
@@ -30,6 +31,9 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<(), Error> {
     let needed = config.as_ref().map_or(pin::DEFAULT, |c| c.toolchain);
     let toolchains =
         pin::PINS.iter().map(|p| toolchains::check(&env, p, p.name == needed.name, &mut problems)).collect();
+    if let Some(c) = &config {
+        host_check::problems(&env, c, &mut problems);
+    }
     let cache = cache_state(&env, &mut problems);
     let driver = launch_build::tooling::driver::version().and_then(|d| {
         let v = CudaVersion::from_driver(d.version)?;

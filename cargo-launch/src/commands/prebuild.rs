@@ -24,6 +24,7 @@ const CRATES_IO_LIMIT: u64 = 10 * 1000 * 1000;
 /// Runs `cargo launch prebuild`.
 pub(crate) fn run(args: &PrebuildArgs) -> Result<(), Error> {
     let selection = Selection::of(&args.packages)?;
+    refuse_host_files(&selection)?;
     toolchain::ensure(args.no_setup, &selection)?;
     let packages = selection.build_from_source(args.verify)?;
     let mut summaries = Vec::new();
@@ -47,6 +48,23 @@ pub(crate) fn run(args: &PrebuildArgs) -> Result<(), Error> {
         return Err(Error::CheckFailed);
     }
     Ok(())
+}
+
+/// A usage error for a selected package with `host` files, located at its first entry: those
+/// are compiled by nvcc and linked with the CUDA runtime by the user's host compiler, so such a
+/// crate has no prebuilt form (checked before any build or toolchain install).
+fn refuse_host_files(selection: &Selection) -> Result<(), Error> {
+    let Some((config, first)) = selection.configs().find_map(|c| c.host.first().map(|h| (c, h))) else {
+        return Ok(());
+    };
+    Err(Error::Usage(anyhow::anyhow!(
+        "{}: `cargo launch prebuild` does not support crates with `host` files ({} lists `{}`): host files are \
+         compiled by nvcc and linked with the CUDA runtime by the host C++ compiler, so the crate always builds \
+         from source and its users need the toolchain; remove `host` to ship prebuilt kernels",
+        first.location,
+        config.package,
+        first.pattern
+    )))
 }
 
 /// The warning for a folder that alone would make the package larger than crates.io takes.

@@ -71,6 +71,15 @@ pub struct Load {
     pub fix: Option<String>,
     /// The kernels (`package: file::kernel`, tune variants as `kernel[variant]`).
     pub kernels: Vec<String>,
+    /// Whether the kernels are in `host` files: nvcc compiles those to cubins only (no PTX), so a
+    /// GPU newer than every listed arch has no image for them (`no_image`), where the embedded
+    /// module's kernels JIT from PTX. False (and left out) for other kernels.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub host: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
 }
 
 /// What a GPU does with a kernel.

@@ -24,6 +24,8 @@ pub(crate) struct Unit<'a> {
     /// The toolkit that built its cubins, and the ISA its PTX has when the manifest does not say.
     pub toolkit: Option<CudaVersion>,
     pub own_isa: Option<(u32, u32)>,
+    /// In a `host` file: nvcc's cubins only, never PTX (see `launch_build`'s host compile).
+    pub host: bool,
 }
 
 /// Every kernel and tune variant of `m`, named with `prefix`.
@@ -36,16 +38,17 @@ pub(crate) fn units<'a>(m: &'a Manifest, prefix: &str) -> Vec<Unit<'a>> {
         let Some(module) = m.modules.iter().find(|x| x.file == k.file) else { continue };
         let name = format!("{prefix}{}::{}", k.file, k.display_name);
         let built = m.arches.clone();
+        let host = m.host.iter().any(|h| h.file == k.file);
         let variants: Vec<Unit> = k
             .variants
             .iter()
             .filter_map(|v| {
                 let vm = v.module.as_ref()?;
                 let name = format!("{name}[{}]", v.name);
-                Some(Unit { name, module: vm, on: arches(&v.arches), built: built.clone(), toolkit, own_isa })
+                Some(Unit { name, module: vm, on: arches(&v.arches), built: built.clone(), toolkit, own_isa, host })
             })
             .collect();
-        out.push(Unit { name, module, on: arches(&k.arches), built, toolkit, own_isa });
+        out.push(Unit { name, module, on: arches(&k.arches), built, toolkit, own_isa, host });
         out.extend(variants);
     }
     out
@@ -64,6 +67,7 @@ pub(crate) fn predict(u: &Unit, gpu: &Target, driver: Option<CudaVersion>) -> Lo
         error: None,
         fix: None,
         kernels: Vec::new(),
+        host: u.host,
     };
     if let Some(cubin) = compat::best_cubin(u.module.cubins.iter().map(|c| c.arch).filter(has), cc) {
         let min = u.toolkit.map(compat::min_driver_for_cubin);
@@ -76,6 +80,17 @@ pub(crate) fn predict(u: &Unit, gpu: &Target, driver: Option<CudaVersion>) -> Lo
                 l.fix = Some(format!("update the driver to CUDA {min} or newer{}", linux(min)));
             }
         }
+        return l;
+    }
+    if u.host {
+        // nvcc compiles a `host` file with `-gencode arch=compute_XX,code=sm_XX` per arch: the
+        // library holds cubins only, so no PTX to JIT (whatever the module's entry holds).
+        let mut l = blank(Outcome::NoImage);
+        l.error = Some(NO_BINARY);
+        l.fix = Some(format!(
+            "add \"sm_{}{}\" to `arch` in [package.metadata.launch]: `host` files are compiled to cubins only (no PTX to JIT)",
+            cc.0, cc.1
+        ));
         return l;
     }
     let isa_of = |v: &str| compat::parse_ptx_isa(v).or(u.own_isa);
@@ -136,7 +151,8 @@ pub(crate) fn group(units: &[Unit], gpu: &Target, driver: Option<CudaVersion>) -
     for u in units {
         let l = predict(u, gpu, driver);
         let same = |o: &Load| {
-            (o.outcome, o.image, &o.ptx_isa, &o.error, &o.fix) == (l.outcome, l.image, &l.ptx_isa, &l.error, &l.fix)
+            (o.outcome, o.image, &o.ptx_isa, &o.error, &o.fix, o.host)
+                == (l.outcome, l.image, &l.ptx_isa, &l.error, &l.fix, l.host)
         };
         match out.iter_mut().find(|o| same(o)) {
             Some(o) => o.kernels.push(u.name.clone()),

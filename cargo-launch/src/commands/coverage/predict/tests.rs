@@ -34,6 +34,7 @@ fn unit<'a>(m: &'a ModuleEntry, on: &[&str]) -> Unit<'a> {
         built: vec![a("sm_80"), a("sm_90")],
         toolkit: Some("12.9".parse().unwrap()),
         own_isa: Some((8, 8)),
+        host: false,
     }
 }
 
@@ -146,4 +147,28 @@ fn a_tune_variant_refused_on_a_listed_arch_is_not_fixed_by_listing_it() {
     let every = module();
     let l = predict(&unit(&every, &[]), &lookup("T4").unwrap(), None);
     assert_eq!(l.fix.as_deref(), Some("add \"sm_75\" to `arch` in [package.metadata.launch]"));
+}
+
+#[test]
+fn host_file_kernels_have_cubins_only_so_a_newer_gpu_has_no_image_for_them() {
+    let m = module();
+    let mut launcher = unit(&m, &[]);
+    launcher.host = true;
+    // The listed arches run natively, as for any kernel.
+    assert_eq!(at(&launcher, "H200", None), (Outcome::Native, Some("sm_90".into()), None));
+    // A newer major: no PTX to JIT (nvcc wrote cubins only), where the embedded module's kernels JIT.
+    assert_eq!(at(&launcher, "B200", None), (Outcome::NoImage, None, Some(209)));
+    assert_eq!(at(&unit(&m, &[]), "B200", None).0, Outcome::Jit);
+    let l = predict(&launcher, &lookup("B200").unwrap(), None);
+    assert!(l.host, "{l:?}");
+    assert_eq!(
+        l.fix.as_deref(),
+        Some("add \"sm_100\" to `arch` in [package.metadata.launch]: `host` files are compiled to cubins only (no PTX to JIT)")
+    );
+    // Grouped apart from the embedded kernels.
+    let groups = group(&[unit(&m, &[]), launcher], &lookup("B200").unwrap(), None);
+    assert_eq!(
+        groups.iter().map(|g| (g.outcome, g.host)).collect::<Vec<_>>(),
+        [(Outcome::Jit, false), (Outcome::NoImage, true)]
+    );
 }

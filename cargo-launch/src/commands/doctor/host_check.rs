@@ -1,0 +1,41 @@
+//! What a crate with `host` files needs beyond NVRTC and ptxas: nvcc in its toolchain and a host
+//! C++ compiler, found as the build finds them (`launch_build::tooling::host_compiler`, the
+//! toolchain's `nvcc()`), so doctor and the build agree.
+
+use launch::schema::doctor::Problem;
+use launch_build::tooling::toolchain::discover_for;
+use launch_build::tooling::{host_compiler, Env};
+
+/// The blocking problems of `config`'s `host` files (none without any): the build would fail
+/// with exit 3 (or 2 for a toolchain line without nvcc) on each.
+pub(crate) fn problems(env: &Env, config: &launch_build::Config, problems: &mut Vec<Problem>) {
+    let Some(first) = config.host.first() else { return };
+    let at = format!("`host` files ({}: `{}`)", first.location, first.pattern);
+    if let Err(why) = host_compiler(env) {
+        problems.push(Problem {
+            blocking: true,
+            what: format!("{at} need a host C++ compiler (nvcc compiles their host code with it): {why}"),
+            fix: "install g++ or clang++, or set CXX to one".into(),
+        });
+    }
+    // A toolchain that is not found is the toolchain check's problem already.
+    let Ok(t) = discover_for(env, &config.toolchain) else { return };
+    if t.nvcc().is_none() {
+        let pin = config.toolchain.name;
+        let fix = if t.major().is_some_and(|m| m < 13) {
+            "set `toolchain = \"13.0\"` (its wheels include nvcc) and run `cargo launch setup --toolchain 13.0`, or \
+             point LAUNCH_TOOLCHAIN at a CUDA toolkit with nvcc"
+                .to_string()
+        } else {
+            format!("run `cargo launch setup --toolchain {pin}` again, or point LAUNCH_TOOLCHAIN at a CUDA toolkit with nvcc")
+        };
+        problems.push(Problem {
+            blocking: true,
+            what: format!(
+                "{at} are compiled with nvcc, and the CUDA {pin} toolchain ({}) has none beside ptxas",
+                t.root.display()
+            ),
+            fix,
+        });
+    }
+}
