@@ -28,7 +28,7 @@ pub const EXIT_CODES: [(u8, &str, &str); 5] = [
          `[package.metadata.launch]` (also in a package that builds with launch-build but has no table, and what only \
          the build script can judge: a tune table or `host` pattern that matches no kernel or file, a tune grid too \
          large once compiled); a documented environment variable with a bad value; a selection with no launch-build \
-         package; a baseline path that is not a regular file (also for `--bless`), or a \
+         package; `prebuild` on a crate with `host` files (not supported); a baseline path that is not a regular file (also for `--bless`), or a \
          baseline that is unreadable, not UTF-8 or damaged; a path a command writes (`init`, `new`, `--bless`, \
          `--plot`, `setup`'s cache) that cannot be written there (checked before any work: nothing is written)",
     ),
