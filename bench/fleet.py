@@ -57,6 +57,16 @@ def free_port():
         return s.getsockname()[1]
 
 
+
+def run_and_kill(f, b, server):
+    """Runs builder `b` against `server` and kills the server once the first entry has landed."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        fut = pool.submit(f.run, b, server.url())
+        while not server.objects() and not fut.done():
+            time.sleep(0.05)
+        server.kill()
+        return dict(fut.result(), objects_before_kill=len(server.objects()))
+
 class Server:
     def __init__(self, rclone, root):
         self.data = root
@@ -218,13 +228,7 @@ def main():
     # The server killed mid-build: a cold builder against a new, empty server, killed once the
     # first entry landed.
     killed = Server(f.rclone, f.tmp / "server-killed")
-    b = f.builder()
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        fut = pool.submit(f.run, b, killed.url())
-        while not killed.objects() and not fut.done():
-            time.sleep(0.05)
-        killed.kill()
-        r["server_killed_mid_build"] = dict(fut.result(), objects_before_kill=len(killed.objects()))
+    r["server_killed_mid_build"] = run_and_kill(f, f.builder(), killed)
     server.kill()
     for key in ("cold", "local_hit", "corrupt_detected", "corrupt_replaced_then", "server_killed_mid_build"):
         r[key].pop("out", None)

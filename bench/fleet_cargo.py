@@ -231,12 +231,7 @@ def eight_at_once(f, server, r, save):
 def killed(f, r):
     server = fleet.Server(f.rclone, f.tmp / "server-killed")
     b = f.builder()
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        fut = pool.submit(f.run, b, server.url())
-        while not server.objects() and not fut.done():
-            time.sleep(0.05)
-        server.kill()
-        r["server_killed_mid_build"] = dict(fut.result(), objects_before_kill=len(server.objects()))
+    r["server_killed_mid_build"] = fleet.run_and_kill(f, b, server)
     f.done_with(b)
 
 
