@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-use launch::schema::stats::BuildStats;
+use launch_schema::stats::BuildStats;
 use serde_json::Value;
 
 use crate::support::{fixture, root, run, toolchain_root, SCRUBBED};

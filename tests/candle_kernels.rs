@@ -26,10 +26,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use launch::schema::manifest::Manifest;
-use launch::schema::report::Document;
 use launch_build::tooling::Env;
 use launch_build::tooling::Tool;
+use launch_schema::manifest::Manifest;
+use launch_schema::report::Document;
 use serde_json::Value;
 
 use crate::support::{cargo_launch, root, run, toolchain_root, SCRUBBED};

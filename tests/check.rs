@@ -2,8 +2,8 @@ use std::path::Path;
 
 use predicates::str::contains;
 
-use launch::analysis::{FindingKind, Severity};
-use launch::schema::check::{BaselineState, Document, FindingRecord};
+use launch_analysis::{FindingKind, Severity};
+use launch_schema::check::{BaselineState, Document, FindingRecord};
 
 use crate::support::{cargo_launch, exact, fixture, launch_cmd, root, run, toolchain_root};
 

@@ -2,8 +2,8 @@
 //! (`OUT_DIR/launch/diagnostics.json`) become `compile` findings at their lines, in every format,
 //! and the exit code is the failed build's (4), on every run of the failure.
 
-use launch::analysis::{FindingKind, Severity};
-use launch::schema::check::Document;
+use launch_analysis::{FindingKind, Severity};
+use launch_schema::check::Document;
 
 use crate::support::{cargo_launch, fixture, run, toolchain_root};
 

@@ -1,7 +1,7 @@
 use std::path::Path;
 
-use launch::analysis::FindingKind;
-use launch::schema::{check, report};
+use launch_analysis::FindingKind;
+use launch_schema::{check, report};
 
 use crate::support::{cargo_launch, exact, fixture, root, run, toolchain_root};
 

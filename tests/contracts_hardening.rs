@@ -3,7 +3,7 @@
 //! from the PTX), compiler messages without the code the tool inserted, a source that is not
 //! UTF-8, and the quiet successes that now warn.
 
-use launch::schema::diagnostics::Diagnostics;
+use launch_schema::diagnostics::Diagnostics;
 
 use crate::support::{cargo_launch, exact, fixture, run, toolchain_root};
 

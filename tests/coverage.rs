@@ -1,4 +1,4 @@
-use launch::schema::coverage::{Document, Outcome};
+use launch_schema::coverage::{Document, Outcome};
 
 use crate::support::{cargo_launch, exact, fixture, run, toolchain_root};
 

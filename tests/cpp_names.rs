@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use launch::schema::report::Document;
+use launch_schema::report::Document;
 
 use crate::support::{cargo_launch, fixture, run};
 

@@ -6,12 +6,12 @@
 use std::path::Path;
 use std::process::Command;
 
-use launch::analysis::{analyze, HostLaunch};
-use launch::schema::diff::{Delta, Document};
-use launch::schema::report::{self, KernelId, Record, Toolchain};
 use launch::Resources;
+use launch_analysis::{analyze, HostLaunch};
 use launch_build::tooling::toolchain::{pin, pin_dir};
 use launch_build::tooling::Env;
+use launch_schema::diff::{Delta, Document};
+use launch_schema::report::{self, KernelId, Record, Toolchain};
 
 use crate::support::{cargo_launch, copy_dir, exact, fixture, root, run};
 

@@ -7,7 +7,7 @@
 use std::fs;
 use std::path::Path;
 
-use launch::schema::doctor::Document;
+use launch_schema::doctor::Document;
 
 use crate::support::{cargo_launch, exact, fixture, run, toolchain_root};
 

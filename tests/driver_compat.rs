@@ -1,6 +1,6 @@
-use launch::analysis::{FindingKind, Severity};
-use launch::schema::check::Document as CheckDoc;
-use launch::schema::report::{Document as ReportDoc, ImageKind};
+use launch_analysis::{FindingKind, Severity};
+use launch_schema::check::Document as CheckDoc;
+use launch_schema::report::{Document as ReportDoc, ImageKind};
 
 use crate::support::{cargo_launch, exact, fixture, run, toolchain_root};
 

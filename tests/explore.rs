@@ -3,8 +3,8 @@
 //! same contract compiled from source (the template's bounded builds). Every ptxas run goes
 //! through the build's kernel cache: a second run assembles nothing and prints the same bytes.
 
-use launch::schema::explore::Document;
 use launch::ContractSource;
+use launch_schema::explore::Document;
 
 use crate::support::{cargo_launch, root, run, toolchain_root};
 

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use launch::schema::stats::BuildStats;
+use launch_schema::stats::BuildStats;
 use serde_json::Value;
 
 use crate::host_files::{host_launcher, toolchain_13_and_cxx};
@@ -133,7 +133,7 @@ fn cub_kernels_are_listed_once_with_all_arches_under_the_linked_names() {
         .args(["launch", "report", "--no-setup", "--format", "json", "--manifest-path"])
         .arg(dir.path().join("Cargo.toml")));
     assert_eq!(code, 0, "report failed:\n{stderr}");
-    let doc = crate::support::exact(&stdout, launch::schema::report::Document::from_json);
+    let doc = crate::support::exact(&stdout, launch_schema::report::Document::from_json);
     let mut arches: std::collections::BTreeMap<&str, Vec<String>> = std::collections::BTreeMap::new();
     for r in &doc.records {
         arches.entry(r.kernel.name.as_str()).or_default().push(r.arch.to_string());

@@ -25,7 +25,7 @@ fn built_jobs(dir: &std::path::Path, cache: &std::path::Path, toolchain: &std::p
         .find_map(|m| m["out_dir"].as_str().map(std::path::PathBuf::from))
         .unwrap_or_else(|| panic!("no build-script-executed message:\n{stdout}"));
     let text = std::fs::read_to_string(out_dir.join("launch/build-stats.json")).expect("build-stats.json");
-    let stats = launch::schema::stats::BuildStats::from_json(&text).expect("build statistics");
+    let stats = launch_schema::stats::BuildStats::from_json(&text).expect("build statistics");
     // Device files' jobs, and host files compiled by nvcc (one run for all arches).
     let host = stats.host_jobs.iter().filter(|j| j.from == "compiled").map(|j| j.file.clone());
     let files: std::collections::BTreeSet<String> =

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeSet;
 
-use launch::schema::manifest::Manifest;
-use launch::schema::report::Document;
+use launch_schema::manifest::Manifest;
+use launch_schema::report::Document;
 
 use crate::real_kernels_naming::{cargo, find_manifest};
 use crate::support::{cargo_launch, exact, fixture, run, toolchain_root};

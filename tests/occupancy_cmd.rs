@@ -1,11 +1,11 @@
 //! `cargo launch occupancy` through the real binary: the seed article's numbers, the JSON
-//! documents (read into `launch::schema::occupancy`'s types, the ones the command writes), the
+//! documents (read into `launch_schema::occupancy`'s types, the ones the command writes), the
 //! marked point of the sweeps, the SVG plot, and exit code 2 for every bad input.
 
-use launch::analysis::LaunchFailure;
 use launch::occupancy::Limiter;
-use launch::schema::occupancy::{Detail, Point, Sweep, Variable};
-use launch::schema::ReadError;
+use launch_analysis::LaunchFailure;
+use launch_schema::occupancy::{Detail, Point, Sweep, Variable};
+use launch_schema::ReadError;
 use serde::Serialize;
 
 use crate::support::{cargo_launch, exact, run};

@@ -10,8 +10,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use launch::schema::prebuilt::{Record, Summary};
-use launch::schema::stats::BuildStats;
+use launch_schema::prebuilt::{Record, Summary};
+use launch_schema::stats::BuildStats;
 use serde_json::Value;
 
 use crate::support::{cargo_launch, copy_dir, fixture, root, run, toolchain_root, SCRUBBED};

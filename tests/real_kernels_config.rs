@@ -1,7 +1,7 @@
 //! Issue 10, items 2, 3 and 9 through the real binary: compiler flags in nvcc's spellings,
 //! `exclude`, per-file settings, host files, and the include folders `LAUNCH_BUILD_DEBUG` shows.
 
-use launch::schema::report::Document;
+use launch_schema::report::Document;
 
 use crate::support::{cargo_launch, fixture, run, toolchain_root};
 

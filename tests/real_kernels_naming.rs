@@ -5,8 +5,8 @@
 
 use std::process::Command;
 
-use launch::schema::manifest::{Manifest, Origin};
-use launch::schema::report::Document;
+use launch_schema::manifest::{Manifest, Origin};
+use launch_schema::report::Document;
 
 use crate::support::{cargo_launch, exact, fixture, root, run, toolchain_root, SCRUBBED};
 

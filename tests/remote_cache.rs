@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use launch::schema::stats::BuildStats;
+use launch_schema::stats::BuildStats;
 use serde_json::Value;
 
 use crate::support::{fixture, root, run, toolchain_root, SCRUBBED};

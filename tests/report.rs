@@ -1,7 +1,7 @@
-use launch::analysis::{LaunchFailure, Note, ThreadsFrom};
 use launch::occupancy::Limiter;
-use launch::schema::report::{Document, Record};
 use launch::ContractSource;
+use launch_analysis::{LaunchFailure, Note, ThreadsFrom};
+use launch_schema::report::{Document, Record};
 
 use crate::support::{cargo_launch, exact, fixture, root, run, toolchain_root};
 
@@ -104,7 +104,7 @@ fn template_json_report_has_the_documented_schema_and_ptxas_numbers() {
     // The cliff per record: 128 registers fit a second block of 256 threads; at full occupancy
     // (the 1024 × 2 build) there is none.
     let next = |name: &str| records.iter().find(|r| r.kernel.name == name).unwrap().next_block;
-    let two = launch::analysis::NextBlock { registers: 128, active_blocks: 2, percent: 25.0 };
+    let two = launch_analysis::NextBlock { registers: 128, active_blocks: 2, percent: 25.0 };
     assert_eq!((next("poly_eval"), next("poly_eval_lb256")), (Some(two), Some(two)));
     assert_eq!(next("poly_eval_lb1024x2"), None);
 }

@@ -20,7 +20,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use launch::schema::stats::BuildStats;
+use launch_schema::stats::BuildStats;
 use serde::Deserialize;
 
 use crate::remote_cache::{rclone, Kind, Server, KEY_ID, SECRET};

@@ -11,10 +11,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use launch::schema::report::{Document, Record};
 use launch::Arch;
 use launch_build::tooling::lineinfo::{nvdisasm, Recompiler};
 use launch_build::tooling::{Env, Tool};
+use launch_schema::report::{Document, Record};
 
 use crate::support::{cargo_launch, exact, root, run, toolchain_root};
 

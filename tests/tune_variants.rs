@@ -7,11 +7,11 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use launch::schema::check::Document as CheckDocument;
-use launch::schema::manifest::Manifest;
-use launch::schema::stats::BuildStats;
 use launch::{Arch, Contract, ContractSource};
 use launch_build::tooling::{toolchain, variants, Env};
+use launch_schema::check::Document as CheckDocument;
+use launch_schema::manifest::Manifest;
+use launch_schema::stats::BuildStats;
 use serde_json::Value;
 
 use crate::support::{cargo_build, cargo_launch, fixture, run, toolchain_root};

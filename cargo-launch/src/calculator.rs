@@ -1,12 +1,12 @@
 //! NVIDIA's Occupancy Calculator for a hypothetical kernel: the inputs of `cargo launch
 //! occupancy` checked against the arch, evaluated at one point or swept over one input. Every
 //! number comes from `launch::occupancy` (the port of `cuda_occupancy.h`); this module only
-//! chooses the inputs. The answers are the occupancy JSON's types (`launch::schema::occupancy`).
+//! chooses the inputs. The answers are the occupancy JSON's types (`launch_schema::occupancy`).
 
-use launch::analysis::LaunchFailure;
 use launch::occupancy::{self, Carveout, DeviceLimits, FunctionAttrs, Occupancy, UNLIMITED};
-use launch::schema::occupancy::{self as occupancy_doc, BlockLimits, Detail, Point, Sweep, Variable};
-use launch::schema::report::Explained;
+use launch_analysis::LaunchFailure;
+use launch_schema::occupancy::{self as occupancy_doc, BlockLimits, Detail, Point, Sweep, Variable};
+use launch_schema::report::Explained;
 
 use crate::cli::OccupancyArgs;
 use crate::error::Error;

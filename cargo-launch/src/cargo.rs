@@ -354,7 +354,7 @@ fn run_id() -> String {
 /// one) of this run and this checkout of the package (copies of one package can share a target
 /// folder, and a failed build leaves its document until the next success).
 fn failure(target: &Path, p: &SelectedPackage, run: &str) -> Option<BuildFailure> {
-    use launch::schema::diagnostics::Diagnostics;
+    use launch_schema::diagnostics::Diagnostics;
     let root = p.manifest_path.parent().unwrap_or(Path::new(".")).to_path_buf();
     let same_root = |r: &str| std::fs::canonicalize(r).ok() == std::fs::canonicalize(&root).ok();
     let prefix = format!("{}-", p.name);

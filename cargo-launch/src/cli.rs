@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use launch::occupancy::Carveout;
 use launch::quantity::Quantity;
-use launch::schema::occupancy::Variable;
 use launch::Arch;
 use launch_build::tooling::toolchain::{pin, Pin};
+use launch_schema::occupancy::Variable;
 
 use crate::error::{self, Error};
 use crate::select;
@@ -105,7 +105,7 @@ pub struct DoctorArgs {
 /// `cargo launch coverage`.
 #[derive(Args, Debug)]
 #[command(after_help = "\
-For each GPU (a name from launch's table, launch::gpus, or an arch such as sm_86 for its compute
+For each GPU (a name from cargo-launch's table of GPUs, or an arch such as sm_86 for its compute
 capability), what the driver loads of each kernel: a cubin (same compute-capability major, same or
 older minor: sm_80's runs on 8.6 and 8.9, not 9.0; `a` cubins only on their own chip), else the
 lowest PTX that runs there, which the driver JIT-compiles on first load (and refuses with error 222
@@ -145,7 +145,7 @@ pub enum DiffFormat {
     /// For people.
     #[default]
     Text,
-    /// One JSON document on stdout (`launch::schema::diff::Document`), for tools.
+    /// One JSON document on stdout (`launch_schema::diff::Document`), for tools.
     Json,
     /// A pull-request comment: a summary table and the details collapsed, under 60 KB.
     Markdown,

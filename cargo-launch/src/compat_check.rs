@@ -2,11 +2,11 @@
 //! findings (nothing for a listed arch loads on `min-driver`; a newer GPU would find no PTX that
 //! driver JITs) and `report`'s line of which driver each embedded image needs.
 
-use launch::analysis::{Detail, Finding, FindingKind, Location, Severity};
 use launch::compat::{self, CudaVersion};
-use launch::schema::manifest::{Manifest, ModuleEntry};
-use launch::schema::report::{DriverNeed, ImageKind};
 use launch::{Arch, Variant};
+use launch_analysis::{Detail, Finding, FindingKind, Location, Severity};
+use launch_schema::manifest::{Manifest, ModuleEntry};
+use launch_schema::report::{DriverNeed, ImageKind};
 
 use crate::records::PackageKernels;
 

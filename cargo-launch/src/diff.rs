@@ -1,4 +1,4 @@
-//! Two sides' report records (`launch::schema::report::Record`, as `report --format json` writes
+//! Two sides' report records (`launch_schema::report::Record`, as `report --format json` writes
 //! them) compared per kernel × arch: the kernels paired by package, file and symbol name (a
 //! symbol whose file moved is paired as moved; a kernel removed and one added at the same place
 //! are listed as renamed, never compared), and each pair's changes sorted by impact. No
@@ -7,11 +7,11 @@
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
-use launch::schema::diff::{
+use launch::Arch;
+use launch_schema::diff::{
     ArchOnly, Change, Delta, Document, Kernel, LaunchChange, Moved, OccupancyDelta, Renamed, Side, Totals, VERSION,
 };
-use launch::schema::report::Record;
-use launch::Arch;
+use launch_schema::report::Record;
 
 /// A kernel's identity on one side: package, file, symbol.
 type Key = (String, String, String);

@@ -116,7 +116,7 @@ pub struct BuildFailure {
     /// Its root folder (the diagnostics' files are relative to it).
     pub root: std::path::PathBuf,
     /// The errors, in the order the build met them.
-    pub diagnostics: Vec<launch::schema::diagnostics::Diagnostic>,
+    pub diagnostics: Vec<launch_schema::diagnostics::Diagnostic>,
     /// The kind of the build script's error, as it recorded it (`None`: a document without one).
     pub kind: Option<launch_build::error::ErrorKind>,
 }

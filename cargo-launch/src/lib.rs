@@ -26,6 +26,7 @@ mod compat_check;
 mod destination;
 mod diff;
 mod error;
+mod gpus;
 mod output;
 mod package_rules;
 mod records;

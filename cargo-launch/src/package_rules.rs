@@ -1,5 +1,5 @@
 //! The rules about packages rather than one kernel on one arch, which `cargo launch check` adds to
-//! the kernel rules of `launch::analysis`: an arch the toolchain cannot target, the errors of a
+//! the kernel rules of `launch_analysis`: an arch the toolchain cannot target, the errors of a
 //! build that failed, tune variants the build refused for an arch, kernel settings that name no
 //! kernel, a package with nothing to check, the baseline file's own problems (an old format,
 //! records nothing built) and the driver (`compat_check`). Each takes what the check found and
@@ -7,9 +7,9 @@
 
 use std::collections::BTreeSet;
 
-use launch::analysis::{Detail, Finding, FindingKind, Location, Severity};
-use launch::schema::report::KernelId;
 use launch::Arch;
+use launch_analysis::{Detail, Finding, FindingKind, Location, Severity};
+use launch_schema::report::KernelId;
 
 use crate::baseline;
 use crate::error::BuildFailure;
@@ -213,7 +213,7 @@ pub fn unchecked(p: &PackageKernels, arches: &[Arch], checked: usize) -> Option<
 
 /// Why kernel `k` has no record on `wanted`: the file table whose `arch` leaves them out, else
 /// the manifest's reason (absent from the PTX), else the arches it is built for.
-fn why_unchecked(p: &PackageKernels, k: &launch::schema::manifest::KernelEntry, wanted: &[Arch]) -> String {
+fn why_unchecked(p: &PackageKernels, k: &launch_schema::manifest::KernelEntry, wanted: &[Arch]) -> String {
     let built: Vec<String> = k.arches.iter().map(|a| a.arch.to_string()).collect();
     let on = if built.is_empty() { "no arch".to_string() } else { built.join(", ") };
     let dir = format!("{}/", p.config.kernel_dir.display());
@@ -305,7 +305,7 @@ mod tests {
     use std::collections::BTreeMap;
     use std::path::PathBuf;
 
-    use launch::schema::diagnostics::Diagnostic;
+    use launch_schema::diagnostics::Diagnostic;
 
     use super::*;
     use crate::records::testing;

@@ -1,13 +1,13 @@
 //! From the packages cargo built to analysed kernels: each kernel × arch of each manifest, with
 //! the host launch and spill budget its `[package.metadata.launch.kernel."…"]` settings give (as
-//! the build resolved them into the manifest), analysed by `launch::analysis`. No arithmetic
+//! the build resolved them into the manifest), analysed by `launch_analysis`. No arithmetic
 //! here, and no reading of the configuration: the numbers come from the manifest alone.
 
-use launch::analysis::{self, KernelReport};
-use launch::schema::report::KernelId;
 use launch::Arch;
+use launch_analysis::{self as analysis, KernelReport};
 use launch_build::manifest::KernelEntry;
 use launch_build::Manifest;
+use launch_schema::report::KernelId;
 
 use crate::error::Error;
 

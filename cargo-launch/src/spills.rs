@@ -17,10 +17,10 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context};
-use launch::schema::report::SpillsByLine;
 use launch::Arch;
 use launch_build::tooling::lineinfo::{nvdisasm, Recompiler};
 use launch_build::tooling::Env;
+use launch_schema::report::SpillsByLine;
 use sha2::{Digest, Sha256};
 
 use crate::error::Error;
@@ -154,7 +154,7 @@ pub fn block(out: &mut impl Write, r: &Row, s: &SpillsByLine) -> io::Result<()> 
     let place: Vec<String> = shown.iter().map(|l| format!("{}:{}", l.file, l.line)).collect();
     let width = place.iter().map(|p| p.chars().count()).max().unwrap_or(0);
     let num = |n: u32| n.to_string().len();
-    let bytes = |c: &launch::schema::report::SpillCount| c.store_bytes + c.load_bytes;
+    let bytes = |c: &launch_schema::report::SpillCount| c.store_bytes + c.load_bytes;
     let (ws, wl, wb) = shown.iter().fold((0, 0, 0), |(a, b, c), l| {
         (a.max(num(l.count.stores)), b.max(num(l.count.loads)), c.max(num(bytes(&l.count))))
     });

@@ -1,12 +1,12 @@
 //! Small text helpers shared by the commands and renderers: kernel names, grouped numbers, and
 //! the phrases more than one output says.
 
-use launch::analysis::NextBlock;
 use launch::Contract;
+use launch_analysis::NextBlock;
 
 // The arithmetic's sentences live in the runtime crate, so the checked launch (`launch::cuda`)
 // says exactly what `cargo launch check` says; numbers are grouped the same way everywhere.
-pub use launch::analysis::group;
+pub use launch_analysis::group;
 
 /// `1234567` → `1,234,567` (a count; the same grouping as [`group`]).
 pub fn thousands(n: usize) -> String {

@@ -1,5 +1,5 @@
 //! The build statistics, `OUT_DIR/launch/build-stats.json` (layout:
-//! [`launch::schema::stats`]): how many jobs compiled and how many came from the cache, which
+//! [`launch_schema::stats`]): how many jobs compiled and how many came from the cache, which
 //! ones compiled and how long each compiler took, the most jobs that ran at once and the build
 //! script's peak resident memory. Written only when the whole build succeeded ([`write`]);
 //! `LAUNCH_BUILD_DEBUG=1` also prints a summary ([`print_summary`]).
@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub use launch::schema::stats::{BuildStats, CachedJob, CompiledJob, HostJob, PrebuiltUse, VERSION};
 use launch::Arch;
+pub use launch_schema::stats::{BuildStats, CachedJob, CompiledJob, HostJob, PrebuiltUse, VERSION};
 
 use crate::cargo_directives;
 use crate::compile::JobTiming;
@@ -141,7 +141,7 @@ pub fn add_remote(stats: &mut BuildStats, remote: Option<&crate::cache::Remote>,
     stats.remote_jobs = jobs;
     stats.remote = remote.map(|r| {
         let used = r.usage();
-        launch::schema::stats::RemoteCacheUse {
+        launch_schema::stats::RemoteCacheUse {
             url: r.config().url.to_string(),
             read_only: r.config().mode == crate::cache::remote::Mode::ReadOnly,
             entries_read: used.hits,
@@ -190,7 +190,7 @@ mod tests {
         let mut stats = counts(6, 1, 0, Some(PathBuf::from("/c/kernels")), &Tokens::Serial, 1);
         assert!(!summary(&stats).contains("remote"), "{}", summary(&stats));
         stats.remote_hits = 3;
-        stats.remote = Some(launch::schema::stats::RemoteCacheUse {
+        stats.remote = Some(launch_schema::stats::RemoteCacheUse {
             url: "s3://b/p".into(),
             read_only: false,
             entries_read: 3,
@@ -214,7 +214,7 @@ mod tests {
     }
 
     /// The field names are the file's layout: renaming one is a new `VERSION` (see
-    /// `launch::schema`), so they are pinned here, where the file is written.
+    /// `launch_schema`), so they are pinned here, where the file is written.
     #[test]
     fn the_file_has_todays_fields_and_reads_back_into_the_shared_type() {
         let mut stats = counts(3, 2, 1, Some(PathBuf::from("/c/kernels")), &Tokens::Serial, 1);

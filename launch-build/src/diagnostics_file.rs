@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use launch::schema::diagnostics::{self, Diagnostics};
+use launch_schema::diagnostics::{self, Diagnostics};
 
 use crate::error::{Error, DIAGNOSTICS_FILE};
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 // `ErrorKind`: what kind of failure an `Error` is (`Error::kind`), the type a failed build's
 // diagnostics document records it with.
-pub use launch::schema::diagnostics::{Diagnostic, ErrorKind, Severity};
+pub use launch_schema::diagnostics::{Diagnostic, ErrorKind, Severity};
 
 mod diagnostics;
 mod kind;

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! launch-prebuilt/
-//!   prebuilt.json     the record (launch::schema::prebuilt::Record): key, inputs, files
+//!   prebuilt.json     the record (launch_schema::prebuilt::Record): key, inputs, files
 //!   manifest.json     the build's manifest, its toolchain described without the machine's paths
 //!   cubin/ ptx/ variants/   every file the manifest embeds, by the same paths as OUT_DIR/launch
 //! ```
@@ -37,7 +37,7 @@ pub use crate::env::PrebuiltMode as Mode;
 pub(crate) use fingerprint::of_plan;
 pub use fingerprint::{Fingerprint, METADATA_INPUT};
 pub use folder::{changes, contents, read_files, read_record, write_folder, Contents};
-pub use launch::schema::prebuilt::Record;
+pub use launch_schema::prebuilt::Record;
 
 use crate::config::Config;
 use crate::error::Error;

@@ -1,9 +1,13 @@
 //! Runtime side of cargo-launch: the kernels a crate's build embedded (`launch::Kernel`, with
 //! each one's launch contract and its `ptxas -v` resources per arch), the exact occupancy model
-//! (`occupancy`), the analysis `cargo launch` runs on them (`analysis`), the driver
-//! compatibility table (`compat`) and, with feature `cudarc`, loading and contract-checked
-//! launching on a GPU (`cuda`), so that "too many resources requested for launch" (error 701)
-//! is refused with the arithmetic before the driver sees the launch.
+//! (`occupancy`), why a launch cannot run (`failure`), the driver compatibility table (`compat`)
+//! and, with feature `cudarc`, loading and contract-checked launching on a GPU (`cuda`), so that
+//! "too many resources requested for launch" (error 701) is refused with the arithmetic before
+//! the driver sees the launch.
+//!
+//! This is the crate a user's binary links, and it holds only what runs there: the static
+//! analysis `cargo launch` runs on the same numbers is the crate `launch-analysis`, the JSON
+//! documents the tools write are `launch-schema`.
 //!
 //! A crate whose `build.rs` is `fn main() { launch_build::build() }` includes its kernels with one
 //! line, `launch::include_kernels!();`, which gives one static per kernel
@@ -31,10 +35,10 @@
 //! * `cudarc`: module `cuda` — load the embedded cubins (or the PTX, JIT-compiled by the driver) and
 //!   launch them with the contract checked, and the tuner. cudarc loads the driver dynamically: a
 //!   binary built with it starts on machines without a GPU and reports the absence as an error.
-//! * `serde`: module `schema` — the serde types of every JSON document the tools write (manifest,
-//!   report, check, ...); used by launch-build and cargo-launch, never needed by a user's binary.
-//! * `json-schema` (implies `serde`): `schemars::JsonSchema` on every type of `schema`, for a JSON
-//!   Schema of each document (the committed ones, under `docs/src/schemas/`, are generated so).
+//! * `serde`: serde's traits on the shared types (`Arch`, `Contract`, `Resources`, `LaunchFailure`,
+//!   the occupancy limiters) that launch-schema's documents carry; never needed by a user's binary.
+//! * `json-schema` (implies `serde`): `schemars::JsonSchema` on the same types, for the JSON
+//!   Schemas of those documents.
 //! * `remote-store`: the S3 and WebDAV stores of module `remote` (OpenDAL), through which the tune
 //!   cache (`LAUNCH_TUNE_CACHE_REMOTE=s3://…`) and launch-build's kernel cache share entries across
 //!   a fleet. Without it `remote` has the `file://` store only, and no dependency.
@@ -45,18 +49,15 @@
 // Tests may be long tables of cases; the 100-line limit is for the code they test.
 #![cfg_attr(test, allow(clippy::too_many_lines))]
 
-pub mod analysis;
 pub mod arch;
 pub mod compat;
 #[cfg(feature = "cudarc")]
 pub mod cuda;
-pub mod gpus;
+pub mod failure;
 pub mod kernel;
 pub mod occupancy;
 pub mod quantity;
 pub mod remote;
-#[cfg(feature = "serde")]
-pub mod schema;
 #[cfg(test)]
 mod test_dir;
 pub mod tune;

@@ -20,9 +20,9 @@ use std::process::ExitCode;
 
 mod tuned;
 
-use launch::analysis::group;
 use launch::cuda::cudarc::driver::{sys, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use launch::cuda::{Device, LoadedKernel};
+use launch::failure::group;
 use launch_template::{fresh_seed, poly_eval_cpu, SplitMix64, KERNELS, POLY_EVAL};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;

@@ -43,7 +43,7 @@ pub fn diff(expected: &[String], actual: &[String]) -> String {
 }
 
 /// The crates whose API is listed.
-const LIBRARIES: [&str; 2] = ["launch", "launch-build"];
+const LIBRARIES: [&str; 4] = ["launch", "launch-analysis", "launch-schema", "launch-build"];
 
 /// How to accept a deliberate change.
 const BLESS: &str = "LAUNCH_BLESS_API=1 cargo test -p launch-tests --test architecture public_api";
@@ -83,14 +83,15 @@ fn the_public_api_is_the_committed_one() {
 fn the_listing_holds_each_kind_of_item() {
     let launch = listing(&crate::crate_dir("launch"), "launch").unwrap();
     let build = listing(&crate::crate_dir("launch-build"), "launch-build").unwrap();
+    let schema = listing(&crate::crate_dir("launch-schema"), "launch-schema").unwrap();
     let expected = [
         (&launch, "launch::cuda  #[cfg(feature = \"cudarc\")] pub mod cuda"),
         (&launch, "launch::include_kernels  macro_rules! include_kernels"),
         (&launch, "launch::tune::TuneKey::problem  pub problem: String"),
         (&launch, "launch::cuda::check_launch  pub fn check_launch(kernel: &str, arch: &str, dev: &DeviceInfo, contract: Option<&Contract>, func: &FunctionInfo, cfg: &LaunchConfig) -> Result<Approval, LaunchError>"),
         (&build, "launch_build::tooling::Env::flag  pub fn flag(&self, name: &str) -> Result<bool, Error>"),
-        (&build, "launch_build::error  pub use launch::schema::diagnostics::{Diagnostic, ErrorKind, Severity}"),
-        (&launch, "launch::schema::diagnostics::ErrorKind::Toolchain  variant Toolchain"),
+        (&build, "launch_build::error  pub use launch_schema::diagnostics::{Diagnostic, ErrorKind, Severity}"),
+        (&schema, "launch_schema::diagnostics::ErrorKind::Toolchain  variant Toolchain"),
     ];
     for (lines, line) in expected {
         assert!(lines.iter().any(|l| l == line), "`{line}` is not in the listing:\n{}", lines.join("\n"));

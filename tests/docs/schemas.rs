@@ -1,5 +1,5 @@
 //! Issue 22 item 5: a JSON Schema per document under docs/src/schemas/, generated from the Rust
-//! types that write and read the documents (`launch::schema`, feature `json-schema`), and the page
+//! types that write and read the documents (`launch_schema`, feature `json-schema`), and the page
 //! docs/src/reference/json.md that lists them, both compared to what the types generate (written
 //! instead with `LAUNCH_BLESS_DOCS=1`); `real` validates documents that the real binary and build
 //! script write against the committed schemas.
@@ -67,11 +67,11 @@ fn the_schemas_and_the_json_page_are_generated_from_the_types() {
     assert!(wrong.is_empty(), "{}\nregenerate with `{BLESS}` and commit the result", wrong.join("\n"));
 }
 
-/// Every module of launch::schema that has a `VERSION` is a document of the page (a new document
+/// Every module of launch_schema that has a `VERSION` is a document of the page (a new document
 /// cannot go without its schema), and each schema states its version three ways.
 #[test]
 fn every_document_module_has_a_schema_that_names_its_version() {
-    let dir = support::root().join("launch/src/schema");
+    let dir = support::root().join("launch-schema/src");
     let docs = documents();
     for e in std::fs::read_dir(&dir).unwrap() {
         let path = e.unwrap().path();
@@ -79,7 +79,7 @@ fn every_document_module_has_a_schema_that_names_its_version() {
         if !text.contains("pub const VERSION: u32") {
             continue;
         }
-        let module = format!("launch::schema::{}::", stem(&path));
+        let module = format!("launch_schema::{}::", stem(&path));
         assert!(
             docs.iter().any(|d| d.types.iter().any(|t| t.starts_with(&module))),
             "{} has a VERSION but no document of tests/docs/schemas/catalog.rs is one of its types",

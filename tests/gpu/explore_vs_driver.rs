@@ -7,7 +7,7 @@
 //! makes that a failure, as for a missing GPU). Spill stores and loads have no driver attribute:
 //! what the driver sees of them is the local memory, `LOCAL_SIZE_BYTES`, which is the stack frame.
 
-use launch::schema::explore::Document;
+use launch_schema::explore::Document;
 
 use crate::{device, require_gpu, say};
 

@@ -110,7 +110,7 @@ pub fn copy_dir(from: &Path, to: &Path) {
 /// and checked to hold exactly that type's fields: written back, it is the JSON read, so a field
 /// the schema does not know (or one it lost) fails the test. For the tests that pin a
 /// document's shape; the others call `from_json` alone.
-pub fn exact<T: serde::Serialize>(text: &str, read: impl FnOnce(&str) -> Result<T, launch::schema::ReadError>) -> T {
+pub fn exact<T: serde::Serialize>(text: &str, read: impl FnOnce(&str) -> Result<T, launch_schema::ReadError>) -> T {
     let raw: serde_json::Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"));
     let doc = read(text).unwrap_or_else(|e| panic!("not the schema's document ({e}):\n{text}"));
     assert_eq!(serde_json::to_value(&doc).expect("serialises"), raw, "fields the schema does not know:\n{text}");

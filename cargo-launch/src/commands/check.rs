@@ -2,7 +2,7 @@
 //! fails where a launch would fail (error 701), where spills exceed the budget, where resources
 //! regressed against the committed baseline, or where the toolchain cannot target an arch.
 //!
-//! The rules are elsewhere: about one kernel on one arch in `launch::analysis`, about packages in
+//! The rules are elsewhere: about one kernel on one arch in `launch_analysis`, about packages in
 //! `package_rules`; here the packages, records and baseline files are mapped to them, and
 //! `check_render` prints what they found.
 
@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use launch::analysis::{self, Detail, Finding, FindingKind, Location, Severity};
-use launch::schema::check::{BaselineState, BaselineUse};
 use launch::Arch;
+use launch_analysis::{self as analysis, Detail, Finding, FindingKind, Location, Severity};
 use launch_build::tooling::toolchain::Pin;
+use launch_schema::check::{BaselineState, BaselineUse};
 
 use crate::baseline::{self, Baseline};
 use crate::cargo::{self, Selection};
@@ -263,7 +263,7 @@ fn at_kernel(p: &PackageKernels, r: &Row, (severity, kind, detail): (Severity, F
     }
 }
 
-/// The kernel rules (`launch::analysis`) for package `p`: each of its kernels on each arch of
+/// The kernel rules (`launch_analysis`) for package `p`: each of its kernels on each arch of
 /// `recs` (spill findings at the top spill line with `--spills`), then each of its tune variants
 /// under its kernel's settings.
 fn kernel_rules(
@@ -325,14 +325,14 @@ fn at_spill_line(mut found: Vec<Finding>, p: &PackageKernels, r: &Row, lines: Op
     found
 }
 
-/// The launch, spill and contract rules (`launch::analysis::kernel_findings`) for one kernel (or
+/// The launch, spill and contract rules (`launch_analysis::kernel_findings`) for one kernel (or
 /// tune variant) on one arch, under its spill budget (a variant's is its kernel's).
 fn row_findings(p: &PackageKernels, r: &Row) -> Vec<Finding> {
     analysis::kernel_findings(&r.report, r.spill_budget).into_iter().map(|rule| at_kernel(p, r, rule)).collect()
 }
 
 /// What the baseline `old` (at `path`) says of the records `recs` of `p`: its format when old,
-/// each record's regressions or absence (`launch::analysis::baseline_finding`), and its records
+/// each record's regressions or absence (`launch_analysis::baseline_finding`), and its records
 /// of a `checked` arch that no kernel produced. A v1/v2 baseline is matched by display name.
 fn compare(p: &PackageKernels, recs: &[&Row], old: &baseline::Parsed, path: &Path, checked: &[String]) -> Vec<Finding> {
     let at = |line| baseline_location(p, path, line);

@@ -2,19 +2,19 @@
 //! through the driver's JIT (and whether a given driver takes its ISA), or nothing — per kernel
 //! where they differ; the bytes each arch costs; the smallest arch list for those GPUs. Builds the
 //! crate as `report` does; the rule is `launch::compat`'s, the one `launch::cuda` loads by. The
-//! JSON form is `launch::schema::coverage`.
+//! JSON form is `launch_schema::coverage`.
 
 mod predict;
 
 use std::io::Write;
 
+use crate::gpus::{self, Target};
 use anyhow::Context;
 use launch::compat::CudaVersion;
-use launch::gpus::{self, Target};
-use launch::schema::coverage::{ArchSize, Document, GpuCoverage, Load, Outcome, Suggestion};
-use launch::schema::report::Toolchain;
 use launch::Arch;
 use launch_build::tooling::cache::format_size;
+use launch_schema::coverage::{ArchSize, Document, GpuCoverage, Load, Outcome, Suggestion};
+use launch_schema::report::Toolchain;
 
 use crate::cargo::Selection;
 use crate::cli::{CoverageArgs, Format};
@@ -75,7 +75,7 @@ fn document(packages: &[PackageKernels], targets: &[Target], driver: Option<Cuda
     let jit = gpus.iter().any(|g| g.loads.iter().any(|l| matches!(l.outcome, Outcome::Jit | Outcome::JitRefused)));
     let t = packages.first().map(|p| &p.manifest.toolchain);
     Document {
-        schema: launch::schema::coverage::VERSION,
+        schema: launch_schema::coverage::VERSION,
         toolchain: t.map(|t| Toolchain { nvrtc: t.nvrtc.clone(), ptxas: t.ptxas.clone() }),
         driver: driver.map(|d| d.to_string()),
         gpus,

@@ -1,5 +1,5 @@
 //! `cargo launch diff`: two sides' report records compared per kernel × arch (`crate::diff`),
-//! rendered as text, JSON (`launch::schema::diff`) or markdown. A side is a build with a pinned
+//! rendered as text, JSON (`launch_schema::diff`) or markdown. A side is a build with a pinned
 //! toolchain (`--toolchain OLD..NEW`), the crate at a git revision built in a temporary worktree
 //! (`--rev REV`, against the working tree), or a `report --format json` file.
 
@@ -7,11 +7,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use launch::schema::diff::Side;
-use launch::schema::report::{Document as Report, Record, Toolchain};
 use launch::Arch;
 use launch_build::tooling::toolchain::Pin;
 use launch_build::tooling::Tool;
+use launch_schema::diff::Side;
+use launch_schema::report::{Document as Report, Record, Toolchain};
 
 use crate::cargo::Selection;
 use crate::cli::{DiffArgs, DiffFormat, PackageArgs};

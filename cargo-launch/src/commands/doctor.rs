@@ -3,7 +3,7 @@
 //! ptxas, nvdisasm, CCCL), the documented environment variables that are set, the cache folder,
 //! the GPU driver when one loads, and the crate's configuration when run in one. Every problem
 //! with its fix; exit 0 when healthy, 3 when a toolchain problem blocks builds, 1 for the others.
-//! The JSON form is `launch::schema::doctor`.
+//! The JSON form is `launch_schema::doctor`.
 
 mod driver_check;
 mod host_check;
@@ -15,10 +15,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use launch::compat::CudaVersion;
-use launch::schema::doctor::{CacheState, CrateState, Document, DriverState, Problem, Variable};
 use launch_build::tooling::cache::{format_size, usage};
 use launch_build::tooling::toolchain::{cache_dir, pin};
 use launch_build::tooling::{Env, DOCUMENTED};
+use launch_schema::doctor::{CacheState, CrateState, Document, DriverState, Problem, Variable};
 
 use crate::cli::{DoctorArgs, Format};
 use crate::error::Error;
@@ -44,7 +44,7 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<(), Error> {
     // Blocking first, each group in the order found.
     problems.sort_by_key(|p| !p.blocking);
     let doc = Document {
-        schema: launch::schema::doctor::VERSION,
+        schema: launch_schema::doctor::VERSION,
         healthy: problems.is_empty(),
         blocking: problems.iter().any(|p| p.blocking),
         toolchains,

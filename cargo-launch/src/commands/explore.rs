@@ -3,19 +3,19 @@
 //! new NVRTC run), each contract is written into the kernel's PTX entry and assembled by ptxas
 //! (launch-build's `tooling::variants`, through the build's kernel cache: a second run assembles
 //! nothing; stderr says how many came from it), and each variant is analysed like a report record. The
-//! grid and the frontier are `launch::analysis::{cliffs, frontier}`; `--plot` draws them
+//! grid and the frontier are `launch_analysis::{cliffs, frontier}`; `--plot` draws them
 //! (`explore_plot`).
 
 use std::io::Write;
 
 use anyhow::Context;
-use launch::analysis::{self, cliffs, frontier, HostLaunch, KernelReport, ThreadsFrom};
 use launch::occupancy::Limiters;
-use launch::schema::explore::{ArchVariants, Document, Variant};
-use launch::schema::report::{Explained, Toolchain};
 use launch::{Arch, Contract, ContractSource, Resources};
+use launch_analysis::{self as analysis, cliffs, frontier, HostLaunch, KernelReport, ThreadsFrom};
 use launch_build::manifest::{KernelArch, KernelEntry};
 use launch_build::tooling::variants;
+use launch_schema::explore::{ArchVariants, Document, Variant};
+use launch_schema::report::{Explained, Toolchain};
 
 use crate::cargo::{self, Selection};
 use crate::cli::{ExploreArgs, Format};
@@ -43,7 +43,7 @@ pub(crate) fn run(args: &ExploreArgs) -> Result<(), Error> {
         .map_err(|e| Error::NoToolchain(e.into()))?;
     let mut cache = CacheCounts::default();
     let mut doc = Document {
-        schema: launch::schema::explore::VERSION,
+        schema: launch_schema::explore::VERSION,
         toolchain: Toolchain { nvrtc: p.manifest.toolchain.nvrtc.clone(), ptxas: p.manifest.toolchain.ptxas.clone() },
         kernel: records::kernel_id(&p.package, k),
         arches: Vec::new(),

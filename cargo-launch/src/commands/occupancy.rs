@@ -1,12 +1,12 @@
 //! `cargo launch occupancy`: NVIDIA's Occupancy Calculator as a command, for what-if questions
 //! with no kernel at hand. The numbers come from [`Calculator`]; this module prints them as text,
-//! JSON (`launch::schema::occupancy`) or an SVG plot.
+//! JSON (`launch_schema::occupancy`) or an SVG plot.
 
 use std::io::{self, Write};
 
 use anyhow::Context;
 use launch::occupancy::Occupancy;
-use launch::schema::occupancy::{Detail, Sweep, Variable};
+use launch_schema::occupancy::{Detail, Sweep, Variable};
 use serde::Serialize;
 
 use crate::calculator::{carveout, plural, Calculator};

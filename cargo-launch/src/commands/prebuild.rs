@@ -7,9 +7,9 @@ use std::io::Write as _;
 use std::path::Path;
 
 use anyhow::Context;
-use launch::schema::prebuilt::{Cost, Difference, PackageSummary, Summary, VERSION};
 use launch_build::prebuilt::{self, Contents};
 use launch_build::Manifest;
+use launch_schema::prebuilt::{Cost, Difference, PackageSummary, Summary, VERSION};
 use sha2::{Digest as _, Sha256};
 
 use crate::cargo::Selection;

@@ -1,9 +1,9 @@
 //! `cargo launch report`: per kernel and arch, the contract, the ptxas lines and the occupancy at
-//! the block size the kernel is launched with. Builds, analyses (`launch::analysis`, through
-//! [`crate::records`]), selects and renders; the JSON form is `launch::schema::report`.
+//! the block size the kernel is launched with. Builds, analyses (`launch_analysis`, through
+//! [`crate::records`]), selects and renders; the JSON form is `launch_schema::report`.
 
 use anyhow::Context;
-use launch::schema::report::{Document, Record, Toolchain};
+use launch_schema::report::{Document, Record, Toolchain};
 
 use crate::cargo::{self, Selection};
 use crate::cli::{Format, ReportArgs};

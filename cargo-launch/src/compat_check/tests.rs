@@ -1,4 +1,4 @@
-use launch::schema::manifest::{CubinEntry, ModuleEntry, PtxEntry};
+use launch_schema::manifest::{CubinEntry, ModuleEntry, PtxEntry};
 
 use super::*;
 use crate::records::testing;

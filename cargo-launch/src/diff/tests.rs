@@ -1,8 +1,8 @@
 //! Pairing and sorting on constructed records (no compiler).
 
-use launch::analysis::{analyze, HostLaunch};
-use launch::schema::report::{KernelId, Record, Toolchain};
 use launch::Resources;
+use launch_analysis::{analyze, HostLaunch};
+use launch_schema::report::{KernelId, Record, Toolchain};
 
 use super::*;
 

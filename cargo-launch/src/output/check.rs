@@ -5,10 +5,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use launch::analysis::{Finding, FindingKind, Location, Severity};
-use launch::schema::check::{BaselineState, BaselineUse, Document, FindingRecord, VERSION};
-use launch::schema::report::Toolchain;
 use launch::Arch;
+use launch_analysis::{Finding, FindingKind, Location, Severity};
+use launch_schema::check::{BaselineState, BaselineUse, Document, FindingRecord, VERSION};
+use launch_schema::report::Toolchain;
 
 use crate::cli::CheckFormat;
 use crate::output::{names, sarif};
@@ -349,7 +349,7 @@ fn escape_property(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use launch::analysis::Detail;
+    use launch_analysis::Detail;
 
     use super::*;
 

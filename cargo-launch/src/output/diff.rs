@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use launch::schema::diff::{Change, Delta, Document, Kernel};
+use launch_schema::diff::{Change, Delta, Document, Kernel};
 
 use crate::diff::{lost_occupancy, spill_change};
 

@@ -7,8 +7,8 @@
 
 use std::fmt::Write as _;
 
-use launch::analysis::NextBlock;
-use launch::schema::explore::{ArchVariants, Document, Variant};
+use launch_analysis::NextBlock;
+use launch_schema::explore::{ArchVariants, Document, Variant};
 
 use super::svg::{self, axis_title, line, text, LEFT, MARK, RIGHT, TITLE_HEIGHT, WIDTH};
 use crate::words::{self, group};

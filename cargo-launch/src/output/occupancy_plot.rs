@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use launch::schema::occupancy::{Point, Sweep, Variable};
+use launch_schema::occupancy::{Point, Sweep, Variable};
 
 use super::svg::{self, axis_title, line, text, LEFT, LINE, MARK, RIGHT, TITLE_HEIGHT, WIDTH};
 use crate::calculator::x as varied;

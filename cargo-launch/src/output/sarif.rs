@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::{Component, Path};
 
-use launch::analysis::{FindingKind, Severity};
+use launch_analysis::{FindingKind, Severity};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 

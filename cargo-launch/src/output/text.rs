@@ -2,8 +2,8 @@
 
 use std::io::{self, Write};
 
-use launch::analysis::ThreadsFrom;
 use launch::{Arch, Contract};
+use launch_analysis::ThreadsFrom;
 
 use crate::output::names::{self, Short};
 use crate::records::PackageKernels;
@@ -90,7 +90,7 @@ pub(crate) fn header(out: &mut impl Write, view: &View, p: &PackageKernels) -> i
 /// job that did not compile came from the local folder, and the header stays as it was).
 fn kernel_sources(p: &PackageKernels) -> Option<String> {
     let text = std::fs::read_to_string(p.launch_dir.join("build-stats.json")).ok()?;
-    let stats = launch::schema::stats::BuildStats::from_json(&text).ok()?;
+    let stats = launch_schema::stats::BuildStats::from_json(&text).ok()?;
     let remote = stats.remote.as_ref()?;
     let local = stats.cached.saturating_sub(stats.remote_hits);
     let failed = if remote.failed { ", unavailable during the build" } else { "" };

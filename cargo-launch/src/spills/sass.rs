@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use launch::schema::report::{SpillCount, SpillLine};
+use launch_schema::report::{SpillCount, SpillLine};
 
 /// The mark nvdisasm gives spill and refill instructions.
 const MARK: &str = "(*\"SpillRefill\"*)";

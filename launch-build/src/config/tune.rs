@@ -43,7 +43,7 @@ pub enum MaxRegs {
     /// These caps, in the order written, without repeats.
     Caps(Vec<u32>),
     /// `"cliffs"`: for each block size, every cap at which the resident blocks per SM change on
-    /// one of the crate's arches (`launch::analysis::cliffs`).
+    /// one of the crate's arches (`launch_analysis::cliffs`).
     Cliffs,
 }
 

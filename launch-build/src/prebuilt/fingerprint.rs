@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
-use launch::schema::prebuilt::Digest;
 use launch::Arch;
+use launch_schema::prebuilt::Digest;
 use sha2::{Digest as _, Sha256};
 use toml_edit::{Item, Value};
 
@@ -31,7 +31,7 @@ pub struct Fingerprint {
     pub pin: &'static str,
     /// That pin's exact version (`12.9.86`): what a prebuilt folder's compilers must be.
     pub pin_version: &'static str,
-    /// Every input with its digest, sorted by path (see `launch::schema::prebuilt::Record::inputs`).
+    /// Every input with its digest, sorted by path (see `launch_schema::prebuilt::Record::inputs`).
     pub inputs: Vec<Digest>,
 }
 

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Component, Path};
 
-use launch::schema::prebuilt::{Record, ShippedFile, Toolchain, VERSION};
+use launch_schema::prebuilt::{Record, ShippedFile, Toolchain, VERSION};
 use sha2::{Digest as _, Sha256};
 
 use super::fingerprint::{hex, Fingerprint};

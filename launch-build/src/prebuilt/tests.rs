@@ -1,6 +1,6 @@
 use std::fs;
 
-use launch::schema::prebuilt::Digest;
+use launch_schema::prebuilt::Digest;
 
 use super::fingerprint::{canonical, key, relative};
 use super::*;
@@ -59,11 +59,11 @@ fn fp(inputs: Vec<Digest>, arches: &[&str]) -> Fingerprint {
 
 fn record_of(f: &Fingerprint) -> Record {
     Record {
-        schema: launch::schema::prebuilt::VERSION,
+        schema: launch_schema::prebuilt::VERSION,
         key: f.key.clone(),
         package: f.package.clone(),
         made_by: "launch-build test".into(),
-        toolchain: launch::schema::prebuilt::Toolchain {
+        toolchain: launch_schema::prebuilt::Toolchain {
             pin: f.pin.into(),
             nvrtc: f.pin_version.into(),
             ptxas: f.pin_version.into(),
@@ -107,7 +107,7 @@ fn contents_of(files: &[(&str, &[u8])]) -> Contents {
     let mut record = record_of(&made);
     record.files = files
         .iter()
-        .map(|(p, b)| launch::schema::prebuilt::ShippedFile {
+        .map(|(p, b)| launch_schema::prebuilt::ShippedFile {
             path: p.to_string(),
             bytes: b.len() as u64,
             sha256: super::fingerprint::hex(&sha2::Sha256::digest(b)),

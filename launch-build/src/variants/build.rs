@@ -5,15 +5,15 @@
 //! ([`super::cached`]: keyed by the edited PTX, the arch, the ptxas options and ptxas itself) and
 //! its scheduler (side by side, one per jobserver slot), so a rebuild runs none of them.
 //!
-//! A variant whose launch at its own block size fails on an arch (`launch::analysis`) is not
+//! A variant whose launch at its own block size fails on an arch (`launch_analysis`) is not
 //! embedded for that arch; the manifest records why. Each variant embedded somewhere is its own
 //! module: a cubin per arch it is embedded for and the PTX of the lowest of them.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use launch::analysis::analyze;
 use launch::{Arch, Contract};
+use launch_analysis::analyze;
 
 use super::grid::{self, Planned, PlannedVariant};
 use super::{cached, PtxKernel, Variant};

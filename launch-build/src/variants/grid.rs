@@ -4,8 +4,8 @@
 
 use std::collections::BTreeSet;
 
-use launch::analysis::cliffs;
 use launch::{Contract, ContractSource};
+use launch_analysis::cliffs;
 
 use crate::config::{self, Config, MaxRegs, TuneConfig, MAX_VARIANTS};
 use crate::error::Error;
@@ -207,7 +207,7 @@ fn same_code(k: &KernelEntry, planned: Vec<PlannedVariant>) -> (Vec<PlannedVaria
 }
 
 /// The register caps at which the resident blocks of `threads` threads per SM change, on any arch
-/// the kernel is built for (`launch::analysis::cliffs`, with its shared memory and barriers
+/// the kernel is built for (`launch_analysis::cliffs`, with its shared memory and barriers
 /// there), most registers first, each once, within what `.maxnreg` accepts (16 to 255).
 fn cliff_caps(k: &KernelEntry, threads: u32, dynamic_smem: u32) -> Vec<u32> {
     let mut caps = BTreeSet::new();

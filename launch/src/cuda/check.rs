@@ -5,7 +5,7 @@ use std::fmt;
 
 use cudarc::driver::LaunchConfig;
 
-use crate::analysis::{group, LaunchFailure};
+use crate::failure::{group, LaunchFailure};
 use crate::occupancy::{self, Carveout, DeviceLimits, FunctionAttrs, Occupancy};
 use crate::{Contract, Resources};
 

@@ -3,7 +3,7 @@
 
 use std::any::type_name;
 
-use launch::schema::{
+use launch_schema::{
     check, coverage, diagnostics, diff, doctor, explore, manifest, occupancy, prebuilt, report, stats,
 };
 use schemars::generate::SchemaSettings;

@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use launch::analysis::{analyze, HostLaunch};
-use launch::schema::report;
 use launch::Resources;
+use launch_analysis::{analyze, HostLaunch};
+use launch_schema::report;
 use serde_json::{json, Value};
 
 use super::docs_src;

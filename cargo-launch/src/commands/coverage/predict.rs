@@ -1,11 +1,11 @@
 //! What each GPU loads of a build's embedded images, per kernel, by `launch::compat`'s rule (the
 //! one `launch::cuda` loads by): pure, on the manifests.
 
+use crate::gpus::Target;
 use launch::compat::{self, CudaVersion};
-use launch::gpus::Target;
-use launch::schema::coverage::{Load, Outcome};
-use launch::schema::manifest::{KernelArch, Manifest, ModuleEntry};
 use launch::Arch;
+use launch_schema::coverage::{Load, Outcome};
+use launch_schema::manifest::{KernelArch, Manifest, ModuleEntry};
 
 /// CUDA_ERROR_NO_BINARY_FOR_GPU: nothing embedded runs on the device.
 pub(crate) const NO_BINARY: u32 = 209;

@@ -1,7 +1,7 @@
 //! The GPU driver against what the crate embeds: pure, so it is tested without a GPU.
 
 use launch::compat::{self, CudaVersion};
-use launch::schema::doctor::Problem;
+use launch_schema::doctor::Problem;
 
 /// What a driver of CUDA version `driver` (from `cuDriverGetVersion`) cannot do for a crate whose
 /// `min-driver` is `min_driver` and whose toolchain `toolkit` wrote its cubins and PTX: an empty

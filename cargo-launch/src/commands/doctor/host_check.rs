@@ -2,9 +2,9 @@
 //! C++ compiler, found as the build finds them (`launch_build::tooling::host_compiler`, the
 //! toolchain's `nvcc()`), so doctor and the build agree.
 
-use launch::schema::doctor::Problem;
 use launch_build::tooling::toolchain::discover_for;
 use launch_build::tooling::{host_compiler, Env};
+use launch_schema::doctor::Problem;
 
 /// The blocking problems of `config`'s `host` files (none without any): the build would fail
 /// with exit 3 (or 2 for a toolchain line without nvcc) on each.

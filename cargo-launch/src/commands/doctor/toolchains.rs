@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
-use launch::schema::doctor::{Problem, ToolchainState};
 use launch_build::tooling::lineinfo::nvdisasm;
 use launch_build::tooling::toolchain::{discover_for, pin_dir, Origin, Pin, Toolchain};
 use launch_build::tooling::{Env, Nvrtc};
+use launch_schema::doctor::{Problem, ToolchainState};
 
 use super::record;
 

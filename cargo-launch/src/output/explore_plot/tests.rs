@@ -1,7 +1,7 @@
-use launch::analysis::{NextBlock, ThreadsFrom};
 use launch::occupancy::Limiters;
-use launch::schema::report::{KernelId, Toolchain};
 use launch::{Contract, ContractSource, Resources};
+use launch_analysis::{NextBlock, ThreadsFrom};
+use launch_schema::report::{KernelId, Toolchain};
 
 use super::*;
 use crate::output::svg::tests::well_formed;
@@ -57,7 +57,7 @@ fn doc() -> Document {
         ],
     };
     Document {
-        schema: launch::schema::explore::VERSION,
+        schema: launch_schema::explore::VERSION,
         toolchain: Toolchain { nvrtc: "12.9.86".into(), ptxas: "12.9.86".into() },
         kernel: KernelId {
             package: "t".into(),

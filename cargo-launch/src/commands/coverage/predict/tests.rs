@@ -1,8 +1,8 @@
+use crate::gpus::lookup;
 use launch::compat::CudaVersion;
-use launch::gpus::lookup;
-use launch::schema::coverage::Outcome;
-use launch::schema::manifest::{CubinEntry, ModuleEntry, PtxEntry};
 use launch::Arch;
+use launch_schema::coverage::Outcome;
+use launch_schema::manifest::{CubinEntry, ModuleEntry, PtxEntry};
 
 use super::*;
 

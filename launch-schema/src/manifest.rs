@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 pub use super::ReadError;
-use crate::analysis::HostLaunch;
-use crate::{Arch, Contract, Resources};
+use launch::{Arch, Contract, Resources};
+use launch_analysis::HostLaunch;
 
 /// The version of this document (its `schema` field): bumped on any incompatible change.
 pub const VERSION: u32 = 1;
@@ -290,7 +290,7 @@ impl Manifest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ContractSource;
+    use launch::ContractSource;
 
     fn sample() -> Manifest {
         let arch: Arch = "sm_90".parse().expect("known arch");

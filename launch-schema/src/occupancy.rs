@@ -8,9 +8,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::report::Explained;
-use crate::analysis::LaunchFailure;
-use crate::occupancy::Limiters;
-use crate::Arch;
+use launch::occupancy::Limiters;
+use launch::Arch;
+use launch_analysis::LaunchFailure;
 
 /// The version of these documents (their `schema` field).
 pub const VERSION: u32 = 2;

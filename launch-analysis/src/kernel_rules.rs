@@ -77,8 +77,8 @@ pub fn baseline_finding(worse: Option<Vec<String>>) -> Option<(Severity, Finding
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::{analyze, HostLaunch};
-    use crate::{Arch, Contract, ContractSource, Resources};
+    use crate::{analyze, HostLaunch};
+    use launch::{Arch, Contract, ContractSource, Resources};
 
     const HOST: HostLaunch = HostLaunch { threads: 256, dynamic_smem: 0 };
 

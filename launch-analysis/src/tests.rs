@@ -2,7 +2,7 @@
 //! 12.9 reported them for sm_90, recorded in fixtures/manifests/template.json), with no compiler.
 
 use super::*;
-use crate::ContractSource;
+use launch::ContractSource;
 
 const HOST: HostLaunch = HostLaunch { threads: 256, dynamic_smem: 0 };
 
@@ -145,39 +145,6 @@ fn an_arch_without_data_is_an_error_not_a_panic() {
     assert_eq!(analyze(arch, &res(1, 0), None, HOST).unwrap_err(), AnalysisError::UnknownArch(arch));
 }
 
-/// The recorded manifest of the template (its own build output, ptxas 12.9.86), analysed without
-/// a compiler: every record of the seed article's table.
-#[cfg(feature = "serde")]
-#[test]
-fn the_recorded_template_manifest_gives_the_articles_table() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/manifests/template.json");
-    let text = std::fs::read_to_string(path).unwrap();
-    let m = crate::schema::manifest::Manifest::from_json(&text).unwrap();
-    let mut rows = Vec::new();
-    for k in &m.kernels {
-        for a in &k.arches {
-            let (arch, r) = (a.arch, a.resources);
-            let rep = analyze(arch, &r, k.contract, HOST).unwrap();
-            rows.push(format!("{} {arch} {} {:.1}% {}", k.name, r.registers, rep.occupancy.percent, rep.largest_block));
-        }
-    }
-    assert_eq!(
-        rows,
-        [
-            "poly_eval sm_90 167 12.5% 384",
-            "poly_eval sm_100 167 12.5% 384",
-            "poly_eval_lb256 sm_90 200 12.5% 256",
-            "poly_eval_lb256 sm_100 200 12.5% 256",
-            "poly_eval_lb1024 sm_90 64 50.0% 1024",
-            "poly_eval_lb1024 sm_100 64 50.0% 1024",
-            "poly_eval_lb256x4 sm_90 64 50.0% 256",
-            "poly_eval_lb256x4 sm_100 64 50.0% 256",
-            "poly_eval_lb1024x2 sm_90 32 100.0% 1024",
-            "poly_eval_lb1024x2 sm_100 32 100.0% 1024",
-        ]
-    );
-}
-
 #[test]
 fn the_cliff_is_the_register_count_where_one_more_block_fits() {
     // The article's kernel: 167 registers hold one block of 256 threads; 128 hold two.
@@ -190,7 +157,7 @@ fn the_cliff_is_the_register_count_where_one_more_block_fits() {
     assert_eq!(a.next_block, Some(NextBlock { registers: 128, active_blocks: 1, percent: 25.0 }));
     // Full occupancy: registers tie with warps, and no register count fits a third block.
     let a = analyze(sm90(), &res(32, 2226), bounds(1024, Some(2)), HOST).unwrap();
-    assert!(a.occupancy.limiters.contains(crate::occupancy::Limiter::Registers));
+    assert!(a.occupancy.limiters.contains(launch::occupancy::Limiter::Registers));
     assert_eq!(a.next_block, None);
     // Not register-limited: no cliff to show.
     let a = analyze(sm90(), &res(16, 0), None, HOST).unwrap();

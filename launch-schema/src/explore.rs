@@ -3,9 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::report::{Explained, KernelId, Toolchain};
-use crate::analysis::{LaunchFailure, NextBlock, ThreadsFrom};
-use crate::occupancy::Limiters;
-use crate::{Arch, Contract, Resources};
+use launch::occupancy::Limiters;
+use launch::{Arch, Contract, Resources};
+use launch_analysis::{LaunchFailure, NextBlock, ThreadsFrom};
 
 /// The version of this document.
 pub const VERSION: u32 = 1;

@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::Arch;
+use launch::Arch;
 
 /// The layout version, written as the `schema` field.
 pub const VERSION: u32 = 1;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::Arch;
+use launch::Arch;
 
 /// The layout version, written as the `schema` field.
 pub const VERSION: u32 = 1;

@@ -81,7 +81,7 @@ pub struct Diagnostic {
 
 /// How serious a [`Diagnostic`] is: the analysis's own severities (`error`, `warning`, `note`: for
 /// a diagnostic, more about the error before it).
-pub use crate::analysis::Severity;
+pub use launch_analysis::Severity;
 
 impl Diagnostic {
     /// An error at `file:line:col`.

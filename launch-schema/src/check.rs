@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::report::Toolchain;
-use crate::analysis::{Finding, FindingKind, Severity};
-use crate::Arch;
+use launch::Arch;
+use launch_analysis::{Finding, FindingKind, Severity};
 
 /// The version of this document: 2 since findings gained the `compile` kind (a new value an
 /// older reader refuses) and `col`; 3 since the `driver` kind.

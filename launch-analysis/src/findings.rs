@@ -5,8 +5,9 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use super::{LaunchFailure, Note, ThreadsFrom};
-use crate::Arch;
+use super::{Note, ThreadsFrom};
+use launch::failure::LaunchFailure;
+use launch::Arch;
 
 /// How bad a finding is. Ordered most severe first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -1,5 +1,7 @@
-//! The serde types of every machine-readable output, defined once and shared by the writer, the
-//! reader and the tests. Each document has its own `VERSION`.
+//! The documents of cargo-launch: the serde types of every machine-readable output, defined once
+//! and shared by the writer (launch-build, cargo-launch), the reader and the tests, and usable by
+//! any other tool that reads them. Each document has its own `VERSION`; this crate is versioned on
+//! its own, and a user's binary never links it.
 //!
 //! # Stability
 //!
@@ -13,6 +15,7 @@
 //! With feature `json-schema` every document type implements `schemars::JsonSchema`; the JSON
 //! Schemas under `docs/src/schemas/` and the reference page `docs/src/reference/json.md` are
 //! generated from them.
+#![deny(missing_docs)]
 
 pub mod check;
 pub mod coverage;
@@ -29,3 +32,6 @@ pub mod stats;
 
 pub(crate) use read::read;
 pub use read::ReadError;
+
+#[cfg(test)]
+mod tests;

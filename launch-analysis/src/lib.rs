@@ -2,12 +2,19 @@
 //! (occupancy and its limiters), the largest block that launches, the register cap its contract
 //! implies, what the arch does not honour, and the findings `cargo launch check` gates on.
 //!
-//! Everything here is arithmetic on the occupancy model ([`crate::occupancy`]): no compiler, no
+//! Everything here is arithmetic on the occupancy model ([`launch::occupancy`]): no compiler, no
 //! GPU. `cargo launch report` and `check` select packages and render these results; the runtime's
-//! checked launch (`launch::cuda`) explains a refused launch with the same [`LaunchFailure`].
+//! checked launch (`launch::cuda`) explains a refused launch with the same [`LaunchFailure`], which
+//! lives in the run-time crate (`launch::failure`) for that reason.
+//!
+//! A crate of its own because two tools use it and a user's binary does not: the build (the tune
+//! grid and `explore`'s variants drop a block size that cannot launch) and `cargo launch`; the
+//! documents (`launch-schema`) carry its results.
+#![deny(missing_docs)]
+// Tests may be long tables of cases; the 100-line limit is for the code they test.
+#![cfg_attr(test, allow(clippy::too_many_lines))]
 
 mod explore;
-mod failure;
 mod findings;
 mod kernel_rules;
 mod notes;
@@ -15,13 +22,13 @@ mod notes;
 use std::fmt;
 
 pub use explore::{cliffs, frontier, Cliff};
-pub use failure::{group, LaunchFailure};
 pub use findings::{Detail, Finding, FindingKind, Location, Severity};
 pub use kernel_rules::{baseline_finding, kernel_findings, variant_findings};
+pub use launch::failure::{group, LaunchFailure};
 pub use notes::{Impossible, Note};
 
-use crate::occupancy::{self, Carveout, DeviceLimits, FunctionAttrs, Limiter, Limiters, OccupancyError};
-use crate::{Arch, Contract, Resources};
+use launch::occupancy::{self, Carveout, DeviceLimits, FunctionAttrs, Limiter, Limiters, OccupancyError};
+use launch::{Arch, Contract, Resources};
 
 /// How the host launches a kernel: the block size used when the kernel has no thread contract,
 /// and the dynamic shared memory per block.

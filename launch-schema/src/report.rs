@@ -7,9 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::{KernelReport, LaunchFailure, NextBlock, Note, ThreadsFrom};
-use crate::occupancy::Limiters;
-use crate::{Arch, Contract, Resources};
+use launch::occupancy::Limiters;
+use launch::{Arch, Contract, Resources};
+use launch_analysis::{KernelReport, LaunchFailure, NextBlock, Note, ThreadsFrom};
 
 /// The version of this document.
 pub const VERSION: u32 = 2;
@@ -298,7 +298,7 @@ impl Record {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::{analyze, HostLaunch};
+    use launch_analysis::{analyze, HostLaunch};
 
     #[test]
     fn a_record_round_trips_with_its_numbers_and_sentences() {

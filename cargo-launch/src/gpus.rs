@@ -10,13 +10,10 @@
 
 use std::fmt;
 
-use crate::Arch;
+use launch::Arch;
 
 /// Where a GPU is sold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 pub enum Segment {
     /// Data-center accelerators (A100, H100, L4).
     Datacenter,

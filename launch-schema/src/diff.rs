@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::report::{Explained, Toolchain};
-use crate::analysis::LaunchFailure;
-use crate::Arch;
+use launch::Arch;
+use launch_analysis::LaunchFailure;
 
 /// The version of this document.
 pub const VERSION: u32 = 1;

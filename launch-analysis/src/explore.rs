@@ -4,8 +4,8 @@
 //! launch-build (a contract written into the PTX, then ptxas).
 
 use super::AnalysisError;
-use crate::occupancy::{self, Carveout, DeviceLimits, FunctionAttrs};
-use crate::Arch;
+use launch::occupancy::{self, Carveout, DeviceLimits, FunctionAttrs};
+use launch::Arch;
 
 /// A register cap where the resident blocks per SM change: with at most `registers` registers per
 /// thread, `blocks` blocks of the block size fit (and with one register more, fewer do).

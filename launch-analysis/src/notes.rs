@@ -4,8 +4,8 @@
 
 use std::fmt;
 
-use crate::occupancy::{self, Carveout, DeviceLimits, FunctionAttrs, Limiters, Occupancy};
-use crate::{Arch, Contract};
+use launch::occupancy::{self, Carveout, DeviceLimits, FunctionAttrs, Limiters, Occupancy};
+use launch::{Arch, Contract};
 
 /// One thing a contract asks for that this arch does not give.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

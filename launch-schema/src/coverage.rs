@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::report::Toolchain;
-use crate::Arch;
+use launch::Arch;
 
 /// The version of this document.
 pub const VERSION: u32 = 1;
