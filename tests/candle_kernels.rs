@@ -26,8 +26,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use launch_build::tooling::Env;
-use launch_build::tooling::Tool;
+use launch_engine::tooling::Env;
+use launch_engine::tooling::Tool;
 use launch_schema::manifest::Manifest;
 use launch_schema::report::Document;
 use serde_json::Value;
@@ -145,7 +145,7 @@ fn read_manifest(launch_dir: &Path) -> Manifest {
 /// test processes from installing at once.
 pub fn cuobjdump() -> PathBuf {
     let env = Env::cli();
-    let tools = launch_build::tooling::toolchain::cache_dir(&env).expect("HOME is set").join("tools");
+    let tools = launch_engine::tooling::toolchain::cache_dir(&env).expect("HOME is set").join("tools");
     let dir = tools.join(format!("cuobjdump-{CUOBJDUMP_VERSION}"));
     let bin = dir.join("nvidia/cu13/bin/cuobjdump");
     let complete = dir.join(".complete");
@@ -162,7 +162,7 @@ pub fn cuobjdump() -> PathBuf {
     let _ = fs::remove_dir_all(&tmp);
     let req = tools.join(format!("cuobjdump-{CUOBJDUMP_VERSION}.txt"));
     fs::write(&req, CUOBJDUMP_REQUIREMENTS).expect("write the requirements");
-    Tool::new(launch_build::tooling::toolchain::python(&env))
+    Tool::new(launch_engine::tooling::toolchain::python(&env))
         .args(["-m", "pip", "install", "--no-deps", "--require-hashes", "--only-binary=:all:", "--no-compile"])
         .args(["--disable-pip-version-check", "--no-warn-script-location", "--quiet", "--target"])
         .arg(&tmp)

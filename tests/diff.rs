@@ -8,8 +8,8 @@ use std::process::Command;
 
 use launch::Resources;
 use launch_analysis::{analyze, HostLaunch};
-use launch_build::tooling::toolchain::{pin, pin_dir};
-use launch_build::tooling::Env;
+use launch_engine::tooling::toolchain::{pin, pin_dir};
+use launch_engine::tooling::Env;
 use launch_schema::diff::{Delta, Document};
 use launch_schema::report::{self, KernelId, Record, Toolchain};
 

@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use launch_build::tooling::toolchain::{on_path, pin, pin_dir};
-use launch_build::tooling::Env;
+use launch_engine::tooling::toolchain::{on_path, pin, pin_dir};
+use launch_engine::tooling::Env;
 use launch_schema::report::Document;
 
 use crate::support::{cargo_build, cargo_launch, exact, fixture, root, run, toolchain_root};

@@ -7,8 +7,8 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use launch_build::tooling::toolchain::{pin, pin_dir};
-use launch_build::tooling::Env;
+use launch_engine::tooling::toolchain::{pin, pin_dir};
+use launch_engine::tooling::Env;
 
 use crate::support::{cargo_launch, fixture, run};
 

@@ -1,4 +1,4 @@
-//! The three published crates are packageable with the metadata a package page needs, ship their
+//! The published crates are packageable with the metadata a package page needs, ship their
 //! README and license texts and nothing of the workspace's own (fixtures, benchmarks, tools,
 //! build output); a crate made by `cargo launch new` is packageable too. Cheap: `cargo package`
 //! with `--list` or `--no-verify`, offline, never a build.
@@ -8,7 +8,8 @@ use std::process::Command;
 
 use crate::support::{cargo_launch, root, run, SCRUBBED};
 
-const CRATES: [&str; 3] = ["launch", "launch-build", "cargo-launch"];
+const CRATES: [&str; 6] =
+    ["launch", "launch-analysis", "launch-schema", "launch-engine", "launch-build", "cargo-launch"];
 
 /// The crates.io category slugs the crates may use (a category not on crates.io's list is refused
 /// on upload, not by `cargo package`).
@@ -67,10 +68,12 @@ fn the_published_crates_carry_the_package_page_metadata() {
         // No public repository or home page exists; a made-up one would mislead.
         assert!(p["repository"].is_null() && p["homepage"].is_null(), "{name}");
         assert!(p["publish"].is_null(), "{name}: publishable");
-        // Path dependencies on each other carry the version the registry copy will need.
+        // Path dependencies on each other carry the version the registry copy will need; the
+        // engine, which is no stable API, exactly its own (its users are released with it).
         for dep in p["dependencies"].as_array().unwrap() {
             if dep["path"].is_string() && dep["kind"].is_null() {
-                assert_eq!(dep["req"], format!("^{}", env!("CARGO_PKG_VERSION")), "{name} → {}", dep["name"]);
+                let op = if dep["name"] == "launch-engine" { "=" } else { "^" };
+                assert_eq!(dep["req"], format!("{op}{}", env!("CARGO_PKG_VERSION")), "{name} → {}", dep["name"]);
             }
         }
     }
@@ -122,8 +125,8 @@ fn the_packaged_manifests_depend_on_each_other_by_version_and_drop_path_dev_depe
     }
     let cli =
         normalised_manifest(&tmp.path().join("package").join(format!("cargo-launch-{version}.crate")), "cargo-launch");
-    for dep in ["launch", "launch-build"] {
-        assert!(cli.contains(&format!("[dependencies.{dep}]\nversion = \"{version}\"\n")), "{cli}");
+    for (dep, req) in [("launch", version.to_string()), ("launch-engine", format!("={version}"))] {
+        assert!(cli.contains(&format!("[dependencies.{dep}]\nversion = \"{req}\"\n")), "{cli}");
     }
 }
 

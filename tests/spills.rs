@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use launch::Arch;
-use launch_build::tooling::lineinfo::{nvdisasm, Recompiler};
-use launch_build::tooling::{Env, Tool};
+use launch_engine::tooling::lineinfo::{nvdisasm, Recompiler};
+use launch_engine::tooling::{Env, Tool};
 use launch_schema::report::{Document, Record};
 
 use crate::support::{cargo_launch, exact, root, run, toolchain_root};
@@ -25,9 +25,9 @@ const KERNEL: &str = "poly_eval_lb1024x2";
 fn nvdisasm_or_skip() -> Option<nvdisasm::Located> {
     toolchain_root();
     let env = Env::cli();
-    let config = launch_build::Config::load(&root().join("template/Cargo.toml")).expect("the template's Cargo.toml");
+    let config = launch_engine::Config::load(&root().join("template/Cargo.toml")).expect("the template's Cargo.toml");
     let toolchain =
-        launch_build::tooling::toolchain::discover_for(&env, &config.toolchain).expect("the pinned toolchain");
+        launch_engine::tooling::toolchain::discover_for(&env, &config.toolchain).expect("the pinned toolchain");
     match nvdisasm::locate(&env, &toolchain, std::time::Duration::from_secs(60)) {
         Ok(found) => Some(found),
         Err(e) => {
@@ -139,7 +139,7 @@ fn sass(tool: &Path, work: &Path, cubin: &[u8], line_info: bool) -> String {
 fn line_info_changes_no_instruction_of_the_template_on_sm_90() {
     let Some(tool) = nvdisasm_or_skip() else { return };
     let env = Env::cli();
-    let config = launch_build::Config::load(&root().join("template/Cargo.toml")).expect("config");
+    let config = launch_engine::Config::load(&root().join("template/Cargo.toml")).expect("config");
     let work = tempfile::tempdir().expect("temp dir");
     let work_dir: PathBuf = work.path().to_path_buf();
     let recompiler = Recompiler::new(&env, &config, &work_dir).expect("the template's toolchain");

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use launch_build::tooling::toolchain::{pin, pin_dir};
-use launch_build::tooling::Env;
+use launch_engine::tooling::toolchain::{pin, pin_dir};
+use launch_engine::tooling::Env;
 use launch_schema::report::Document;
 
 use crate::support::{cargo_launch, copy_dir, exact, root, run, toolchain_root};

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use launch::{Arch, Contract, ContractSource};
-use launch_build::tooling::{toolchain, variants, Env};
+use launch_engine::tooling::{toolchain, variants, Env};
 use launch_schema::check::Document as CheckDocument;
 use launch_schema::manifest::Manifest;
 use launch_schema::stats::BuildStats;

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use anyhow::Context;
 use cargo_metadata::{Message, MetadataCommand, PackageId};
 use launch::Arch;
-use launch_build::Manifest;
+use launch_engine::Manifest;
 
 use crate::cli::PackageArgs;
 use crate::error::{BuildFailure, Error};
@@ -45,7 +45,7 @@ struct DiffBuild {
     /// Its target folder.
     target: PathBuf,
     /// The pinned toolchain it builds with, whatever the crate's `toolchain` key says.
-    pin: Option<launch_build::tooling::toolchain::Pin>,
+    pin: Option<launch_engine::tooling::toolchain::Pin>,
 }
 
 /// One selected package.
@@ -54,7 +54,7 @@ struct SelectedPackage {
     name: String,
     manifest_path: PathBuf,
     /// For a package that builds kernels, its `[package.metadata.launch]`.
-    config: Option<launch_build::Config>,
+    config: Option<launch_engine::Config>,
 }
 
 impl Selection {
@@ -69,8 +69,8 @@ impl Selection {
     /// The toolchains the selected packages build with (`toolchain` of each one that builds
     /// kernels), each once, oldest first; the default one when none builds kernels (the build
     /// then says so).
-    pub fn toolchains(&self) -> Vec<launch_build::tooling::toolchain::Pin> {
-        use launch_build::tooling::toolchain::pin;
+    pub fn toolchains(&self) -> Vec<launch_engine::tooling::toolchain::Pin> {
+        use launch_engine::tooling::toolchain::pin;
         let wanted: Vec<_> = self.packages.iter().filter_map(|p| p.config.as_ref().map(|c| c.toolchain)).collect();
         let pins: Vec<_> = pin::PINS.into_iter().filter(|p| wanted.contains(p)).collect();
         if pins.is_empty() {
@@ -81,7 +81,7 @@ impl Selection {
     }
 
     /// The `[package.metadata.launch]` of each selected package that builds kernels.
-    pub fn configs(&self) -> impl Iterator<Item = &launch_build::Config> {
+    pub fn configs(&self) -> impl Iterator<Item = &launch_engine::Config> {
         self.packages.iter().filter_map(|p| p.config.as_ref())
     }
 
@@ -110,7 +110,7 @@ impl Selection {
     /// For `cargo launch diff`: [`Selection::build`] builds into `target`, from source
     /// (`LAUNCH_PREBUILT=ignore`) through the kernel cache, and with `pin` whatever the crates'
     /// `toolchain` says (`LAUNCH_TOOLCHAIN_PIN`); `arches`, when given, replace the crates' lists.
-    pub fn for_diff(mut self, target: PathBuf, pin: Option<launch_build::tooling::toolchain::Pin>) -> Selection {
+    pub fn for_diff(mut self, target: PathBuf, pin: Option<launch_engine::tooling::toolchain::Pin>) -> Selection {
         self.diff = Some(DiffBuild { target, pin });
         self
     }
@@ -149,14 +149,14 @@ impl Selection {
     /// them: then its build needs no toolchain. A package whose status cannot be read counts as
     /// not covered (its build says why).
     pub fn prebuilt_covers(&self, arches: &[Arch]) -> bool {
-        use launch_build::prebuilt::{self, Mode, Status};
-        let env = launch_build::tooling::Env::cli();
+        use launch_engine::prebuilt::{self, Mode, Status};
+        let env = launch_engine::tooling::Env::cli();
         // Another arch list or toolchain than the crate names is not what its folder holds.
         let overridden = env.get("LAUNCH_ARCH").is_some() || env.get("LAUNCH_TOOLCHAIN_PIN").is_some();
         if env.prebuilt_mode().map_or(true, |m| m == Mode::Ignore) || overridden {
             return false;
         }
-        let configs: Vec<&launch_build::Config> = self.packages.iter().filter_map(|p| p.config.as_ref()).collect();
+        let configs: Vec<&launch_engine::Config> = self.packages.iter().filter_map(|p| p.config.as_ref()).collect();
         !configs.is_empty()
             && configs.iter().all(|c| {
                 arches.iter().all(|a| c.arches.contains(a)) && matches!(prebuilt::status(c), Ok(Status::Fresh(_)))
@@ -164,7 +164,7 @@ impl Selection {
     }
 
     /// [`Selection::build`] with every arch's PTX written too (`LAUNCH_ALL_PTX=1`, see
-    /// `launch_build::tooling::all_ptx_path`), into a target folder of its own,
+    /// `launch_engine::tooling::all_ptx_path`), into a target folder of its own,
     /// `<target>/launch-explore/<arches or "listed">`, so the normal build stays fresh. The kernel
     /// cache serves what the normal build compiled: no new NVRTC run.
     pub fn build_with_all_ptx(self, arches: &[Arch]) -> Result<Vec<PackageKernels>, Error> {
@@ -195,7 +195,7 @@ struct Built {
     manifest: Manifest,
     /// The configuration of a package that was not known to build kernels when selected (its
     /// build script wrote a manifest all the same), loaded now.
-    late_config: Option<launch_build::Config>,
+    late_config: Option<launch_engine::Config>,
 }
 
 fn build_in(mut selected: Selection, arches: &[Arch], purpose: Purpose) -> Result<Vec<PackageKernels>, Error> {
@@ -264,7 +264,7 @@ fn build_in(mut selected: Selection, arches: &[Arch], purpose: Purpose) -> Resul
             let p = &selected.packages[i];
             let late_config = match p.config {
                 Some(_) => None,
-                None => Some(launch_build::Config::load(&p.manifest_path).map_err(|e| Error::Usage(e.into()))?),
+                None => Some(launch_engine::Config::load(&p.manifest_path).map_err(|e| Error::Usage(e.into()))?),
             };
             found.push(Built { index: i, launch_dir, manifest, late_config });
         }
@@ -365,7 +365,7 @@ fn failure(target: &Path, p: &SelectedPackage, run: &str) -> Option<BuildFailure
             if !entry.file_name().to_string_lossy().starts_with(&prefix) {
                 continue;
             }
-            let path = entry.path().join("out/launch").join(launch_build::error::DIAGNOSTICS_FILE);
+            let path = entry.path().join("out/launch").join(launch_engine::error::DIAGNOSTICS_FILE);
             let Some(doc) = std::fs::read_to_string(&path).ok().and_then(|t| Diagnostics::from_json(&t).ok()) else {
                 continue;
             };
@@ -427,7 +427,7 @@ fn selected_packages(sel: &PackageArgs) -> Result<(Vec<SelectedPackage>, PathBuf
     let mut packages = Vec::new();
     for p in members.iter().filter(|p| ids.contains(&p.id)) {
         let config = if p.metadata.get("launch").is_some() || uses_launch_build(p) {
-            Some(launch_build::Config::load(p.manifest_path.as_std_path()).map_err(|e| Error::Usage(e.into()))?)
+            Some(launch_engine::Config::load(p.manifest_path.as_std_path()).map_err(|e| Error::Usage(e.into()))?)
         } else {
             None
         };

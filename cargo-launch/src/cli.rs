@@ -8,7 +8,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use launch::occupancy::Carveout;
 use launch::quantity::Quantity;
 use launch::Arch;
-use launch_build::tooling::toolchain::{pin, Pin};
+use launch_engine::tooling::toolchain::{pin, Pin};
 use launch_schema::occupancy::Variable;
 
 use crate::error::{self, Error};
@@ -17,7 +17,7 @@ use crate::select;
 /// Exit codes, then every environment variable from the one table that documents them.
 fn after_help() -> String {
     let mut s = format!("{}\nEnvironment:\n", error::help_text());
-    for v in launch_build::tooling::DOCUMENTED {
+    for v in launch_engine::tooling::DOCUMENTED {
         s.push_str(&format!("  {:<28} {}\n", v.name, v.effect));
     }
     s
@@ -552,7 +552,7 @@ pub enum CacheAction {
 pub struct MaxSize(pub Option<u64>);
 
 fn parse_max_size(s: &str) -> Result<MaxSize, String> {
-    launch_build::tooling::cache::parse_size(s).map(MaxSize)
+    launch_engine::tooling::cache::parse_size(s).map(MaxSize)
 }
 
 /// Which input the calculator's graphs vary.

@@ -118,14 +118,14 @@ pub struct BuildFailure {
     /// The errors, in the order the build met them.
     pub diagnostics: Vec<launch_schema::diagnostics::Diagnostic>,
     /// The kind of the build script's error, as it recorded it (`None`: a document without one).
-    pub kind: Option<launch_build::error::ErrorKind>,
+    pub kind: Option<launch_engine::error::ErrorKind>,
 }
 
 /// The one table from the kind of a launch-build error to the exit code, wherever the error was
 /// found (in this process, or in a build script that recorded it). Matched exhaustively, so a new
 /// kind must be placed here before this compiles.
-pub fn kind_code(kind: launch_build::error::ErrorKind) -> u8 {
-    use launch_build::error::ErrorKind;
+pub fn kind_code(kind: launch_engine::error::ErrorKind) -> u8 {
+    use launch_engine::error::ErrorKind;
     match kind {
         ErrorKind::Config => USAGE,
         ErrorKind::Toolchain => NO_TOOLCHAIN,
@@ -145,9 +145,9 @@ pub fn build_code(failures: &[BuildFailure]) -> u8 {
 }
 
 /// `?` on a launch-build error gives it the exit code of its kind ([`kind_code`], which matches
-/// the kind exhaustively, unlike `launch_build::Error`, which may grow variants).
-impl From<launch_build::Error> for Error {
-    fn from(error: launch_build::Error) -> Error {
+/// the kind exhaustively, unlike `launch_engine::Error`, which may grow variants).
+impl From<launch_engine::Error> for Error {
+    fn from(error: launch_engine::Error) -> Error {
         match kind_code(error.kind()) {
             USAGE => Error::Usage(error.into()),
             NO_TOOLCHAIN => Error::NoToolchain(error.into()),
@@ -210,7 +210,7 @@ mod tests {
     #[test]
     fn a_cause_already_in_the_message_is_printed_once() {
         let io = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
-        let e = launch_build::Error::ToolStart { command: "`ptxas --version`".into(), source: io };
+        let e = launch_engine::Error::ToolStart { command: "`ptxas --version`".into(), source: io };
         let text = message(&anyhow::Error::new(e));
         assert_eq!(text.matches("permission denied").count(), 1, "{text}");
         let e = anyhow::Error::new(std::io::Error::other("disk full")).context("cannot write `x`");
@@ -241,16 +241,16 @@ mod tests {
 
     #[test]
     fn each_kind_of_launch_build_error_has_its_code() {
-        use launch_build::error::{ErrorKind, Location};
+        use launch_engine::error::{ErrorKind, Location};
         let errors = [
             (
-                launch_build::Error::Config { location: Location::Environment, key: "k".into(), message: "m".into() },
+                launch_engine::Error::Config { location: Location::Environment, key: "k".into(), message: "m".into() },
                 USAGE,
             ),
-            (launch_build::Error::ToolNotFound { tool: "ptxas".into() }, NO_TOOLCHAIN),
-            (launch_build::Error::Kernels(Vec::new()), FAILURE),
+            (launch_engine::Error::ToolNotFound { tool: "ptxas".into() }, NO_TOOLCHAIN),
+            (launch_engine::Error::Kernels(Vec::new()), FAILURE),
             (
-                launch_build::Error::Io { path: "x".into(), action: "read", source: std::io::Error::other("gone") },
+                launch_engine::Error::Io { path: "x".into(), action: "read", source: std::io::Error::other("gone") },
                 FAILURE,
             ),
         ];
@@ -270,7 +270,7 @@ mod tests {
     /// or packages failing for different reasons) it is a failed build.
     #[test]
     fn a_failed_build_exits_with_the_code_of_its_recorded_kind() {
-        use launch_build::error::ErrorKind;
+        use launch_engine::error::ErrorKind;
         let failure = |kind| BuildFailure { package: "p".into(), root: "/p".into(), diagnostics: Vec::new(), kind };
         let build = |failures| Error::Build { error: anyhow::anyhow!("x"), failures };
         let cases = [

@@ -71,7 +71,7 @@ fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), Error> {
     let Some(command) = cli::parse(args)? else { return Ok(()) };
     // Every documented variable's value, before any work: a bad one is a usage error (exit 2)
     // here as in the build script, whichever command would have read it.
-    launch_build::tooling::Env::cli().check()?;
+    launch_engine::tooling::Env::cli().check()?;
     match command {
         Command::Report(a) => report::run(&a),
         Command::Check(a) => check::run(&a),

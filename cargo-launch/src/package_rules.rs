@@ -73,7 +73,7 @@ pub fn package(p: &PackageKernels, refused: &[Refused]) -> Vec<Finding> {
 /// A prebuilt folder (`launch-prebuilt/`) that does not match the sources: an error, so CI keeps
 /// what the crate ships current. Placed on the folder's record, naming every changed input.
 fn stale_prebuilt(p: &PackageKernels) -> Option<Finding> {
-    use launch_build::prebuilt::{self, Status};
+    use launch_engine::prebuilt::{self, Status};
     let (why, line) = match prebuilt::status(&p.config) {
         Ok(Status::Absent | Status::Fresh(_)) => return None,
         Ok(Status::Stale(_, changed)) => (changed.join("; "), 0),
@@ -219,7 +219,7 @@ fn why_unchecked(p: &PackageKernels, k: &launch_schema::manifest::KernelEntry, w
     let dir = format!("{}/", p.config.kernel_dir.display());
     let rel = k.file.strip_prefix(&dir).unwrap_or(&k.file);
     let table =
-        p.config.files.iter().rev().find(|f| f.arch.is_some() && launch_build::config::path_matches(&f.pattern, rel));
+        p.config.files.iter().rev().find(|f| f.arch.is_some() && launch_engine::config::path_matches(&f.pattern, rel));
     match (table, k.missing.iter().find(|m| wanted.contains(&m.arch))) {
         (Some(f), _) => {
             format!("is built for {on} only, by the `arch` of [package.metadata.launch.file.\"{}\"]", f.pattern)
@@ -278,7 +278,7 @@ pub fn not_built(
         let (kernel, arch) = key;
         // `kernels/t.cu::_Z4tmplILi8EEvPi` says little to a reader: add what it demangles to.
         let symbol = kernel.rsplit("::").next().unwrap_or(kernel);
-        let readable = launch_build::tooling::demangle(symbol);
+        let readable = launch_engine::tooling::demangle(symbol);
         let shown = if old.version == baseline::VERSION && readable != symbol {
             format!("{kernel} ({readable})")
         } else {

@@ -5,8 +5,8 @@
 
 use launch::Arch;
 use launch_analysis::{self as analysis, KernelReport};
-use launch_build::manifest::KernelEntry;
-use launch_build::Manifest;
+use launch_engine::manifest::KernelEntry;
+use launch_engine::Manifest;
 use launch_schema::report::KernelId;
 
 use crate::error::Error;
@@ -21,7 +21,7 @@ pub struct PackageKernels {
     /// The manifest launch-build wrote.
     pub manifest: Manifest,
     /// The package's `[package.metadata.launch]`.
-    pub config: launch_build::Config,
+    pub config: launch_engine::Config,
 }
 
 /// One kernel on one arch: which kernel, its ptxas lines, and the analysis.
@@ -163,16 +163,16 @@ pub fn kernel_id(package: &str, k: &KernelEntry) -> KernelId {
 /// column of its key in `config`'s Cargo.toml where known. Each lists the few kernels closest to
 /// the key, written as keys that name them (not all of them: a ported crate has hundreds).
 pub fn unknown_kernel_settings(
-    manifest: &launch_build::Manifest,
-    config: &launch_build::Config,
+    manifest: &launch_engine::Manifest,
+    config: &launch_engine::Config,
 ) -> Vec<(Option<(u32, u32)>, String)> {
     (manifest.unused_kernel_settings.iter())
         .map(|key| {
             let at = match config.places.kernels.get(key) {
-                Some(launch_build::error::Location::File { at, .. }) => *at,
+                Some(launch_engine::error::Location::File { at, .. }) => *at,
                 _ => None,
             };
-            let close = launch_build::config::closest_kernel_keys(key, &manifest.kernels);
+            let close = launch_engine::config::closest_kernel_keys(key, &manifest.kernels);
             let hint = if close.is_empty() {
                 "no kernel's name is close to it".to_string()
             } else {
@@ -189,10 +189,10 @@ pub fn unknown_kernel_settings(
 /// Constructed packages for the renderers' unit tests (no compiler).
 #[cfg(test)]
 pub(crate) mod testing {
-    use launch_build::manifest::{KernelArch, KernelEntry, ToolchainInfo};
+    use launch_engine::manifest::{KernelArch, KernelEntry, ToolchainInfo};
     use std::path::Path;
 
-    use launch_build::Manifest;
+    use launch_engine::Manifest;
 
     use super::*;
 
@@ -207,7 +207,7 @@ pub(crate) mod testing {
             list.join(", ")
         );
         std::fs::write(dir.join("Cargo.toml"), toml).unwrap();
-        let config = launch_build::Config::load(&dir.join("Cargo.toml")).unwrap();
+        let config = launch_engine::Config::load(&dir.join("Cargo.toml")).unwrap();
         let mut arches: Vec<Arch> = arches.iter().map(|a| a.parse().unwrap()).collect();
         arches.sort();
         let kernels = (0..n)
@@ -240,7 +240,7 @@ pub(crate) mod testing {
                 missing: absent
                     .iter()
                     .filter(|(k, _)| *k == i)
-                    .map(|(_, a)| launch_build::manifest::MissingArch {
+                    .map(|(_, a)| launch_engine::manifest::MissingArch {
                         arch: a.parse().unwrap(),
                         reason: "absent from the PTX".into(),
                     })
@@ -252,7 +252,7 @@ pub(crate) mod testing {
             })
             .collect();
         let manifest = Manifest {
-            schema: launch_build::manifest::VERSION,
+            schema: launch_engine::manifest::VERSION,
             package: "pkg".into(),
             toolchain: ToolchainInfo { nvrtc: "12.9.86".into(), ptxas: "12.9.86".into(), description: String::new() },
             arches,

@@ -3,7 +3,7 @@
 //! top line).
 //!
 //! Per kernel file × arch with a spilling kernel: the file is compiled again with line info
-//! (`launch_build::tooling::lineinfo`, the build's options plus `-lineinfo`; the build itself never
+//! (`launch_engine::tooling::lineinfo`, the build's options plus `-lineinfo`; the build itself never
 //! pays for it), `nvdisasm -g -c` reads the cubin, and [`sass`] counts the spill stores and loads
 //! (the `STL`/`LDL` nvdisasm marks as spill/refill) under each line. The result is cached in the
 //! package's `OUT_DIR/launch/spills/`, keyed by a hash of everything the compile reads (source,
@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context};
 use launch::Arch;
-use launch_build::tooling::lineinfo::{nvdisasm, Recompiler};
-use launch_build::tooling::Env;
+use launch_engine::tooling::lineinfo::{nvdisasm, Recompiler};
+use launch_engine::tooling::Env;
 use launch_schema::report::SpillsByLine;
 use sha2::{Digest, Sha256};
 
@@ -112,7 +112,7 @@ fn file_spills(
         })
         .collect();
     let bytes = serde_json::to_vec(&cached).map_err(|e| Error::Failure(anyhow!(e)))?;
-    launch_build::tooling::write_if_changed(&entry, &bytes)
+    launch_engine::tooling::write_if_changed(&entry, &bytes)
         .with_context(|| format!("writing the spill-line cache entry {}", entry.display()))
         .map_err(Error::Failure)?;
     Ok(cached)

@@ -35,11 +35,11 @@ pub fn include_dir(test: &str) -> Option<PathBuf> {
 
 /// Include folders to look in, best first.
 fn candidates() -> Vec<PathBuf> {
-    let env = launch_build::tooling::Env::cli();
+    let env = launch_engine::tooling::Env::cli();
     // An explicit toolchain is the only one looked at, as in the build; else the pinned install.
     let root = match var("LAUNCH_TOOLCHAIN") {
         Some(root) => Some(PathBuf::from(root)),
-        None => launch_build::tooling::toolchain::pinned_dir(&env),
+        None => launch_engine::tooling::toolchain::pinned_dir(&env),
     };
     root.into_iter()
         // The wheels' layout (what setup installs), then a CUDA toolkit's.

@@ -43,7 +43,7 @@ pub fn diff(expected: &[String], actual: &[String]) -> String {
 }
 
 /// The crates whose API is listed.
-const LIBRARIES: [&str; 4] = ["launch", "launch-analysis", "launch-schema", "launch-build"];
+const LIBRARIES: [&str; 5] = ["launch", "launch-analysis", "launch-schema", "launch-engine", "launch-build"];
 
 /// How to accept a deliberate change.
 const BLESS: &str = "LAUNCH_BLESS_API=1 cargo test -p launch-tests --test architecture public_api";
@@ -55,7 +55,7 @@ fn snapshot(name: &str) -> PathBuf {
 /// Each library's public API is the committed listing; `LAUNCH_BLESS_API=1` writes it instead.
 #[test]
 fn the_public_api_is_the_committed_one() {
-    let bless = launch_build::tooling::Env::cli().flag("LAUNCH_BLESS_API").expect("LAUNCH_BLESS_API is 1 or 0");
+    let bless = launch_engine::tooling::Env::cli().flag("LAUNCH_BLESS_API").expect("LAUNCH_BLESS_API is 1 or 0");
     let mut changed = String::new();
     for name in LIBRARIES {
         let actual = listing(&crate::crate_dir(name), name).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -83,22 +83,24 @@ fn the_public_api_is_the_committed_one() {
 fn the_listing_holds_each_kind_of_item() {
     let launch = listing(&crate::crate_dir("launch"), "launch").unwrap();
     let build = listing(&crate::crate_dir("launch-build"), "launch-build").unwrap();
+    let engine = listing(&crate::crate_dir("launch-engine"), "launch-engine").unwrap();
     let schema = listing(&crate::crate_dir("launch-schema"), "launch-schema").unwrap();
     let expected = [
         (&launch, "launch::cuda  #[cfg(feature = \"cudarc\")] pub mod cuda"),
         (&launch, "launch::include_kernels  macro_rules! include_kernels"),
         (&launch, "launch::tune::TuneKey::problem  pub problem: String"),
         (&launch, "launch::cuda::check_launch  pub fn check_launch(kernel: &str, arch: &str, dev: &DeviceInfo, contract: Option<&Contract>, func: &FunctionInfo, cfg: &LaunchConfig) -> Result<Approval, LaunchError>"),
-        (&build, "launch_build::tooling::Env::flag  pub fn flag(&self, name: &str) -> Result<bool, Error>"),
-        (&build, "launch_build::error  pub use launch_schema::diagnostics::{Diagnostic, ErrorKind, Severity}"),
+        (&engine, "launch_engine::tooling::Env::flag  pub fn flag(&self, name: &str) -> Result<bool, Error>"),
+        (&build, "launch_build  pub use launch_engine::{build, try_build, Config, Error}"),
+        (&engine, "launch_engine::error  pub use launch_schema::diagnostics::{Diagnostic, ErrorKind, Severity}"),
         (&schema, "launch_schema::diagnostics::ErrorKind::Toolchain  variant Toolchain"),
     ];
     for (lines, line) in expected {
         assert!(lines.iter().any(|l| l == line), "`{line}` is not in the listing:\n{}", lines.join("\n"));
     }
-    let error = build.iter().find(|l| l.starts_with("launch_build::error::Error  ")).expect("the error enum");
+    let error = engine.iter().find(|l| l.starts_with("launch_engine::error::Error  ")).expect("the error enum");
     assert!(error.contains("#[non_exhaustive] pub enum Error"), "{error}");
-    assert!(!build.iter().any(|l| l.contains("build_with")), "a private function is not listed");
+    assert!(!engine.iter().any(|l| l.contains("build_with")), "a private function is not listed");
 }
 
 /// A planted change shows: a function added to a public module, a method to a re-exported type

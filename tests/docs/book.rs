@@ -58,9 +58,9 @@ fn fail_on(errors: Vec<String>, what: &str) {
 /// The pinned mdbook: `LAUNCH_MDBOOK`, else where tools/docs/install-mdbook.sh puts it. `None`
 /// (after saying why) when it is not there and not required.
 fn mdbook() -> Option<PathBuf> {
-    let env = launch_build::tooling::Env::cli();
+    let env = launch_engine::tooling::Env::cli();
     let path = env.untracked("LAUNCH_MDBOOK").map(PathBuf::from).or_else(|| {
-        launch_build::tooling::toolchain::cache_dir(&env)
+        launch_engine::tooling::toolchain::cache_dir(&env)
             .map(|c| c.join(format!("tools/mdbook-{MDBOOK_VERSION}/bin/mdbook")))
     });
     if let Some(path) = path.filter(|p| p.is_file()) {
@@ -157,7 +157,7 @@ fn code_blocks_follow_the_rules() {
 /// rewritten with the real output.
 #[test]
 fn marked_console_blocks_print_what_they_show() {
-    let bless = launch_build::tooling::Env::cli().untracked("LAUNCH_BLESS_DOCS").is_some_and(|v| v == "1");
+    let bless = launch_engine::tooling::Env::cli().untracked("LAUNCH_BLESS_DOCS").is_some_and(|v| v == "1");
     let root = root();
     let mut errors = Vec::new();
     let mut ran = 0;

@@ -13,8 +13,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use clap::{Arg, ArgAction, Command};
-use launch_build::config::{Key, FILE_KEYS, KERNEL_KEYS, KEYS, TUNE_KEYS};
-use launch_build::tooling::{accepted_values, Env, DOCUMENTED};
+use launch_engine::config::{Key, FILE_KEYS, KERNEL_KEYS, KEYS, TUNE_KEYS};
+use launch_engine::tooling::{accepted_values, Env, DOCUMENTED};
 
 /// How to write the pages after a deliberate change.
 const BLESS: &str = "LAUNCH_BLESS_DOCS=1 cargo test -p launch-tests --test docs";
@@ -164,7 +164,7 @@ fn every_key_example_is_accepted_by_the_parser() {
         for key in keys {
             let toml = example_block(key);
             let text = format!("{PACKAGE}{toml}");
-            launch_build::Config::parse(&dir.path().join("Cargo.toml"), &text)
+            launch_engine::Config::parse(&dir.path().join("Cargo.toml"), &text)
                 .unwrap_or_else(|e| panic!("the example of {table} `{}` is refused: {e}\n{toml}", key.name));
         }
     }
@@ -485,7 +485,7 @@ const ERROR_EXAMPLES: &[(&str, &str)] = &[
 ];
 
 fn config_page() -> String {
-    let mut s = generated("launch-build/src/config/keys.rs (the table the parser checks keys against)");
+    let mut s = generated("launch-engine/src/config/keys.rs (the table the parser checks keys against)");
     s.push_str("# Configuration: `[package.metadata.launch]`\n\n");
     s.push_str(
         "This page lists every key a crate can set in its Cargo.toml under `[package.metadata.launch]` and its \
@@ -530,7 +530,7 @@ fn config_errors() -> String {
         let toml = format!("[package.metadata.launch]\n{body}\n");
         // `[package]` after the block, so the lines of the message are the block's.
         let text = format!("{toml}\n{PACKAGE}");
-        let e = launch_build::Config::parse(&manifest, &text).expect_err(title);
+        let e = launch_engine::Config::parse(&manifest, &text).expect_err(title);
         let message = e.to_string().replace(&format!("{}/", dir.path().display()), "");
         let _ = writeln!(s, "### {title}\n\n```toml,error\n{toml}```\n\n```text\n{message}\n```\n");
     }
@@ -540,7 +540,7 @@ fn config_errors() -> String {
 // ---- environment ----
 
 fn environment_page() -> String {
-    let mut s = generated("launch-build/src/env.rs (`DOCUMENTED` and the grammar of each variable)");
+    let mut s = generated("launch-engine/src/env.rs (`DOCUMENTED` and the grammar of each variable)");
     s.push_str("# Environment variables\n\n");
     s.push_str(
         "This page lists every environment variable cargo-launch reads: `cargo launch`, the build script \

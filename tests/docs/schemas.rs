@@ -13,7 +13,7 @@ use crate::support;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use launch_build::tooling::Env;
+use launch_engine::tooling::Env;
 
 use catalog::documents;
 use page::BLESS;

@@ -62,7 +62,7 @@ pub fn toolchain_root() -> PathBuf {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "cargo launch setup failed:\n{stderr}");
         let dir =
-            launch_build::tooling::toolchain::pinned_dir(&launch_build::tooling::Env::cli()).expect("HOME is set");
+            launch_engine::tooling::toolchain::pinned_dir(&launch_engine::tooling::Env::cli()).expect("HOME is set");
         assert!(dir.join("nvidia/cuda_nvcc/bin/ptxas").is_file(), "setup left no ptxas in {}", dir.display());
         dir
     })

@@ -5,11 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
-use launch_build::tooling::cache::{
+use launch_engine::tooling::cache::{
     self as kernel_cache, format_size, BuildRecord, Pruned, RemoteConfig, RemoteMode, Usage,
 };
-use launch_build::tooling::toolchain::cache_dir;
-use launch_build::tooling::Env;
+use launch_engine::tooling::toolchain::cache_dir;
+use launch_engine::tooling::Env;
 use serde_json::json;
 
 use crate::cli::{CacheAction, CacheArgs, Format};
@@ -49,7 +49,7 @@ pub(crate) fn run(args: &CacheArgs) -> Result<(), Error> {
 /// The remote store builds here would use: `LAUNCH_CACHE_REMOTE`, else the `cache-remote` of the
 /// crate in the current folder (its URL never shows a password). A bad variable is an error.
 fn remote(env: &Env) -> Result<Option<RemoteConfig>, Error> {
-    let crate_config = launch_build::Config::load(Path::new("Cargo.toml")).ok();
+    let crate_config = launch_engine::Config::load(Path::new("Cargo.toml")).ok();
     let metadata = crate_config.as_ref().and_then(|c| c.cache_remote.as_ref()).map(|(url, at)| (url, at.clone()));
     env.cache_remote(metadata).map_err(|e| Error::Usage(e.into()))
 }

@@ -13,7 +13,7 @@ use anyhow::Context;
 
 use launch::Arch;
 use launch_analysis::{self as analysis, Detail, Finding, FindingKind, Location, Severity};
-use launch_build::tooling::toolchain::Pin;
+use launch_engine::tooling::toolchain::Pin;
 use launch_schema::check::{BaselineState, BaselineUse};
 
 use crate::baseline::{self, Baseline};
@@ -149,7 +149,7 @@ fn baseline(
         // failure while writing (a read-only file system) is exit 4, whoever named the path.
         let given = if args.baseline.is_some() { " given with --baseline" } else { "" };
         let _absent = usable(&path, given, "write")?;
-        launch_build::tooling::write_if_changed(&path, text.as_bytes())
+        launch_engine::tooling::write_if_changed(&path, text.as_bytes())
             .map_err(|e| Error::Failure(anyhow::Error::new(e).context("cannot write the baseline")))?;
         eprintln!("wrote {} records to {}", current.len(), path.display());
         return Ok(used(BaselineState::Written, current.len()));
@@ -418,7 +418,7 @@ mod grouping {
     /// variant, its contract, its kernel and why, which fails nothing by itself.
     #[test]
     fn tune_variants_are_checked_and_a_refused_one_is_a_note() {
-        use launch_build::manifest::{KernelArch, RefusedArch, VariantEntry};
+        use launch_engine::manifest::{KernelArch, RefusedArch, VariantEntry};
         let dir = tempfile::tempdir().unwrap();
         let mut p = testing::package(dir.path(), 1, &["sm_75", "sm_90"], &[]);
         let arch = |a: &str| a.parse::<Arch>().unwrap();

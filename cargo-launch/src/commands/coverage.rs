@@ -12,7 +12,7 @@ use crate::gpus::{self, Target};
 use anyhow::Context;
 use launch::compat::CudaVersion;
 use launch::Arch;
-use launch_build::tooling::cache::format_size;
+use launch_engine::tooling::cache::format_size;
 use launch_schema::coverage::{ArchSize, Document, GpuCoverage, Load, Outcome, Suggestion};
 use launch_schema::report::Toolchain;
 

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use launch::compat::CudaVersion;
-use launch_build::tooling::cache::{format_size, usage};
-use launch_build::tooling::toolchain::{cache_dir, pin};
-use launch_build::tooling::{Env, DOCUMENTED};
+use launch_engine::tooling::cache::{format_size, usage};
+use launch_engine::tooling::toolchain::{cache_dir, pin};
+use launch_engine::tooling::{Env, DOCUMENTED};
 use launch_schema::doctor::{CacheState, CrateState, Document, DriverState, Problem, Variable};
 
 use crate::cli::{DoctorArgs, Format};
@@ -35,7 +35,7 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<(), Error> {
         host_check::problems(&env, c, &mut problems);
     }
     let cache = cache_state(&env, &mut problems);
-    let driver = launch_build::tooling::driver::version().and_then(|d| {
+    let driver = launch_engine::tooling::driver::version().and_then(|d| {
         let v = CudaVersion::from_driver(d.version)?;
         let toolkit = CudaVersion::of_release(needed.version).unwrap_or(v);
         problems.extend(driver_check::problems(v, config.as_ref().and_then(|c| c.min_driver), toolkit));
@@ -76,7 +76,7 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<(), Error> {
 fn crate_state(
     manifest_path: Option<&Path>,
     problems: &mut Vec<Problem>,
-) -> (Option<CrateState>, Option<launch_build::Config>) {
+) -> (Option<CrateState>, Option<launch_engine::Config>) {
     let path = manifest_path.map_or_else(|| PathBuf::from("Cargo.toml"), Path::to_path_buf);
     let Ok(text) = std::fs::read_to_string(&path) else {
         if manifest_path.is_some() {
@@ -96,7 +96,7 @@ fn crate_state(
         min_driver: None,
         config_loads: false,
     };
-    match launch_build::Config::load(&path) {
+    match launch_engine::Config::load(&path) {
         Ok(c) => {
             state.package = Some(c.package.clone());
             state.toolchain = Some(c.toolchain.name.to_string());

@@ -12,8 +12,8 @@ use anyhow::Context;
 use launch::occupancy::Limiters;
 use launch::{Arch, Contract, ContractSource, Resources};
 use launch_analysis::{self as analysis, cliffs, frontier, HostLaunch, KernelReport, ThreadsFrom};
-use launch_build::manifest::{KernelArch, KernelEntry};
-use launch_build::tooling::variants;
+use launch_engine::manifest::{KernelArch, KernelEntry};
+use launch_engine::tooling::variants;
 use launch_schema::explore::{ArchVariants, Document, Variant};
 use launch_schema::report::{Explained, Toolchain};
 
@@ -38,8 +38,8 @@ pub(crate) fn run(args: &ExploreArgs) -> Result<(), Error> {
     let packages = selection.build_with_all_ptx(&arches)?;
     let (p, k) = find(&packages, &args.kernel)?;
     let host = p.manifest.host_launch(k);
-    let env = launch_build::tooling::Env::cli();
-    let tc = launch_build::tooling::toolchain::discover_for(&env, &p.config.toolchain)
+    let env = launch_engine::tooling::Env::cli();
+    let tc = launch_engine::tooling::toolchain::discover_for(&env, &p.config.toolchain)
         .map_err(|e| Error::NoToolchain(e.into()))?;
     let mut cache = CacheCounts::default();
     let mut doc = Document {
@@ -49,7 +49,7 @@ pub(crate) fn run(args: &ExploreArgs) -> Result<(), Error> {
         arches: Vec::new(),
     };
     for ka in k.arches.iter().filter(|ka| arches.is_empty() || arches.contains(&ka.arch)) {
-        let ptx_path = p.launch_dir.join(launch_build::tooling::all_ptx_path(&k.file, ka.arch));
+        let ptx_path = p.launch_dir.join(launch_engine::tooling::all_ptx_path(&k.file, ka.arch));
         let ptx = std::fs::read_to_string(&ptx_path)
             .with_context(|| format!("reading the PTX of {} for {}", k.file, ka.arch))?;
         let grid = grid(k, ka, host, args, &max_regs)?;

@@ -195,8 +195,8 @@ fn check_kernels_arg(k: &str) -> Result<(), String> {
 /// Checks that `text` (the Cargo.toml `init` would write at `manifest`) loads as launch-build's
 /// config. When the kernel folder is missing it is created for the check, since `init` creates
 /// it anyway; it is removed again on failure. Returns whether it was created.
-fn validate(manifest: &Path, text: &str, kernels: &Path) -> Result<bool, launch_build::Error> {
-    let first = match launch_build::Config::parse(manifest, text) {
+fn validate(manifest: &Path, text: &str, kernels: &Path) -> Result<bool, launch_engine::Error> {
+    let first = match launch_engine::Config::parse(manifest, text) {
         Ok(_) => return Ok(false),
         Err(e) => e,
     };
@@ -213,7 +213,7 @@ fn validate(manifest: &Path, text: &str, kernels: &Path) -> Result<bool, launch_
     if std::fs::create_dir_all(kernels).is_err() {
         return Err(first);
     }
-    match launch_build::Config::parse(manifest, text) {
+    match launch_engine::Config::parse(manifest, text) {
         Ok(_) => Ok(true),
         Err(e) => {
             for dir in missing {

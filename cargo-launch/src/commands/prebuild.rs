@@ -1,5 +1,5 @@
 //! `cargo launch prebuild [--verify]`: the crate's kernels compiled from source and written to
-//! `launch-prebuilt/` (what a build embeds without any toolchain, see `launch_build::prebuilt`),
+//! `launch-prebuilt/` (what a build embeds without any toolchain, see `launch_engine::prebuilt`),
 //! or compiled again without the cache and compared with it byte for byte.
 
 use std::collections::BTreeMap;
@@ -7,8 +7,8 @@ use std::io::Write as _;
 use std::path::Path;
 
 use anyhow::Context;
-use launch_build::prebuilt::{self, Contents};
-use launch_build::Manifest;
+use launch_engine::prebuilt::{self, Contents};
+use launch_engine::Manifest;
 use launch_schema::prebuilt::{Cost, Difference, PackageSummary, Summary, VERSION};
 use sha2::{Digest as _, Sha256};
 
@@ -176,8 +176,8 @@ fn fingerprint_of(contents: &Contents) -> prebuilt::Fingerprint {
     }
 }
 
-fn pin_of(name: &str) -> Option<launch_build::tooling::toolchain::Pin> {
-    launch_build::tooling::toolchain::pin::PINS.into_iter().find(|p| p.name == name)
+fn pin_of(name: &str) -> Option<launch_engine::tooling::toolchain::Pin> {
+    launch_engine::tooling::toolchain::pin::PINS.into_iter().find(|p| p.name == name)
 }
 
 fn describe(bytes: &[u8]) -> String {

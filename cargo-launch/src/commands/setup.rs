@@ -3,7 +3,7 @@
 //! toolchain service (`crate::toolchain::install`, which the auto-setup before a build uses too),
 //! and beside each the headers of the CUDA libraries `--with` names.
 
-use launch_build::tooling::toolchain::pin;
+use launch_engine::tooling::toolchain::pin;
 
 use crate::cli::SetupArgs;
 use crate::error::Error;

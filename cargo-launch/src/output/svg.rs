@@ -109,7 +109,7 @@ pub(crate) fn write_file(path: &Path, svg: &str) -> Result<(), Error> {
     check_destination(path)?;
     // Written aside and renamed into place: a reader never sees half a picture, a failure
     // leaves any previous file, and a FIFO, link or device at `path` is refused.
-    launch_build::tooling::write_if_changed(path, svg.as_bytes())
+    launch_engine::tooling::write_if_changed(path, svg.as_bytes())
         .with_context(|| format!("writing the plot to {}", path.display()))?;
     eprintln!("wrote {}", path.display());
     Ok(())

@@ -1,5 +1,5 @@
 //! Installing a pinned toolchain: NVIDIA's wheels, hashes pinned
-//! (`launch_build::tooling::toolchain::pin`), installed with `python3 -m pip install --target` into
+//! (`launch_engine::tooling::toolchain::pin`), installed with `python3 -m pip install --target` into
 //! the per-user cache, each pinned CUDA line in a folder of its own (`toolchain/cuda-12.9.86`,
 //! `toolchain/cuda-13.0.88`), side by side.
 //!
@@ -14,9 +14,9 @@ use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use launch_build::tooling::toolchain::{self, Origin, Pin, Toolchain};
-use launch_build::tooling::Env;
-use launch_build::tooling::Tool;
+use launch_engine::tooling::toolchain::{self, Origin, Pin, Toolchain};
+use launch_engine::tooling::Env;
+use launch_engine::tooling::Tool;
 
 use crate::error::Error;
 
@@ -125,7 +125,7 @@ pub(super) fn setup_lock(parent: &Path) -> anyhow::Result<File> {
 
 /// `pip install` of the hash-pinned requirements file `req` into the folder `target`, binary wheels
 /// only, nothing else resolved, pip's progress shown.
-pub(super) fn pip_install(python: &Path, target: &Path, req: &Path) -> Result<(), launch_build::Error> {
+pub(super) fn pip_install(python: &Path, target: &Path, req: &Path) -> Result<(), launch_engine::Error> {
     Tool::new(python)
         .args(["-m", "pip", "install", "--no-deps", "--require-hashes", "--only-binary=:all:", "--no-compile"])
         .args(["--disable-pip-version-check", "--no-warn-script-location", "--progress-bar", "on"])
@@ -145,7 +145,7 @@ fn installed(dir: &Path, pin: &Pin) -> Option<Toolchain> {
     if !dir.join(COMPLETE).is_file() {
         return None;
     }
-    let has = |w: &launch_build::tooling::toolchain::pin::Wheel| {
+    let has = |w: &launch_engine::tooling::toolchain::pin::Wheel| {
         dir.join(format!("{}-{}.dist-info", w.package.replace('-', "_"), w.version)).is_dir()
     };
     if !pin.wheels.iter().all(has) {

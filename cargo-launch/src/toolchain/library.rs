@@ -8,8 +8,8 @@ use std::fs;
 use std::path::Path;
 
 use anyhow::{bail, Context};
-use launch_build::tooling::toolchain::{self, pin::Library, Pin};
-use launch_build::tooling::Env;
+use launch_engine::tooling::toolchain::{self, pin::Library, Pin};
+use launch_engine::tooling::Env;
 
 use crate::error::Error;
 

@@ -7,8 +7,8 @@ mod install;
 mod library;
 
 use launch::Arch;
-use launch_build::tooling::toolchain::{self, pin, Pin};
-use launch_build::tooling::Env;
+use launch_engine::tooling::toolchain::{self, pin, Pin};
+use launch_engine::tooling::Env;
 
 use crate::cargo::Selection;
 use crate::error::Error;
@@ -64,7 +64,7 @@ fn ensure_pin(no_setup: bool, pin: &Pin) -> Result<(), Error> {
         Ok(_) => Ok(()),
         Err(e) if env.get("LAUNCH_TOOLCHAIN").is_some() => {
             let why = match &e {
-                launch_build::Error::ToolchainNotFound { searched, .. } => {
+                launch_engine::Error::ToolchainNotFound { searched, .. } => {
                     searched.iter().map(|s| s.outcome.as_str()).collect::<Vec<_>>().join("; ")
                 }
                 other => other.to_string(),
@@ -83,7 +83,7 @@ fn ensure_pin(no_setup: bool, pin: &Pin) -> Result<(), Error> {
                 std::path::Path::new(&root).display()
             )))
         }
-        Err(e @ launch_build::Error::ToolchainNotFound { .. }) => {
+        Err(e @ launch_engine::Error::ToolchainNotFound { .. }) => {
             let offline = env.offline()?;
             if no_setup || env.flag("LAUNCH_NO_AUTO_SETUP")? || offline {
                 return Err(Error::NoToolchain(anyhow::Error::from(e)));
@@ -127,7 +127,7 @@ pub fn supported_arches(pins: &[Pin]) -> Result<Vec<u32>, Error> {
     for p in pins {
         let tc = toolchain::discover_for(&Env::cli(), p).map_err(|e| Error::NoToolchain(anyhow::Error::from(e)))?;
         let nvrtc =
-            launch_build::tooling::Nvrtc::load(&tc.nvrtc).map_err(|e| Error::NoToolchain(anyhow::Error::from(e)))?;
+            launch_engine::tooling::Nvrtc::load(&tc.nvrtc).map_err(|e| Error::NoToolchain(anyhow::Error::from(e)))?;
         let these: Vec<u32> = nvrtc.supported_archs().into_iter().map(|c| c as u32).collect();
         all = Some(match all {
             None => these,

@@ -6,7 +6,7 @@
 //!   a file.
 //! * `toml` blocks (book and README): literal TOML or an include of it. It must parse, and a
 //!   `[package.metadata.launch]` table in it must be accepted by launch-build's own parser,
-//!   `launch_build::Config::parse`, or refused when the info string is `toml,error`.
+//!   `launch_engine::Config::parse`, or refused when the info string is `toml,error`.
 
 use std::path::{Path, PathBuf};
 
@@ -23,6 +23,9 @@ pub const COMPILED: &[&str] = &[
     "launch/src/",
     "launch/examples/",
     "launch/tests/",
+    "launch-analysis/src/",
+    "launch-schema/src/",
+    "launch-engine/src/",
     "launch-build/src/",
     "launch-build/examples/",
     "launch-build/tests/",
@@ -178,7 +181,7 @@ fn doc_text(source: &str) -> String {
 }
 
 /// A `toml` block's rule: `text` parses, and its `[package.metadata.launch]` table (if any) is
-/// accepted by `launch_build::Config::parse`, or refused when `error` (a `toml,error` block).
+/// accepted by `launch_engine::Config::parse`, or refused when `error` (a `toml,error` block).
 ///
 /// A block shows part of a Cargo.toml, so the parser gets it completed in a crate folder of its
 /// own: a `[package]` name and version when the block has none, `arch = ["sm_90"]` (the one
@@ -208,7 +211,7 @@ pub fn toml(text: &str, error: bool) -> Result<(), String> {
     }
     let full = complete(text, doc.get("package").and_then(|p| p.get("name")).is_some(), launch.get("arch").is_some());
     let manifest = dir.path().join("Cargo.toml");
-    match (launch_build::Config::parse(&manifest, &full), error) {
+    match (launch_engine::Config::parse(&manifest, &full), error) {
         (Ok(_), false) | (Err(_), true) => Ok(()),
         (Ok(_), true) => Err("a toml,error block whose [package.metadata.launch] launch-build accepts".into()),
         (Err(e), false) => {

@@ -1,14 +1,14 @@
 //! What a crate with `host` files needs beyond NVRTC and ptxas: nvcc in its toolchain and a host
-//! C++ compiler, found as the build finds them (`launch_build::tooling::host_compiler`, the
+//! C++ compiler, found as the build finds them (`launch_engine::tooling::host_compiler`, the
 //! toolchain's `nvcc()`), so doctor and the build agree.
 
-use launch_build::tooling::toolchain::discover_for;
-use launch_build::tooling::{host_compiler, Env};
+use launch_engine::tooling::toolchain::discover_for;
+use launch_engine::tooling::{host_compiler, Env};
 use launch_schema::doctor::Problem;
 
 /// The blocking problems of `config`'s `host` files (none without any): the build would fail
 /// with exit 3 (or 2 for a toolchain line without nvcc) on each.
-pub(crate) fn problems(env: &Env, config: &launch_build::Config, problems: &mut Vec<Problem>) {
+pub(crate) fn problems(env: &Env, config: &launch_engine::Config, problems: &mut Vec<Problem>) {
     let Some(first) = config.host.first() else { return };
     let at = format!("`host` files ({}: `{}`)", first.location, first.pattern);
     if let Err(why) = host_compiler(env) {

@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use launch_build::tooling::lineinfo::nvdisasm;
-use launch_build::tooling::toolchain::{discover_for, pin_dir, Origin, Pin, Toolchain};
-use launch_build::tooling::{Env, Nvrtc};
+use launch_engine::tooling::lineinfo::nvdisasm;
+use launch_engine::tooling::toolchain::{discover_for, pin_dir, Origin, Pin, Toolchain};
+use launch_engine::tooling::{Env, Nvrtc};
 use launch_schema::doctor::{Problem, ToolchainState};
 
 use super::record;

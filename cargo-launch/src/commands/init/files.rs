@@ -42,7 +42,7 @@ pub(super) fn write_all(files: &[(PathBuf, &str)], manifest: Option<(&PathBuf, &
         written.push(path);
     }
     if let (Ok(()), Some((path, text))) = (&result, manifest) {
-        result = launch_build::tooling::write_if_changed(path, text.as_bytes())
+        result = launch_engine::tooling::write_if_changed(path, text.as_bytes())
             .map(drop)
             .with_context(|| format!("cannot write `{}`", path.display()));
     }
