@@ -1,8 +1,7 @@
-//! The property/fuzz harness of the project's parsers, run by `cargo test` within a small time
-//! budget, with a fresh random seed each run. The targets live in the crates they fuzz, as
-//! `#[cfg(test)] mod fuzz` (launch-build: `src/fuzz/`, launch: `src/tune/fuzz.rs`, cargo-launch:
-//! `src/fuzz.rs`), so they reach the parsers through `crate::` paths; this crate depends on none
-//! of them.
+//! The property/fuzz harness of the project's parsers. The targets live in the crates they fuzz,
+//! as `#[cfg(test)] mod fuzz` (launch-engine: `src/fuzz/`, launch: `src/tune/fuzz.rs`,
+//! cargo-launch: `src/fuzz.rs`), so they reach the parsers through `crate::` paths; this crate
+//! depends on none of them.
 //!
 //! Each target generates inputs with a seeded PRNG: mutations of real inputs (the recorded ptxas
 //! logs, the kernels of the template and the fixtures, the fixtures' PTX, rendered baselines and
@@ -13,8 +12,19 @@
 //! an input that takes longer than the per-input limit is a failure too, so a quadratic parser
 //! shows up as one.
 //!
-//! * `LAUNCH_FUZZ_SECONDS`: time per target (default 0.5 s; the targets add about 3 s to
-//!   `cargo test` on two cores).
+//! Two ways to run:
+//!
+//! * **`cargo test`** (the default) is deterministic: each target checks the seeds recorded for it
+//!   in `fuzz-harness/regressions.txt` (inputs that once failed, kept after their fix), then
+//!   [`DEFAULT_INPUTS`] inputs from a fixed run seed of its own (the hash of its name). The same
+//!   inputs on every machine and every run: a failure in CI is one a developer gets too.
+//! * **The long run**, a separate command, draws a fresh random run seed and runs for a time
+//!   budget per target (`LAUNCH_FUZZ_SECONDS`); what it finds is replayed with its seed and then
+//!   recorded in `regressions.txt`.
+//!
+//! * `LAUNCH_FUZZ_SECONDS`: the long run, this many seconds per target with a random run seed.
+//! * `LAUNCH_FUZZ_INPUTS`: the deterministic run's input count per target (default
+//!   [`DEFAULT_INPUTS`]).
 //! * `LAUNCH_FUZZ_SEED`: run just the one input of that seed (printed with every failure), to
 //!   replay it.
 //! * `LAUNCH_FUZZ_INPUT_SECONDS`: the per-input limit (default 1 s).
@@ -25,7 +35,7 @@
 //! input is also written to a file in the temporary folder). The long run:
 //!
 //! ```sh
-//! LAUNCH_FUZZ_SECONDS=300 cargo test --release -p launch-build --lib fuzz:: -- --test-threads=2 --nocapture
+//! LAUNCH_FUZZ_SECONDS=300 cargo test --release -p launch-engine --lib fuzz:: -- --test-threads=2 --nocapture
 //! LAUNCH_FUZZ_SECONDS=300 cargo test --release -p cargo-launch --lib fuzz:: -- --nocapture
 //! LAUNCH_FUZZ_SECONDS=300 cargo test --release -p launch --lib tune::fuzz:: -- --nocapture
 //! ```
@@ -306,6 +316,55 @@ fn parse_seed(s: &str) -> u64 {
     r.unwrap_or_else(|_| panic!("LAUNCH_FUZZ_SEED={s} is not a seed (decimal or 0x hex)"))
 }
 
+/// The deterministic run's inputs per target, after its recorded regressions.
+pub const DEFAULT_INPUTS: u64 = 400;
+
+/// How long a target runs: a fixed count of inputs from a fixed seed (`cargo test`), or a time
+/// budget from a random seed (the long run, `LAUNCH_FUZZ_SECONDS`).
+struct Plan {
+    run_seed: u64,
+    inputs: Option<u64>,
+    budget: Duration,
+}
+
+impl Plan {
+    fn from_env(target: &str) -> Plan {
+        if env("LAUNCH_FUZZ_SECONDS").is_some() {
+            let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+            return Plan { run_seed: now ^ hash(target), inputs: None, budget: seconds("LAUNCH_FUZZ_SECONDS", 0.0) };
+        }
+        let inputs = env("LAUNCH_FUZZ_INPUTS").map_or(DEFAULT_INPUTS, |s| {
+            s.parse().unwrap_or_else(|_| panic!("LAUNCH_FUZZ_INPUTS={s} is not a number of inputs"))
+        });
+        Plan { run_seed: hash(target), inputs: Some(inputs), budget: Duration::MAX }
+    }
+
+    /// Whether the run is over after `count` inputs (recorded regressions included) and `elapsed`.
+    fn done(&self, count: u64, elapsed: Duration) -> bool {
+        match self.inputs {
+            Some(n) => count >= n,
+            None => elapsed >= self.budget,
+        }
+    }
+}
+
+/// The seeds recorded for `target` in `fuzz-harness/regressions.txt`: lines `TARGET SEED` (decimal
+/// or 0x hex); `#` starts a comment.
+fn regressions(target: &str) -> Vec<u64> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("regressions.txt");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    parse_regressions(&text, target)
+}
+
+fn parse_regressions(text: &str, target: &str) -> Vec<u64> {
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter_map(|l| l.split_once(char::is_whitespace))
+        .filter(|(t, _)| *t == target)
+        .map(|(_, seed)| parse_seed(seed.trim()))
+        .collect()
+}
+
 /// FNV-1a, to give each target its own stream from one run seed.
 fn hash(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
@@ -346,13 +405,13 @@ where
     G: FnMut(&mut Rng) -> Input<E>,
     C: Fn(&Input<E>) -> Result<(), String> + Send + Sync + 'static,
 {
-    let budget = seconds("LAUNCH_FUZZ_SECONDS", 0.5);
+    let plan = Plan::from_env(target);
     let limit = seconds("LAUNCH_FUZZ_INPUT_SECONDS", 1.0);
     let replay = env("LAUNCH_FUZZ_SEED").map(|s| parse_seed(&s));
     let keep_going = flag("LAUNCH_FUZZ_KEEP_GOING");
-    let run_seed =
-        SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64) ^ hash(target);
+    let run_seed = plan.run_seed;
     let mut seeds = Rng::new(run_seed);
+    let mut recorded = regressions(target).into_iter();
 
     // The check runs on a worker so that an input that hangs (or is quadratic) is reported, not
     // waited for; a worker that does not answer is abandoned (and a new one started).
@@ -378,7 +437,7 @@ where
     let (mut count, mut bytes, mut failures) = (0u64, 0u64, 0usize);
     let mut first = None;
     loop {
-        let seed = replay.unwrap_or_else(|| seeds.next_u64());
+        let seed = replay.or_else(|| recorded.next()).unwrap_or_else(|| seeds.next_u64());
         let input = gen(&mut Rng::new(seed));
         bytes += input.data.len() as u64;
         let t = Instant::now();
@@ -403,7 +462,7 @@ where
             }
             eprintln!("{report}\n");
         }
-        if replay.is_some() || start.elapsed() >= budget || failures >= 20 {
+        if replay.is_some() || plan.done(count, start.elapsed()) || failures >= 20 {
             break;
         }
     }
@@ -553,4 +612,29 @@ fn a_failure_names_the_target_the_seed_and_the_test_that_replays_it() {
     if let Some((_, file)) = report.split_once("the whole input: ") {
         let _ = std::fs::remove_file(file.trim());
     }
+}
+
+#[test]
+fn the_default_run_is_the_same_inputs_on_every_run() {
+    // What `cargo test` runs is a function of the target's name alone: two runs see one sequence.
+    let seen = |target: &str| {
+        let mut seeds = Rng::new(Plan::from_env(target).run_seed);
+        (0..5).map(|_| seeds.next_u64()).collect::<Vec<_>>()
+    };
+    if env("LAUNCH_FUZZ_SECONDS").is_none() {
+        assert_eq!(seen("ptxas_log"), seen("ptxas_log"));
+        assert_ne!(seen("ptxas_log"), seen("ptx"));
+        let plan = Plan::from_env("ptxas_log");
+        assert!(!plan.done(plan.inputs.unwrap() - 1, Duration::MAX) && plan.done(plan.inputs.unwrap(), Duration::ZERO));
+    }
+}
+
+#[test]
+fn recorded_regressions_are_read_per_target() {
+    let text = "# a comment\nptx 0x10 # after its fix\nptxas_log 7\n\nptx\t42\n";
+    assert_eq!(parse_regressions(text, "ptx"), [16, 42]);
+    assert_eq!(parse_regressions(text, "ptxas_log"), [7]);
+    assert!(parse_regressions(text, "config").is_empty());
+    // The committed file parses, whatever it holds.
+    let _ = regressions("ptx");
 }
