@@ -206,8 +206,14 @@ fn parse_s3(rest: &str) -> Result<RemoteUrl, String> {
             c.escape_debug()
         ));
     }
-    if prefix.contains('#') {
-        return Err("has a fragment (`#`): an s3:// URL takes none".into());
+    // The characters S3 calls safe in a key: anything else (`;`, `:`, `#`, `%`) is a typo or a
+    // separator that belongs elsewhere.
+    let safe = |c: char| c.is_ascii_alphanumeric() || "/!-_.*'()".contains(c);
+    if let Some(c) = prefix.chars().find(|c| !safe(*c)) {
+        return Err(format!(
+            "has `{}` in its prefix (a prefix is letters, digits, `/` and `!-_.*'()`; its query starts at `?`)",
+            c.escape_debug()
+        ));
     }
     let (mut endpoint, mut region) = (None, None);
     for pair in query.into_iter().flat_map(|q| q.split('&')) {

@@ -261,6 +261,8 @@ fn malformed_urls_are_refused_with_the_reason() {
         ("s3://b/p?region=a&region=b", "twice"),
         ("s3://b/p?region=eu/west", "region"),
         ("s3://b/p?&", "query parameter"),
+        ("s3://b/p;endpoint=http://h:9", "in its prefix"),
+        ("s3://b/p#x", "in its prefix"),
         ("webdav+http://h:99999/p", "port `99999`"),
         ("webdav+http://h:/p", "port ``"),
         ("webdav+http://h:8o/p", "port `8o`"),
