@@ -141,6 +141,10 @@ mod packaging;
 /// `cargo launch coverage`: per GPU, a cubin, PTX by JIT (refused by an old driver) or nothing.
 mod coverage;
 
+/// Issue 32 classes 4 and 7: no command prints a password in any position; every variable and flag
+/// that takes a URL, a size, a list, a mode or a folder refuses a malformed value (exit 2, named).
+mod secrets_and_bad_input;
+
 /// `cargo launch doctor`: a missing or damaged toolchain, NVRTC builtins missing, a cache not writable.
 mod doctor;
 

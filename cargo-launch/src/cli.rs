@@ -121,7 +121,7 @@ pub struct CoverageArgs {
     #[command(flatten)]
     pub packages: PackageArgs,
     /// GPUs (comma-separated or repeated): names such as \"RTX 4090\" or arches such as sm_86.
-    #[arg(long, value_delimiter = ',', value_name = "GPU")]
+    #[arg(long, value_delimiter = ',', value_name = "GPU", value_parser = parse_gpu)]
     pub gpu: Vec<String>,
     /// The driver to predict for, as its CUDA version (12.4; `nvidia-smi` shows it); default: any
     /// driver new enough for what is embedded.
@@ -133,6 +133,21 @@ pub struct CoverageArgs {
     /// Fail instead of installing the toolchain when none is found.
     #[arg(long)]
     pub no_setup: bool,
+}
+
+/// `--gpu NAME`: a GPU of launch's table or an arch, exactly as written (no empty entry, no
+/// spaces around a name), refused when it is read.
+fn parse_gpu(s: &str) -> Result<String, String> {
+    if s.is_empty() {
+        return Err("an empty GPU name (write comma-separated names such as \"A100,H100\")".into());
+    }
+    if s.trim() != s {
+        return Err(format!(
+            "`{}` has spaces around it (write comma-separated names such as \"A100,H100\")",
+            s.escape_debug()
+        ));
+    }
+    crate::gpus::lookup(s).map(|_| s.to_string()).map_err(|e| e.to_string())
 }
 
 fn parse_cuda_version(s: &str) -> Result<launch::compat::CudaVersion, String> {

@@ -166,7 +166,13 @@ impl From<anyhow::Error> for Error {
 /// The error and its causes, joined by `: ` as `{:#}` does, leaving out a cause whose text the
 /// message already holds (errors that print their own source, such as a tool that could not
 /// start, would otherwise say "Permission denied" twice).
+/// Through `launch::remote::redact`: no error shows a password, whichever cause (a URL's grammar,
+/// a store's client) wrote it.
 pub fn message(error: &anyhow::Error) -> String {
+    launch::remote::redact(&chain(error))
+}
+
+fn chain(error: &anyhow::Error) -> String {
     let mut out = String::new();
     for cause in error.chain() {
         let text = cause.to_string();

@@ -102,7 +102,7 @@ pub fn print_summary(stats: &BuildStats) {
     cargo_directives::launch_build_warning(&summary(stats));
 }
 
-fn summary(stats: &BuildStats) -> String {
+pub(crate) fn summary(stats: &BuildStats) -> String {
     let host = match stats.host_jobs.len() {
         0 => String::new(),
         n => {

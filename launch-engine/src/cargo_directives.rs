@@ -10,9 +10,10 @@
 
 use std::path::Path;
 
-/// `cargo:warning=TEXT`: shown by cargo under the crate's name.
+/// `cargo:warning=TEXT`: shown by cargo under the crate's name; through `launch::remote::redact`,
+/// so no warning shows a password.
 pub(crate) fn warning(text: &str) {
-    println!("cargo:warning={text}");
+    println!("cargo:warning={}", launch::remote::redact(text));
 }
 
 /// `cargo:warning=launch-build: TEXT`: a warning about launch-build itself (the cache, the

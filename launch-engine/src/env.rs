@@ -77,10 +77,11 @@ impl PrebuiltMode {
     /// The values `LAUNCH_PREBUILT` takes, as written (unset is `auto`).
     pub const VALUES: [&'static str; 3] = ["auto", "ignore", "require"];
 
-    /// Parses a value of `LAUNCH_PREBUILT` (any case); `None` for anything else.
+    /// Parses a value of `LAUNCH_PREBUILT` exactly as written (any case); `None` for anything
+    /// else: empty, or with spaces around it.
     pub fn parse(text: &str) -> Option<PrebuiltMode> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "" | "auto" => Some(PrebuiltMode::Auto),
+        match text.to_ascii_lowercase().as_str() {
+            "auto" => Some(PrebuiltMode::Auto),
             "ignore" => Some(PrebuiltMode::Ignore),
             "require" => Some(PrebuiltMode::Require),
             _ => None,
@@ -200,6 +201,45 @@ pub fn accepted_values(name: &str) -> Option<String> {
     NOT_CHECKED.iter().find(|(n, _)| *n == name).map(|(_, judge)| format!("not checked up front; judged by {judge}"))
 }
 
+/// The kind of value a documented variable that is checked up front takes ([`value_kind`]): what
+/// a test needs to write a malformed one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ValueKind {
+    /// A switch (`1`, `true`, ...; empty is off).
+    Switch,
+    /// Whole seconds.
+    Seconds,
+    /// An absolute folder.
+    Folder,
+    /// A program.
+    Program,
+    /// A comma-separated list of arches.
+    ArchList,
+    /// One word of a fixed set (`LAUNCH_PREBUILT`, `LAUNCH_CACHE_REMOTE_MODE`).
+    Mode,
+    /// A size with an optional binary unit.
+    Size,
+    /// A remote cache URL.
+    Url,
+}
+
+/// The kind of value `name` takes when [`Env::check`] judges it; `None` for a variable judged
+/// elsewhere (see [`accepted_values`]) or not documented.
+pub fn value_kind(name: &str) -> Option<ValueKind> {
+    let (_, grammar) = CHECKED.iter().find(|(n, _)| *n == name)?;
+    Some(match grammar {
+        Grammar::Switch | Grammar::CargoBool => ValueKind::Switch,
+        Grammar::Seconds | Grammar::RemoteSeconds => ValueKind::Seconds,
+        Grammar::Folder => ValueKind::Folder,
+        Grammar::Program => ValueKind::Program,
+        Grammar::Arches => ValueKind::ArchList,
+        Grammar::Prebuilt | Grammar::RemoteMode => ValueKind::Mode,
+        Grammar::Size => ValueKind::Size,
+        Grammar::RemoteUrl => ValueKind::Url,
+    })
+}
+
 /// The largest `LAUNCH_COMPILE_TIMEOUT`: one day.
 pub const MAX_TIMEOUT_SECS: u64 = 24 * 60 * 60;
 
@@ -269,7 +309,7 @@ impl Env {
     /// # Errors
     /// A list [`parse_arch_list`] refuses, as a configuration error naming the variable.
     pub fn arches(&self) -> Result<Option<Vec<Arch>>, Error> {
-        self.get("LAUNCH_ARCH").map(|v| arches_from(&v.to_string_lossy())).transpose()
+        self.get_set("LAUNCH_ARCH").map(|v| arches_from(&v.to_string_lossy())).transpose()
     }
 
     /// `LAUNCH_PREBUILT`: whether the crate's prebuilt kernels are used (unset: `auto`).
@@ -277,7 +317,7 @@ impl Env {
     /// # Errors
     /// A value other than `auto`, `ignore` or `require`.
     pub fn prebuilt_mode(&self) -> Result<PrebuiltMode, Error> {
-        self.get("LAUNCH_PREBUILT").map_or(Ok(PrebuiltMode::Auto), |v| prebuilt_mode_from(&v.to_string_lossy()))
+        self.get_set("LAUNCH_PREBUILT").map_or(Ok(PrebuiltMode::Auto), |v| prebuilt_mode_from(&v.to_string_lossy()))
     }
 
     /// The remote kernel cache: `LAUNCH_CACHE_REMOTE`, else `metadata` (the crate's
@@ -293,7 +333,7 @@ impl Env {
     ) -> Result<Option<crate::cache::RemoteConfig>, Error> {
         use crate::cache::{remote, RemoteConfig, RemoteUrl};
         // Untracked: where entries are shared changes no output, so it must not rerun the script.
-        let (mut url, source) = match self.untracked("LAUNCH_CACHE_REMOTE") {
+        let (mut url, source) = match self.untracked_set("LAUNCH_CACHE_REMOTE") {
             Some(v) => (remote_url_from(&v.to_string_lossy())?, "LAUNCH_CACHE_REMOTE".to_string()),
             None => match metadata {
                 Some((url, at)) => (url.clone(), at),
@@ -304,11 +344,11 @@ impl Env {
             let from_env = self.untracked("AWS_REGION").or_else(|| self.untracked("AWS_DEFAULT_REGION"));
             *region = Some(from_env.map_or_else(|| "us-east-1".to_string(), |r| r.to_string_lossy().into_owned()));
         }
-        let mode = match self.untracked("LAUNCH_CACHE_REMOTE_MODE") {
+        let mode = match self.untracked_set("LAUNCH_CACHE_REMOTE_MODE") {
             Some(v) => remote_mode_from(&v.to_string_lossy())?,
             None => remote::Mode::ReadWrite,
         };
-        let timeout = match self.untracked("LAUNCH_CACHE_REMOTE_TIMEOUT") {
+        let timeout = match self.untracked_set("LAUNCH_CACHE_REMOTE_TIMEOUT") {
             Some(v) => remote_timeout_from(&v.to_string_lossy())?,
             None => remote::DEFAULT_TIMEOUT,
         };
@@ -322,7 +362,7 @@ impl Env {
     /// A value `parse_size` refuses, as a configuration error naming the variable.
     pub fn cache_max_size(&self) -> Result<Option<u64>, Error> {
         // Untracked: the limit changes no output, so its change must not rerun the build script.
-        match self.untracked("LAUNCH_CACHE_MAX_SIZE") {
+        match self.untracked_set("LAUNCH_CACHE_MAX_SIZE") {
             None => Ok(Some(crate::cache::limit::DEFAULT_MAX_SIZE)),
             Some(v) => size_from("LAUNCH_CACHE_MAX_SIZE", &v.to_string_lossy()),
         }
@@ -339,16 +379,21 @@ impl Env {
     /// The first variable whose value its grammar refuses.
     pub fn check(&self) -> Result<(), Error> {
         for (name, grammar) in CHECKED {
-            if let Some(value) = self.untracked(name) {
+            if let Some(value) = self.untracked_set(name) {
                 self.check_one(name, *grammar, &value)?;
             }
         }
         Ok(())
     }
 
-    /// `value` of `name` against `grammar`.
+    /// `value` of `name` against `grammar`. Empty is unset for a switch and cargo's boolean
+    /// only: every other grammar refuses it (a variable set to nothing is a mistake, not a
+    /// default), as it refuses spaces around a value.
     fn check_one(&self, name: &str, grammar: Grammar, value: &std::ffi::OsStr) -> Result<(), Error> {
         let text = value.to_string_lossy();
+        if text.is_empty() && !matches!(grammar, Grammar::Switch | Grammar::CargoBool) {
+            return Err(bad(name, format!("is set but empty: unset it, or give {}", grammar.describe())));
+        }
         match grammar {
             Grammar::Switch => switch(name, &text).map(drop),
             Grammar::CargoBool => cargo_bool(name, &text).map(drop),
@@ -361,7 +406,7 @@ impl Env {
             Grammar::RemoteSeconds => remote_timeout_from(&text).map(drop),
             Grammar::Folder => {
                 if Path::new(value).is_absolute() {
-                    Ok(())
+                    folder_can_be(name, Path::new(value))
                 } else {
                     Err(bad(
                         name,
@@ -395,12 +440,44 @@ impl Env {
         which::which_in(name, Some(path), cwd).ok()
     }
 
+    /// [`Env::get`], but a variable set to nothing is `Some("")`: for the grammars that refuse it.
+    fn get_set(&self, name: &str) -> Option<OsString> {
+        let _announced = self.get(name);
+        self.untracked_set(name)
+    }
+
+    /// [`Env::untracked`], but a variable set to nothing is `Some("")`.
+    fn untracked_set(&self, name: &str) -> Option<OsString> {
+        #[allow(clippy::disallowed_methods)]
+        std::env::var_os(name)
+    }
+
     /// A variable cargo sets for the build script (`OUT_DIR`, `CARGO_MANIFEST_DIR`, …) or `PATH`:
     /// reading it must not print a rerun line (cargo ignores those for its own variables).
     pub fn untracked(&self, name: &str) -> Option<OsString> {
         #[allow(clippy::disallowed_methods)]
         std::env::var_os(name).filter(|v| !v.is_empty())
     }
+}
+
+/// An absolute `path` that can be a folder: a folder, or nothing yet below a folder (it is made
+/// when needed); a file, a broken link, a FIFO or a device there (or above it) is refused.
+fn folder_can_be(name: &str, path: &Path) -> Result<(), Error> {
+    let text = path.display();
+    if path.as_os_str().to_string_lossy().trim() != path.as_os_str().to_string_lossy() {
+        return Err(bad(name, format!("`{}` has spaces around it", text.to_string().escape_debug())));
+    }
+    for at in path.ancestors() {
+        match path_kind(at) {
+            PathKind::Folder => return Ok(()),
+            PathKind::Missing => {}
+            other => {
+                let what = if at == path { String::new() } else { format!(", and `{text}` cannot be made below it") };
+                return Err(bad(name, format!("`{}` {}, not a folder{what}", at.display(), other.describe())));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A configuration error of the variable `name`.
@@ -616,11 +693,23 @@ mod tests {
             Grammar::Seconds => {
                 (&["abc", "-1", "0", "1.5", "99999999999999999999999", "86401", "1e3", "+5"], &["1", " 1800 ", "86400"])
             }
-            Grammar::Folder => (&["relative/cache", "./cache", "cache"], &["/tmp/launch-cache", "/nonexistent/yet"]),
-            Grammar::Program => (&["/", "/nonexistent/python3", "no-such-program-of-cargo-launch"], &["/bin/sh", "sh"]),
-            Grammar::Arches => (&["sm_9O", ",", "sm_90,,sm_80", "90"], &["sm_90", "sm_80, sm_90"]),
-            Grammar::Prebuilt => (&["1", "yes", "never", "ignore,require"], &["auto", "ignore", "Require"]),
-            Grammar::Size => (&["5X", "-1", "G", "many", "1.2.3G"], &["0", "500M", "5G", "1.5GiB", "1048576"]),
+            Grammar::Folder => (
+                &["relative/cache", "./cache", "cache", "", " /tmp/x", "/etc/passwd", "/etc/passwd/below", "/dev/null"],
+                &["/tmp/launch-cache", "/nonexistent/yet", "/tmp"],
+            ),
+            Grammar::Program => {
+                (&["/", "/nonexistent/python3", "no-such-program-of-cargo-launch", ""], &["/bin/sh", "sh"])
+            }
+            Grammar::Arches => {
+                (&["sm_9O", ",", "sm_90,,sm_80", "90", "", " ", ",,", "sm_90;sm_80"], &["sm_90", "sm_80, sm_90"])
+            }
+            Grammar::Prebuilt => {
+                (&["1", "yes", "never", "ignore,require", "", " auto", "auto ", " "], &["auto", "ignore", "Require"])
+            }
+            Grammar::Size => (
+                &["5X", "-1", "G", "many", "1.2.3G", "", "5 G", " 5G", "5G ", "99999999999T"],
+                &["0", "500M", "5G", "1.5GiB", "1048576"],
+            ),
             Grammar::RemoteUrl => (
                 &[
                     "bucket/prefix",
@@ -629,6 +718,13 @@ mod tests {
                     "file://relative",
                     "s3://b/p?acl=public",
                     "webdav+http:///x",
+                    "",
+                    " s3://b/p",
+                    "s3://b/p?endpoint=http://h:99999",
+                    "s3://fle et/team",
+                    "s3://b/p?endpoint=notaurl",
+                    "s3://b/p?endpoint=ftp://h/x",
+                    "webdav+http://h:99999/p",
                 ],
                 &[
                     "s3://bucket/prefix",
@@ -637,7 +733,7 @@ mod tests {
                     "file:///tmp/x",
                 ],
             ),
-            Grammar::RemoteMode => (&["write", "1", "r"], &["rw", "RO", "read-only", " ro "]),
+            Grammar::RemoteMode => (&["write", "1", "r", "", " ro ", "ro ", "r o"], &["rw", "RO", "read-only"]),
             Grammar::RemoteSeconds => (&["abc", "0", "-1", "1.5", "86401", "+5"], &["1", " 10 ", "86400"]),
         }
     }
@@ -655,7 +751,8 @@ mod tests {
                 assert_eq!(e.kind(), crate::error::ErrorKind::Config, "{name}={value}: {e}");
                 let text = e.to_string();
                 assert!(text.starts_with(&format!("environment: `{name}`: ")), "{name}={value}: {text}");
-                assert!(text.contains(value.trim()), "{name}={value}: the message shows the value: {text}");
+                let shown = launch::remote::redact(value.trim());
+                assert!(text.contains(&shown), "{name}={value}: the message shows the value (redacted): {text}");
                 cases += 1;
             }
             for value in good {

@@ -65,7 +65,7 @@ pub use manifest::Manifest;
 /// runner, the atomic writer, the demangler and the contract variants. Shared so the CLI does
 /// exactly what the build does; not a stable API for other users.
 pub mod tooling {
-    pub use crate::env::{accepted_values, Env, EnvVar, DOCUMENTED};
+    pub use crate::env::{accepted_values, value_kind, Env, EnvVar, ValueKind, DOCUMENTED};
     pub use crate::host::host_compiler;
     pub use crate::names::demangle;
     pub use crate::nvrtc::Nvrtc;
@@ -122,7 +122,7 @@ use env::Env;
 /// status 1. Use [`try_build`] to handle the error yourself.
 pub fn build() {
     if let Err(e) = try_build() {
-        eprintln!("error: launch-build: {e}");
+        eprintln!("error: launch-build: {}", launch::remote::redact(&e.to_string()));
         std::process::exit(1);
     }
 }

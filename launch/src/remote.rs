@@ -50,6 +50,9 @@ use std::time::Duration;
 pub(crate) mod folder;
 #[cfg(feature = "remote-store")]
 mod opendal_store;
+mod redact;
+
+pub use redact::{redact, REDACTED, SECRET_VARIABLES, URL_VARIABLES};
 
 /// How long one remote read or write may take by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -91,81 +94,80 @@ pub enum RemoteUrl {
     Folder(PathBuf),
 }
 
-/// Never shows a password.
+/// Never shows a password ([`redact`]).
 impl fmt::Debug for RemoteUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_string())
     }
 }
 
-/// The URL as written, without its password.
+/// The URL as written, through [`redact`]: no password, no secret.
 impl fmt::Display for RemoteUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut written = String::new();
         match self {
             RemoteUrl::S3 { bucket, prefix, endpoint, region } => {
-                write!(f, "s3://{bucket}")?;
+                written.push_str(&format!("s3://{bucket}"));
                 if !prefix.is_empty() {
-                    write!(f, "/{prefix}")?;
+                    written.push_str(&format!("/{prefix}"));
                 }
                 let query: Vec<String> = [("endpoint", endpoint), ("region", region)]
                     .iter()
                     .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}")))
                     .collect();
                 if !query.is_empty() {
-                    write!(f, "?{}", query.join("&"))?;
+                    written.push_str(&format!("?{}", query.join("&")));
                 }
-                Ok(())
             }
             RemoteUrl::Webdav { endpoint, path, user } => {
                 let (scheme, host) = endpoint.split_once("://").unwrap_or(("http", endpoint));
                 let user = user.as_ref().map(|(u, p)| format!("{u}{}@", if p.is_some() { ":***" } else { "" }));
-                write!(f, "webdav+{scheme}://{}{host}/{path}", user.unwrap_or_default())
+                written.push_str(&format!("webdav+{scheme}://{}{host}/{path}", user.unwrap_or_default()));
             }
-            RemoteUrl::Folder(dir) => write!(f, "file://{}", dir.display()),
+            RemoteUrl::Folder(dir) => written.push_str(&format!("file://{}", dir.display())),
         }
+        f.write_str(&redact(&written))
     }
 }
 
 impl RemoteUrl {
-    /// Parses a remote URL (one of [`SCHEMES`]).
+    /// Parses a remote URL (one of [`SCHEMES`]), exactly as written: no space anywhere (nor
+    /// around it), a host that is a host name or address with a port from 1 to 65535, an S3
+    /// bucket of letters, digits, `.`, `-` and `_`, an `endpoint=` that is an `http://` or
+    /// `https://` URL of a host (no credentials, no query), no query on a WebDAV URL.
     ///
     /// # Errors
-    /// A sentence saying what is wrong and what is accepted.
+    /// A sentence saying what is wrong and what is accepted; it shows the URL through
+    /// [`redact`], with its own password hidden too.
     pub fn parse(text: &str) -> Result<RemoteUrl, String> {
-        let t = text.trim();
-        let bad = |why: &str| format!("`{}` {why}; expected {SCHEMES}", t.escape_debug());
-        let (scheme, rest) = t.split_once("://").ok_or_else(|| bad("is not a URL"))?;
+        let shown = redact::redact_with(&redact(text), &redact::secrets_in(text));
+        let bad = |why: &str| format!("`{}` {why}; expected {SCHEMES}", shown.escape_debug());
+        if text.is_empty() {
+            return Err(bad("is empty"));
+        }
+        if text.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(bad("holds a space or a control character (a URL has none: write a space as %20)"));
+        }
+        let (scheme, rest) = text.split_once("://").ok_or_else(|| bad("is not a URL"))?;
         match scheme.to_ascii_lowercase().as_str() {
-            "s3" => {
-                let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
-                let (bucket, prefix) = path.split_once('/').unwrap_or((path, ""));
-                if bucket.is_empty() || bucket.contains('@') {
-                    return Err(bad("names no bucket (credentials never go in an s3:// URL)"));
-                }
-                let (mut endpoint, mut region) = (None, None);
-                for pair in query.split('&').filter(|p| !p.is_empty()) {
-                    match pair.split_once('=') {
-                        Some(("endpoint", v)) if !v.is_empty() => endpoint = Some(v.to_string()),
-                        Some(("region", v)) if !v.is_empty() => region = Some(v.to_string()),
-                        _ => return Err(bad(&format!("has `{pair}`: an s3:// URL takes endpoint= and region="))),
-                    }
-                }
-                let prefix = prefix.trim_matches('/').to_string();
-                Ok(RemoteUrl::S3 { bucket: bucket.to_string(), prefix, endpoint, region })
-            }
+            "s3" => parse_s3(rest).map_err(|why| bad(&why)),
             "webdav+http" | "webdav+https" => {
                 let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+                if path.contains(['?', '#']) {
+                    return Err(bad("has a query or fragment: a webdav URL takes none"));
+                }
                 let (user, host) = match authority.rsplit_once('@') {
                     Some((u, h)) => {
                         let (name, password) = u.split_once(':').unwrap_or((u, ""));
+                        if name.is_empty() {
+                            return Err(bad("names no user before its `@`"));
+                        }
                         (Some((name.to_string(), (!password.is_empty()).then(|| password.to_string()))), h)
                     }
                     None => (None, authority),
                 };
-                if host.is_empty() {
-                    return Err(bad("names no host"));
-                }
-                let http = &scheme["webdav+".len()..];
+                check_host(host).map_err(|why| bad(&why))?;
+                let http = &scheme["webdav+".len()..].to_ascii_lowercase();
                 let path = path.trim_matches('/').to_string();
                 Ok(RemoteUrl::Webdav { endpoint: format!("{http}://{host}"), path, user })
             }
@@ -176,7 +178,7 @@ impl RemoteUrl {
                 }
                 Ok(RemoteUrl::Folder(dir))
             }
-            _ => Err(bad(&format!("has the scheme `{scheme}`"))),
+            _ => Err(bad(&format!("has the scheme `{}`", scheme.escape_debug()))),
         }
     }
 
@@ -189,6 +191,118 @@ impl RemoteUrl {
     pub fn is_compiled_in(&self) -> bool {
         matches!(self, RemoteUrl::Folder(_)) || NETWORK_STORES
     }
+}
+
+/// The part of an `s3://` URL after the scheme.
+fn parse_s3(rest: &str) -> Result<RemoteUrl, String> {
+    let (path, query) = rest.split_once('?').map_or((rest, None), |(p, q)| (p, Some(q)));
+    let (bucket, prefix) = path.split_once('/').unwrap_or((path, ""));
+    if bucket.is_empty() || bucket.contains(['@', ':']) {
+        return Err("names no bucket (credentials never go in an s3:// URL)".into());
+    }
+    if let Some(c) = bucket.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))) {
+        return Err(format!(
+            "has `{}` in its bucket (a bucket is letters, digits, `.`, `-` and `_`)",
+            c.escape_debug()
+        ));
+    }
+    // The characters S3 calls safe in a key: anything else (`;`, `:`, `#`, `%`) is a typo or a
+    // separator that belongs elsewhere.
+    let safe = |c: char| c.is_ascii_alphanumeric() || "/!-_.*'()".contains(c);
+    if let Some(c) = prefix.chars().find(|c| !safe(*c)) {
+        return Err(format!(
+            "has `{}` in its prefix (a prefix is letters, digits, `/` and `!-_.*'()`; its query starts at `?`)",
+            c.escape_debug()
+        ));
+    }
+    let (mut endpoint, mut region) = (None, None);
+    for pair in query.into_iter().flat_map(|q| q.split('&')) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let slot = match name {
+            "endpoint" => &mut endpoint,
+            "region" => &mut region,
+            _ => {
+                return Err(format!(
+                    "has the query parameter `{}`: an s3:// URL takes endpoint= and region= only (credentials come \
+                     from the environment)",
+                    name.escape_debug()
+                ))
+            }
+        };
+        if value.is_empty() {
+            return Err(format!("has an empty `{name}=`"));
+        }
+        if slot.is_some() {
+            return Err(format!("has `{name}=` twice"));
+        }
+        if name == "endpoint" {
+            check_endpoint(value)?;
+        } else if !value.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+            return Err(format!("has the region `{}`, which is not letters, digits and `-`", value.escape_debug()));
+        }
+        *slot = Some(value.to_string());
+    }
+    let prefix = prefix.trim_matches('/').to_string();
+    Ok(RemoteUrl::S3 { bucket: bucket.to_string(), prefix, endpoint, region })
+}
+
+/// `endpoint=`: `http://host[:port][/path]` or `https://…`, no credentials, no query.
+fn check_endpoint(value: &str) -> Result<(), String> {
+    let shown = redact(value);
+    let Some((scheme, rest)) = value.split_once("://") else {
+        return Err(format!("has the endpoint `{}`, which is not an http:// or https:// URL", shown.escape_debug()));
+    };
+    if !matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https") {
+        return Err(format!(
+            "has an endpoint with the scheme `{}`: an S3 server is reached over http:// or https://",
+            scheme.escape_debug()
+        ));
+    }
+    let authority = rest.split('/').next().unwrap_or_default();
+    if authority.contains('@') {
+        return Err("has credentials in its endpoint (they come from the environment)".into());
+    }
+    if rest.contains(['?', '#']) {
+        return Err("has a query or fragment in its endpoint".into());
+    }
+    check_host(authority).map_err(|why| format!("has an endpoint that {why}"))
+}
+
+/// `host[:port]`: a host name or IPv4 address of letters, digits, `.`, `-` and `_`, or `[IPv6]`,
+/// and a port from 1 to 65535.
+fn check_host(authority: &str) -> Result<(), String> {
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+        let (addr, after) = v6.split_once(']').ok_or("has an unclosed `[` in its host")?;
+        if addr.is_empty() || !addr.chars().all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.') {
+            return Err("has a bracketed host that is not an IPv6 address".into());
+        }
+        match after {
+            "" => (addr, None),
+            _ => (addr, Some(after.strip_prefix(':').ok_or("has text after its `[IPv6]` host")?)),
+        }
+    } else {
+        match authority.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        }
+    };
+    if host.is_empty() {
+        return Err("names no host".into());
+    }
+    if !authority.starts_with('[') {
+        let valid = host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+        if !valid || host.starts_with(['.', '-']) || host.ends_with('-') || host.contains("..") {
+            return Err(format!("has the host `{}`, which is not a host name or address", host.escape_debug()));
+        }
+    }
+    if let Some(p) = port {
+        let ok = !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit());
+        match p.parse::<u32>() {
+            Ok(n) if ok && (1..=65_535).contains(&n) => {}
+            _ => return Err(format!("has the port `{}`: a port is a number from 1 to 65535", p.escape_debug())),
+        }
+    }
+    Ok(())
 }
 
 /// Whether a cache writes to its remote.
@@ -204,11 +318,11 @@ impl Mode {
     /// The words a mode variable takes.
     pub const VALUES: [&'static str; 2] = ["rw", "ro"];
 
-    /// Parses a value (any case; `read-write`/`read-only` too; empty is `rw`); `None` for
-    /// anything else.
+    /// Parses a value exactly as written (any case; `read-write`/`read-only` too); `None` for
+    /// anything else: empty, or with spaces around it.
     pub fn parse(text: &str) -> Option<Mode> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "" | "rw" | "read-write" => Some(Mode::ReadWrite),
+        match text.to_ascii_lowercase().as_str() {
+            "rw" | "read-write" => Some(Mode::ReadWrite),
             "ro" | "read-only" => Some(Mode::ReadOnly),
             _ => None,
         }
@@ -398,9 +512,10 @@ impl RemoteStore {
     }
 
     /// Turns the store off for the rest of the process; the first time, with the warning.
+    /// The reason goes through [`redact`]: a client's error may repeat the URL it was given.
     fn fail(&self, reason: &str) {
         if !self.failed.swap(true, Ordering::SeqCst) {
-            (self.warn)(reason);
+            (self.warn)(&redact(reason));
         }
     }
 
@@ -417,7 +532,7 @@ impl RemoteStore {
         let Some(backend) = self.backend() else { return Ok(None) };
         match backend.get(object, max_bytes) {
             Ok(bytes) => Ok(bytes),
-            Err(Failure::Damaged(reason)) => Err(reason),
+            Err(Failure::Damaged(reason)) => Err(redact(&reason)),
             Err(Failure::Unavailable(reason)) => {
                 self.fail(&reason);
                 Ok(None)

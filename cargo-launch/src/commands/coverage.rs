@@ -33,7 +33,8 @@ pub(crate) fn run(args: &CoverageArgs) -> Result<(), Error> {
     let names: Vec<String> = if args.gpu.is_empty() {
         gpus::DEFAULT_LIST.iter().map(ToString::to_string).collect()
     } else {
-        args.gpu.iter().map(|g| g.trim().to_string()).filter(|g| !g.is_empty()).collect()
+        // Each name was checked when the command line was read (`cli::parse_gpu`).
+        args.gpu.clone()
     };
     let targets = names
         .iter()

@@ -41,8 +41,12 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<(), Error> {
         problems.extend(driver_check::problems(v, config.as_ref().and_then(|c| c.min_driver), toolkit));
         Some(DriverState { version: v.to_string(), library: d.library.to_string() })
     });
-    // Blocking first, each group in the order found.
+    // Blocking first, each group in the order found; no problem shows a password.
     problems.sort_by_key(|p| !p.blocking);
+    for p in &mut problems {
+        p.what = launch::remote::redact(&p.what);
+        p.fix = launch::remote::redact(&p.fix);
+    }
     let doc = Document {
         schema: launch_schema::doctor::VERSION,
         healthy: problems.is_empty(),
@@ -120,6 +124,7 @@ fn variables(env: &Env) -> Vec<Variable> {
         .filter_map(|v| {
             let (name, meaning) = (v.name, v.effect);
             let value = env.untracked(name)?.to_string_lossy().into_owned();
+            let shown = launch::remote::redact(&value);
             let points_at = (value.starts_with('/') || value.starts_with('.') || value.starts_with('~')).then(|| {
                 let p = Path::new(&value);
                 if p.is_dir() {
@@ -131,7 +136,7 @@ fn variables(env: &Env) -> Vec<Variable> {
                 }
                 .to_string()
             });
-            Some(Variable { name: name.to_string(), value, meaning: meaning.to_string(), points_at })
+            Some(Variable { name: name.to_string(), value: shown, meaning: meaning.to_string(), points_at })
         })
         .collect()
 }

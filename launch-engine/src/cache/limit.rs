@@ -44,11 +44,13 @@ const RESCAN: Duration = Duration::from_secs(24 * 3600);
 pub fn parse_size(text: &str) -> Result<Option<u64>, String> {
     let form =
         "expected bytes or a number with a unit K, M, G or T (powers of 1024), such as 500M or 5G; 0 for no limit";
-    let t = text.trim();
-    let lower = t.to_ascii_lowercase();
+    // Exactly as written: `5 G`, ` 5G` and an empty value are no sizes.
+    if text.chars().any(char::is_whitespace) {
+        return Err(format!("`{}` is not a size (it holds a space): {form}", text.escape_debug()));
+    }
+    let lower = text.to_ascii_lowercase();
     let unit_at = lower.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(lower.len());
     let (number, unit) = lower.split_at(unit_at);
-    let unit = unit.trim_start();
     let scale = unit.strip_suffix("ib").or_else(|| unit.strip_suffix('b')).unwrap_or(unit);
     let shift = match scale {
         "" if unit.is_empty() || unit == "b" => 0,

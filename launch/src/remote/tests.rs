@@ -46,8 +46,12 @@ fn urls_parse_and_never_show_a_password() {
 
 #[test]
 fn modes_are_rw_or_ro() {
-    assert_eq!(Mode::parse(""), Some(Mode::ReadWrite));
-    assert_eq!(Mode::parse(" RO "), Some(Mode::ReadOnly));
+    assert_eq!(Mode::parse("RO"), Some(Mode::ReadOnly));
+    assert_eq!(Mode::parse("rw"), Some(Mode::ReadWrite));
+    // One grammar, exactly as written: empty and padded values are refused (issue 32 class 7).
+    for bad in ["", " ", " ro", "ro ", "r o"] {
+        assert_eq!(Mode::parse(bad), None, "{bad:?}");
+    }
     assert_eq!(Mode::parse("read-only"), Some(Mode::ReadOnly));
     assert_eq!(Mode::parse("w"), None);
 }
@@ -139,5 +143,139 @@ fn a_network_store_needs_the_feature_and_says_so() {
         assert_eq!(got.len(), 1);
         assert!(got[0].contains("`remote-store` feature of the `launch` crate"), "{got:?}");
         assert_eq!(store.get("tune/x.tune", 100), Ok(None));
+    }
+}
+
+/// The password every case of the enumeration below hides.
+const SECRET: &str = "hunter2-launch-secret";
+
+/// A backend whose every failure repeats the URL it was given, as written, password and all: an
+/// OpenDAL error that passes its request's URL through.
+struct Echo(String);
+
+impl Backend for Echo {
+    fn get(&self, _: &str, _: u64) -> Result<Option<Vec<u8>>, Failure> {
+        Err(Failure::Damaged(format!("{} answered 500 for {}/kernels/ab/ab12", self.0, self.0)))
+    }
+    fn put(&self, _: &str, _: &[u8]) -> Result<(), Failure> {
+        Err(Failure::Unavailable(format!("write failed: PUT {} (context: {{ uri: {} }})", self.0, self.0)))
+    }
+}
+
+/// Issue 32 class 4: a password in each position a URL can hold one (userinfo of a WebDAV URL,
+/// of an S3 endpoint, of an s3:// URL; a query parameter of either scheme; valid URLs and ones
+/// the grammar refuses) × every printer of `launch::remote` (the URL's `Display` and `Debug`, the
+/// configuration's, the store's `Debug`, an entry's location, the store's one warning and a
+/// damaged entry's reason when its client's error repeats the URL, the parse error): none shows
+/// the password.
+#[test]
+fn no_printer_shows_a_password_in_any_position() {
+    let positions = [
+        format!("webdav+https://ci:{SECRET}@dav.test:8443/kernels"),
+        format!("webdav+http://ci:{SECRET}@127.0.0.1:1/kernels/"),
+        format!("webdav+http://ci:{SECRET}@dav.test:99999/kernels"),
+        format!("webdav+http://ci:{SECRET}@/kernels"),
+        format!("webdav+https://dav.test/kernels?token={SECRET}"),
+        format!("webdav+https://dav.test/kernels?user=ci&password={SECRET}"),
+        format!("s3://fleet/team?endpoint=http://key:{SECRET}@127.0.0.1:9"),
+        format!("s3://fleet/team?endpoint=http://127.0.0.1:9&secret_access_key={SECRET}"),
+        format!("s3://fleet/team?X-Amz-Signature={SECRET}&region=auto"),
+        format!("s3://key:{SECRET}@fleet/team"),
+        format!("s3://fleet/team?endpoint=ftp://key:{SECRET}@127.0.0.1:9"),
+        format!("s3://fle et/team?endpoint=http://key:{SECRET}@127.0.0.1:9"),
+    ];
+    let mut cases = 0;
+    let mut shown = Vec::new();
+    for raw in &positions {
+        let mut printed: Vec<(&str, String)> = Vec::new();
+        match RemoteUrl::parse(raw) {
+            Err(e) => printed.push(("the parse error", e)),
+            Ok(url) => {
+                printed.push(("Display of the URL", url.to_string()));
+                printed.push(("Debug of the URL", format!("{url:?}")));
+                let config = config(url, Mode::ReadWrite);
+                printed.push(("Display of the configuration", config.to_string()));
+                printed.push(("Debug of the configuration", format!("{config:?}")));
+                let (warn, warnings) = sink();
+                let store = RemoteStore::from_backend(config, Ok(Box::new(Echo(raw.clone()))), warn);
+                printed.push(("Debug of the store", format!("{store:?}")));
+                printed.push(("an entry's location", store.location("kernels/ab/ab12")));
+                printed.push(("a damaged entry's reason", store.get("kernels/ab/ab12", 10).unwrap_err()));
+                store.put("kernels/ab/ab12", b"x");
+                printed.push(("the store's warning", warnings.lock().unwrap().join("\n")));
+            }
+        }
+        for (printer, text) in printed {
+            cases += 1;
+            if text.contains(SECRET) {
+                shown.push(format!("{raw} × {printer}: {text}"));
+            }
+        }
+    }
+    assert!(shown.is_empty(), "{} of {cases} cases show the password:\n{}", shown.len(), shown.join("\n"));
+}
+
+/// The redaction's rules on running text: userinfo, query values but `endpoint=`/`region=`,
+/// bare secret-named pairs, given secrets wherever they appear; other text as it was.
+#[test]
+fn redaction_hides_each_kind_of_secret_and_keeps_the_rest() {
+    let cases = [
+        ("webdav+http://ci:pw@h:1/p", "webdav+http://ci:***@h:1/p"),
+        ("error at `https://u:p@x/y?z=1`: refused", "error at `https://u:***@x/y?z=***`: refused"),
+        ("s3://b/p?endpoint=http://k:s@h:9&region=r", "s3://b/p?endpoint=http://k:***@h:9&region=r"),
+        (
+            "s3://b/p?endpoint=http://h:9?sig=abc&X-Amz-Credential=AK",
+            "s3://b/p?endpoint=http://h:9?sig=***&X-Amz-Credential=***",
+        ),
+        ("AWS_SECRET_ACCESS_KEY=abc AWS_REGION=eu", "AWS_SECRET_ACCESS_KEY=*** AWS_REGION=eu"),
+        ("webdav+https://ci@h/p (read-only)", "webdav+https://ci@h/p (read-only)"),
+        ("file:///srv/cache/kernels/ab", "file:///srv/cache/kernels/ab"),
+        ("no URL here: 3 jobs", "no URL here: 3 jobs"),
+    ];
+    for (text, want) in cases {
+        assert_eq!(redact::redact_with(text, &[]), want, "{text}");
+    }
+    let secrets = vec!["pa ss word".to_string(), "xy".to_string()];
+    assert_eq!(redact::redact_with("got pa ss word, xy", &secrets), "got ***, xy", "short secrets stay where they are");
+    assert_eq!(redact::secrets_in("webdav+http://u:pa ss@h/p?token=abcd&region=eu"), ["pa ss", "abcd"]);
+    // What it prints is redacted already: a second pass changes nothing.
+    let once = redact::redact_with("https://u:p@h/x?k=v", &[]);
+    assert_eq!(redact::redact_with(&once, &[]), once);
+}
+
+/// Issue 32 class 7: each malformed URL is refused when it is parsed, saying what is wrong.
+#[test]
+fn malformed_urls_are_refused_with_the_reason() {
+    let cases = [
+        ("", "is empty"),
+        (" s3://b/p", "holds a space"),
+        ("s3://b/p ", "holds a space"),
+        ("s3://fle et/team", "holds a space"),
+        ("s3://b%20x/team", "in its bucket"),
+        ("s3://b/p?endpoint=notaurl", "not an http:// or https:// URL"),
+        ("s3://b/p?endpoint=ftp://h:21", "the scheme `ftp`"),
+        ("s3://b/p?endpoint=http://h:99999", "port `99999`"),
+        ("s3://b/p?endpoint=http://h:0", "port `0`"),
+        ("s3://b/p?endpoint=http://:9000", "names no host"),
+        ("s3://b/p?endpoint=", "empty `endpoint=`"),
+        ("s3://b/p?region=a&region=b", "twice"),
+        ("s3://b/p?region=eu/west", "region"),
+        ("s3://b/p?&", "query parameter"),
+        ("s3://b/p;endpoint=http://h:9", "in its prefix"),
+        ("s3://b/p#x", "in its prefix"),
+        ("webdav+http://h:99999/p", "port `99999`"),
+        ("webdav+http://h:/p", "port ``"),
+        ("webdav+http://h:8o/p", "port `8o`"),
+        ("webdav+http://h/p?x=1", "takes none"),
+        ("webdav+http://ho_st!/p", "not a host name"),
+        ("webdav+http://[::1/p", "unclosed"),
+        ("ftp://h/p", "scheme `ftp`"),
+    ];
+    for (url, why) in cases {
+        let e = RemoteUrl::parse(url).unwrap_err();
+        assert!(e.contains(why) && e.contains("expected s3://bucket/prefix"), "{url:?}: {e}");
+    }
+    for good in ["webdav+http://[::1]:8080/p", "webdav+https://dav.test/p", "s3://my.bucket_1-x/p?region=eu-west-1"] {
+        RemoteUrl::parse(good).unwrap_or_else(|e| panic!("{good}: {e}"));
     }
 }

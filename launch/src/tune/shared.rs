@@ -55,7 +55,7 @@ pub(super) fn open_shared(config: RemoteConfig) -> Arc<RemoteStore> {
 pub(super) fn warn_once(why: &str) {
     static WARNED: AtomicBool = AtomicBool::new(false);
     if !WARNED.swap(true, Ordering::SeqCst) {
-        eprintln!("warning: {why}; the tune cache works without a remote");
+        eprintln!("warning: {}; the tune cache works without a remote", crate::remote::redact(why));
     }
 }
 
@@ -72,8 +72,8 @@ pub fn remote_config_from(var: impl Fn(&str) -> Option<OsString>) -> Result<Opti
     const NAME: &str = "LAUNCH_TUNE_CACHE_REMOTE";
     let Some(value) = var(NAME) else { return Ok(None) };
     let text = value.to_string_lossy();
-    let mut url = if Path::new(text.trim()).is_absolute() {
-        RemoteUrl::Folder(text.trim().into())
+    let mut url = if Path::new(text.as_ref()).is_absolute() && text.trim() == text {
+        RemoteUrl::Folder(text.as_ref().into())
     } else {
         RemoteUrl::parse(&text).map_err(|m| format!("{NAME}: {m} (or an absolute folder)"))?
     };

@@ -152,3 +152,81 @@ fn the_remote_is_a_store_of_its_own() {
     assert!(dir.path().join(Remote::object(&Key([5; 32]))).is_file());
     assert_eq!(only_remote.location(), format!("file://{}", dir.path().display()));
 }
+
+/// The password of the enumeration below.
+const SECRET: &str = "hunter2-launch-secret";
+
+/// A backend whose failures repeat the URL it was given, password and all (an OpenDAL error that
+/// passes its request's URL through).
+struct Echo(String);
+
+impl Backend for Echo {
+    fn get(&self, _: &str, _: u64) -> Result<Option<Vec<u8>>, Failure> {
+        Err(Failure::Unavailable(format!("read failed: GET {}/kernels/ab: connection refused", self.0)))
+    }
+    fn put(&self, _: &str, _: &[u8]) -> Result<(), Failure> {
+        Err(Failure::Unavailable(format!("write failed: PUT {}", self.0)))
+    }
+}
+
+static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+fn keep_warning(w: &str) {
+    WARNED.lock().unwrap().push(w.to_string());
+}
+
+/// Issue 32 class 4, the kernel cache's printers: a password in each position a configured URL
+/// can hold one (WebDAV userinfo; an S3 endpoint's userinfo and query, as code can build them) ×
+/// the remote's `Debug`, its location and an entry's, the build's one warning when the client's
+/// error repeats the URL, build-stats.json's `remote.url` and the `LAUNCH_BUILD_DEBUG` summary.
+#[test]
+fn no_kernel_cache_printer_shows_a_password() {
+    let urls = [
+        (
+            RemoteUrl::parse(&format!("webdav+https://ci:{SECRET}@dav.test:8443/kernels")).unwrap(),
+            format!("webdav+https://ci:{SECRET}@dav.test:8443/kernels"),
+        ),
+        (
+            RemoteUrl::S3 {
+                bucket: "fleet".into(),
+                prefix: "team".into(),
+                endpoint: Some(format!("http://key:{SECRET}@127.0.0.1:9")),
+                region: None,
+            },
+            format!("http://key:{SECRET}@127.0.0.1:9"),
+        ),
+        (
+            RemoteUrl::S3 {
+                bucket: "fleet".into(),
+                prefix: "team".into(),
+                endpoint: Some(format!("http://127.0.0.1:9?token={SECRET}")),
+                region: Some("auto".into()),
+            },
+            format!("http://127.0.0.1:9?token={SECRET}"),
+        ),
+    ];
+    let (mut cases, mut shown) = (0, Vec::new());
+    for (url, raw) in urls {
+        WARNED.lock().unwrap().clear();
+        let remote = Remote::from_backend(config(url, Mode::ReadWrite), Ok(Box::new(Echo(raw.clone()))), keep_warning);
+        let key = Key([7; 32]);
+        let mut printed = vec![
+            ("Debug of the remote", format!("{remote:?}")),
+            ("the remote's location", Store::location(&remote)),
+            ("an entry's location", remote.entry_location(&key)),
+        ];
+        assert_eq!(remote.get(&key), Ok(None));
+        printed.push(("the build's warning", WARNED.lock().unwrap().join("\n")));
+        let mut stats = crate::build_stats::counts(4, 4, 0, None, &crate::scheduler::Tokens::Serial, 0);
+        crate::build_stats::add_remote(&mut stats, Some(&remote), Vec::new());
+        printed.push(("build-stats.json", serde_json::to_string(&stats).unwrap()));
+        printed.push(("the build summary", crate::build_stats::summary(&stats)));
+        for (printer, text) in printed {
+            cases += 1;
+            if text.contains(SECRET) {
+                shown.push(format!("{raw} × {printer}: {text}"));
+            }
+        }
+    }
+    assert!(shown.is_empty(), "{} of {cases} cases show the password:\n{}", shown.len(), shown.join("\n"));
+}
