@@ -141,6 +141,10 @@ mod packaging;
 /// `cargo launch coverage`: per GPU, a cubin, PTX by JIT (refused by an old driver) or nothing.
 mod coverage;
 
+/// Issue 32 class 2: every command × every `--format` with stdout closed early: no panic, no
+/// exit 101, no signal, nothing said about the pipe.
+mod closed_stdout;
+
 /// `cargo launch doctor`: a missing or damaged toolchain, NVRTC builtins missing, a cache not writable.
 mod doctor;
 

@@ -97,15 +97,6 @@ impl Error {
             Error::UsagePrinted | Error::CheckFailed => None,
         }
     }
-
-    /// Writing to a closed pipe (`cargo launch report | head`): not a failure.
-    pub fn is_broken_pipe(&self) -> bool {
-        self.cause().is_some_and(|e| {
-            e.chain().any(|c| {
-                c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            })
-        })
-    }
 }
 
 /// One package whose kernels did not build, with the located errors its build script wrote.
@@ -288,15 +279,6 @@ mod tests {
             let e = build(failures);
             assert_eq!(e.exit_code(), code, "{e:?}");
         }
-    }
-
-    #[test]
-    fn a_closed_pipe_is_success_wherever_it_is_in_the_chain() {
-        let pipe =
-            anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::BrokenPipe)).context("writing the output");
-        assert!(Error::from(pipe).is_broken_pipe());
-        assert!(!Error::from(anyhow::anyhow!("disk full")).is_broken_pipe());
-        assert!(!Error::CheckFailed.is_broken_pipe());
     }
 
     #[test]

@@ -33,7 +33,7 @@ pub(crate) fn run(args: &PrebuildArgs) -> Result<(), Error> {
     }
     let summary =
         Summary { schema: VERSION, mode: if args.verify { "verify" } else { "write" }.into(), packages: summaries };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout::stdout();
     let written = match args.format {
         Format::Json => {
             serde_json::to_writer_pretty(&mut out, &summary).map_err(std::io::Error::from).and_then(|()| writeln!(out))
