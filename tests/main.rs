@@ -145,6 +145,10 @@ mod coverage;
 /// exit 101, no signal, nothing said about the pipe.
 mod closed_stdout;
 
+/// Issue 32 class 6: exit codes as the table says: a `--manifest-path` that is no crate's at every
+/// command.
+mod exit_table;
+
 /// `cargo launch doctor`: a missing or damaged toolchain, NVRTC builtins missing, a cache not writable.
 mod doctor;
 

@@ -42,6 +42,11 @@ impl Runnable {
             .map_or_else(Vec::new, |f| f.get_possible_values().iter().map(|v| v.get_name().to_string()).collect())
     }
 
+    /// Whether it takes `--<long>`.
+    pub fn takes(&self, long: &str) -> bool {
+        self.command.get_arguments().any(|a| a.get_long() == Some(long))
+    }
+
     /// Its path and the arguments it cannot run without: its required arguments, and the first
     /// member of each required group none of whose members is required already.
     pub fn line(&self, samples: &Samples) -> Vec<String> {

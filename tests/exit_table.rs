@@ -1,0 +1,95 @@
+//! Issue 32 class 6: exit codes as the table says (`cargo_launch::EXIT_CODES`), in every case.
+//!
+//! * Every command that takes `--manifest-path` (read from clap's definition) × every kind of
+//!   path that is no crate's manifest: exit 2 at once, naming the path, before any check (no
+//!   `cargo` run, nothing written in the cache folder). Before, `doctor` ran its checks and
+//!   exited 1 or 3, and the building commands went through `cargo metadata` (and `diff
+//!   --toolchain` would install toolchains first).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::support::commands::{self, Samples};
+use crate::support::{cargo_launch, run};
+
+/// A crate's manifest, for the command lines clap must take apart from the path under test.
+const GOOD: &str = "[package]\nname = \"c\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
+
+/// Every kind of `--manifest-path` that is no crate's manifest, made under `tmp`: (what, path).
+fn bad_manifests(tmp: &Path) -> Vec<(&'static str, PathBuf)> {
+    let file = |dir: &str, name: &str, bytes: &[u8]| {
+        let d = tmp.join(dir);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join(name), bytes).unwrap();
+        d.join(name)
+    };
+    vec![
+        ("a path that is not there", PathBuf::from("/nonexistent")),
+        ("a Cargo.toml that is not there", tmp.join("none/Cargo.toml")),
+        ("a folder", tmp.to_path_buf()),
+        ("an empty file", file("empty", "Cargo.toml", b"")),
+        ("not TOML", file("garbage", "Cargo.toml", b"this is [not toml\n")),
+        ("not UTF-8", file("binary", "Cargo.toml", &[0xff, 0xfe, 0x00, 0x01])),
+        ("TOML without [package] or [workspace]", file("deps", "Cargo.toml", b"[dependencies]\nserde = \"1\"\n")),
+        ("a manifest under another name", file("named", "manifest.toml", GOOD.as_bytes())),
+    ]
+}
+
+/// A `cargo` that only records that it ran: a command that must not get as far as cargo.
+fn fake_cargo(tmp: &Path) -> (PathBuf, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let marker = tmp.join("cargo-ran");
+    let script = tmp.join("fake-cargo");
+    std::fs::write(&script, format!("#!/bin/sh\necho \"$@\" >> '{}'\nexit 1\n", marker.display())).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (script, marker)
+}
+
+#[test]
+fn every_command_refuses_a_manifest_path_that_is_no_crate_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = tmp.path().join("good/Cargo.toml");
+    std::fs::create_dir_all(good.parent().unwrap()).unwrap();
+    std::fs::write(&good, GOOD).unwrap();
+    let (cargo, marker) = fake_cargo(tmp.path());
+    let cache = tmp.path().join("cache");
+    std::fs::create_dir(&cache).unwrap();
+    let files = [tmp.path().join("old.json"), tmp.path().join("new.json")];
+    let samples = Samples { kernel: "k".into(), new_crate: tmp.path().join("new").display().to_string(), files };
+    let (runnable, _) = commands::all();
+    let takers: Vec<_> = runnable.iter().filter(|r| r.takes("manifest-path")).collect();
+    let names: Vec<String> = takers.iter().map(|r| r.path.join(" ")).collect();
+    for must in ["report", "check", "doctor", "prebuild", "init"] {
+        assert!(names.iter().any(|n| n == must), "{must} takes --manifest-path: {names:?}");
+    }
+    let (mut cases, mut failed) = (0, Vec::new());
+    for r in &takers {
+        let line = r.line(&samples);
+        commands::assert_parses(&[line.clone(), vec!["--manifest-path".into(), good.display().to_string()]].concat());
+        for (what, path) in bad_manifests(tmp.path()) {
+            cases += 1;
+            let mut cmd = cargo_launch();
+            cmd.current_dir(tmp.path()).arg("launch").args(&line).arg("--manifest-path").arg(&path);
+            cmd.env("CARGO", &cargo).env("LAUNCH_CACHE_DIR", &cache).env("LAUNCH_NO_AUTO_SETUP", "1");
+            let started = Instant::now();
+            let (code, _, stderr) = run(&mut cmd);
+            let took = started.elapsed();
+            let case = format!("`{} --manifest-path {}` ({what})", line.join(" "), path.display());
+            let cache_touched = std::fs::read_dir(&cache).unwrap().next().is_some();
+            if code != 2
+                || !stderr.contains(&path.display().to_string())
+                || took > Duration::from_secs(3)
+                || marker.exists()
+                || cache_touched
+            {
+                let ran = std::fs::read_to_string(&marker).unwrap_or_default();
+                failed.push(format!("{case}: exit {code} after {took:.1?}, cargo ran: {ran:?}, cache written: {cache_touched}\n{stderr}"));
+                let _ = std::fs::remove_file(&marker);
+                let _ = std::fs::remove_dir_all(&cache);
+                std::fs::create_dir(&cache).unwrap();
+            }
+        }
+    }
+    assert_eq!(cases, takers.len() * 8);
+    assert!(failed.is_empty(), "{} of {cases} cases failed:\n\n{}", failed.len(), failed.join("\n\n"));
+}
