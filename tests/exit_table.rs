@@ -5,12 +5,15 @@
 //!   `cargo` run, nothing written in the cache folder). Before, `doctor` ran its checks and
 //!   exited 1 or 3, and the building commands went through `cargo metadata` (and `diff
 //!   --toolchain` would install toolchains first).
+//! * `prebuild` under `LAUNCH_TOOLCHAIN_PIN` naming another toolchain than the crate's, or none:
+//!   exit 2 before any build, naming that variable. Before, a full build, then exit 4 with a fix
+//!   naming `LAUNCH_TOOLCHAIN`.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::support::commands::{self, Samples};
-use crate::support::{cargo_launch, run};
+use crate::support::{cargo_launch, fixture, run};
 
 /// A crate's manifest, for the command lines clap must take apart from the path under test.
 const GOOD: &str = "[package]\nname = \"c\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
@@ -92,4 +95,31 @@ fn every_command_refuses_a_manifest_path_that_is_no_crate_at_once() {
     }
     assert_eq!(cases, takers.len() * 8);
     assert!(failed.is_empty(), "{} of {cases} cases failed:\n\n{}", failed.len(), failed.join("\n\n"));
+}
+
+#[test]
+fn prebuild_refuses_a_toolchain_pin_other_than_the_crates_before_building() {
+    let krate = fixture("cache");
+    let crate_pin = launch_build::tooling::toolchain::pin::DEFAULT.name;
+    let mut values: Vec<&str> =
+        launch_build::tooling::toolchain::pin::PINS.iter().map(|p| p.name).filter(|n| *n != crate_pin).collect();
+    values.push("99.9");
+    let mut failed = Vec::new();
+    for value in &values {
+        let mut cmd = cargo_launch();
+        cmd.current_dir(krate.path()).args(["launch", "prebuild", "--no-setup"]).env("LAUNCH_TOOLCHAIN_PIN", value);
+        let started = Instant::now();
+        let (code, _, stderr) = run(&mut cmd);
+        let took = started.elapsed();
+        // `cargo metadata` runs (the crate's pin is in its Cargo.toml), no build does.
+        if code != 2
+            || !stderr.contains(&format!("LAUNCH_TOOLCHAIN_PIN={value}")) && !stderr.contains("LAUNCH_TOOLCHAIN_PIN=`")
+            || stderr.contains("Compiling")
+            || took > Duration::from_secs(20)
+        {
+            failed.push(format!("LAUNCH_TOOLCHAIN_PIN={value}: exit {code} after {took:.1?}\n{stderr}"));
+        }
+    }
+    assert!(!krate.path().join("launch-prebuilt").exists(), "nothing written");
+    assert!(failed.is_empty(), "{} of {} cases failed:\n\n{}", failed.len(), values.len(), failed.join("\n\n"));
 }
