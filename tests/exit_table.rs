@@ -8,8 +8,11 @@
 //! * `prebuild` under `LAUNCH_TOOLCHAIN_PIN` naming another toolchain than the crate's, or none:
 //!   exit 2 before any build, naming that variable. Before, a full build, then exit 4 with a fix
 //!   naming `LAUNCH_TOOLCHAIN`.
+//! * `cache clear` and `cache prune` × each way entries cannot be removed × each format: a
+//!   warning per path, exit 4, the JSON listing them. Before, "removed 0 entries" and exit 0.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::support::commands::{self, Samples};
@@ -122,4 +125,108 @@ fn prebuild_refuses_a_toolchain_pin_other_than_the_crates_before_building() {
     }
     assert!(!krate.path().join("launch-prebuilt").exists(), "nothing written");
     assert!(failed.is_empty(), "{} of {} cases failed:\n\n{}", failed.len(), values.len(), failed.join("\n\n"));
+}
+
+/// A cache root whose `kernels/ab/` holds three entries.
+fn cache_with_entries(root: &Path) -> PathBuf {
+    let shard = root.join("kernels/ab");
+    std::fs::create_dir_all(&shard).unwrap();
+    for i in 0..3 {
+        std::fs::write(shard.join(format!("ab{}{i}", "0".repeat(61))), vec![7u8; 100]).unwrap();
+    }
+    shard
+}
+
+/// Whether `dir` refuses new entries (so also the removal of its entries) for this user.
+fn refuses_changes(dir: &Path) -> bool {
+    let probe = dir.join("probe");
+    let refused = std::fs::write(&probe, "").is_err();
+    let _ = std::fs::remove_file(&probe);
+    refused
+}
+
+fn chattr(flag: &str, path: &Path) -> bool {
+    Command::new("chattr").arg(flag).arg(path).output().is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn cache_clear_and_prune_that_cannot_remove_entries_warn_and_fail() {
+    // Each way, set up in a fresh cache root: a guard that undoes it, or None when this machine
+    // cannot make it (root ignores folder permissions; chattr needs a file system and the right
+    // to set the immutable flag).
+    type Way = (&'static str, fn(&Path) -> Option<Box<dyn FnOnce()>>);
+    let ways: [Way; 3] = [
+        ("`kernels` is a file", |root| {
+            std::fs::write(root.join("kernels"), "not a folder").unwrap();
+            Some(Box::new(|| {}))
+        }),
+        ("the shard folder is immutable (chattr +i)", |root| {
+            let shard = cache_with_entries(root);
+            chattr("+i", &shard).then(|| {
+                Box::new(move || {
+                    chattr("-i", &shard);
+                }) as Box<dyn FnOnce()>
+            })
+        }),
+        ("the shard folder is read-only (mode 555)", |root| {
+            use std::os::unix::fs::PermissionsExt;
+            let shard = cache_with_entries(root);
+            std::fs::set_permissions(&shard, std::fs::Permissions::from_mode(0o555)).unwrap();
+            let undo = {
+                let shard = shard.clone();
+                move || {
+                    let _ = std::fs::set_permissions(&shard, std::fs::Permissions::from_mode(0o755));
+                }
+            };
+            if refuses_changes(&shard) {
+                Some(Box::new(undo) as Box<dyn FnOnce()>)
+            } else {
+                undo();
+                None
+            }
+        }),
+    ];
+    let (runnable, _) = commands::all();
+    let actions: Vec<_> = runnable.iter().filter(|r| r.path.len() == 2 && r.path[0] == "cache").collect();
+    let removing: Vec<_> = actions.iter().filter(|r| ["clear", "prune"].contains(&r.path[1].as_str())).collect();
+    assert_eq!(removing.len(), 2, "cache clear and cache prune");
+    let (mut cases, mut skipped, mut failed) = (0, Vec::new(), Vec::new());
+    for (way, set_up) in ways {
+        for action in &removing {
+            for format in action.formats() {
+                let tmp = tempfile::tempdir().unwrap();
+                let root = tmp.path().join("cache");
+                std::fs::create_dir(&root).unwrap();
+                let Some(undo) = set_up(&root) else {
+                    skipped.push(way);
+                    continue;
+                };
+                cases += 1;
+                let mut line = action.path.clone();
+                if action.path[1] == "prune" {
+                    line.extend(["--max-size".into(), "1".into()]);
+                }
+                line.extend(["--format".into(), format.clone()]);
+                let mut cmd = cargo_launch();
+                cmd.arg("launch").args(&line).env("LAUNCH_CACHE_DIR", &root);
+                let (code, stdout, stderr) = run(&mut cmd);
+                undo();
+                let case = format!("`{}` ({way})", line.join(" "));
+                let warned = stderr.contains(&format!("warning: `cache {}` could not remove", action.path[1]));
+                let listed = format != "json"
+                    || serde_json::from_str::<serde_json::Value>(&stdout)
+                        .is_ok_and(|d| d["failed"].as_array().is_some_and(|f| !f.is_empty()));
+                if code != 4 || !warned || !listed {
+                    failed.push(format!(
+                        "{case}: exit {code}, warned: {warned}, JSON lists them: {listed}\n{stdout}\n{stderr}"
+                    ));
+                }
+            }
+        }
+    }
+    if !skipped.is_empty() {
+        eprintln!("skipped on this machine: {skipped:?}");
+    }
+    assert!(cases >= 4, "at least `kernels` a file × 2 actions × 2 formats");
+    assert!(failed.is_empty(), "{} of {cases} cases failed:\n\n{}", failed.len(), failed.join("\n\n"));
 }

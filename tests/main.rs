@@ -146,7 +146,7 @@ mod coverage;
 mod closed_stdout;
 
 /// Issue 32 class 6: exit codes as the table says: a `--manifest-path` that is no crate's at every
-/// command, `prebuild` under another toolchain pin.
+/// command, `prebuild` under another toolchain pin, `cache clear`/`prune` that cannot remove.
 mod exit_table;
 
 /// `cargo launch doctor`: a missing or damaged toolchain, NVRTC builtins missing, a cache not writable.

@@ -36,13 +36,15 @@ pub(crate) fn run(args: &CacheArgs) -> Result<(), Error> {
             let limit = max_size.map_or(limit, |m| m.0);
             let pruned = match limit {
                 Some(l) => kernel_cache::prune(&root.join("kernels"), l),
-                None => Pruned { removed: Usage::default(), left: kernel_cache::usage(&root.join("kernels")) },
+                None => Pruned { left: kernel_cache::usage(&root.join("kernels")), ..Pruned::default() },
             };
-            print_pruned("prune", &root, &pruned, limit, args.format)
+            print_pruned("prune", &root, &pruned, limit, args.format)?;
+            refuse_failures("prune", &pruned)
         }
         CacheAction::Clear => {
             let cleared = kernel_cache::clear(&root);
-            print_pruned("clear", &root, &cleared, limit, args.format)
+            print_pruned("clear", &root, &cleared, limit, args.format)?;
+            refuse_failures("clear", &cleared)
         }
     }
 }
@@ -175,6 +177,7 @@ fn print_pruned(action: &str, root: &Path, p: &Pruned, limit: Option<u64>, forma
                 "removed": { "entries": p.removed.entries, "bytes": p.removed.bytes },
                 "left": { "entries": p.left.entries, "bytes": p.left.bytes },
                 "limit": if action == "prune" { limit } else { None },
+                "failed": p.failed.iter().map(|(path, why)| json!({ "path": path, "error": why })).collect::<Vec<_>>(),
             });
             writeln!(out, "{}", serde_json::to_string_pretty(&doc).unwrap_or_default())
         }
@@ -197,6 +200,22 @@ fn print_pruned(action: &str, root: &Path, p: &Pruned, limit: Option<u64>, forma
     }
     .with_context(|| format!("writing what `cache {action}` did"))?;
     Ok(())
+}
+
+/// What `cache clear` or `cache prune` could not read or remove: a warning each on stderr (after
+/// the output, which counts them as left), and an error (exit 4) saying how many.
+fn refuse_failures(action: &str, p: &Pruned) -> Result<(), Error> {
+    let Some((first, why)) = p.failed.first() else { return Ok(()) };
+    for (path, why) in &p.failed {
+        eprintln!("warning: `cache {action}` could not remove {}: {why}", path.display());
+    }
+    let n = p.failed.len();
+    Err(Error::Failure(anyhow::anyhow!(
+        "`cache {action}` could not remove {n} {} (the first: {}: {why}); the rest is done; fix the permissions or \
+         remove them by hand",
+        if n == 1 { "path" } else { "paths" },
+        first.display()
+    )))
 }
 
 /// `2026-12-01 19:20:11 UTC` from seconds since the Unix epoch (proleptic Gregorian calendar).
