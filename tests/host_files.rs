@@ -137,7 +137,8 @@ fn a_host_file_with_toolchain_12_9_names_toolchain_13_0() {
     let (code, _, stderr) = run(cargo_launch()
         .args(["launch", "report", "--no-setup", "--manifest-path"])
         .arg(dir.path().join("Cargo.toml")));
-    assert_ne!(code, 0, "{stderr}");
+    // The crate's `toolchain` is what to change: a configuration error, as the exit-code table says.
+    assert_eq!(code, 2, "{stderr}");
     assert!(
         stderr.contains("Cargo.toml:12:9: `package.metadata.launch.host[0]`: `host` files are compiled with nvcc, and the CUDA 12.9 toolchain found"),
         "{stderr}"

@@ -145,6 +145,14 @@ mod coverage;
 /// that takes a URL, a size, a list, a mode or a folder refuses a malformed value (exit 2, named).
 mod secrets_and_bad_input;
 
+/// Issue 32 class 2: every command × every `--format` with stdout closed early: no panic, no
+/// exit 101, no signal, nothing said about the pipe.
+mod closed_stdout;
+
+/// Issue 32 class 6: exit codes as the table says: a `--manifest-path` that is no crate's at every
+/// command, `prebuild` under another toolchain pin, `cache clear`/`prune` that cannot remove.
+mod exit_table;
+
 /// `cargo launch doctor`: a missing or damaged toolchain, NVRTC builtins missing, a cache not writable.
 mod doctor;
 

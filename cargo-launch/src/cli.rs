@@ -95,7 +95,7 @@ Every problem comes with its fix. Exit 0 when healthy, 3 when a toolchain proble
 pub struct DoctorArgs {
     /// Path to a crate's Cargo.toml (default: the current folder's, when it has
     /// [package.metadata.launch]).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_parser = parse_manifest_path)]
     pub manifest_path: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -322,7 +322,7 @@ Example:
   cargo launch init --kernels cuda --manifest-path my-crate/Cargo.toml")]
 pub struct InitArgs {
     /// The crate's Cargo.toml (default: ./Cargo.toml).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_parser = parse_manifest_path)]
     pub manifest_path: Option<PathBuf>,
     /// Kernel folder, relative to Cargo.toml (default: kernels).
     #[arg(long, value_name = "DIR")]
@@ -360,7 +360,7 @@ pub struct PackageArgs {
     /// Path to the Cargo.toml of the package or workspace (default: the one cargo finds from the
     /// current folder). Without -p or --workspace its package is selected, or, for a virtual
     /// manifest, the workspace's default members.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_parser = parse_manifest_path)]
     pub manifest_path: Option<PathBuf>,
     /// A package of the workspace to select, by name (repeatable); one that is not a member is a
     /// usage error listing the members.
@@ -720,6 +720,38 @@ fn parse_carveout(s: &str) -> Result<Carveout, String> {
     let pct = parse_count(t.strip_suffix('%').unwrap_or(t), "the carveout (percent)", 0, 100)
         .map_err(|e| format!("{e}, or `default`"))?;
     Ok(Carveout::Percent(pct as i32))
+}
+
+/// `--manifest-path`: a `Cargo.toml` with `[package]` or `[workspace]`, checked when the command
+/// line is read, so that a file that is not there or is no crate's is a usage error (exit 2) for
+/// every command before any work or check (`cargo metadata`, a toolchain, doctor's checks).
+fn parse_manifest_path(value: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(value);
+    let fix = "pass the path of a crate's or a workspace's Cargo.toml";
+    let refuse = |why: &str| Err(format!("{why}; {fix}"));
+    match std::fs::metadata(&path) {
+        Ok(m) if m.is_dir() => return refuse("it is a folder"),
+        Ok(m) if !m.is_file() => return refuse("it is not a regular file"),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return refuse("no such file"),
+        Err(e) => return refuse(&e.to_string()),
+    }
+    if path.file_name().is_none_or(|n| n != "Cargo.toml") {
+        return refuse("cargo takes only a file named Cargo.toml");
+    }
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => return refuse("it is not UTF-8 text"),
+        Err(e) => return refuse(&e.to_string()),
+    };
+    let doc = match text.parse::<toml_edit::DocumentMut>() {
+        Ok(d) => d,
+        Err(e) => return refuse(&format!("it is not TOML ({})", e.message().trim_end_matches('.'))),
+    };
+    if !["package", "workspace"].iter().any(|t| doc.get(t).is_some_and(toml_edit::Item::is_table_like)) {
+        return refuse("it has neither [package] nor [workspace]");
+    }
+    Ok(path)
 }
 
 fn parse_arch(s: &str) -> Result<Arch, String> {

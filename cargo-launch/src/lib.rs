@@ -11,7 +11,8 @@
 //! toolchains), `cargo` (select the packages once, build them, read their manifests), `records`
 //! (manifest × config → analysed rows), `spills`, `compat_check`, `baseline`, `calculator`,
 //! `select` — and write through `output/` (the report's text, SARIF, SVG and the plots). The
-//! leaves are `error` (the one exit-code table) and `words` (phrases several outputs share).
+//! leaves are `error` (the one exit-code table), `words` (phrases several outputs share) and
+//! `stdout` (the one writer of stdout, which a closed pipe ends quietly).
 //! Nothing below a command uses a command, and `output` uses no command.
 #![forbid(unsafe_code)]
 // Tests may be long tables of cases; the 100-line limit is for the code they test.
@@ -32,6 +33,7 @@ mod package_rules;
 mod records;
 mod select;
 mod spills;
+mod stdout;
 mod toolchain;
 mod words;
 
@@ -54,9 +56,9 @@ pub fn command() -> clap::Command {
 /// Runs the command line of this process.
 pub fn main_impl() -> ExitCode {
     match run(std::env::args_os()) {
+        // A closed stdout (`cargo launch report | head`) is no error: `stdout` ends the output
+        // quietly and the command exits with its own code.
         Ok(()) => ExitCode::from(error::OK),
-        // A closed pipe (`cargo launch report | head`) is not a failure.
-        Err(e) if e.is_broken_pipe() => ExitCode::from(error::OK),
         Err(e) => {
             if let Some(cause) = e.cause() {
                 eprintln!("error: {}", message(cause));

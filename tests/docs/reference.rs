@@ -182,6 +182,11 @@ fn every_example_of_the_help_texts_parses() {
             let line = line.split(" > ").next().unwrap_or(line);
             let mut args = vec!["launch".to_string()];
             args.extend(words(line));
+            // A `--manifest-path` is read when the command line is (one that is no crate's is
+            // refused): the example's names the reader's crate; the repository's stands for it.
+            if let Some(at) = args.iter().position(|a| a == "--manifest-path") {
+                args[at + 1] = repository().join("Cargo.toml").display().to_string();
+            }
             cli.clone().try_get_matches_from(&args).unwrap_or_else(|e| panic!("`cargo launch {line}`: {e}"));
             examples += 1;
         }

@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 
 mod binary;
 pub use binary::binary;
+pub mod commands;
 
 /// The repository root.
 pub fn root() -> PathBuf {

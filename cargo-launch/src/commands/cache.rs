@@ -3,7 +3,10 @@
 //! its limit (`LAUNCH_CACHE_MAX_SIZE`), the hit rate of the last builds (from the build log the
 //! build script appends to) and the remote store; pruning it to a limit and clearing it.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
+
+use anyhow::Context;
 
 use launch_engine::tooling::cache::{
     self as kernel_cache, format_size, BuildRecord, Pruned, RemoteConfig, RemoteMode, Usage,
@@ -33,15 +36,15 @@ pub(crate) fn run(args: &CacheArgs) -> Result<(), Error> {
             let limit = max_size.map_or(limit, |m| m.0);
             let pruned = match limit {
                 Some(l) => kernel_cache::prune(&root.join("kernels"), l),
-                None => Pruned { removed: Usage::default(), left: kernel_cache::usage(&root.join("kernels")) },
+                None => Pruned { left: kernel_cache::usage(&root.join("kernels")), ..Pruned::default() },
             };
-            print_pruned("prune", &root, &pruned, limit, args.format);
-            Ok(())
+            print_pruned("prune", &root, &pruned, limit, args.format)?;
+            refuse_failures("prune", &pruned)
         }
         CacheAction::Clear => {
             let cleared = kernel_cache::clear(&root);
-            print_pruned("clear", &root, &cleared, limit, args.format);
-            Ok(())
+            print_pruned("clear", &root, &cleared, limit, args.format)?;
+            refuse_failures("clear", &cleared)
         }
     }
 }
@@ -73,6 +76,7 @@ fn show(env: &Env, root: &Path, limit: Option<u64>, format: Format) -> Result<()
     let limit_source =
         if env.untracked("LAUNCH_CACHE_MAX_SIZE").is_some() { "LAUNCH_CACHE_MAX_SIZE" } else { "default" };
     let remote = remote(env)?;
+    let mut out = crate::stdout::stdout();
     match format {
         Format::Json => {
             let doc = json!({
@@ -96,33 +100,47 @@ fn show(env: &Env, root: &Path, limit: Option<u64>, format: Format) -> Result<()
                     })).collect::<Vec<_>>(),
                 },
             });
-            println!("{}", serde_json::to_string_pretty(&doc).map_err(|e| Error::Failure(e.into()))?);
+            writeln!(out, "{}", serde_json::to_string_pretty(&doc).map_err(|e| Error::Failure(e.into()))?)
         }
-        Format::Text => {
-            println!("location  {}", kernels.display());
-            println!("entries   {} ({})", usage.entries, format_size(usage.bytes));
-            match limit {
-                Some(l) => println!("limit     {} ({limit_source})", format_size(l)),
-                None => println!("limit     none (LAUNCH_CACHE_MAX_SIZE=0)"),
-            }
-            match &remote {
-                Some(r) => println!("remote    {r}"),
-                None => println!("remote    none (LAUNCH_CACHE_REMOTE, or cache-remote in Cargo.toml)"),
-            }
-            println!("builds    {}", rate_text(&builds, "recorded"));
-            if !last.is_empty() {
-                println!("last {}    {}", last.len(), rate_text(last, "builds"));
-                for b in last {
-                    println!(
-                        "  {}  {}: {} jobs, {} from the cache, {} compiled",
-                        utc(b.time),
-                        b.package,
-                        b.jobs,
-                        b.cached,
-                        b.compiled
-                    );
-                }
-            }
+        Format::Text => show_text(&mut out, &kernels, usage, (limit, limit_source), remote.as_ref(), &builds),
+    }
+    .context("writing the cache's state")?;
+    Ok(())
+}
+
+/// `show`'s text: location, entries, limit, remote, the builds' hit rates and the last builds.
+fn show_text(
+    out: &mut impl Write,
+    kernels: &Path,
+    usage: Usage,
+    (limit, limit_source): (Option<u64>, &str),
+    remote: Option<&RemoteConfig>,
+    builds: &[BuildRecord],
+) -> std::io::Result<()> {
+    let last = &builds[builds.len().saturating_sub(LAST)..];
+    writeln!(out, "location  {}", kernels.display())?;
+    writeln!(out, "entries   {} ({})", usage.entries, format_size(usage.bytes))?;
+    match limit {
+        Some(l) => writeln!(out, "limit     {} ({limit_source})", format_size(l))?,
+        None => writeln!(out, "limit     none (LAUNCH_CACHE_MAX_SIZE=0)")?,
+    }
+    match remote {
+        Some(r) => writeln!(out, "remote    {r}")?,
+        None => writeln!(out, "remote    none (LAUNCH_CACHE_REMOTE, or cache-remote in Cargo.toml)")?,
+    }
+    writeln!(out, "builds    {}", rate_text(builds, "recorded"))?;
+    if !last.is_empty() {
+        writeln!(out, "last {}    {}", last.len(), rate_text(last, "builds"))?;
+        for b in last {
+            writeln!(
+                out,
+                "  {}  {}: {} jobs, {} from the cache, {} compiled",
+                utc(b.time),
+                b.package,
+                b.jobs,
+                b.cached,
+                b.compiled
+            )?;
         }
     }
     Ok(())
@@ -149,7 +167,8 @@ fn rate_text(builds: &[BuildRecord], what: &str) -> String {
     format!("{} {what}: {percent}% of {jobs} jobs from the cache, {compiled} compiled", builds.len())
 }
 
-fn print_pruned(action: &str, root: &Path, p: &Pruned, limit: Option<u64>, format: Format) {
+fn print_pruned(action: &str, root: &Path, p: &Pruned, limit: Option<u64>, format: Format) -> Result<(), Error> {
+    let mut out = crate::stdout::stdout();
     match format {
         Format::Json => {
             let doc = json!({
@@ -158,25 +177,45 @@ fn print_pruned(action: &str, root: &Path, p: &Pruned, limit: Option<u64>, forma
                 "removed": { "entries": p.removed.entries, "bytes": p.removed.bytes },
                 "left": { "entries": p.left.entries, "bytes": p.left.bytes },
                 "limit": if action == "prune" { limit } else { None },
+                "failed": p.failed.iter().map(|(path, why)| json!({ "path": path, "error": why })).collect::<Vec<_>>(),
             });
-            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+            writeln!(out, "{}", serde_json::to_string_pretty(&doc).unwrap_or_default())
         }
         Format::Text => {
             let kernels: PathBuf = root.join("kernels");
             let removed = format!("removed {} entries ({})", p.removed.entries, format_size(p.removed.bytes));
             let left = format!("{} entries ({}) left", p.left.entries, format_size(p.left.bytes));
             if action == "clear" {
-                println!(
+                writeln!(
+                    out,
                     "{removed}, the compile times and the build log from {}; {left}; the toolchains in {} stay",
                     kernels.display(),
                     root.join("toolchain").display()
-                );
+                )
             } else {
                 let limit = limit.map_or_else(|| "no limit".to_string(), |l| format!("limit {}", format_size(l)));
-                println!("{removed} from {}; {left} ({limit})", kernels.display());
+                writeln!(out, "{removed} from {}; {left} ({limit})", kernels.display())
             }
         }
     }
+    .with_context(|| format!("writing what `cache {action}` did"))?;
+    Ok(())
+}
+
+/// What `cache clear` or `cache prune` could not read or remove: a warning each on stderr (after
+/// the output, which counts them as left), and an error (exit 4) saying how many.
+fn refuse_failures(action: &str, p: &Pruned) -> Result<(), Error> {
+    let Some((first, why)) = p.failed.first() else { return Ok(()) };
+    for (path, why) in &p.failed {
+        eprintln!("warning: `cache {action}` could not remove {}: {why}", path.display());
+    }
+    let n = p.failed.len();
+    Err(Error::Failure(anyhow::anyhow!(
+        "`cache {action}` could not remove {n} {} (the first: {}: {why}); the rest is done; fix the permissions or \
+         remove them by hand",
+        if n == 1 { "path" } else { "paths" },
+        first.display()
+    )))
 }
 
 /// `2026-12-01 19:20:11 UTC` from seconds since the Unix epoch (proleptic Gregorian calendar).

@@ -369,7 +369,7 @@ fn finish(
     arches.sort();
     arches.dedup();
     let checked = Checked { packages, records, arches: &arches, baselines };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout::stdout();
     check_render::write(&mut out, args.format, args.verbose, &findings, &checked, manifest)?;
     #[allow(clippy::disallowed_methods)] // a CI switch, not a build input
     if std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true") {

@@ -45,7 +45,7 @@ pub(crate) fn run(args: &CoverageArgs) -> Result<(), Error> {
     toolchain::ensure_unless_prebuilt(args.no_setup, false, &selection, &[])?;
     let packages = selection.build(&[])?;
     let doc = document(&packages, &targets, args.driver);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout::stdout();
     match args.format {
         Format::Text => text(&mut out, &doc, &packages, args.gpu.is_empty()),
         Format::Json => {

@@ -32,7 +32,7 @@ pub(crate) fn run(args: &DiffArgs) -> Result<(), Error> {
         (file(&args.files[0])?, file(&args.files[1])?)
     };
     let doc = diff::compare((old.0, &old.1), (new.0, &new.1));
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout::stdout();
     match args.format {
         DiffFormat::Text => output::diff::text(&mut out, &doc),
         DiffFormat::Json => {

@@ -58,7 +58,7 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<(), Error> {
         krate,
         problems,
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout::stdout();
     match args.format {
         Format::Text => text(&mut out, &doc),
         Format::Json => {

@@ -82,7 +82,7 @@ pub(crate) fn run(args: &ExploreArgs) -> Result<(), Error> {
     if let Some(path) = &args.plot {
         svg::write_file(path, &explore_plot::svg(&doc))?;
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout::stdout();
     match args.format {
         Format::Json => {
             serde_json::to_writer_pretty(&mut out, &doc).context("writing JSON")?;

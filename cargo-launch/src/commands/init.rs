@@ -1,6 +1,7 @@
 //! `cargo launch init` (set up an existing crate) and `cargo launch new` (a crate like the
 //! template). Cargo.toml is edited with `toml_edit`, so its formatting and comments stay.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -156,20 +157,29 @@ pub(crate) fn init(args: &InitArgs) -> Result<(), Error> {
     }
 
     let name = doc.get("package").and_then(|p| p.get("name")).and_then(|n| n.as_str()).unwrap_or("this crate");
-    if done.is_empty() && todo.is_empty() {
-        println!("`{name}` is already set up for cargo-launch; `cargo launch report` shows its kernels");
-        return Ok(());
+    let mut out = crate::stdout::stdout();
+    let said = if done.is_empty() && todo.is_empty() {
+        writeln!(out, "`{name}` is already set up for cargo-launch; `cargo launch report` shows its kernels")
+    } else {
+        said_what_init_did(&mut out, &done, &todo)
+    };
+    said.context("writing what init did")?;
+    Ok(())
+}
+
+/// What `init` did, what is left to do and, when it did something, what comes next.
+fn said_what_init_did(out: &mut impl Write, done: &[String], todo: &[String]) -> std::io::Result<()> {
+    for d in done {
+        writeln!(out, "{d}")?;
     }
-    for d in &done {
-        println!("{d}");
-    }
-    for t in &todo {
-        println!("to do: {t}");
+    for t in todo {
+        writeln!(out, "to do: {t}")?;
     }
     if !done.is_empty() {
-        println!(
+        writeln!(
+            out,
             "next: `cargo launch report`; `launch::include_kernels!();` in src/lib.rs gives Rust a static per kernel"
-        );
+        )?;
     }
     Ok(())
 }
@@ -358,12 +368,14 @@ pub(crate) fn new(args: &NewArgs) -> Result<(), Error> {
         destination::remove_created(&missing);
     }
     written?;
-    println!(
+    writeln!(
+        crate::stdout::stdout(),
         "created `{name}` in {}: kernels/poly.cu (five launch-bounds builds of one kernel), build.rs, src/\n\
          next: cd {} && cargo launch report",
         dir.display(),
         dir.display()
-    );
+    )
+    .context("writing what new did")?;
     Ok(())
 }
 

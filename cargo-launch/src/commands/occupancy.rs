@@ -29,7 +29,7 @@ pub(crate) fn run(args: &OccupancyArgs) -> Result<(), Error> {
         let svg = occupancy_plot::svg(&title, &occupancy_plot::panels(&series), point.max_warps);
         svg::write_file(path, &svg)?;
     }
-    let mut out = io::stdout().lock();
+    let mut out = crate::stdout::stdout();
     let written = match (args.sweep, args.format) {
         (Some(sweep), format) => {
             let s = calc.series(sweep.into())?;

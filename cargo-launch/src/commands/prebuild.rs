@@ -25,6 +25,7 @@ const CRATES_IO_LIMIT: u64 = 10 * 1000 * 1000;
 pub(crate) fn run(args: &PrebuildArgs) -> Result<(), Error> {
     let selection = Selection::of(&args.packages)?;
     refuse_host_files(&selection)?;
+    refuse_another_pin(&selection)?;
     toolchain::ensure(args.no_setup, &selection)?;
     let packages = selection.build_from_source(args.verify)?;
     let mut summaries = Vec::new();
@@ -33,7 +34,7 @@ pub(crate) fn run(args: &PrebuildArgs) -> Result<(), Error> {
     }
     let summary =
         Summary { schema: VERSION, mode: if args.verify { "verify" } else { "write" }.into(), packages: summaries };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout::stdout();
     let written = match args.format {
         Format::Json => {
             serde_json::to_writer_pretty(&mut out, &summary).map_err(std::io::Error::from).and_then(|()| writeln!(out))
@@ -64,6 +65,32 @@ fn refuse_host_files(selection: &Selection) -> Result<(), Error> {
         first.location,
         config.package,
         first.pattern
+    )))
+}
+
+/// A usage error when `LAUNCH_TOOLCHAIN_PIN` names another toolchain than a selected crate's
+/// `toolchain` (checked before any build or toolchain install): prebuilt kernels are those of the
+/// crate's pinned toolchain, which anyone can compile again and compare, and a build with another
+/// would find them stale.
+fn refuse_another_pin(selection: &Selection) -> Result<(), Error> {
+    let env = launch_engine::tooling::Env::cli();
+    let Some(value) = env.get("LAUNCH_TOOLCHAIN_PIN") else { return Ok(()) };
+    let value = value.to_string_lossy();
+    if pin_of(value.trim()).is_none() {
+        return Err(Error::Usage(anyhow::anyhow!(
+            "LAUNCH_TOOLCHAIN_PIN=`{}` is not a pinned toolchain; valid choices: {}",
+            value.escape_debug(),
+            launch_engine::tooling::toolchain::pin::names()
+        )));
+    }
+    let Some(config) = selection.configs().find(|c| c.toolchain.name != value.trim()) else { return Ok(()) };
+    Err(Error::Usage(anyhow::anyhow!(
+        "LAUNCH_TOOLCHAIN_PIN={value}: `cargo launch prebuild` ships the kernels of the toolchain the crate pins \
+         ({} has `toolchain = \"{}\"`), so that anyone can compile them again and compare; unset \
+         LAUNCH_TOOLCHAIN_PIN, or set `toolchain = \"{}\"` in its [package.metadata.launch]",
+        config.package,
+        config.toolchain.name,
+        value.trim()
     )))
 }
 

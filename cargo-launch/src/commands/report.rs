@@ -47,7 +47,7 @@ pub(crate) fn run(args: &ReportArgs) -> Result<(), Error> {
     }
     // Only when asked: the spilling files are compiled again with line info (cached).
     let spills = if args.spills { Some(crate::spills::collect(&packages, shown.iter().copied())?) } else { None };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout::stdout();
     match args.format {
         Format::Text => {
             let compact = args.summary || (!args.detailed && shown.len() > COMPACT_ABOVE);

@@ -9,7 +9,7 @@
 
 use std::fs;
 use std::io::{self, Write as _};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::out;
 
@@ -79,9 +79,9 @@ pub fn read(root: &Path) -> Vec<BuildRecord> {
     String::from_utf8_lossy(&bytes).lines().filter_map(BuildRecord::parse).collect()
 }
 
-/// Removes the log in `root`, if any.
-pub fn clear(root: &Path) {
-    let _ = fs::remove_file(root.join(FILE));
+/// The log's file in the cache root `root`.
+pub fn path(root: &Path) -> PathBuf {
+    root.join(FILE)
 }
 
 #[cfg(test)]

@@ -100,12 +100,15 @@ pub struct Usage {
 }
 
 /// What [`prune`] did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Pruned {
     /// The entries it removed.
     pub removed: Usage,
     /// The entries left.
     pub left: Usage,
+    /// What it could not read or remove, each path with why (an entry another process removed
+    /// first is gone all the same, no failure). Empty when it did all it should.
+    pub failed: Vec<(PathBuf, String)>,
 }
 
 /// One entry file, as a scan found it.
@@ -122,10 +125,18 @@ fn is_entry_name(name: &str) -> bool {
 }
 
 /// Every entry under `dir` (`<dir>/<2 hex>/<64 hex>`, regular files only), sweeping stale
-/// temporary files on the way. What vanishes while it is scanned is left out.
-fn scan(dir: &Path) -> Vec<Item> {
+/// temporary files on the way. What vanishes while it is scanned is left out; a folder that is
+/// there but cannot be read goes into `failed`.
+fn scan(dir: &Path, failed: &mut Vec<(PathBuf, String)>) -> Vec<Item> {
     let mut items = Vec::new();
-    let Ok(shards) = fs::read_dir(dir) else { return items };
+    let shards = match fs::read_dir(dir) {
+        Ok(s) => s,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return items,
+        Err(e) => {
+            failed.push((dir.to_path_buf(), e.to_string()));
+            return items;
+        }
+    };
     for shard in shards.flatten() {
         let name = shard.file_name();
         let name = name.to_string_lossy();
@@ -133,7 +144,14 @@ fn scan(dir: &Path) -> Vec<Item> {
             continue;
         }
         sweep_stale_temps(&shard.path());
-        let Ok(files) = fs::read_dir(shard.path()) else { continue };
+        let files = match fs::read_dir(shard.path()) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                failed.push((shard.path(), e.to_string()));
+                continue;
+            }
+        };
         for f in files.flatten() {
             if !is_entry_name(&f.file_name().to_string_lossy()) {
                 continue;
@@ -155,19 +173,21 @@ fn total(items: &[Item]) -> Usage {
 
 /// The entries under the entry folder `dir` and their bytes.
 pub fn usage(dir: &Path) -> Usage {
-    total(&scan(dir))
+    total(&scan(dir, &mut Vec::new()))
 }
 
 /// When the entries under `dir` hold more than `limit` bytes, removes the least recently used
 /// (oldest modification time first) until they hold at most 90 % of it. Safe while other builds
 /// read, write and prune (see the module's notes): a file already gone is skipped, one that cannot
-/// be removed is left (and counted as left).
+/// be removed is left (counted as left, and in [`Pruned::failed`] with why, as is a folder that
+/// cannot be read).
 pub fn prune(dir: &Path, limit: u64) -> Pruned {
-    let mut items = scan(dir);
+    let mut failed = Vec::new();
+    let mut items = scan(dir, &mut failed);
     let mut left = total(&items);
     let mut removed = Usage::default();
     if left.bytes <= limit {
-        return Pruned { removed, left };
+        return Pruned { removed, left, failed };
     }
     let target = limit / 10 * 9;
     items.sort_by(|a, b| a.used.cmp(&b.used).then_with(|| a.path.cmp(&b.path)));
@@ -182,12 +202,15 @@ pub fn prune(dir: &Path, limit: u64) -> Pruned {
             }
             // Another pruner (or `cache clear`) was first: gone all the same.
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(_) => continue,
+            Err(e) => {
+                failed.push((item.path, e.to_string()));
+                continue;
+            }
         }
         left.entries -= 1;
         left.bytes -= item.bytes;
     }
-    Pruned { removed, left }
+    Pruned { removed, left, failed }
 }
 
 /// After a build stored `stored` bytes in the entry folder `dir`: prunes it to `limit` when the
@@ -230,19 +253,24 @@ fn write_estimate(file: &Path, bytes: u64, at: SystemTime) {
 /// `cargo launch cache clear`: removes every entry under the cache root `root`'s `kernels/`,
 /// the compile times (`kernel-timings/`), the build log and the size estimate; leaves writers'
 /// young temporary files and everything else in the root (the toolchains under `toolchain/`,
-/// the tools' digests). Safe while builds run: they compile what they miss.
+/// the tools' digests). Safe while builds run: they compile what they miss. What it cannot
+/// remove is in [`Pruned::failed`].
 pub fn clear(root: &Path) -> Pruned {
     // Pruning to nothing removes every entry it can.
-    let pruned = prune(&root.join("kernels"), 0);
+    let mut pruned = prune(&root.join("kernels"), 0);
+    let mut remove = |path: PathBuf| match fs::remove_file(&path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => pruned.failed.push((path, e.to_string())),
+        _ => {}
+    };
     if let Ok(files) = fs::read_dir(root.join("kernel-timings")) {
         for f in files.flatten() {
             if f.file_name().to_string_lossy().ends_with(".tsv") {
-                let _ = fs::remove_file(f.path());
+                remove(f.path());
             }
         }
     }
-    let _ = fs::remove_file(root.join(ESTIMATE_FILE));
-    super::build_log::clear(root);
+    remove(root.join(ESTIMATE_FILE));
+    remove(super::build_log::path(root));
     pruned
 }
 
