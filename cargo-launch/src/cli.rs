@@ -321,8 +321,8 @@ Example:
   cargo launch init
   cargo launch init --kernels cuda --manifest-path my-crate/Cargo.toml")]
 pub struct InitArgs {
-    /// The crate's Cargo.toml (default: ./Cargo.toml).
-    #[arg(long, value_name = "PATH", value_parser = parse_manifest_path)]
+    /// The crate's Cargo.toml, or the crate's folder (default: ./Cargo.toml).
+    #[arg(long, value_name = "PATH", value_parser = parse_init_manifest_path)]
     pub manifest_path: Option<PathBuf>,
     /// Kernel folder, relative to Cargo.toml (default: kernels).
     #[arg(long, value_name = "DIR")]
@@ -752,6 +752,16 @@ fn parse_manifest_path(value: &str) -> Result<PathBuf, String> {
         return refuse("it has neither [package] nor [workspace]");
     }
     Ok(path)
+}
+
+/// `init --manifest-path`: as [`parse_manifest_path`], or a crate's folder that holds one (init
+/// sets up a crate, and its folder is what a user has at hand); the folder's Cargo.toml is checked.
+fn parse_init_manifest_path(value: &str) -> Result<PathBuf, String> {
+    let folder = PathBuf::from(value);
+    if folder.is_dir() && folder.join("Cargo.toml").is_file() {
+        return parse_manifest_path(&folder.join("Cargo.toml").to_string_lossy());
+    }
+    parse_manifest_path(value)
 }
 
 fn parse_arch(s: &str) -> Result<Arch, String> {
