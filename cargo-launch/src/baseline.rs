@@ -26,20 +26,9 @@ use std::path::Path;
 
 use anyhow::bail;
 
-/// The resources of one kernel on one arch, as compared against the baseline.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Entry {
-    /// Registers per thread.
-    pub registers: u32,
-    /// Spill stores + spill loads, bytes.
-    pub spill_bytes: u32,
-    /// Stack frame, bytes.
-    pub stack: u32,
-    /// Static shared memory, bytes.
-    pub shared: u32,
-    /// Occupancy at the launch block size, percent.
-    pub occupancy: f64,
-}
+/// The resources of one kernel on one arch, as the baseline records them (a baseline does not
+/// record whether the launch works: [`Measure::launches`] is `None` in what it reads).
+pub use crate::regression::Measure as Entry;
 
 /// `(kernel, arch)` → entry; the kernel is a [`key`] (version 3) or a display name (older).
 pub type Baseline = BTreeMap<(String, String), Entry>;
@@ -310,36 +299,20 @@ impl<'a> Record<'a> {
             stack: num("stack")?,
             shared: num("shared")?,
             occupancy: self.occupancy,
+            launches: None,
         })
     }
 }
 
-/// What got worse from `old` to `new`, in words ("registers 160 → 167 (+7)").
-pub fn regressions(old: &Entry, new: &Entry) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut grew = |what: &str, a: u32, b: u32| {
-        if b > a {
-            out.push(format!("{what} {a} → {b} (+{})", b - a));
-        }
-    };
-    grew("registers", old.registers, new.registers);
-    grew("spill bytes", old.spill_bytes, new.spill_bytes);
-    grew("stack frame bytes", old.stack, new.stack);
-    grew("static shared memory bytes", old.shared, new.shared);
-    // Compare at the printed precision, so a bless/check round trip is exact.
-    let (a, b) = ((old.occupancy * 10.0).round(), (new.occupancy * 10.0).round());
-    if b < a {
-        out.push(format!("occupancy {:.1}% → {:.1}% ({:.1} points)", a / 10.0, b / 10.0, (b - a) / 10.0));
-    }
-    out
-}
+/// What got worse from `old` to `new`: the one definition of a regression.
+pub use crate::regression::regressions;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn entry(registers: u32, occupancy: f64) -> Entry {
-        Entry { registers, spill_bytes: 0, stack: 0, shared: 0, occupancy }
+        Entry { registers, spill_bytes: 0, stack: 0, shared: 0, occupancy, launches: None }
     }
 
     fn two() -> Baseline {

@@ -13,6 +13,8 @@ use launch_schema::diff::{
 };
 use launch_schema::report::Record;
 
+use crate::regression::{self, Measure};
+
 /// A kernel's identity on one side: package, file, symbol.
 type Key = (String, String, String);
 
@@ -167,8 +169,21 @@ fn change(a: &Record, b: &Record) -> Option<Change> {
     if nothing {
         return None;
     }
-    c.regression = lost_occupancy(&c) || spill_change(&c) > 0 || c.launch.as_ref().is_some_and(|l| l.fails_now);
+    c.regression = !regression::regressions(&measure(a), &measure(b)).is_empty();
     Some(c)
+}
+
+/// What a regression is judged on, of one side's record ([`crate::regression`]).
+fn measure(r: &Record) -> Measure {
+    let res = &r.ptxas.resources;
+    Measure {
+        registers: res.registers,
+        spill_bytes: res.spill_bytes(),
+        stack: res.stack_frame,
+        shared: res.shared_static,
+        occupancy: r.occupancy.percent,
+        launches: Some(r.occupancy.launch_error.is_none()),
+    }
 }
 
 /// Whether the occupancy at the block size went down.

@@ -61,6 +61,7 @@ fn entry(rng: &mut Rng) -> Entry {
         shared: n(rng),
         // Occupancy is written with one decimal, a percentage.
         occupancy: rng.range(0, 1000) as f64 / 10.0,
+        launches: None,
     }
 }
 

@@ -31,6 +31,7 @@ mod gpus;
 mod output;
 mod package_rules;
 mod records;
+mod regression;
 mod select;
 mod spills;
 mod stdout;
