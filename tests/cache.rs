@@ -46,7 +46,7 @@ fn package_of(dir: &Path) -> String {
 /// `cargo build` of `dir` with its own cache folder and toolchain.
 fn cargo_build(dir: &Path, cache: &Path, toolchain: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO"));
-    for v in SCRUBBED {
+    for v in SCRUBBED.iter() {
         cmd.env_remove(v);
     }
     cmd.current_dir(dir)
@@ -456,7 +456,7 @@ fn two_build_scripts_at_once_share_one_cache() {
     let outs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
     let script = |i: usize| {
         let mut cmd = Command::new(&reference.build_script);
-        for v in SCRUBBED {
+        for v in SCRUBBED.iter() {
             cmd.env_remove(v);
         }
         cmd.current_dir(crates[i].path())

@@ -188,3 +188,18 @@ fn tune_variants_a_build_stores_are_kept_under_the_limit_too() {
     build(cargo_build(dir.path(), cache.path(), &tc));
     assert!(!entry_files(cache.path()).is_empty());
 }
+
+/// The children of every test start without any variable the tools document (the scrubbed set is
+/// derived from the table, not listed by hand): a developer's `LAUNCH_CACHE_REMOTE` or
+/// `LAUNCH_TUNE_CACHE_DIR` cannot change what a test sees.
+#[test]
+fn every_documented_variable_is_scrubbed_from_the_children() {
+    for v in launch_engine::tooling::DOCUMENTED {
+        for name in v.name.split(" / ") {
+            assert!(crate::support::SCRUBBED.contains(&name), "{name} reaches the binary under test");
+        }
+    }
+    for name in ["LAUNCH_CACHE_REMOTE", "LAUNCH_CACHE_REMOTE_MODE", "LAUNCH_TUNE_CACHE_REMOTE", "CUDA_PATH", "MAKEFLAGS"] {
+        assert!(crate::support::SCRUBBED.contains(&name), "{name}");
+    }
+}

@@ -57,7 +57,7 @@ fn candle_sources() -> PathBuf {
     fs::copy(from.join("Cargo.toml"), dir.path().join("Cargo.toml")).expect("copy the fetch manifest");
     fs::copy(from.join("src/lib.rs"), dir.path().join("src/lib.rs")).expect("copy lib.rs");
     let mut cmd = Command::new(env!("CARGO"));
-    for v in SCRUBBED {
+    for v in SCRUBBED.iter() {
         cmd.env_remove(v);
     }
     cmd.args(["metadata", "--format-version", "1", "--manifest-path"]).arg(dir.path().join("Cargo.toml"));

@@ -59,7 +59,7 @@ fn the_books_ci_recipe_runs_as_written() {
         }
         let mut cmd = Command::new(env!("CARGO"));
         cmd.args(&w[1..]).current_dir(dir.path()).env("PATH", &path);
-        for v in SCRUBBED {
+        for v in SCRUBBED.iter() {
             cmd.env_remove(v);
         }
         cmd.env("CARGO_TARGET_DIR", root().join("target").join("fixtures")).env("CARGO_TERM_COLOR", "never");

@@ -81,7 +81,7 @@ fn a_bad_launch_arch_entry_is_named_with_its_position() {
     let dir = fixture("bad_config");
     let mut cmd = Command::new(env!("CARGO"));
     cmd.args(["check", "--manifest-path"]).arg(dir.path().join("Cargo.toml"));
-    for v in crate::support::SCRUBBED {
+    for v in crate::support::SCRUBBED.iter() {
         cmd.env_remove(v);
     }
     cmd.env("CARGO_TARGET_DIR", root().join("target/fixtures"));

@@ -71,7 +71,7 @@ fn the_build_script_refuses_the_same_values_and_records_a_config_error() {
     for (name, value) in BAD_VARIABLES.iter().filter(|(n, _)| *n != "CARGO_NET_OFFLINE") {
         let mut cmd = Command::new(env!("CARGO"));
         cmd.args(["check", "--manifest-path"]).arg(dir.path().join("Cargo.toml"));
-        for v in SCRUBBED {
+        for v in SCRUBBED.iter() {
             cmd.env_remove(v);
         }
         cmd.env("CARGO_TARGET_DIR", &target).env(name, value);

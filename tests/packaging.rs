@@ -24,7 +24,7 @@ const CATEGORIES: &[&str] = &[
 /// `cargo ARGS` in `dir`, offline, with the variables that would change a build removed.
 fn cargo(dir: &Path, args: &[&str]) -> (i32, String, String) {
     let mut cmd = Command::new(env!("CARGO"));
-    for v in SCRUBBED {
+    for v in SCRUBBED.iter() {
         cmd.env_remove(v);
     }
     run(cmd.current_dir(dir).args(args).arg("--offline").env("CARGO_TERM_COLOR", "never"))

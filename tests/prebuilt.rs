@@ -51,7 +51,7 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 /// `cargo` with the test's scrubbed environment, in `dir`.
 fn cargo(dir: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO"));
-    for v in SCRUBBED {
+    for v in SCRUBBED.iter() {
         cmd.env_remove(v);
     }
     cmd.env_remove("LAUNCH_PREBUILT");

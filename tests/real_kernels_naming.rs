@@ -13,7 +13,7 @@ use crate::support::{cargo_launch, exact, fixture, root, run, toolchain_root, SC
 /// `cargo <args>` in the fixture copy, with the fixtures' shared target dir.
 pub(crate) fn cargo(dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
     let mut cmd = Command::new(env!("CARGO"));
-    for v in SCRUBBED {
+    for v in SCRUBBED.iter() {
         cmd.env_remove(v);
     }
     cmd.current_dir(dir)

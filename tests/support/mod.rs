@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{LazyLock, OnceLock};
 
 mod binary;
 pub use binary::binary;
@@ -13,35 +13,21 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
 }
 
-/// Variables that would change what the binary under test does; removed from every child.
-pub const SCRUBBED: &[&str] = &[
-    "LAUNCH_TOOLCHAIN",
-    "LAUNCH_CACHE_DIR",
-    "LAUNCH_NO_SYSTEM_TOOLCHAIN",
-    "LAUNCH_NO_AUTO_SETUP",
-    "LAUNCH_BUILD_DEBUG",
-    "LAUNCH_NO_CACHE",
-    "LAUNCH_CACHE_MAX_SIZE",
-    "LAUNCH_ARCH",
-    "LAUNCH_PREBUILT",
-    "LAUNCH_TOOLCHAIN_PIN",
-    "CUDA_HOME",
-    "CUDA_PATH",
-    "DOCS_RS",
-    "GITHUB_ACTIONS",
-    "CARGO_TERM_COLOR",
-    "RUSTFLAGS",
-    // A build script run by hand must not join the test harness's own jobserver.
-    "CARGO_MAKEFLAGS",
-    "MAKEFLAGS",
-    "MFLAGS",
-];
+/// Variables that would change what the binary under test does; removed from every child: every
+/// variable the tools document (`launch_engine::tooling::DOCUMENTED`, the table `--help` and the
+/// environment page come from, so a variable added there is scrubbed here without an edit: a
+/// developer with `LAUNCH_CACHE_REMOTE` set gets the same results as CI), and what cargo and CI
+/// give a process (a build script run by hand must not join the harness's own jobserver).
+pub static SCRUBBED: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let documented = launch_engine::tooling::DOCUMENTED.iter().flat_map(|v| v.name.split(" / "));
+    documented.chain(["GITHUB_ACTIONS", "CARGO_TERM_COLOR", "RUSTFLAGS", "CARGO_MAKEFLAGS", "MAKEFLAGS", "MFLAGS"]).collect()
+});
 
 /// `cargo-launch` with a clean environment. Fixture builds share one target dir, so their
 /// dependencies compile once per test run.
 pub fn cargo_launch() -> Command {
     let mut cmd = Command::new(binary());
-    for v in SCRUBBED {
+    for v in SCRUBBED.iter() {
         cmd.env_remove(v);
     }
     cmd.env("CARGO_TARGET_DIR", root().join("target").join("fixtures"));
@@ -141,7 +127,7 @@ pub fn with_metadata(meta: &str) -> tempfile::TempDir {
 /// fixtures' shared target folder.
 pub fn cargo_build(dir: &Path, cache: &Path, toolchain: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO"));
-    for v in SCRUBBED {
+    for v in SCRUBBED.iter() {
         cmd.env_remove(v);
     }
     cmd.current_dir(dir)
