@@ -103,22 +103,24 @@ fn registers_that_differ_between_toolkits_are_listed_by_impact() {
         ("sincospi_mix".to_string(), "sm_80".to_string(), d(36, 32), Some((75.0, 100.0)), false),
         ("sincospi_mix".into(), "sm_90".into(), d(36, 32), Some((75.0, 100.0)), false),
         ("sincospi_mix".into(), "sm_100".into(), d(32, 34), Some((100.0, 75.0)), true),
-        ("pow_mix".into(), "sm_100".into(), d(30, 32), None, false),
-        ("pow_mix".into(), "sm_90".into(), d(29, 30), None, false),
+        // More registers at the same occupancy: a regression, as check --baseline judges one.
+        ("pow_mix".into(), "sm_100".into(), d(30, 32), None, true),
+        ("pow_mix".into(), "sm_90".into(), d(29, 30), None, true),
     ];
     assert_eq!(got, want, "{stdout}");
     let t = doc.totals;
-    assert_eq!((t.compared, t.changed, t.regressions, t.occupancy_lost, t.occupancy_gained), (9, 5, 1, 1, 2));
+    assert_eq!((t.compared, t.changed, t.regressions, t.occupancy_lost, t.occupancy_gained), (9, 5, 3, 1, 2));
     assert_eq!(t.registers_delta, -4 - 4 + 2 + 2 + 1);
     assert!(doc.added.is_empty() && doc.removed.is_empty() && doc.moved.is_empty());
 
-    // The same, from the cache, as text; and the regression on sm_100 fails the gate.
+    // The same, from the cache, as text; and the regressions fail the gate.
     let (code, stdout, stderr) =
         diff(&["--toolchain", "12.9..13.0", "--no-setup", "--fail-on", "regression"], Some(&manifest));
     assert_eq!(code, 1, "{stdout}\n{stderr}");
     assert!(stdout.contains("regressed  sincospi_mix  sm_100  kernels/math.cu:4"), "{stdout}");
     assert!(stdout.contains("occupancy at 256 threads 100.0% → 75.0% (8 → 6 blocks/SM)"), "{stdout}");
-    assert!(stderr.contains("1 regression(s) (--fail-on regression)"), "{stderr}");
+    assert!(stdout.contains("regressed  pow_mix  sm_90  kernels/math.cu:11"), "{stdout}");
+    assert!(stderr.contains("3 regression(s) (--fail-on regression)"), "{stderr}");
 }
 
 fn git(dir: &Path, args: &[&str]) {
