@@ -199,7 +199,9 @@ fn every_documented_variable_is_scrubbed_from_the_children() {
             assert!(crate::support::SCRUBBED.contains(&name), "{name} reaches the binary under test");
         }
     }
-    for name in ["LAUNCH_CACHE_REMOTE", "LAUNCH_CACHE_REMOTE_MODE", "LAUNCH_TUNE_CACHE_REMOTE", "CUDA_PATH", "MAKEFLAGS"] {
+    for name in
+        ["LAUNCH_CACHE_REMOTE", "LAUNCH_CACHE_REMOTE_MODE", "LAUNCH_TUNE_CACHE_REMOTE", "CUDA_PATH", "MAKEFLAGS"]
+    {
         assert!(crate::support::SCRUBBED.contains(&name), "{name}");
     }
 }

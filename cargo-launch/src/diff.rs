@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 
 use launch::Arch;
 use launch_schema::diff::{
-    ArchOnly, Change, Delta, Document, Kernel, LaunchChange, Moved, OccupancyDelta, Renamed, Side, Totals, VERSION,
+    ArchOnly, Change, Delta, Document, Kernel, LaunchChange, Moved, OccupancyDelta, Renamed, ResourceDelta, Side,
+    Totals, VERSION,
 };
 use launch_schema::report::Record;
 
@@ -151,17 +152,14 @@ fn change(a: &Record, b: &Record) -> Option<Change> {
         spill_loads: delta(ra.spill_loads, rb.spill_loads),
         stack_frame: delta(ra.stack_frame, rb.stack_frame),
         shared_static: delta(ra.shared_static, rb.shared_static),
+        resources: resource_deltas(ra, rb),
         occupancy,
         next_block_registers: delta(a.next_block.map(|n| n.registers), b.next_block.map(|n| n.registers)),
         largest_block: delta(a.max_threads_per_block, b.max_threads_per_block),
         launch,
         regression: false,
     };
-    let nothing = c.registers.is_none()
-        && c.spill_stores.is_none()
-        && c.spill_loads.is_none()
-        && c.stack_frame.is_none()
-        && c.shared_static.is_none()
+    let nothing = c.resources.is_empty()
         && c.occupancy.is_none()
         && c.next_block_registers.is_none()
         && c.largest_block.is_none()
@@ -171,6 +169,15 @@ fn change(a: &Record, b: &Record) -> Option<Change> {
     }
     c.regression = !regression::regressions(&measure(a), &measure(b)).is_empty();
     Some(c)
+}
+
+/// Every field of the resources that differs, by the field table (so none is skipped).
+fn resource_deltas(a: &launch::Resources, b: &launch::Resources) -> Vec<ResourceDelta> {
+    launch::Resources::FIELDS
+        .iter()
+        .filter(|f| (f.get)(a) != (f.get)(b))
+        .map(|f| ResourceDelta { field: f.name.to_string(), old: (f.get)(a), new: (f.get)(b) })
+        .collect()
 }
 
 /// What a regression is judged on, of one side's record ([`crate::regression`]).

@@ -362,11 +362,11 @@ fn kernel_fields(s: &mut String, indent: &str, k: &KernelFields) {
     let _ = writeln!(s, "{indent}contract: {},", contract_expr(k.contract));
     let _ = writeln!(s, "{indent}host_threads: {},\n{indent}resources: &[", k.host_threads);
     for a in k.arches {
-        let r = &a.resources;
         let _ = writeln!(
             s,
-            "{indent}    ::launch::ArchResources {{ arch: \"{}\", resources: ::launch::Resources {{ registers: {}, barriers: {}, stack_frame: {}, spill_stores: {}, spill_loads: {}, cumulative_stack: {}, shared_static: {}, cmem0: {:?} }} }},",
-            a.arch, r.registers, r.barriers, r.stack_frame, r.spill_stores, r.spill_loads, r.cumulative_stack, r.shared_static, r.cmem0
+            "{indent}    ::launch::ArchResources {{ arch: \"{}\", resources: {} }},",
+            a.arch,
+            a.resources.rust_literal()
         );
     }
     let _ = writeln!(s, "{indent}],\n{indent}variants: {},", k.variants);

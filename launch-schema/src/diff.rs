@@ -146,6 +146,18 @@ pub struct LaunchChange {
     pub failure: Explained<LaunchFailure>,
 }
 
+/// One field of ptxas's resources that changed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+pub struct ResourceDelta {
+    /// The field, as the report names it (`registers`, `barriers`, `cmem`, ...).
+    pub field: String,
+    /// Before; null where ptxas did not print it.
+    pub old: Option<u32>,
+    /// After; null where ptxas did not print it.
+    pub new: Option<u32>,
+}
+
 /// One kernel × arch where something changed; each field is null when it did not change.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
@@ -172,6 +184,10 @@ pub struct Change {
     pub stack_frame: Option<Delta<u32>>,
     /// Static shared memory bytes per block.
     pub shared_static: Option<Delta<u32>>,
+    /// Every resource of ptxas's report that changed (`launch::Resources::FIELDS`, in the struct's
+    /// order; the five above are among them): barriers, cumulative stack and cmem too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<ResourceDelta>,
     /// Occupancy at the launch block size (blocks or percent changed).
     pub occupancy: Option<OccupancyDelta>,
     /// The most registers with which one more block fits (the next-block cliff); null on a side

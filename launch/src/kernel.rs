@@ -77,28 +77,99 @@ impl std::fmt::Display for Contract {
     }
 }
 
-/// What ptxas reported for one kernel on one architecture (`ptxas -v`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
-pub struct Resources {
-    /// `Used N registers`: registers per thread.
-    pub registers: u32,
-    /// `used N barriers`: highest named barrier ID + 1 (16 when the ID is in a register).
-    pub barriers: u32,
-    /// `N bytes stack frame`.
-    pub stack_frame: u32,
-    /// `N bytes spill stores`.
-    pub spill_stores: u32,
-    /// `N bytes spill loads`.
-    pub spill_loads: u32,
-    /// `N bytes cumulative stack size` (0 when not printed).
-    pub cumulative_stack: u32,
-    /// `N bytes smem`: static shared memory, without the 1 KB the driver reserves per block.
-    pub shared_static: u32,
-    /// `N bytes cmem[0]` where printed (ptxas prints it only below sm_90). `cmem` in JSON.
-    #[cfg_attr(feature = "serde", serde(rename = "cmem"))]
-    pub cmem0: Option<u32>,
+/// One field of [`Resources`], described once ([`Resources::FIELDS`]): what the documents call it,
+/// how a sentence names it, and its value. What shows, writes or compares the resources walks the
+/// table, so a field added to the struct (one line in `resources!` below) reaches each of them.
+#[derive(Clone, Copy, Debug)]
+pub struct ResourceField {
+    /// The field's name in the JSON documents (`registers`, `spill_stores`, `cmem`).
+    pub name: &'static str,
+    /// The Rust field (`cmem0`).
+    pub field: &'static str,
+    /// How a sentence names it (`spill stores`; the unit, bytes but for registers and barriers, is
+    /// the sentence's).
+    pub label: &'static str,
+    /// Its value; `None` where ptxas did not print it.
+    pub get: fn(&Resources) -> Option<u32>,
+}
+
+/// A field's value as an optional number: a `u32` is always there, an `Option<u32>` may not be.
+trait FieldValue {
+    fn value(&self) -> Option<u32>;
+}
+
+impl FieldValue for u32 {
+    fn value(&self) -> Option<u32> {
+        Some(*self)
+    }
+}
+
+impl FieldValue for Option<u32> {
+    fn value(&self) -> Option<u32> {
+        *self
+    }
+}
+
+/// The struct and its field table from one list, so that neither can lack a field of the other.
+macro_rules! resources {
+    (
+        $(#[$meta:meta])*
+        pub struct Resources {
+            $( $(#[$fmeta:meta])* $field:ident : $ty:ty => $name:literal, $label:literal; )*
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct Resources {
+            $( $(#[$fmeta])* pub $field: $ty, )*
+        }
+
+        impl Resources {
+            /// Every field, in the order of the struct.
+            pub const FIELDS: &'static [ResourceField] = &[
+                $( ResourceField {
+                    name: $name,
+                    field: stringify!($field),
+                    label: $label,
+                    get: |r| FieldValue::value(&r.$field),
+                }, )*
+            ];
+
+            /// The struct as a Rust expression (`::launch::Resources { registers: 32, ... }`): what
+            /// the generated `kernels.rs` embeds.
+            pub fn rust_literal(&self) -> String {
+                let mut s = String::from("::launch::Resources {");
+                $( s.push_str(&format!(" {}: {:?},", stringify!($field), self.$field)); )*
+                s.push_str(" }");
+                s
+            }
+        }
+    };
+}
+
+resources! {
+    /// What ptxas reported for one kernel on one architecture (`ptxas -v`).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+    #[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+    pub struct Resources {
+        /// `Used N registers`: registers per thread.
+        registers: u32 => "registers", "registers";
+        /// `used N barriers`: highest named barrier ID + 1 (16 when the ID is in a register).
+        barriers: u32 => "barriers", "barriers";
+        /// `N bytes stack frame`.
+        stack_frame: u32 => "stack_frame", "stack";
+        /// `N bytes spill stores`.
+        spill_stores: u32 => "spill_stores", "spill stores";
+        /// `N bytes spill loads`.
+        spill_loads: u32 => "spill_loads", "spill loads";
+        /// `N bytes cumulative stack size` (0 when not printed).
+        cumulative_stack: u32 => "cumulative_stack", "cumulative stack";
+        /// `N bytes smem`: static shared memory, without the 1 KB the driver reserves per block.
+        shared_static: u32 => "shared_static", "static shared memory";
+        /// `N bytes cmem[0]` where printed (ptxas prints it only below sm_90). `cmem` in JSON.
+        #[cfg_attr(feature = "serde", serde(rename = "cmem"))]
+        cmem0: Option<u32> => "cmem", "cmem[0]";
+    }
 }
 
 impl Resources {
@@ -341,5 +412,42 @@ mod tests {
         assert_eq!(find(ALL, "nope").unwrap_err(), FindError::NotFound { name: "nope".into() });
         assert_eq!(FILL_B.qualified(), "kernels/sub/b.cu::fill");
         assert!(std::ptr::eq(find(ALL, "kernels/sub/b.cu::void tmpl<8>(int*)").unwrap(), &TMPL));
+    }
+
+    const SAMPLE: Resources = Resources {
+        registers: 167,
+        barriers: 1,
+        stack_frame: 1912,
+        spill_stores: 4452,
+        spill_loads: 4628,
+        cumulative_stack: 1912,
+        shared_static: 2048,
+        cmem0: Some(360),
+    };
+
+    /// The field table is the struct's: every field once, in order, each reading its own value,
+    /// and the documents' names are serde's.
+    #[test]
+    fn the_field_table_is_the_structs() {
+        let values: Vec<Option<u32>> = Resources::FIELDS.iter().map(|f| (f.get)(&SAMPLE)).collect();
+        assert_eq!(values, [Some(167), Some(1), Some(1912), Some(4452), Some(4628), Some(1912), Some(2048), Some(360)]);
+        assert_eq!((Resources::FIELDS[7].get)(&Resources::default()), None);
+        let json = serde_json::to_value(SAMPLE).unwrap();
+        let keys: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut names: Vec<&str> = Resources::FIELDS.iter().map(|f| f.name).collect();
+        names.sort_unstable();
+        let mut keys = keys;
+        keys.sort_unstable();
+        assert_eq!(names, keys);
+    }
+
+    /// The literal `kernels.rs` embeds names every field with its value.
+    #[test]
+    fn the_rust_literal_spells_every_field() {
+        assert_eq!(
+            SAMPLE.rust_literal(),
+            "::launch::Resources { registers: 167, barriers: 1, stack_frame: 1912, spill_stores: 4452, \
+             spill_loads: 4628, cumulative_stack: 1912, shared_static: 2048, cmem0: Some(360), }"
+        );
     }
 }

@@ -20,7 +20,9 @@ pub fn root() -> PathBuf {
 /// give a process (a build script run by hand must not join the harness's own jobserver).
 pub static SCRUBBED: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     let documented = launch_engine::tooling::DOCUMENTED.iter().flat_map(|v| v.name.split(" / "));
-    documented.chain(["GITHUB_ACTIONS", "CARGO_TERM_COLOR", "RUSTFLAGS", "CARGO_MAKEFLAGS", "MAKEFLAGS", "MFLAGS"]).collect()
+    documented
+        .chain(["GITHUB_ACTIONS", "CARGO_TERM_COLOR", "RUSTFLAGS", "CARGO_MAKEFLAGS", "MAKEFLAGS", "MFLAGS"])
+        .collect()
 });
 
 /// `cargo-launch` with a clean environment. Fixture builds share one target dir, so their

@@ -78,16 +78,18 @@ pub fn phrases(c: &Change) -> Vec<String> {
             arrow(o.active_blocks)
         ));
     }
-    let mut num = |what: &str, d: Option<Delta<u32>>| {
-        if let Some(d) = d {
-            out.push(format!("{what} {} ({})", arrow(d), signed(i64::from(d.new) - i64::from(d.old))));
-        }
-    };
-    num("registers", c.registers);
-    num("spill stores", c.spill_stores);
-    num("spill loads", c.spill_loads);
-    num("stack", c.stack_frame);
-    num("static shared memory", c.shared_static);
+    for d in &c.resources {
+        let label = launch::Resources::FIELDS.iter().find(|f| f.name == d.field).map_or(d.field.as_str(), |f| f.label);
+        out.push(match (d.old, d.new) {
+            (Some(old), Some(new)) => {
+                format!("{label} {} ({})", arrow(Delta { old, new }), signed(i64::from(new) - i64::from(old)))
+            }
+            (old, new) => {
+                let show = |v: Option<u32>| v.map_or("not printed".to_string(), |v| v.to_string());
+                format!("{label} {} → {}", show(old), show(new))
+            }
+        });
+    }
     if let Some(d) = c.largest_block {
         let what = if d.new < d.old {
             format!("; blocks of {}..{} threads now fail (error 701)", d.new + 1, d.old)
