@@ -3,9 +3,6 @@ use super::*;
 use launch::Resources;
 use std::path::{Path, PathBuf};
 
-/// What each recorded log must parse to.
-mod expected;
-
 /// ptxas 12.9 on one PTX file and six arches, with its warnings and errors.
 mod ptxas_12_9;
 
@@ -61,35 +58,73 @@ fn source_line(file: &str, n: u32) -> String {
     read(&format!("src/{file}")).lines().nth(n as usize - 1).unwrap().to_string()
 }
 
-fn res(v: [u32; 7], cmem0: Option<u32>) -> Resources {
-    let [registers, barriers, stack_frame, spill_stores, spill_loads, cumulative_stack, shared_static] = v;
-    Resources { registers, barriers, stack_frame, spill_stores, spill_loads, cumulative_stack, shared_static, cmem0 }
+/// The const banks every `multi` log below sm_90 reports: cmem[3] 1024 bytes, cmem[4] 8.
+const BELOW_SM90_CMEM: &[(u32, u64)] = &[(3, 1024), (4, 8)];
+
+/// The entries of `log` as the snapshots under `fixtures/ptxas/parsed/` hold them: one line per
+/// entry in printed order, every field of the resources by name (`Resources::FIELDS`, so a field
+/// added there shows up here without an edit), and the compile time.
+fn rendered(log: &PtxasLog) -> String {
+    let mut out = String::new();
+    for e in &log.entries {
+        out.push_str(&e.name);
+        for f in Resources::FIELDS {
+            let v = (f.get)(&e.resources).map_or("-".to_string(), |v| v.to_string());
+            out.push_str(&format!(" {}={v}", f.name));
+        }
+        let time = e.compile_time_ms.map_or("-".to_string(), |t| format!("{t:.3}"));
+        out.push_str(&format!(" compile_time_ms={time}\n"));
+    }
+    out
 }
 
-/// (name, [registers, barriers, stack frame, spill stores, spill loads, cumulative stack,
-/// smem], cmem[0], compile time).
-type Row = (&'static str, [u32; 7], Option<u32>, Option<f64>);
+/// `rel`'s entries are its committed snapshot (`fixtures/ptxas/parsed/`, the `.log` a `.txt`);
+/// `LAUNCH_BLESS_SNAPSHOTS=1` writes it instead, keeping its comment lines.
+fn check_snapshot(log: &PtxasLog, rel: &str) {
+    let path = fixtures().join("parsed").join(format!("{}.txt", rel.strip_suffix(".log").unwrap_or(rel)));
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    let header: String = committed.lines().filter(|l| l.starts_with('#')).map(|l| format!("{l}\n")).collect();
+    let expected: String = committed.lines().filter(|l| !l.starts_with('#')).map(|l| format!("{l}\n")).collect();
+    let actual = rendered(log);
+    let bless = crate::env::Env::cli().flag("LAUNCH_BLESS_SNAPSHOTS").expect("LAUNCH_BLESS_SNAPSHOTS is 1 or 0");
+    if bless && actual != expected {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, format!("{header}{actual}")).unwrap();
+        return;
+    }
+    assert_eq!(
+        actual,
+        expected,
+        "{rel} parses otherwise than {}; if that is meant, run LAUNCH_BLESS_SNAPSHOTS=1 cargo test -p launch-engine --lib \
+         ptxas_log and review the diff",
+        path.display()
+    );
+}
 
-/// The entries, in printed order, with exactly these numbers and report lines that say so.
-fn check_entries(log: &PtxasLog, arch: &str, rows: &[Row]) {
-    let names: Vec<&str> = log.entries.iter().map(|e| e.name.as_str()).collect();
-    let expected: Vec<&str> = rows.iter().map(|r| r.0).collect();
-    assert_eq!(names, expected, "entries in printed order");
-    for &(name, v, cmem0, time) in rows {
-        let e = log.entry(name).unwrap_or_else(|| panic!("no entry {name}"));
+/// The entries of the log at `rel`, on `arch`, are its snapshot, and each entry's report lines say
+/// the numbers it holds.
+fn check_entries(log: &PtxasLog, arch: &str, rel: &str) {
+    check_snapshot(log, rel);
+    for e in &log.entries {
+        let (name, r) = (&e.name, &e.resources);
         assert_eq!(e.arch, arch, "{name}");
-        assert_eq!(e.resources, res(v, cmem0), "{name}");
-        assert_eq!(e.compile_time_ms, time, "{name}");
         assert_eq!(e.lines.len(), 4, "{name}: {:#?}", e.lines);
         assert_eq!(e.lines[0], format!("ptxas info    : Compiling entry function '{name}' for '{arch}'"));
         assert_eq!(e.lines[1], format!("ptxas info    : Function properties for {name}"));
-        let stack = format!("{} bytes stack frame, {} bytes spill stores, {} bytes spill loads", v[2], v[3], v[4]);
+        let stack = format!(
+            "{} bytes stack frame, {} bytes spill stores, {} bytes spill loads",
+            r.stack_frame, r.spill_stores, r.spill_loads
+        );
         assert!(
             e.lines[2] == format!("    {stack}") || e.lines[2] == format!("ptxas         .     {stack}"),
             "{name}: {}",
             e.lines[2]
         );
-        assert!(e.lines[3].starts_with(&format!("ptxas info    : Used {} registers", v[0])), "{name}: {}", e.lines[3]);
+        assert!(
+            e.lines[3].starts_with(&format!("ptxas info    : Used {} registers", r.registers)),
+            "{name}: {}",
+            e.lines[3]
+        );
         assert_eq!(e.used_line(), Some(e.lines[3].as_str()));
     }
 }
@@ -114,12 +149,12 @@ fn check_walk_whole_program(log: &PtxasLog, indent: &str) {
     assert!(log.entry("_Z4walkii").is_none());
 }
 
-fn check_multi(rel: &str, arch: &str, rows: &[Row], cmem: &[(u32, u64)]) -> PtxasLog {
+fn check_multi(rel: &str, arch: &str, cmem: &[(u32, u64)]) -> PtxasLog {
     let log = load(rel);
     assert_eq!(log.gmem, Some(4), "{rel}");
     let banks: Vec<ConstBank> = cmem.iter().map(|&(bank, bytes)| ConstBank { bank, bytes }).collect();
     assert_eq!(log.cmem, banks, "{rel}");
-    check_entries(&log, arch, rows);
+    check_entries(&log, arch, rel);
     check_walk_whole_program(&log, "    ");
     assert_eq!(log.diagnostics, vec![], "{rel}");
     // The barrier semantics of reference §7, where the barrier count is printed.

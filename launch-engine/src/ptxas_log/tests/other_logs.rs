@@ -1,13 +1,12 @@
 //! Other ptxas versions, NVRTC program logs, and every recorded log at once.
 
-use super::expected::*;
 use super::*;
 
 // ---- other ptxas versions ----
 
 #[test]
 fn ptxas_12_4_has_no_barriers_and_no_compile_time() {
-    let log = check_multi("ptxas-12.4/multi_v84.sm_80.log", "sm_80", P12_4_MULTI_V84_SM_80, BELOW_SM90_CMEM);
+    let log = check_multi("ptxas-12.4/multi_v84.sm_80.log", "sm_80", BELOW_SM90_CMEM);
     assert!(log.entries.iter().all(|e| !e.barriers_reported() && e.compile_time_ms.is_none()));
     assert_eq!(log.entry("k_bar15").unwrap().lines[3], "ptxas info    : Used 10 registers, 360 bytes cmem[0]");
 }
@@ -31,27 +30,27 @@ fn ptxas_12_4_rejects_ptx_8_8() {
 
 #[test]
 fn ptxas_12_6_has_barriers_but_no_compile_time() {
-    let log = check_multi("ptxas-12.6/multi_v84.sm_90.log", "sm_90", P12_6_MULTI_V84_SM_90, &[]);
+    let log = check_multi("ptxas-12.6/multi_v84.sm_90.log", "sm_90", &[]);
     assert!(log.entries.iter().all(|e| e.barriers_reported() && e.compile_time_ms.is_none()));
 }
 
 #[test]
 fn ptxas_12_8_has_compile_time() {
-    let log = check_multi("ptxas-12.8/multi_v84.sm_120.log", "sm_120", P12_8_MULTI_V84_SM_120, &[]);
+    let log = check_multi("ptxas-12.8/multi_v84.sm_120.log", "sm_120", &[]);
     assert!(log.entries.iter().all(|e| e.barriers_reported() && e.compile_time_ms.is_some()));
 }
 
 #[test]
 fn ptxas_13_0_multi() {
-    check_multi("ptxas-13.0/multi.sm_75.log", "sm_75", P13_0_MULTI_SM_75, BELOW_SM90_CMEM);
-    let log = check_multi("ptxas-13.0/multi.sm_110.log", "sm_110", P13_0_MULTI_SM_110, &[]);
+    check_multi("ptxas-13.0/multi.sm_75.log", "sm_75", BELOW_SM90_CMEM);
+    let log = check_multi("ptxas-13.0/multi.sm_110.log", "sm_110", &[]);
     assert_eq!(log.entry("k_call").unwrap().resources.registers, 40);
 }
 
 #[test]
 fn ptxas_13_0_spills_on_sm_120() {
     let log = load("ptxas-13.0/spill.sm_120.warn.log");
-    check_entries(&log, "sm_120", P13_0_SPILL_SM_120_WARN);
+    check_entries(&log, "sm_120", "ptxas-13.0/spill.sm_120.warn.log");
     assert_eq!(
         log.diagnostics[0].message,
         "Value of threads per SM for entry heavy_lb is out of range. .minnctapersm will be ignored"
@@ -66,7 +65,7 @@ fn ptxas_13_0_spills_on_sm_120() {
 fn nvrtc_multi_continuation_form() {
     let log = load("nvrtc-12.9/multi.sm_90.log");
     assert_eq!(log.gmem, Some(4));
-    check_entries(&log, "sm_90", NVRTC12_9_MULTI_SM_90);
+    check_entries(&log, "sm_90", "nvrtc-12.9/multi.sm_90.log");
     check_walk_whole_program(&log, "ptxas         .     ");
     assert!(log.entries.iter().all(|e| e.lines[2].starts_with("ptxas         .     ")));
     assert_eq!(
@@ -86,7 +85,7 @@ fn nvrtc_spill_log_skips_nvrtc_lines() {
     let text = read("nvrtc-12.9/spill.sm_52.log");
     assert!(text.starts_with("nvrtc: warning: Architectures prior to"));
     let log = parse(&text).unwrap();
-    check_entries(&log, "sm_52", NVRTC12_9_SPILL_SM_52);
+    check_entries(&log, "sm_52", "nvrtc-12.9/spill.sm_52.log");
     assert_eq!(log.diagnostics.len(), 2);
     assert_eq!(check_spill_warnings_agree(&log, Severity::Warning), 2);
     assert!(log.diagnostics.iter().all(|d| d.raw.starts_with("ptxas warning : ")));
@@ -97,7 +96,7 @@ fn nvrtc_front_end_warning_and_source_excerpt_ignored() {
     let text = read("nvrtc-12.9/frontend_warn.sm_90.log");
     assert!(text.contains("\n      int unused = 42;\n"), "the fixture has an indented non-ptxas line");
     let log = parse(&text).unwrap();
-    check_entries(&log, "sm_90", NVRTC12_9_FRONTEND_WARN_SM_90);
+    check_entries(&log, "sm_90", "nvrtc-12.9/frontend_warn.sm_90.log");
     assert_eq!(log.gmem, Some(0));
     assert!(log.diagnostics.is_empty() && log.functions.is_empty());
 }

@@ -1,12 +1,11 @@
 //! ptxas 12.9's logs: one PTX file on six arches, debug builds, relocatable code, spills,
 //! register caps, warnings and errors.
 
-use super::expected::*;
 use super::*;
 
 #[test]
 fn ptxas_12_9_multi_sm_52() {
-    let log = check_multi("ptxas-12.9/multi.sm_52.log", "sm_52", P12_9_MULTI_SM_52, BELOW_SM90_CMEM);
+    let log = check_multi("ptxas-12.9/multi.sm_52.log", "sm_52", BELOW_SM90_CMEM);
     assert_eq!(
         log.entry("k_call").unwrap().lines,
         [
@@ -20,17 +19,17 @@ fn ptxas_12_9_multi_sm_52() {
 
 #[test]
 fn ptxas_12_9_multi_sm_75() {
-    check_multi("ptxas-12.9/multi.sm_75.log", "sm_75", P12_9_MULTI_SM_75, BELOW_SM90_CMEM);
+    check_multi("ptxas-12.9/multi.sm_75.log", "sm_75", BELOW_SM90_CMEM);
 }
 
 #[test]
 fn ptxas_12_9_multi_sm_80() {
-    check_multi("ptxas-12.9/multi.sm_80.log", "sm_80", P12_9_MULTI_SM_80, BELOW_SM90_CMEM);
+    check_multi("ptxas-12.9/multi.sm_80.log", "sm_80", BELOW_SM90_CMEM);
 }
 
 #[test]
 fn ptxas_12_9_multi_sm_90() {
-    let log = check_multi("ptxas-12.9/multi.sm_90.log", "sm_90", P12_9_MULTI_SM_90, &[]);
+    let log = check_multi("ptxas-12.9/multi.sm_90.log", "sm_90", &[]);
     // sm_90 prints no cmem at all.
     assert!(log.entries.iter().all(|e| e.resources.cmem0.is_none()));
     assert_eq!(
@@ -41,12 +40,12 @@ fn ptxas_12_9_multi_sm_90() {
 
 #[test]
 fn ptxas_12_9_multi_sm_100() {
-    check_multi("ptxas-12.9/multi.sm_100.log", "sm_100", P12_9_MULTI_SM_100, &[]);
+    check_multi("ptxas-12.9/multi.sm_100.log", "sm_100", &[]);
 }
 
 #[test]
 fn ptxas_12_9_multi_sm_120() {
-    check_multi("ptxas-12.9/multi.sm_120.log", "sm_120", P12_9_MULTI_SM_120, &[]);
+    check_multi("ptxas-12.9/multi.sm_120.log", "sm_120", &[]);
 }
 
 #[test]
@@ -54,7 +53,7 @@ fn ptxas_12_9_debug_warnings_two_spaces() {
     let log = load("ptxas-12.9/multi.sm_90.g.log");
     assert_eq!(log.gmem, Some(4));
     // -g prints the entries in source order.
-    check_entries(&log, "sm_90", P12_9_MULTI_SM_90_G);
+    check_entries(&log, "sm_90", "ptxas-12.9/multi.sm_90.g.log");
     // With -g the device function is compiled on its own, printed last with its own frame and
     // compile time; the caller's cumulative stack includes the callee's frame.
     assert_eq!(
@@ -96,15 +95,15 @@ fn ptxas_12_9_debug_warnings_two_spaces() {
 
 #[test]
 fn ptxas_12_9_relocatable_device_function_first_with_compile_time() {
-    for (rel, arch, rows, cmem, walk_time) in [
-        ("ptxas-12.9/multi_rdc.c.sm_90.log", "sm_90", P12_9_MULTI_RDC_C_SM_90, &[][..], 2.673),
-        ("ptxas-12.9/multi_rdc.c.sm_52.log", "sm_52", P12_9_MULTI_RDC_C_SM_52, &[(3, 1024)][..], 1.453),
+    for (rel, arch, cmem, walk_time) in [
+        ("ptxas-12.9/multi_rdc.c.sm_90.log", "sm_90", &[][..], 2.673),
+        ("ptxas-12.9/multi_rdc.c.sm_52.log", "sm_52", &[(3, 1024)][..], 1.453),
     ] {
         let log = load(rel);
         assert_eq!(log.gmem, Some(4));
         let banks: Vec<ConstBank> = cmem.iter().map(|&(bank, bytes)| ConstBank { bank, bytes }).collect();
         assert_eq!(log.cmem, banks);
-        check_entries(&log, arch, rows);
+        check_entries(&log, arch, rel);
         // In -c mode the callee keeps its own frame and the caller has none.
         assert_eq!(
             log.functions,
@@ -133,7 +132,7 @@ fn ptxas_12_9_spills() {
     let log = load("ptxas-12.9/spill.sm_90.log");
     assert_eq!(log.gmem, Some(0));
     assert_eq!(log.cmem, []);
-    check_entries(&log, "sm_90", P12_9_SPILL_SM_90);
+    check_entries(&log, "sm_90", "ptxas-12.9/spill.sm_90.log");
     assert!(log.functions.is_empty() && log.diagnostics.is_empty());
     // __launch_bounds__(1024, 2) -> 32 registers; __maxnreg__(40) -> 40; unbounded -> no spill.
     let r = |n: &str| log.entry(n).unwrap().resources;
@@ -144,7 +143,7 @@ fn ptxas_12_9_spills() {
 #[test]
 fn ptxas_12_9_spill_warnings_and_override_infos() {
     let log = load("ptxas-12.9/spill.sm_90.warn.log");
-    check_entries(&log, "sm_90", P12_9_SPILL_SM_90_WARN);
+    check_entries(&log, "sm_90", "ptxas-12.9/spill.sm_90.warn.log");
     let info = |m: &str| diag(Severity::Info, None, m, &format!("ptxas info    : {m}"));
     let warn = |m: &str| diag(Severity::Warning, None, m, &format!("ptxas warning : {m}"));
     assert_eq!(
@@ -170,7 +169,7 @@ fn ptxas_12_9_spill_warnings_and_override_infos() {
 #[test]
 fn ptxas_12_9_werror_promotes_spill_warnings() {
     let log = load("ptxas-12.9/spill.sm_90.werror.log");
-    check_entries(&log, "sm_90", P12_9_SPILL_SM_90_WERROR);
+    check_entries(&log, "sm_90", "ptxas-12.9/spill.sm_90.werror.log");
     let errors: Vec<&Diagnostic> = log.errors().collect();
     assert_eq!(errors.len(), 2);
     assert!(errors.iter().all(|d| d.severity == Severity::Error && d.raw.starts_with("ptxas error   : Registers")));
@@ -182,7 +181,7 @@ fn ptxas_12_9_werror_promotes_spill_warnings() {
 fn ptxas_12_9_directive_warnings_with_location() {
     let log = load("ptxas-12.9/directives.sm_80.log");
     assert_eq!(log.gmem, Some(0));
-    check_entries(&log, "sm_80", P12_9_DIRECTIVES_SM_80);
+    check_entries(&log, "sm_80", "ptxas-12.9/directives.sm_80.log");
     let located = &log.diagnostics[0];
     assert_eq!(
         *located,
@@ -229,7 +228,7 @@ fn ptxas_12_9_too_much_shared_data() {
         )]
     );
     // Printed before the gmem line, yet every entry is still reported.
-    check_entries(&log, "sm_90", P12_9_BIGSMEM_SM_90);
+    check_entries(&log, "sm_90", "ptxas-12.9/bigsmem.sm_90.log");
     assert_eq!(log.entry("big_smem").unwrap().resources.shared_static, 0x10000);
 }
 

@@ -13,12 +13,24 @@ fn synthetic_used_line_optional_and_unknown_fields() {
          ptxas info    : Used 30 registers, used 1 barriers, 128 bytes cumulative stack size, 2048 bytes smem, 332 bytes cmem[0], 16 bytes cmem[2], 3 frobs\n"
     ))
     .unwrap();
-    assert_eq!(log.entry("k").unwrap().resources, res([30, 1, 8, 4, 12, 128, 2048], Some(332)));
+    assert_eq!(
+        log.entry("k").unwrap().resources,
+        Resources {
+            registers: 30,
+            barriers: 1,
+            stack_frame: 8,
+            spill_stores: 4,
+            spill_loads: 12,
+            cumulative_stack: 128,
+            shared_static: 2048,
+            cmem0: Some(332)
+        }
+    );
     assert_eq!(log.entry("k").unwrap().compile_time_ms, None);
 
     let log = parse(&format!("{ENTRY_HEAD}    0 bytes stack frame\nptxas info    : Used 7 registers\n")).unwrap();
     let k = log.entry("k").unwrap();
-    assert_eq!(k.resources, res([7, 0, 0, 0, 0, 0, 0], None));
+    assert_eq!(k.resources, Resources { registers: 7, ..Resources::default() });
     assert!(!k.barriers_reported());
 }
 
@@ -150,7 +162,10 @@ fn device_function_between_entries_does_not_take_the_used_line() {
                 ptxas info    : Used 20 registers, used 0 barriers, 24 bytes cumulative stack size, 356 bytes cmem[0]\n\
                 ptxas info    : Compile time = 1.000 ms\n";
     let log = parse(text).unwrap();
-    assert_eq!(log.entry("k").unwrap().resources, res([20, 0, 16, 0, 0, 24, 0], Some(356)));
+    assert_eq!(
+        log.entry("k").unwrap().resources,
+        Resources { registers: 20, stack_frame: 16, cumulative_stack: 24, cmem0: Some(356), ..Resources::default() }
+    );
     assert_eq!(log.entry("k").unwrap().compile_time_ms, Some(1.0));
     let f = log.function("f").unwrap();
     assert_eq!((f.stack_frame, f.spill_stores, f.spill_loads, f.compile_time_ms), (8, 4, 4, None));
