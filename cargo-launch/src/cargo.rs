@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use anyhow::Context;
 use cargo_metadata::{Message, MetadataCommand, PackageId};
 use launch::Arch;
-use launch_engine::Manifest;
+use launch_schema::manifest::Manifest;
 
 use crate::cli::PackageArgs;
 use crate::error::{BuildFailure, Error};

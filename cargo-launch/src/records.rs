@@ -5,8 +5,8 @@
 
 use launch::Arch;
 use launch_analysis::{self as analysis, KernelReport};
-use launch_engine::manifest::KernelEntry;
-use launch_engine::Manifest;
+use launch_schema::manifest::KernelEntry;
+use launch_schema::manifest::Manifest;
 use launch_schema::report::KernelId;
 
 use crate::error::Error;
@@ -163,7 +163,7 @@ pub fn kernel_id(package: &str, k: &KernelEntry) -> KernelId {
 /// column of its key in `config`'s Cargo.toml where known. Each lists the few kernels closest to
 /// the key, written as keys that name them (not all of them: a ported crate has hundreds).
 pub fn unknown_kernel_settings(
-    manifest: &launch_engine::Manifest,
+    manifest: &launch_schema::manifest::Manifest,
     config: &launch_engine::Config,
 ) -> Vec<(Option<(u32, u32)>, String)> {
     (manifest.unused_kernel_settings.iter())
@@ -189,10 +189,10 @@ pub fn unknown_kernel_settings(
 /// Constructed packages for the renderers' unit tests (no compiler).
 #[cfg(test)]
 pub(crate) mod testing {
-    use launch_engine::manifest::{KernelArch, KernelEntry, ToolchainInfo};
+    use launch_schema::manifest::{KernelArch, KernelEntry, ToolchainInfo};
     use std::path::Path;
 
-    use launch_engine::Manifest;
+    use launch_schema::manifest::Manifest;
 
     use super::*;
 
@@ -240,7 +240,7 @@ pub(crate) mod testing {
                 missing: absent
                     .iter()
                     .filter(|(k, _)| *k == i)
-                    .map(|(_, a)| launch_engine::manifest::MissingArch {
+                    .map(|(_, a)| launch_schema::manifest::MissingArch {
                         arch: a.parse().unwrap(),
                         reason: "absent from the PTX".into(),
                     })
@@ -252,7 +252,7 @@ pub(crate) mod testing {
             })
             .collect();
         let manifest = Manifest {
-            schema: launch_engine::manifest::VERSION,
+            schema: launch_schema::manifest::VERSION,
             package: "pkg".into(),
             toolchain: ToolchainInfo { nvrtc: "12.9.86".into(), ptxas: "12.9.86".into(), description: String::new() },
             arches,

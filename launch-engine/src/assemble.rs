@@ -8,13 +8,13 @@ use launch::{Arch, ContractSource};
 use crate::compile::{sanitize, JobOutput};
 use crate::config::Config;
 use crate::error::{Diagnostic, Error};
-use crate::manifest::{
-    CubinEntry, KernelArch, KernelEntry, Manifest, MissingArch, ModuleEntry, Origin, PtxEntry, ToolchainInfo, VERSION,
-};
 use crate::names::{base_name, demangle, rust_name, rust_name_with_params, source_name, widen_hashes};
 use crate::plan::{Plan, PlannedFile};
 use crate::warnings::Warnings;
 use crate::{locate, ptx, source};
+use launch_schema::manifest::{
+    CubinEntry, KernelArch, KernelEntry, Manifest, MissingArch, ModuleEntry, Origin, PtxEntry, ToolchainInfo, VERSION,
+};
 
 /// All outputs of one source file, by arch (lowest first).
 pub struct FileOutputs<'a> {

@@ -24,8 +24,8 @@ use launch::{Contract, ContractSource};
 
 use crate::assemble::FileOutputs;
 use crate::error::Error;
-use crate::manifest::{Manifest, Origin};
 use crate::out::{remove_stale, write_if_changed};
+use launch_schema::manifest::{Manifest, Origin};
 
 /// Writes every output. `launch_dir` is `OUT_DIR/launch`. `all_ptx`: also every arch's PTX, under
 /// `ptx-all/` (otherwise that folder is emptied).
@@ -206,7 +206,7 @@ fn variant_module(ki: usize, vi: usize) -> String {
 }
 
 /// `static NAME: ::launch::Module = ...;` for `module`.
-fn emit_module(s: &mut String, name: &str, module: &crate::manifest::ModuleEntry) {
+fn emit_module(s: &mut String, name: &str, module: &launch_schema::manifest::ModuleEntry) {
     let _ = writeln!(s, "#[allow(dead_code)]\nstatic {name}: ::launch::Module = ::launch::Module {{");
     let _ = writeln!(s, "    file: {:?},\n    cubins: &[", module.file);
     for c in &module.cubins {
@@ -231,7 +231,7 @@ fn emit_module(s: &mut String, name: &str, module: &crate::manifest::ModuleEntry
 
 /// `kernels::sub::fill` → `kernels`, `sub`, `fill` (a manifest without module paths, from an
 /// older launch-build, gets one module per file under `kernels`).
-fn module_segments(module: &crate::manifest::ModuleEntry) -> Vec<&str> {
+fn module_segments(module: &launch_schema::manifest::ModuleEntry) -> Vec<&str> {
     if module.rust_module.is_empty() {
         vec![crate::assemble::ROOT_MODULE]
     } else {
@@ -288,7 +288,7 @@ fn emit(s: &mut String, m: &Manifest, name: &str, node: &Node, depth: usize) {
         }
         let host_threads = k.host_threads.unwrap_or(m.host_threads);
         // The variants embedded on at least one arch (one refused everywhere has no module).
-        let variants: Vec<(usize, &crate::manifest::VariantEntry)> =
+        let variants: Vec<(usize, &launch_schema::manifest::VariantEntry)> =
             k.variants.iter().enumerate().filter(|(_, v)| v.module.is_some()).collect();
         let variants_static = format!("{}__VARIANTS", k.rust_name);
         let _ = writeln!(s, "{inner}pub static {}: ::launch::Kernel = ::launch::Kernel {{", k.rust_name);
@@ -347,7 +347,7 @@ struct KernelFields<'a> {
     module: String,
     contract: Option<Contract>,
     host_threads: u32,
-    arches: &'a [crate::manifest::KernelArch],
+    arches: &'a [launch_schema::manifest::KernelArch],
     /// `&[]` or `&NAME__VARIANTS`.
     variants: String,
 }

@@ -202,10 +202,10 @@ fn nvcc_flag(flag: &str) -> Option<String> {
 }
 
 /// The manifest's record of the host files.
-pub fn record(tools: &Tools, files: &[&PlannedFile], library: Option<&str>) -> Vec<crate::manifest::HostFile> {
+pub fn record(tools: &Tools, files: &[&PlannedFile], library: Option<&str>) -> Vec<launch_schema::manifest::HostFile> {
     files
         .iter()
-        .map(|f| crate::manifest::HostFile {
+        .map(|f| launch_schema::manifest::HostFile {
             file: f.source.file.clone(),
             compiler: format!("{} (host compiler {})", tools.nvcc_name, tools.cxx.display()),
             library: library.map(str::to_string),

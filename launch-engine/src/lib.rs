@@ -32,7 +32,6 @@ mod input;
 mod library_headers;
 mod lineinfo;
 mod locate;
-pub mod manifest;
 mod names;
 mod nvrtc;
 mod out;
@@ -58,7 +57,7 @@ use std::path::PathBuf;
 
 pub use config::Config;
 pub use error::Error;
-pub use manifest::Manifest;
+pub use launch_schema::manifest::Manifest;
 
 /// What `cargo launch` and the project's end-to-end tests use besides the build: the one
 /// environment reader, the toolchain's discovery and pinned install, NVRTC's arch list, the tool

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::manifest::KernelEntry;
+use launch_schema::manifest::KernelEntry;
 
 /// `_Z4tmplILi8EEvPi` → `void tmpl<8>(int*)`; unmangled names are returned as they are.
 pub fn demangle(name: &str) -> String {
@@ -175,7 +175,7 @@ fn shout(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::manifest::Origin;
+    use launch_schema::manifest::Origin;
 
     #[test]
     fn names_are_demangled_for_display_and_rust() {

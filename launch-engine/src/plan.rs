@@ -15,7 +15,7 @@ use launch::Arch;
 
 use crate::config::{self, Config, FileConfig, HostPattern, KernelConfig};
 use crate::error::Error;
-use crate::manifest::KernelEntry;
+use launch_schema::manifest::KernelEntry;
 
 mod kernel_keys;
 

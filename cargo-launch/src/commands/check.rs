@@ -420,7 +420,7 @@ mod grouping {
     /// variant, its contract, its kernel and why, which fails nothing by itself.
     #[test]
     fn tune_variants_are_checked_and_a_refused_one_is_a_note() {
-        use launch_engine::manifest::{KernelArch, RefusedArch, VariantEntry};
+        use launch_schema::manifest::{KernelArch, RefusedArch, VariantEntry};
         let dir = tempfile::tempdir().unwrap();
         let mut p = testing::package(dir.path(), 1, &["sm_75", "sm_90"], &[]);
         let arch = |a: &str| a.parse::<Arch>().unwrap();

@@ -12,9 +12,9 @@ use anyhow::Context;
 use launch::occupancy::Limiters;
 use launch::{Arch, Contract, ContractSource, Resources};
 use launch_analysis::{self as analysis, cliffs, frontier, HostLaunch, KernelReport, ThreadsFrom};
-use launch_engine::manifest::{KernelArch, KernelEntry};
 use launch_engine::tooling::variants;
 use launch_schema::explore::{ArchVariants, Document, Variant};
+use launch_schema::manifest::{KernelArch, KernelEntry};
 use launch_schema::report::{Explained, Toolchain};
 
 use crate::cargo::{self, Selection};

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use launch_engine::prebuilt::{self, Contents};
-use launch_engine::Manifest;
+use launch_schema::manifest::Manifest;
 use launch_schema::prebuilt::{Cost, Difference, PackageSummary, Summary, VERSION};
 use sha2::{Digest as _, Sha256};
 

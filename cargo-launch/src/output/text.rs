@@ -103,7 +103,7 @@ fn kernel_sources(p: &PackageKernels) -> Option<String> {
 /// The `host` files (their kernels are in the records like the others'): one line each, or, for
 /// files compiled and linked alike, one line for all and their names wrapped within
 /// [`names::LINE_WIDTH`] (a folder of host launchers has dozens).
-fn host_files(out: &mut impl Write, m: &launch_engine::Manifest) -> io::Result<()> {
+fn host_files(out: &mut impl Write, m: &launch_schema::manifest::Manifest) -> io::Result<()> {
     let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
     for h in &m.host {
         let linked = h.library.as_ref().map(|l| format!(", linked into lib{l}.a")).unwrap_or_default();

@@ -156,7 +156,7 @@ fn per_kernel_host_threads_reach_the_generated_statics() {
 /// arch has no static; the plain kernel and KERNELS are as without a grid.
 #[test]
 fn tune_variants_are_hidden_statics_reached_through_their_kernel() {
-    use crate::manifest::{RefusedArch, VariantEntry};
+    use launch_schema::manifest::{RefusedArch, VariantEntry};
     let c = config("\"sm_90\"");
     let f = source("kernels/p.cu");
     let text = "extern \"C\" __global__ void poly(float* x) {}\n";

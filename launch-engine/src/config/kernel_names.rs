@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::manifest::KernelEntry;
+use launch_schema::manifest::KernelEntry;
 
 /// The function's own name, without return type, namespaces, template arguments or parameters:
 /// `void ns::gemv<float, 32>(float const*)` → `gemv`; an `extern "C"` kernel's name is itself.

@@ -6,7 +6,7 @@ use fuzz_harness::{ensure, mutate, random_bytes, run, text, Input, Rng};
 use launch::{Contract, ContractSource, Resources, KNOWN_ARCHES};
 
 use super::PACKAGE;
-use crate::manifest::{
+use launch_schema::manifest::{
     CubinEntry, HostFile, KernelArch, KernelEntry, Manifest, MissingArch, ModuleEntry, Origin, PtxEntry, ToolchainInfo,
     VERSION,
 };

@@ -8,11 +8,11 @@ use std::path::Path;
 use super::compile::Compiled;
 use crate::env::Env;
 use crate::error::Error;
-use crate::manifest::{Manifest, ToolchainInfo};
 use crate::plan::Plan;
 use crate::variants;
 use crate::warnings::Warnings;
 use crate::{assemble, names, source};
+use launch_schema::manifest::{Manifest, ToolchainInfo};
 
 /// What the stage produced.
 pub struct Assembled {

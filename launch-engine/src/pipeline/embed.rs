@@ -7,10 +7,10 @@ use super::assemble::Assembled;
 use super::compile::Compiled;
 use crate::env::Env;
 use crate::error::Error;
-use crate::manifest::Manifest;
 use crate::plan::Plan;
 use crate::warnings::Warnings;
 use crate::{assemble, build_stats, cargo_directives, embed};
+use launch_schema::manifest::Manifest;
 
 /// Writes the outputs of a successful build and prints its warnings. Returns the manifest.
 ///

@@ -6,8 +6,8 @@ use super::compile::Compiled;
 use crate::env::Env;
 use crate::error::Error;
 use crate::host;
-use crate::manifest::Manifest;
 use crate::plan::{Plan, PlannedFile};
+use launch_schema::manifest::Manifest;
 
 /// Links the host files of `plan`, once every kernel compiled; nothing without any. Adds the
 /// archiver's time to the build statistics.

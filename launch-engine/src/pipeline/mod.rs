@@ -26,11 +26,11 @@ use crate::cargo_directives;
 use crate::config::Config;
 use crate::env::Env;
 use crate::error::Error;
-use crate::manifest::Manifest;
 use crate::plan::Plan;
 use crate::prepare;
 use crate::source;
 use crate::warnings::Warnings;
+use launch_schema::manifest::Manifest;
 
 /// The build of the crate at `manifest_dir`, its outputs in `launch_dir`.
 pub fn build_crate(env: &Env, manifest_dir: &Path, launch_dir: &Path) -> Result<Manifest, Error> {

@@ -9,9 +9,9 @@ use crate::build_stats::{self, PrebuiltUse};
 use crate::cargo_directives;
 use crate::env::Env;
 use crate::error::{Error, ErrorKind};
-use crate::manifest::Manifest;
 use crate::plan::Plan;
 use crate::prebuilt::{self, Mode};
+use launch_schema::manifest::Manifest;
 
 /// What the build does about the prebuilt folder.
 pub enum Decision {

@@ -16,7 +16,7 @@ const HEADER: &str = "#pragma once\n// a header\n__device__ inline float twice(f
 /// A kernel file that NVRTC refuses at line 6, column 33 (of `undefined_name`).
 const BAD: &str = "// encodings\n#include \"h.cuh\"\n\n// @launch(128)\nextern \"C\" __global__ void bad(float* p) {\n  p[0] = twice(1.0f) + (float)undefined_name;\n}\n";
 
-fn build(dir: &Path) -> Result<crate::manifest::Manifest, crate::error::Error> {
+fn build(dir: &Path) -> Result<launch_schema::manifest::Manifest, crate::error::Error> {
     super::build_crate(&Env::cli(), dir, &dir.join("out"))
 }
 

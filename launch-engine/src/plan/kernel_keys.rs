@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::config::{self, bare_name, Config};
 use crate::error::Error;
-use crate::manifest::KernelEntry;
+use launch_schema::manifest::KernelEntry;
 
 /// How many kernels have each bare name, in the crate and per file.
 pub(super) struct Counts {

@@ -1,7 +1,7 @@
 //! Tests of [`super`] (plan.rs): the one place file patterns and kernel tables are matched.
 
 use super::*;
-use crate::manifest::Origin;
+use launch_schema::manifest::Origin;
 
 /// A crate in a temp folder: `meta` as its `[package.metadata.launch]` and empty `files` under
 /// `kernels/`. Returns the folder and its plan.

@@ -10,8 +10,8 @@ use sha2::{Digest as _, Sha256};
 use super::fingerprint::{hex, Fingerprint};
 use super::RECORD;
 use crate::error::Error;
-use crate::manifest::Manifest;
 use crate::out;
+use launch_schema::manifest::Manifest;
 
 /// The largest file a prebuilt folder may ship (a cubin of a huge kernel file is tens of MB).
 const MAX_FILE: u64 = 256 << 20;

@@ -23,9 +23,9 @@ use crate::compile::{bounded, sanitize, Compiler};
 use crate::config::Config;
 use crate::env::Env;
 use crate::error::{Diagnostic, Error, FileFailure};
-use crate::manifest::{CubinEntry, KernelArch, Manifest, ModuleEntry, RefusedArch, VariantEntry};
 use crate::scheduler::{stops_the_build, tokens, Tokens};
 use crate::{cargo_directives, ptx};
+use launch_schema::manifest::{CubinEntry, KernelArch, Manifest, ModuleEntry, RefusedArch, VariantEntry};
 
 /// What [`build`] made besides the manifest's variant records.
 #[derive(Debug, Default)]

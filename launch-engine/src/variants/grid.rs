@@ -9,8 +9,8 @@ use launch_analysis::cliffs;
 
 use crate::config::{self, Config, MaxRegs, TuneConfig, MAX_VARIANTS};
 use crate::error::Error;
-use crate::manifest::KernelEntry;
 use crate::suggest::edit_distance;
+use launch_schema::manifest::KernelEntry;
 
 /// The variants of one kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -243,7 +243,7 @@ mod tests {
     use launch::{Arch, Resources};
 
     use super::*;
-    use crate::manifest::KernelArch;
+    use launch_schema::manifest::KernelArch;
 
     fn config(tune: &str) -> Config {
         let dir = tempfile::tempdir().unwrap();
