@@ -20,8 +20,8 @@
 //!
 //! No GPU and no CUDA install are needed: NVRTC and ptxas come from NVIDIA's PyPI wheels, which
 //! `cargo launch setup` installs into a per-user cache. The build script itself never downloads.
-//! A crate that ships its kernels compiled (`OUT_DIR`-free prebuilt folder, written by `cargo launch prebuild`)
-//! needs not even that downstream: its build embeds them without any toolchain.
+//! A crate that ships its kernels compiled (its `launch-prebuilt/` folder, written by `cargo
+//! launch prebuild`) needs not even that downstream: its build embeds them without any toolchain.
 //!
 //! # Pipeline
 //! config → plan (the configuration applied to the kernel folder, once) → prepare (each
@@ -34,8 +34,8 @@
 //!
 //! # What triggers a rebuild
 //! Cargo.toml, the kernel folder, every kernel file and every header it includes from the crate,
-//! and the build-time variables of the table `cargo launch --help`
-//! prints, which also lists the run-time ones). A rerun compiles only the (file, arch) jobs
+//! and the build-time variables of the table `cargo launch --help` prints (which also lists the
+//! run-time ones). A rerun compiles only the (file, arch) jobs
 //! whose content-addressed key changed, in parallel through cargo's jobserver, the longest jobs
 //! first; `OUT_DIR/launch/build-stats.json` says what ran.
 //!
@@ -43,7 +43,7 @@
 //! A kernel file that does not compile does not stop the others: every job runs, and the error
 //! ([`Error::Failed`]) lists every failing file in file order, once for all the arches that gave
 //! the same message, with the first error's `file:line` in a summary (at most
-//! `MAX_FAILED_FILES_SHOWN` files in full; the rest are counted and named).
+//! [`MAX_FAILED_FILES_SHOWN`](launch_engine::error::MAX_FAILED_FILES_SHOWN) files in full; the rest are counted and named).
 //! Compiler warnings (NVRTC's log, ptxas's warnings) are printed as `cargo:warning`s only for the
 //! jobs compiled in this run, once per file for all the arches with the same log; a job that comes
 //! from the cache printed its warnings when it compiled. The manifest keeps every warning, cached
