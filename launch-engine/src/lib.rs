@@ -77,6 +77,10 @@ pub mod tooling {
         pub use crate::driver::{version, DriverVersion};
     }
 
+    /// What a crate's build says for a toolchain error a command met before building: the stale
+    /// prebuilt folder's error, as `cargo build` gives it, where it has one.
+    pub use crate::pipeline::explain_no_toolchain;
+
     /// `OUT_DIR/launch`-relative path of a kernel file's PTX for one arch, written when the build
     /// runs with `LAUNCH_ALL_PTX=1` (as `cargo launch explore` builds).
     pub use crate::assemble::all_ptx_path;

@@ -47,7 +47,8 @@ pub fn ensure_unless_prebuilt(
     if !needs_toolchain && selection.prebuilt_covers(arches) {
         return Ok(selection.toolchains());
     }
-    ensure(no_setup, selection)
+    // Without a toolchain, a stale prebuilt folder is the cause to tell, as the build tells it.
+    ensure(no_setup, selection).map_err(|e| selection.explain_no_toolchain(e))
 }
 
 /// The compute capabilities the pinned toolchains `pins` all target (`Pin::targets`, measured),
