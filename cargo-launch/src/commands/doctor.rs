@@ -176,7 +176,11 @@ fn text(out: &mut impl Write, doc: &Document) -> std::io::Result<()> {
     for t in &doc.toolchains {
         let at = t.path.as_ref().map_or("no cache folder".to_string(), |p| p.display().to_string());
         if !t.installed {
-            writeln!(out, "toolchain {} ({}): not installed ({at})", t.name, t.version)?;
+            match t.damaged.first() {
+                Some(why) => writeln!(out, "toolchain {} ({}): damaged ({at}): {why}", t.name, t.version)?,
+                None => writeln!(out, "toolchain {} ({}): not installed ({at})", t.name, t.version)?,
+            }
+            out.flush()?;
             continue;
         }
         writeln!(out, "toolchain {} ({}): {at} ({})", t.name, t.version, t.origin.as_deref().unwrap_or_default())?;

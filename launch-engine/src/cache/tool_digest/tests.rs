@@ -75,7 +75,7 @@ fn the_digest_is_the_sha256_of_the_bytes() {
     let tool = dir.path().join("ptxas");
     fs::write(&tool, b"abc").unwrap();
     let expected: [u8; 32] = Sha256::digest(b"abc").into();
-    assert_eq!(digest_with(&tool, None, &Mutex::default()), expected);
+    assert_eq!(digest_with(&tool, None, &Mutex::default(), Source::RecordOrBytes), expected);
     assert_eq!(tool_digest(&tool, None), expected);
 }
 
@@ -90,25 +90,32 @@ fn the_memo_saves_the_reading_until_the_size_or_time_changes() {
     let t = mtime(&tool);
     let first: [u8; 32] = Sha256::digest(b"first").into();
     let memory = Mutex::default();
-    assert_eq!(digest_with(&tool, Some(cache.path()), &memory), first);
+    assert_eq!(digest_with(&tool, Some(cache.path()), &memory, Source::RecordOrBytes), first);
     let text = fs::read_to_string(cache.path().join(MEMO_FILE)).unwrap();
     assert!(text.contains(&tool.display().to_string()), "{text}");
 
     fs::write(&tool, b"other").unwrap();
     set_mtime(&tool, t);
-    assert_eq!(digest_with(&tool, Some(cache.path()), &memory), first, "in-process memo");
-    assert_eq!(digest_with(&tool, Some(cache.path()), &Mutex::default()), first, "memo file, a new process");
+    assert_eq!(digest_with(&tool, Some(cache.path()), &memory, Source::RecordOrBytes), first, "in-process memo");
+    assert_eq!(
+        digest_with(&tool, Some(cache.path()), &Mutex::default(), Source::RecordOrBytes),
+        first,
+        "memo file, a new process"
+    );
 
     // Another time: hashed again, and the file learns it.
     set_mtime(&tool, t + Duration::from_secs(5));
     let other: [u8; 32] = Sha256::digest(b"other").into();
-    assert_eq!(digest_with(&tool, Some(cache.path()), &memory), other);
-    assert_eq!(digest_with(&tool, Some(cache.path()), &Mutex::default()), other);
+    assert_eq!(digest_with(&tool, Some(cache.path()), &memory, Source::RecordOrBytes), other);
+    assert_eq!(digest_with(&tool, Some(cache.path()), &Mutex::default(), Source::RecordOrBytes), other);
 
     // Another size, same time.
     fs::write(&tool, b"longer").unwrap();
     set_mtime(&tool, t + Duration::from_secs(5));
-    assert_eq!(digest_with(&tool, Some(cache.path()), &memory), Sha256::digest(b"longer").as_slice());
+    assert_eq!(
+        digest_with(&tool, Some(cache.path()), &memory, Source::RecordOrBytes),
+        Sha256::digest(b"longer").as_slice()
+    );
 }
 
 #[test]
@@ -127,23 +134,27 @@ fn a_damaged_or_unreadable_memo_is_no_memo() {
     ];
     for text in bad {
         fs::write(&memo, &text).unwrap();
-        assert_eq!(digest_with(&tool, Some(cache.path()), &Mutex::default()), expected, "{text:?}");
+        assert_eq!(
+            digest_with(&tool, Some(cache.path()), &Mutex::default(), Source::RecordOrBytes),
+            expected,
+            "{text:?}"
+        );
     }
     // A folder in its place: no memo, and no failure.
     fs::remove_file(&memo).unwrap();
     fs::create_dir(&memo).unwrap();
-    assert_eq!(digest_with(&tool, Some(cache.path()), &Mutex::default()), expected);
+    assert_eq!(digest_with(&tool, Some(cache.path()), &Mutex::default(), Source::RecordOrBytes), expected);
     // A well-formed line is believed (that is what saves the reading).
     fs::remove_dir(&memo).unwrap();
     fs::write(&memo, format!("{}\t{}\t{ns}\t{}\n", "ab".repeat(32), meta.len(), tool.display())).unwrap();
-    assert_eq!(digest_with(&tool, Some(cache.path()), &Mutex::default()), [0xab; 32]);
+    assert_eq!(digest_with(&tool, Some(cache.path()), &Mutex::default(), Source::RecordOrBytes), [0xab; 32]);
 }
 
 #[test]
 fn a_missing_tool_hashes_as_its_error() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("none");
-    let d = digest_with(&missing, Some(dir.path()), &Mutex::default());
+    let d = digest_with(&missing, Some(dir.path()), &Mutex::default(), Source::RecordOrBytes);
     assert_ne!(d, Sha256::digest(b"").as_slice());
     assert!(!dir.path().join(MEMO_FILE).exists());
 }
@@ -178,12 +189,22 @@ fn a_wheels_record_gives_the_digest_without_reading_the_tool() {
         )
     };
     fs::write(info.join("RECORD"), record(size)).unwrap();
-    assert_eq!(digest_with(&ptxas, None, &Mutex::default()), [0xab; 32]);
+    assert_eq!(digest_with(&ptxas, None, &Mutex::default(), Source::RecordOrBytes), [0xab; 32]);
+    // What a file is checked with reads its bytes whatever the RECORD says (and the RECORD's
+    // entry is there to compare with).
+    assert_eq!(digest_with(&ptxas, None, &Mutex::default(), Source::Bytes), Sha256::digest(b"ptxas bytes").as_slice());
+    assert_eq!(recorded(&ptxas), Some(([0xab; 32], size)));
     fs::write(info.join("RECORD"), record(size + 1)).unwrap();
-    assert_eq!(digest_with(&ptxas, None, &Mutex::default()), Sha256::digest(b"ptxas bytes").as_slice());
+    assert_eq!(
+        digest_with(&ptxas, None, &Mutex::default(), Source::RecordOrBytes),
+        Sha256::digest(b"ptxas bytes").as_slice()
+    );
     // NVRTC has no line in the RECORD: hashed.
     let nvrtc = root.path().join("nvidia/cuda_nvrtc/lib/libnvrtc.so.12");
-    assert_eq!(digest_with(&nvrtc, None, &Mutex::default()), Sha256::digest(vec![7u8; 3 << 20]).as_slice());
+    assert_eq!(
+        digest_with(&nvrtc, None, &Mutex::default(), Source::RecordOrBytes),
+        Sha256::digest(vec![7u8; 3 << 20]).as_slice()
+    );
 }
 
 /// The pinned toolchain, where installed: RECORD's digests are the files' own.
