@@ -79,6 +79,27 @@ fn the_digest_is_the_sha256_of_the_bytes() {
     assert_eq!(tool_digest(&tool, None), expected);
 }
 
+/// The digests a toolchain's files are checked with (issue 32, class 1) are memoised the same
+/// way, in a file of their own (a RECORD-taken digest must never stand for a read one): a build
+/// reads the files once, and a file changed in size or time is read again.
+#[test]
+fn the_checked_digests_have_a_memo_of_their_own() {
+    let (dir, cache) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let tool = dir.path().join("libnvrtc.so.12");
+    fs::write(&tool, b"first").unwrap();
+    let t = mtime(&tool);
+    let first: [u8; 32] = Sha256::digest(b"first").into();
+    assert_eq!(read_digest(&tool, Some(cache.path())), first);
+    assert!(fs::read_to_string(cache.path().join(READ_MEMO_FILE)).unwrap().contains(&tool.display().to_string()));
+    assert!(!cache.path().join(MEMO_FILE).exists());
+    fs::write(&tool, b"other").unwrap();
+    set_mtime(&tool, t);
+    assert_eq!(digest_with(&tool, Some(cache.path()), &Mutex::default(), Source::Bytes), first, "memo file");
+    set_mtime(&tool, t + Duration::from_secs(5));
+    let other: [u8; 32] = Sha256::digest(b"other").into();
+    assert_eq!(digest_with(&tool, Some(cache.path()), &Mutex::default(), Source::Bytes), other);
+}
+
 /// An unchanged file is not read again: the file's bytes are swapped for others of the same size
 /// with the same time, and the memo (in this process, then in the file) still gives the old
 /// digest. A change of time or size is hashed again.
