@@ -209,3 +209,54 @@ fn every_damaged_toolchain_file_is_a_toolchain_error_naming_it_and_setup() {
     assert_eq!(cases, 90);
     assert!(wrong.is_empty(), "{} of {cases} cases:\n{}", wrong.len(), wrong.join("\n---\n"));
 }
+
+/// nvcc, where it is used: a crate with `host` files on the 13.0 toolchain (a linked copy in a
+/// cache folder of the test's own) × each damage, through doctor, report and `cargo build`.
+#[test]
+fn a_damaged_nvcc_is_a_toolchain_error_naming_it_and_setup_for_host_files() {
+    let Some(real) = crate::host_files::toolchain_13_and_cxx() else { return };
+    let cache = tempfile::tempdir().unwrap();
+    let root = cache.path().join("toolchain").join(real.file_name().unwrap());
+    linked_copy(&real, &root);
+    let krate = crate::host_files::host_launcher(|t| t);
+    let kernel = krate.path().join("kernels/saxpy.cu");
+    let source = fs::read_to_string(&kernel).unwrap();
+    let entries: [Entry; 3] = [
+        ("doctor", || {
+            let mut c = cargo_launch();
+            c.args(["launch", "doctor"]);
+            c
+        }),
+        ("report", || {
+            let mut c = cargo_launch();
+            c.args(["launch", "report", "--no-setup"]);
+            c
+        }),
+        ("cargo build", || {
+            let mut c = Command::new(env!("CARGO"));
+            c.arg("build");
+            c
+        }),
+    ];
+    let rel = "nvidia/cu13/bin/nvcc";
+    let (mut cases, mut wrong) = (0, Vec::<String>::new());
+    for how in DAMAGES {
+        damage(&root, rel, Kind::Run, how);
+        for (name, make) in entries {
+            cases += 1;
+            fs::write(&kernel, format!("{source}// case {cases}\n")).unwrap();
+            let (code, stdout, stderr) = run(&mut scrubbed(make(), cache.path(), krate.path()));
+            let all = format!("{stdout}{stderr}");
+            let want = if name == "cargo build" { 101 } else { 3 };
+            let said = all.contains("nvcc") && all.contains("cargo launch setup");
+            let signal = all.contains("signal:") || !(0..=128).contains(&code);
+            if code != want || !said || signal {
+                let shown: String = all.lines().take(14).collect::<Vec<_>>().join("\n");
+                wrong.push(format!("{rel} {how:?} via {name}: exit {code} (want {want})\n{shown}"));
+            }
+        }
+        repair(&root, &real, rel, Kind::Run);
+    }
+    assert_eq!(cases, 15);
+    assert!(wrong.is_empty(), "{} of {cases} cases:\n{}", wrong.len(), wrong.join("\n---\n"));
+}

@@ -88,8 +88,8 @@ pub mod tooling {
     /// Finding and installing the CUDA toolchain.
     pub mod toolchain {
         pub use crate::toolchain::{
-            at, cache_dir, discover, discover_for, library_dir, library_include, library_installed, on_path, pin,
-            pin_dir, pinned_dir, python, Origin, Pin, Toolchain, PINNED_VERSION,
+            at, cache_dir, damage, discover, discover_for, library_dir, library_include, library_installed, on_path,
+            pin, pin_dir, pinned_dir, python, Origin, Pin, Role, Toolchain, PINNED_VERSION,
         };
     }
 
