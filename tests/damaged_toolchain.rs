@@ -142,41 +142,46 @@ fn scrubbed(mut cmd: Command, cache: &Path, dir: &Path) -> Command {
     cmd
 }
 
-#[test]
-fn every_damaged_toolchain_file_is_a_toolchain_error_naming_it_and_setup() {
-    let real = toolchain_root();
-    let cache = tempfile::tempdir().unwrap();
-    let root = cache.path().join("toolchain").join(real.file_name().unwrap());
-    linked_copy(&real, &root);
-    let krate = fixture("driver_newer_gpu");
-    let kernel = krate.path().join("kernels/saxpy.cu");
+/// doctor, report (which builds through the build script) and `cargo build`.
+const ENTRIES: [Entry; 3] = [
+    ("doctor", || {
+        let mut c = cargo_launch();
+        c.args(["launch", "doctor"]);
+        c
+    }),
+    ("report", || {
+        let mut c = cargo_launch();
+        c.args(["launch", "report", "--no-setup"]);
+        c
+    }),
+    ("cargo build", || {
+        let mut c = Command::new(env!("CARGO"));
+        c.arg("build");
+        c
+    }),
+];
+
+/// Each of `files` of the toolchain copy at `root` (linked to `real`) × each damage × each entry
+/// point, on the crate at `krate` (its kernel edited each time, so that the build script runs
+/// again) with the cache folder `cache` and `vars`: the number of cases and what went wrong.
+fn enumerate(
+    (root, real): (&Path, &Path),
+    files: &[(&str, Kind)],
+    (krate, cache): (&Path, &Path),
+    vars: &[(&str, &Path)],
+) -> (usize, Vec<String>) {
+    let kernel = krate.join("kernels/saxpy.cu");
     let source = fs::read_to_string(&kernel).unwrap();
-    let entries: [Entry; 3] = [
-        ("doctor", || {
-            let mut c = cargo_launch();
-            c.args(["launch", "doctor"]);
-            c
-        }),
-        ("report", || {
-            let mut c = cargo_launch();
-            c.args(["launch", "report", "--no-setup"]);
-            c
-        }),
-        ("cargo build", || {
-            let mut c = Command::new(env!("CARGO"));
-            c.arg("build");
-            c
-        }),
-    ];
     let (mut cases, mut wrong) = (0, Vec::<String>::new());
-    for (rel, kind) in FILES {
+    for &(rel, kind) in files {
         for how in DAMAGES {
-            damage(&root, rel, kind, how);
-            for (name, make) in entries {
+            damage(root, rel, kind, how);
+            for (name, make) in ENTRIES {
                 cases += 1;
-                // A change to the kernel, so that the build script runs again.
                 fs::write(&kernel, format!("{source}// case {cases}\n")).unwrap();
-                let (code, stdout, stderr) = run(&mut scrubbed(make(), cache.path(), krate.path()));
+                let mut cmd = scrubbed(make(), cache, krate);
+                cmd.envs(vars.iter().copied());
+                let (code, stdout, stderr) = run(&mut cmd);
                 let all = format!("{stdout}{stderr}");
                 // Harmless here: a library or folder without an executable bit (the tests run as
                 // root, who reads it anyway). doctor holds every file against the wheels' RECORD,
@@ -203,10 +208,42 @@ fn every_damaged_toolchain_file_is_a_toolchain_error_naming_it_and_setup() {
                     wrong.push(format!("{rel} {how:?} via {name}: exit {code} (want {want})\n{shown}"));
                 }
             }
-            repair(&root, &real, rel, kind);
+            repair(root, real, rel, kind);
         }
     }
+    (cases, wrong)
+}
+
+/// The pinned toolchain, in the cache: every file checked against its wheel's RECORD.
+#[test]
+fn every_damaged_toolchain_file_is_a_toolchain_error_naming_it_and_setup() {
+    let real = toolchain_root();
+    let cache = tempfile::tempdir().unwrap();
+    let root = cache.path().join("toolchain").join(real.file_name().unwrap());
+    linked_copy(&real, &root);
+    let krate = fixture("driver_newer_gpu");
+    let (cases, wrong) = enumerate((&root, &real), &FILES, (krate.path(), cache.path()), &[]);
     assert_eq!(cases, 90);
+    assert!(wrong.is_empty(), "{} of {cases} cases:\n{}", wrong.len(), wrong.join("\n---\n"));
+}
+
+/// The same files in a toolchain no RECORD describes (its `*.dist-info` folders removed, named by
+/// `LAUNCH_TOOLCHAIN`): NVRTC, its builtins and ptxas are judged by their ELF headers and size.
+#[test]
+fn a_damaged_file_of_a_toolchain_without_records_is_named_too() {
+    let real = toolchain_root();
+    let (cache, elsewhere) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let root = elsewhere.path().join("toolchain");
+    linked_copy(&real, &root);
+    for e in fs::read_dir(&root).unwrap().flatten() {
+        if e.file_name().to_string_lossy().ends_with(".dist-info") {
+            fs::remove_dir_all(e.path()).unwrap();
+        }
+    }
+    let krate = fixture("driver_newer_gpu");
+    let vars = [("LAUNCH_TOOLCHAIN", root.as_path())];
+    let (cases, wrong) = enumerate((&root, &real), &FILES[..3], (krate.path(), cache.path()), &vars);
+    assert_eq!(cases, 45);
     assert!(wrong.is_empty(), "{} of {cases} cases:\n{}", wrong.len(), wrong.join("\n---\n"));
 }
 
@@ -221,28 +258,11 @@ fn a_damaged_nvcc_is_a_toolchain_error_naming_it_and_setup_for_host_files() {
     let krate = crate::host_files::host_launcher(|t| t);
     let kernel = krate.path().join("kernels/saxpy.cu");
     let source = fs::read_to_string(&kernel).unwrap();
-    let entries: [Entry; 3] = [
-        ("doctor", || {
-            let mut c = cargo_launch();
-            c.args(["launch", "doctor"]);
-            c
-        }),
-        ("report", || {
-            let mut c = cargo_launch();
-            c.args(["launch", "report", "--no-setup"]);
-            c
-        }),
-        ("cargo build", || {
-            let mut c = Command::new(env!("CARGO"));
-            c.arg("build");
-            c
-        }),
-    ];
     let rel = "nvidia/cu13/bin/nvcc";
     let (mut cases, mut wrong) = (0, Vec::<String>::new());
     for how in DAMAGES {
         damage(&root, rel, Kind::Run, how);
-        for (name, make) in entries {
+        for (name, make) in ENTRIES {
             cases += 1;
             fs::write(&kernel, format!("{source}// case {cases}\n")).unwrap();
             let (code, stdout, stderr) = run(&mut scrubbed(make(), cache.path(), krate.path()));

@@ -252,11 +252,17 @@ fn judge(t: Toolchain, source: &str, pin: &Pin, memo: Option<&Path>) -> Verdict 
     let root = t.root.clone();
     let searched = |outcome| Searched { source: source.into(), path: Some(root.clone()), outcome };
     let override_ = t.origin == Origin::Override;
-    if let Some(why) = damaged_file(&t, pin.major, memo) {
-        return Verdict::Broken(searched(why));
+    // ptxas first, which `finish` runs; the rest once its version is known (it names the
+    // builtins library NVRTC needs when that is missing).
+    if let Some(why) = damage(&t.ptxas, Role::Program, memo) {
+        return Verdict::Broken(searched(format!("{} is damaged ({why}); {}", t.ptxas.display(), reinstall(t.origin))));
     }
-    match finish(t) {
-        Ok(t) if t.major().is_some_and(|m| m != pin.major) => Verdict::OtherMajor(searched(format!(
+    let t = match finish(t) {
+        Ok(t) => t,
+        Err(e) => return Verdict::Broken(searched(e.to_string())),
+    };
+    if t.major().is_some_and(|m| m != pin.major) {
+        return Verdict::OtherMajor(searched(format!(
             "holds CUDA {} (ptxas {}), but toolchain = \"{}\" needs CUDA {}.x{}",
             t.ptxas_version.split('.').take(2).collect::<Vec<_>>().join("."),
             t.ptxas_version,
@@ -267,9 +273,11 @@ fn judge(t: Toolchain, source: &str, pin: &Pin, memo: Option<&Path>) -> Verdict 
             } else {
                 ""
             }
-        ))),
-        Ok(t) => Verdict::Use(t),
-        Err(e) => Verdict::Broken(searched(e.to_string())),
+        )));
+    }
+    match damaged_file(&t, pin.major, memo) {
+        Some(why) => Verdict::Broken(searched(why)),
+        None => Verdict::Use(t),
     }
 }
 
@@ -289,8 +297,11 @@ fn damaged_file(t: &Toolchain, major: u32, memo: Option<&Path>) -> Option<String
         .collect();
     builtins.sort();
     if builtins.is_empty() {
-        // Named as NVRTC names it: `libnvrtc-builtins.so.<major>.<minor>` of its version.
-        let version = nvrtc_version_from_files(t).map(|v| v.split('.').take(2).collect::<Vec<_>>().join("."));
+        // Named as NVRTC names it: `libnvrtc-builtins.so.<major>.<minor>` of its version (its
+        // wheel's, its file name's, else ptxas's: one toolchain).
+        let version = nvrtc_version_from_files(t)
+            .or_else(|| Some(t.ptxas_version.clone()).filter(|v| v.split('.').count() >= 2))
+            .map(|v| v.split('.').take(2).collect::<Vec<_>>().join("."));
         builtins.push(dir.join(format!("libnvrtc-builtins.so.{}", version.as_deref().unwrap_or("*"))));
     }
     let mut files: Vec<(PathBuf, Role)> = vec![(t.nvrtc.clone(), Role::Loaded)];

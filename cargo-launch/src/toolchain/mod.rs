@@ -79,8 +79,8 @@ fn ensure_pin(no_setup: bool, pin: &Pin) -> Result<(), Error> {
             };
             Err(Error::NoToolchain(anyhow::anyhow!(
                 "no CUDA toolchain in LAUNCH_TOOLCHAIN={}: {why}\nfix: point LAUNCH_TOOLCHAIN at a folder holding \
-                     {wheels} (a pip --target folder) or at a CUDA {major} toolkit, or unset it; \
-                     while it is set nothing else is searched and nothing is installed",
+                     {wheels} (a pip --target folder) or at a CUDA {major} toolkit, or unset it and run \
+                     `cargo launch setup`; while it is set nothing else is searched and nothing is installed",
                 std::path::Path::new(&root).display()
             )))
         }
