@@ -98,11 +98,17 @@ fn a_damaged_file_and_missing_nvrtc_builtins_are_named() {
     })
     .unwrap();
     fs::remove_file(root.join("nvidia/cuda_nvrtc/lib/libnvrtc-builtins.so.12.9")).unwrap();
+    // Found missing before NVRTC is loaded (issue 32, class 1): the toolchain is damaged, named.
     let (code, stdout, _) = doctor(cache.path(), &[]);
     assert_eq!(code, 3, "{stdout}");
-    assert!(stdout.contains("  nvrtc     NO\n"), "{stdout}");
-    assert!(stdout.contains("its builtins library (libnvrtc-builtins.so.*) is missing from"), "{stdout}");
-    assert!(stdout.contains("nvidia/cuda_nvrtc/lib/libnvrtc-builtins.so.12.9: missing"), "{stdout}");
+    let builtins = root.join("nvidia/cuda_nvrtc/lib/libnvrtc-builtins.so.12.9");
+    let line =
+        format!("toolchain 12.9 (12.9.86): damaged ({}): {} is damaged (missing)", root.display(), builtins.display());
+    assert!(stdout.contains(&line), "{stdout}");
+    assert!(
+        stdout.contains("    fix: run `cargo launch setup --toolchain 12.9`, which installs it again\n"),
+        "{stdout}"
+    );
 }
 
 #[test]

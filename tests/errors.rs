@@ -156,7 +156,8 @@ fn a_toolchain_override_that_points_nowhere_exits_3_and_installs_nothing() {
 }
 
 /// A ptxas that is not executable: exit 3, and the reason printed once (it was printed twice: the
-/// tool error's own text and then its source).
+/// tool error's own text and then its source); since issue 32 class 1 it is found before it is
+/// run, a damaged file named with `cargo launch setup`.
 #[cfg(unix)]
 #[test]
 fn a_ptxas_that_cannot_start_is_named_once_with_its_reason() {
@@ -165,7 +166,8 @@ fn a_ptxas_that_cannot_start_is_named_once_with_its_reason() {
     let bin = toolchain.path().join("nvidia/cuda_nvcc/bin");
     std::fs::create_dir_all(&lib).unwrap();
     std::fs::create_dir_all(&bin).unwrap();
-    std::fs::write(lib.join("libnvrtc.so.12"), b"").unwrap();
+    std::fs::write(lib.join("libnvrtc.so.12"), b"not loaded").unwrap();
+    std::fs::write(lib.join("libnvrtc-builtins.so.12.9"), b"not loaded").unwrap();
     std::fs::write(bin.join("ptxas"), b"#!/bin/sh\necho never runs\n").unwrap(); // mode 644
     let dir = fixture("bad_config");
     let out = launch_cmd()
@@ -174,11 +176,12 @@ fn a_ptxas_that_cannot_start_is_named_once_with_its_reason() {
         .env("LAUNCH_TOOLCHAIN", toolchain.path())
         .assert()
         .code(3)
-        .stderr(contains(format!("could not start `{}/ptxas --version`: Permission denied", bin.display())))
+        .stderr(contains(format!("{}/ptxas is damaged (not executable)", bin.display())))
         .get_output()
         .clone();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(stderr.matches("Permission denied").count(), 1, "{stderr}");
+    assert_eq!(stderr.matches("not executable").count(), 1, "{stderr}");
+    assert!(stderr.contains("`cargo launch setup`"), "{stderr}");
 }
 
 /// Every exit code of the exit-code table (`docs/src/reference/exit-codes.md`), one case per path (the toolchain, configuration and

@@ -22,6 +22,9 @@ mod explore;
 /// Bad configuration, broken kernels and a missing toolchain give the documented errors.
 mod errors;
 
+/// Issue 32, class 1: every damaged toolchain file is a toolchain error naming it, never a crash.
+mod damaged_toolchain;
+
 /// Every configuration error names its key path, `Cargo.toml:LINE:COL`, the value and what is expected.
 mod config_errors;
 

@@ -371,3 +371,58 @@ fn prebuild_refuses_a_crate_with_host_files_at_its_host_entry() {
     }
     assert!(!dir.path().join("launch-prebuilt").exists());
 }
+
+/// Issue 32, class 5: a stale prebuilt folder and no toolchain give the build's message (what
+/// changed, `cargo launch prebuild`, `cargo launch setup`) from every entry point that builds the
+/// crate — `cargo build` and the commands that look for a toolchain before building — under
+/// `LAUNCH_PREBUILT` unset (exit 3, the toolchain's kind) and `require` (the refusal, exit 4).
+#[test]
+fn a_stale_folder_without_a_toolchain_gives_the_build_s_message_from_every_entry_point() {
+    toolchain_root();
+    let kc = fixture("prebuilt_kernels");
+    assert_eq!(prebuild(kc.path(), &[]).0, 0);
+    let header = kc.path().join("kernels/common.cuh");
+    fs::write(&header, fs::read_to_string(&header).unwrap() + "// edited\n").unwrap();
+    let bare = Bare::new();
+    let commands: [&[&str]; 6] = [
+        &["build"],
+        &["launch", "report"],
+        &["launch", "report", "--format", "json"],
+        &["launch", "check"],
+        &["launch", "check", "--arch", "sm_80,sm_90"],
+        &["launch", "coverage"],
+    ];
+    let (mut cases, mut wrong) = (0, Vec::new());
+    for mode in [None, Some("require")] {
+        for args in commands {
+            cases += 1;
+            let mut cmd = if args[0] == "build" { cargo(kc.path()) } else { cargo_launch() };
+            bare.apply(&mut cmd).current_dir(kc.path()).args(args);
+            if let Some(m) = mode {
+                cmd.env("LAUNCH_PREBUILT", m);
+            }
+            let (code, stdout, stderr) = run(&mut cmd);
+            let want_code = match (args[0], mode) {
+                ("build", _) => 101,
+                (_, None) => 3,
+                (_, Some(_)) => 4,
+            };
+            let why = if mode.is_some() {
+                "LAUNCH_PREBUILT=require"
+            } else {
+                "No CUDA toolchain to compile them from source"
+            };
+            let said = code == want_code
+                && stderr.contains("cannot be used: kernels/common.cuh changed")
+                && stderr.contains(why)
+                && stderr.contains("`cargo launch prebuild`")
+                && stderr.contains("`cargo launch setup`");
+            if !said {
+                wrong.push(format!(
+                    "{args:?} LAUNCH_PREBUILT={mode:?}: exit {code} (want {want_code})\n{stdout}{stderr}"
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{} of {cases} entry points say something else:\n{}", wrong.len(), wrong.join("\n---\n"));
+}

@@ -163,6 +163,21 @@ impl Selection {
             })
     }
 
+    /// `e`, a toolchain error met before building, as the build of a selected package would give
+    /// it: the stale prebuilt folder's error (what changed, `cargo launch prebuild`, `cargo launch
+    /// setup`) where a package has one (`launch_engine::tooling::explain_no_toolchain`), so that
+    /// `report`, `check` and `coverage` say what `cargo build` says.
+    pub fn explain_no_toolchain(&self, e: Error) -> Error {
+        let Error::NoToolchain(why) = &e else { return e };
+        let env = launch_engine::tooling::Env::cli();
+        let why = crate::error::message(why);
+        self.packages
+            .iter()
+            .filter_map(|p| p.config.as_ref())
+            .find_map(|c| launch_engine::tooling::explain_no_toolchain(&env, c, &why))
+            .map_or(e, Error::from)
+    }
+
     /// [`Selection::build`] with every arch's PTX written too (`LAUNCH_ALL_PTX=1`, see
     /// `launch_engine::tooling::all_ptx_path`), into a target folder of its own,
     /// `<target>/launch-explore/<arches or "listed">`, so the normal build stays fresh. The kernel

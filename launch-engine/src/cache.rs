@@ -71,7 +71,7 @@ mod store;
 mod tool_digest;
 pub use remote::{Remote, RemoteConfig, RemoteUrl};
 pub use store::{LocalFolder, Store};
-pub use tool_digest::tool_digest;
+pub use tool_digest::{read_digest, recorded, tool_digest};
 
 /// Version of the key and entry layout. Bump it whenever either changes, or whenever something
 /// new can change a compiler's output.

@@ -90,6 +90,13 @@ pub fn tools(
             missing_tool(first, message)
         });
     };
+    // Never run a damaged nvcc (issue 32, class 1): named, with the way out, before it runs.
+    let memo = crate::toolchain::cache_dir(env);
+    if let Some(why) = crate::toolchain::damage(&nvcc, crate::toolchain::Role::Program, memo.as_deref()) {
+        let fix = crate::toolchain::reinstall(toolchain.origin);
+        let message = format!("`host` files are compiled with nvcc, and {} is damaged ({why}); {fix}", nvcc.display());
+        return Err(missing_tool(first, message));
+    }
     let cxx = cxx.map_err(|why| missing_tool(first, format!(
         "`host` files need a host C++ compiler (nvcc compiles their host code with it), and {why}; install g++ or clang++, or set CXX to one"
     )))?;

@@ -76,6 +76,10 @@ pub mod tooling {
         pub use crate::driver::{version, DriverVersion};
     }
 
+    /// What a crate's build says for a toolchain error a command met before building: the stale
+    /// prebuilt folder's error, as `cargo build` gives it, where it has one.
+    pub use crate::pipeline::explain_no_toolchain;
+
     /// `OUT_DIR/launch`-relative path of a kernel file's PTX for one arch, written when the build
     /// runs with `LAUNCH_ALL_PTX=1` (as `cargo launch explore` builds).
     pub use crate::assemble::all_ptx_path;
@@ -83,8 +87,8 @@ pub mod tooling {
     /// Finding and installing the CUDA toolchain.
     pub mod toolchain {
         pub use crate::toolchain::{
-            at, cache_dir, discover, discover_for, library_dir, library_include, library_installed, on_path, pin,
-            pin_dir, pinned_dir, python, Origin, Pin, Toolchain, PINNED_VERSION,
+            at, cache_dir, damage, discover, discover_for, library_dir, library_include, library_installed, on_path,
+            pin, pin_dir, pinned_dir, python, Origin, Pin, Role, Toolchain, PINNED_VERSION,
         };
     }
 

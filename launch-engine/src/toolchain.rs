@@ -18,11 +18,13 @@ use crate::env::Env;
 use crate::error::{Error, Searched};
 use crate::process::Tool;
 
+mod integrity;
 pub mod pin;
 mod probe;
 #[cfg(test)]
 mod tests;
 
+pub use integrity::{damage, Role};
 pub use pin::{Pin, PINNED_VERSION};
 
 /// Where a toolchain was found.
@@ -144,10 +146,12 @@ fn discover_toolchain(env: &Env, pin: &Pin) -> Result<Toolchain, Error> {
     let not_found =
         |searched| Error::ToolchainNotFound { toolchain: pin.name, default: pin.name == pin::DEFAULT.name, searched };
 
+    let memo = cache_dir(env);
+    let memo = memo.as_deref();
     if let Some(root) = env.get("LAUNCH_TOOLCHAIN") {
         let root = PathBuf::from(root);
         searched.push(match probe::probe(&root, Origin::Override, pin.major) {
-            Ok(t) => match judge(t, "LAUNCH_TOOLCHAIN", pin) {
+            Ok(t) => match judge(t, "LAUNCH_TOOLCHAIN", pin, memo) {
                 Verdict::Use(t) => return Ok(t),
                 Verdict::OtherMajor(s) | Verdict::Broken(s) => s,
             },
@@ -194,7 +198,7 @@ fn discover_toolchain(env: &Env, pin: &Pin) -> Result<Toolchain, Error> {
 
     for (source, dir, origin) in candidates {
         match probe::probe(&dir, origin, pin.major) {
-            Ok(t) => match judge(t, &source, pin) {
+            Ok(t) => match judge(t, &source, pin, memo) {
                 Verdict::Use(t) => return Ok(t),
                 Verdict::OtherMajor(s) => searched.push(s),
                 Verdict::Broken(s) => {
@@ -212,7 +216,7 @@ fn discover_toolchain(env: &Env, pin: &Pin) -> Result<Toolchain, Error> {
 /// filled in.
 pub fn at(root: &Path, origin: Origin, pin: &Pin) -> Result<Toolchain, Error> {
     let searched = match probe::probe(root, origin, pin.major) {
-        Ok(t) => match judge(t, "toolchain root", pin) {
+        Ok(t) => match judge(t, "toolchain root", pin, None) {
             Verdict::Use(t) => return Ok(t),
             Verdict::OtherMajor(s) | Verdict::Broken(s) => s,
         },
@@ -236,19 +240,29 @@ enum Verdict {
     Use(Toolchain),
     /// Another CUDA major than the pin's: passed over, unless `LAUNCH_TOOLCHAIN` named it.
     OtherMajor(Searched),
-    /// Its ptxas cannot be run (not executable, wrong CPU): the search ends there, as a place
-    /// searched that names where it came from. The tool's error text already holds the OS reason,
+    /// A file of it is damaged ([`integrity`]), or its ptxas cannot be run (not executable, wrong
+    /// CPU): the search ends there, as a place searched that names where it came from. The tool's error text already holds the OS reason,
     /// and `ToolchainNotFound` has no source, so a `{:#}` chain prints the reason once.
     Broken(Searched),
 }
 
-/// [`finish`]es `t` and checks its major against `pin`'s.
-fn judge(t: Toolchain, source: &str, pin: &Pin) -> Verdict {
+/// Checks every file of `t` the build loads or runs, [`finish`]es it and checks its major against
+/// `pin`'s. `memo`: the cache root, where the files' verified digests are remembered.
+fn judge(t: Toolchain, source: &str, pin: &Pin, memo: Option<&Path>) -> Verdict {
     let root = t.root.clone();
     let searched = |outcome| Searched { source: source.into(), path: Some(root.clone()), outcome };
     let override_ = t.origin == Origin::Override;
-    match finish(t) {
-        Ok(t) if t.major().is_some_and(|m| m != pin.major) => Verdict::OtherMajor(searched(format!(
+    // ptxas first, which `finish` runs; the rest once its version is known (it names the
+    // builtins library NVRTC needs when that is missing).
+    if let Some(why) = damage(&t.ptxas, Role::Program, memo) {
+        return Verdict::Broken(searched(format!("{} is damaged ({why}); {}", t.ptxas.display(), reinstall(t.origin))));
+    }
+    let t = match finish(t) {
+        Ok(t) => t,
+        Err(e) => return Verdict::Broken(searched(e.to_string())),
+    };
+    if t.major().is_some_and(|m| m != pin.major) {
+        return Verdict::OtherMajor(searched(format!(
             "holds CUDA {} (ptxas {}), but toolchain = \"{}\" needs CUDA {}.x{}",
             t.ptxas_version.split('.').take(2).collect::<Vec<_>>().join("."),
             t.ptxas_version,
@@ -259,9 +273,55 @@ fn judge(t: Toolchain, source: &str, pin: &Pin) -> Verdict {
             } else {
                 ""
             }
-        ))),
-        Ok(t) => Verdict::Use(t),
-        Err(e) => Verdict::Broken(searched(e.to_string())),
+        )));
+    }
+    match damaged_file(&t, pin.major, memo) {
+        Some(why) => Verdict::Broken(searched(why)),
+        None => Verdict::Use(t),
+    }
+}
+
+/// The first file of `t` that the build loads, runs or reads and that is damaged, with the fix:
+/// NVRTC, its builtins (which NVRTC loads when it compiles), ptxas, the header folders, and,
+/// where a pinned wheel's RECORD lists them, the headers every kernel's compile reads
+/// (`cuda_runtime.h`, `cuda_fp16.h`, CCCL's `cuda/std/version`). Before anything is loaded or run:
+/// a library cut short kills the process that maps it.
+fn damaged_file(t: &Toolchain, major: u32, memo: Option<&Path>) -> Option<String> {
+    let dir = t.nvrtc.parent().unwrap_or(Path::new("."));
+    let mut builtins: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("libnvrtc-builtins.so"))
+        .map(|e| e.path())
+        .collect();
+    builtins.sort();
+    if builtins.is_empty() {
+        // Named as NVRTC names it: `libnvrtc-builtins.so.<major>.<minor>` of its version (its
+        // wheel's, its file name's, else ptxas's: one toolchain).
+        let version = nvrtc_version_from_files(t)
+            .or_else(|| Some(t.ptxas_version.clone()).filter(|v| v.split('.').count() >= 2))
+            .map(|v| v.split('.').take(2).collect::<Vec<_>>().join("."));
+        builtins.push(dir.join(format!("libnvrtc-builtins.so.{}", version.as_deref().unwrap_or("*"))));
+    }
+    let mut files: Vec<(PathBuf, Role)> = vec![(t.nvrtc.clone(), Role::Loaded)];
+    files.extend(builtins.into_iter().map(|b| (b, Role::Loaded)));
+    files.push((t.ptxas.clone(), Role::Program));
+    files.extend(t.include.iter().chain(&t.cccl_include).map(|i| (i.clone(), Role::Headers)));
+    let pinned = probe::header_markers(&t.root, major).into_iter().filter(|h| crate::cache::recorded(h).is_some());
+    files.extend(pinned.map(|h| (h, Role::Loaded)));
+    let (path, why) = files.into_iter().find_map(|(p, role)| damage(&p, role, memo).map(|why| (p, why)))?;
+    Some(format!("{} is damaged ({why}); {}", path.display(), reinstall(t.origin)))
+}
+
+/// How to get an intact toolchain instead of a damaged one from `origin`.
+pub(crate) fn reinstall(origin: Origin) -> &'static str {
+    match origin {
+        Origin::Override => "point LAUNCH_TOOLCHAIN at an intact toolchain, or unset it and run `cargo launch setup`",
+        Origin::Cache => "run `cargo launch setup`, which installs it again",
+        Origin::SitePackages | Origin::Toolkit => {
+            "reinstall it, or run `cargo launch setup` (the cargo-launch cache is searched first)"
+        }
     }
 }
 

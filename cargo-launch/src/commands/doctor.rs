@@ -29,8 +29,17 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<(), Error> {
     let mut problems = Vec::new();
     let (krate, config) = crate_state(args.manifest_path.as_deref(), &mut problems);
     let needed = config.as_ref().map_or(pin::DEFAULT, |c| c.toolchain);
-    let toolchains =
-        pin::PINS.iter().map(|p| toolchains::check(&env, p, p.name == needed.name, &mut problems)).collect();
+    let mut out = crate::stdout::stdout();
+    // In text, each toolchain is printed (and flushed) as soon as it is checked: whatever a
+    // later check meets, what was checked before it is on the screen.
+    let mut toolchains = Vec::new();
+    for p in &pin::PINS {
+        let state = toolchains::check(&env, p, p.name == needed.name, &mut problems);
+        if args.format == Format::Text {
+            toolchain_text(&mut out, &state).and_then(|()| out.flush()).context("writing the diagnosis")?;
+        }
+        toolchains.push(state);
+    }
     if let Some(c) = &config {
         host_check::problems(&env, c, &mut problems);
     }
@@ -58,7 +67,6 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<(), Error> {
         krate,
         problems,
     };
-    let mut out = crate::stdout::stdout();
     match args.format {
         Format::Text => text(&mut out, &doc),
         Format::Json => {
@@ -172,29 +180,29 @@ fn yes(b: bool) -> &'static str {
     }
 }
 
-fn text(out: &mut impl Write, doc: &Document) -> std::io::Result<()> {
-    for t in &doc.toolchains {
-        let at = t.path.as_ref().map_or("no cache folder".to_string(), |p| p.display().to_string());
-        if !t.installed {
-            writeln!(out, "toolchain {} ({}): not installed ({at})", t.name, t.version)?;
-            continue;
-        }
-        writeln!(out, "toolchain {} ({}): {at} ({})", t.name, t.version, t.origin.as_deref().unwrap_or_default())?;
-        writeln!(
-            out,
-            "  files     {} checked against the wheels' RECORD, {} differ",
-            t.files_checked,
-            t.damaged.len()
-        )?;
-        let v = |o: &Option<String>| o.clone().unwrap_or_else(|| "NO".into());
-        match &t.nvrtc {
-            Some(n) => writeln!(out, "  nvrtc     {n} (loads with its builtins and compiles)")?,
-            None => writeln!(out, "  nvrtc     NO")?,
-        }
-        writeln!(out, "  ptxas     {}", v(&t.ptxas))?;
-        writeln!(out, "  nvdisasm  {}", v(&t.nvdisasm))?;
-        writeln!(out, "  cccl      {}", yes(t.cccl))?;
+/// One toolchain's lines of the text form.
+fn toolchain_text(out: &mut impl Write, t: &launch_schema::doctor::ToolchainState) -> std::io::Result<()> {
+    let at = t.path.as_ref().map_or("no cache folder".to_string(), |p| p.display().to_string());
+    if !t.installed {
+        return match t.damaged.first() {
+            Some(why) => writeln!(out, "toolchain {} ({}): damaged ({at}): {why}", t.name, t.version),
+            None => writeln!(out, "toolchain {} ({}): not installed ({at})", t.name, t.version),
+        };
     }
+    writeln!(out, "toolchain {} ({}): {at} ({})", t.name, t.version, t.origin.as_deref().unwrap_or_default())?;
+    writeln!(out, "  files     {} checked against the wheels' RECORD, {} differ", t.files_checked, t.damaged.len())?;
+    let v = |o: &Option<String>| o.clone().unwrap_or_else(|| "NO".into());
+    match &t.nvrtc {
+        Some(n) => writeln!(out, "  nvrtc     {n} (loads with its builtins and compiles)")?,
+        None => writeln!(out, "  nvrtc     NO")?,
+    }
+    writeln!(out, "  ptxas     {}", v(&t.ptxas))?;
+    writeln!(out, "  nvdisasm  {}", v(&t.nvdisasm))?;
+    writeln!(out, "  cccl      {}", yes(t.cccl))
+}
+
+/// The text form after the toolchains, which [`toolchain_text`] printed as they were checked.
+fn text(out: &mut impl Write, doc: &Document) -> std::io::Result<()> {
     for var in &doc.environment {
         let at = var.points_at.as_deref().map(|p| format!(" ({p})")).unwrap_or_default();
         writeln!(out, "env {}={}{at}", var.name, var.value)?;

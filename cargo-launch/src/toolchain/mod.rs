@@ -47,7 +47,8 @@ pub fn ensure_unless_prebuilt(
     if !needs_toolchain && selection.prebuilt_covers(arches) {
         return Ok(selection.toolchains());
     }
-    ensure(no_setup, selection)
+    // Without a toolchain, a stale prebuilt folder is the cause to tell, as the build tells it.
+    ensure(no_setup, selection).map_err(|e| selection.explain_no_toolchain(e))
 }
 
 /// The compute capabilities the pinned toolchains `pins` all target (`Pin::targets`, measured),
@@ -78,8 +79,8 @@ fn ensure_pin(no_setup: bool, pin: &Pin) -> Result<(), Error> {
             };
             Err(Error::NoToolchain(anyhow::anyhow!(
                 "no CUDA toolchain in LAUNCH_TOOLCHAIN={}: {why}\nfix: point LAUNCH_TOOLCHAIN at a folder holding \
-                     {wheels} (a pip --target folder) or at a CUDA {major} toolkit, or unset it; \
-                     while it is set nothing else is searched and nothing is installed",
+                     {wheels} (a pip --target folder) or at a CUDA {major} toolkit, or unset it and run \
+                     `cargo launch setup`; while it is set nothing else is searched and nothing is installed",
                 std::path::Path::new(&root).display()
             )))
         }

@@ -45,8 +45,18 @@ struct Stamp {
 
 type Memo = HashMap<Stamp, [u8; 32]>;
 
+/// The memo file of digests taken by reading the bytes, never from a RECORD
+/// ([`read_digest`]: what a toolchain's files are checked with).
+pub const READ_MEMO_FILE: &str = "tool-checks.tsv";
+
 /// The in-process memo: every build of a process (a test binary, `cargo launch`) shares it.
 fn process_memo() -> &'static Mutex<Memo> {
+    static MEMO: OnceLock<Mutex<Memo>> = OnceLock::new();
+    MEMO.get_or_init(Mutex::default)
+}
+
+/// The in-process memo of [`read_digest`].
+fn read_memo_of_process() -> &'static Mutex<Memo> {
     static MEMO: OnceLock<Mutex<Memo>> = OnceLock::new();
     MEMO.get_or_init(Mutex::default)
 }
@@ -55,10 +65,26 @@ fn process_memo() -> &'static Mutex<Memo> {
 /// and, with `memo_dir` (the cache root), in its [`MEMO_FILE`]. A file that cannot be read
 /// hashes as its error text: the compile that uses it fails anyway.
 pub fn tool_digest(path: &Path, memo_dir: Option<&Path>) -> [u8; 32] {
-    digest_with(path, memo_dir, process_memo())
+    digest_with(path, memo_dir, process_memo(), Source::RecordOrBytes)
 }
 
-fn digest_with(path: &Path, memo_dir: Option<&Path>, memory: &Mutex<Memo>) -> [u8; 32] {
+/// The SHA-256 of the bytes of the file at `path` as read (never taken from a RECORD: this is
+/// what a file is checked against its RECORD with), memoised like [`tool_digest`] in its own
+/// [`READ_MEMO_FILE`], so that a build reads a toolchain's files once.
+pub fn read_digest(path: &Path, memo_dir: Option<&Path>) -> [u8; 32] {
+    digest_with(path, memo_dir, read_memo_of_process(), Source::Bytes)
+}
+
+/// What [`digest_with`] may take a digest from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// The wheel's RECORD when it lists the file at its size, else the bytes.
+    RecordOrBytes,
+    /// The bytes only.
+    Bytes,
+}
+
+fn digest_with(path: &Path, memo_dir: Option<&Path>, memory: &Mutex<Memo>, source: Source) -> [u8; 32] {
     let unreadable = |e: io::Error| -> [u8; 32] { Sha256::digest(format!("unreadable: {e}").as_bytes()).into() };
     let stamp = match stamp_of(path) {
         Ok(s) => s,
@@ -68,13 +94,15 @@ fn digest_with(path: &Path, memo_dir: Option<&Path>, memory: &Mutex<Memo>) -> [u
     if let Some(d) = lock().get(&stamp) {
         return *d;
     }
-    let file = memo_dir.map(|d| d.join(MEMO_FILE));
+    let name = if source == Source::Bytes { READ_MEMO_FILE } else { MEMO_FILE };
+    let file = memo_dir.map(|d| d.join(name));
     let mut memo = file.as_deref().map(read_memo).unwrap_or_default();
     if let Some(d) = memo.get(&stamp) {
         lock().insert(stamp, *d);
         return *d;
     }
-    let digest = match from_record(path, stamp.size).map_or_else(|| hash_file(path), Ok) {
+    let recorded = if source == Source::Bytes { None } else { from_record(path, stamp.size) };
+    let digest = match recorded.map_or_else(|| hash_file(path), Ok) {
         Ok(d) => d,
         Err(e) => return unreadable(e),
     };
@@ -113,9 +141,10 @@ fn hash_file(path: &Path) -> io::Result<[u8; 32]> {
     }
 }
 
-/// How many folders above a tool are searched for the wheel's `*.dist-info` (a wheel's tools are
-/// two or three levels below it: `nvidia/cuda_nvcc/bin/ptxas`).
-const RECORD_LEVELS: usize = 5;
+/// How many folders above a file are searched for the wheel's `*.dist-info` (a wheel's tools are
+/// two or three levels below it, `nvidia/cuda_nvcc/bin/ptxas`; CCCL's headers five,
+/// `nvidia/cuda_cccl/include/cuda/std/version`).
+const RECORD_LEVELS: usize = 8;
 
 /// The largest RECORD read.
 const MAX_RECORD: u64 = 8 << 20;
@@ -124,6 +153,13 @@ const MAX_RECORD: u64 = 8 << 20;
 /// one of the `*.dist-info` folders up to [`RECORD_LEVELS`] above it lists `path` (relative to
 /// that folder's parent) with `size` bytes.
 fn from_record(path: &Path, size: u64) -> Option<[u8; 32]> {
+    recorded(path).filter(|(_, listed)| *listed == size).map(|(digest, _)| digest)
+}
+
+/// The SHA-256 and size the RECORD of the pip wheel that installed the file at `path` lists for
+/// it (a `*.dist-info` folder up to [`RECORD_LEVELS`] above it, `path` relative to its parent);
+/// `None` when no RECORD lists it.
+pub fn recorded(path: &Path) -> Option<([u8; 32], u64)> {
     for top in path.ancestors().skip(1).take(RECORD_LEVELS) {
         let Ok(rel) = path.strip_prefix(top) else { continue };
         let rel: Vec<&str> = rel.iter().map(|c| c.to_str()).collect::<Option<_>>()?;
@@ -137,7 +173,7 @@ fn from_record(path: &Path, size: u64) -> Option<[u8; 32]> {
             let text = String::from_utf8_lossy(&bytes);
             let Some(line) = text.lines().find(|l| l.starts_with(&prefix)) else { continue };
             let (b64, listed) = line[prefix.len()..].split_once(',')?;
-            return (listed.trim().parse::<u64>().ok()? == size).then(|| from_base64url(b64)).flatten();
+            return Some((from_base64url(b64)?, listed.trim().parse::<u64>().ok()?));
         }
     }
     None

@@ -61,7 +61,14 @@ pub struct Located {
 /// the order); older ones found on the way are passed over and listed in the error.
 pub fn locate(env: &Env, toolchain: &Toolchain, timeout: Duration) -> Result<Located, NotFound> {
     let mut searched = Vec::new();
+    let memo = toolchain::cache_dir(env);
     let check = |path: PathBuf, searched: &mut Vec<(String, String)>, place: String| -> Option<Located> {
+        // Never run a damaged file (a truncated one can die of a signal, saying nothing).
+        if let Some(why) = toolchain::damage(&path, toolchain::Role::Program, memo.as_deref()) {
+            let fix = "run `cargo launch setup`, which installs it again";
+            searched.push((place, format!("{} is damaged ({why}); {fix}", path.display())));
+            return None;
+        }
         match version(&path, timeout) {
             Ok(v) if marks_spills(&v) => Some(Located { path, version: v }),
             Ok(v) => {

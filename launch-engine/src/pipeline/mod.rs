@@ -20,6 +20,8 @@ mod prebuilt;
 #[cfg(test)]
 mod tests;
 
+pub use prebuilt::explain_no_toolchain;
+
 use std::path::{Path, PathBuf};
 
 use crate::cargo_directives;

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use crate::build_stats::{self, PrebuiltUse};
 use crate::cargo_directives;
+use crate::config::Config;
 use crate::env::Env;
 use crate::error::{Error, ErrorKind};
 use crate::plan::Plan;
@@ -32,18 +33,37 @@ pub enum Decision {
 /// source that cannot be read; an output that cannot be written.
 pub fn run(env: &Env, plan: &Plan, launch_dir: &Path) -> Result<Decision, Error> {
     let started = Instant::now();
+    match examine(env, plan, true)? {
+        Examined::Fresh(record, files) => {
+            embed(env, &record, &files, launch_dir, started).map(|m| Decision::Embedded(Box::new(m)))
+        }
+        Examined::Compile(stale) => Ok(Decision::Compile { stale }),
+    }
+}
+
+/// What the prebuilt folder of `plan`'s crate is to its build, without writing anything.
+enum Examined {
+    /// It matches, its files read and checked: the build embeds them.
+    Fresh(Box<prebuilt::Record>, std::collections::BTreeMap<String, Vec<u8>>),
+    /// Compile from source; what did not match (empty: no folder, or not to be used).
+    Compile(Vec<String>),
+}
+
+/// `warn`: say (as a cargo warning) that an unreadable record is ignored; a command's own look
+/// says nothing.
+fn examine(env: &Env, plan: &Plan, warn: bool) -> Result<Examined, Error> {
     let mode = env.prebuilt_mode()?;
     let folder = prebuilt::folder(plan.config.root());
     // `cargo launch explore` wants every arch's PTX, which the folder does not hold; a crate with
     // `host` files links them from source.
     let usable = mode != Mode::Ignore && !env.flag("LAUNCH_ALL_PTX")? && plan.host_files().next().is_none();
     if !usable {
-        return Ok(Decision::Compile { stale: Vec::new() });
+        return Ok(Examined::Compile(Vec::new()));
     }
-    let Some(record) = prebuilt::read_record(&folder).or_else(|e| refused(mode, e))? else {
+    let Some(record) = prebuilt::read_record(&folder).or_else(|e| refused(mode, e, warn))? else {
         return match mode {
             Mode::Require => Err(require_error(&folder, vec!["the crate has no prebuilt folder".to_string()])),
-            _ => Ok(Decision::Compile { stale: Vec::new() }),
+            _ => Ok(Examined::Compile(Vec::new())),
         };
     };
     if env.is_build_script() {
@@ -53,23 +73,39 @@ pub fn run(env: &Env, plan: &Plan, launch_dir: &Path) -> Result<Decision, Error>
     let mut stale = prebuilt::changes(&record, &fp);
     if stale.is_empty() {
         match prebuilt::read_files(&folder, &record) {
-            Ok(files) => {
-                return embed(env, &record, &files, launch_dir, started).map(|m| Decision::Embedded(Box::new(m)))
-            }
+            Ok(files) => return Ok(Examined::Fresh(Box::new(record), files)),
             Err(Error::Prebuilt { problems, .. }) => stale = problems,
             Err(e) => return Err(e),
         }
     }
     match mode {
         Mode::Require => Err(require_error(&folder, stale)),
-        _ => Ok(Decision::Compile { stale }),
+        _ => Ok(Examined::Compile(stale)),
+    }
+}
+
+/// What the build of the crate `config` describes would say instead of `why`, the toolchain
+/// problem a command met before building (`cargo launch report`, `check` and `coverage` look for
+/// the toolchain first): when the crate's prebuilt folder is stale, the build's own error
+/// ([`Error::Prebuilt`]: what changed, `cargo launch prebuild`, `cargo launch setup`); under
+/// `LAUNCH_PREBUILT=require`, its refusal; `None` when the folder explains nothing (none, fresh,
+/// not to be used). One message for every entry point.
+pub fn explain_no_toolchain(env: &Env, config: &Config, why: &dyn std::fmt::Display) -> Option<Error> {
+    let plan = Plan::resolve(config.clone()).ok()?;
+    match examine(env, &plan, false) {
+        Ok(Examined::Compile(stale)) if !stale.is_empty() => {
+            Some(stale_without_toolchain(&prebuilt::folder(config.root()), &stale, why))
+        }
+        Ok(_) => None,
+        Err(refused) => Some(refused),
     }
 }
 
 /// A record that cannot be read: under `require` the error, else a folder that does not match.
-fn refused(mode: Mode, e: Error) -> Result<Option<prebuilt::Record>, Error> {
+fn refused(mode: Mode, e: Error, warn: bool) -> Result<Option<prebuilt::Record>, Error> {
     match (mode, e) {
         (Mode::Require, e) => Err(e),
+        (_, Error::Prebuilt { .. }) if !warn => Ok(None),
         (_, Error::Prebuilt { problems, .. }) => {
             cargo_directives::launch_build_warning(&format!(
                 "the prebuilt kernels cannot be read ({}); compiling from source",
@@ -106,10 +142,14 @@ pub fn without_toolchain(e: Error, folder: &Path, stale: &[String]) -> Error {
     if stale.is_empty() || e.kind() != ErrorKind::Toolchain {
         return e;
     }
+    stale_without_toolchain(folder, stale, &e)
+}
+
+fn stale_without_toolchain(folder: &Path, stale: &[String], why: &dyn std::fmt::Display) -> Error {
     Error::Prebuilt {
         folder: folder.to_path_buf(),
         problems: stale.to_vec(),
-        instead: format!("No CUDA toolchain to compile them from source: {e}"),
+        instead: format!("No CUDA toolchain to compile them from source: {why}"),
         no_toolchain: true,
     }
 }

@@ -40,6 +40,17 @@ fn wheels(root: &Path, major: u32) -> Layout {
     }
 }
 
+/// The headers every compile reads, where CUDA `major`'s wheels keep them under `root`: the
+/// runtime's `cuda_runtime.h` and `cuda_fp16.h`, CCCL's `cuda/std/version`.
+pub(super) fn header_markers(root: &Path, major: u32) -> Vec<PathBuf> {
+    let layout = wheels(root, major);
+    vec![
+        layout.include.join("cuda_runtime.h"),
+        layout.include.join("cuda_fp16.h"),
+        layout.cccl.join("cuda/std/version"),
+    ]
+}
+
 /// A CUDA toolkit at `root`, of any major (the caller checks ptxas's).
 fn toolkit(root: &Path) -> Layout {
     Layout {

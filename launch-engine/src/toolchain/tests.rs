@@ -38,7 +38,12 @@ fn fake(root: &Path, files: &[&str], ptxas: Option<(&str, &str)>) {
     for f in files {
         let p = root.join(f);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, b"").unwrap();
+        // Not empty (an empty file is a damaged one), and NVRTC with its builtins beside it.
+        std::fs::write(&p, b"fake").unwrap();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if let Some(version) = name.strip_prefix("libnvrtc.so") {
+            std::fs::write(p.with_file_name(format!("libnvrtc-builtins.so{version}")), b"fake").unwrap();
+        }
     }
     if let Some((path, version)) = ptxas {
         let p = root.join(path);
@@ -156,8 +161,11 @@ fn a_ptxas_that_cannot_start_names_its_source_and_the_reason_once() {
     let e = at(dir.path(), Origin::Override, &CUDA_12_9).unwrap_err();
     assert!(matches!(e, Error::ToolchainNotFound { .. }), "{e:?}");
     let text = anyhow_like(&e);
-    assert!(text.contains(&format!("- toolchain root: {}: could not start `", dir.path().display())), "{text}");
-    assert_eq!(text.matches("Permission denied").count(), 1, "{text}");
+    // Named as damaged before anything tries to run it, with the way out.
+    let ptxas = dir.path().join("nvidia/cuda_nvcc/bin/ptxas");
+    let want = format!("- toolchain root: {}: {} is damaged (not executable); ", dir.path().display(), ptxas.display());
+    assert!(text.contains(&want) && text.contains("`cargo launch setup`"), "{text}");
+    assert_eq!(text.matches("not executable").count(), 1, "{text}");
 }
 
 /// The message and every source below it, as `{:#}` of anyhow prints them.

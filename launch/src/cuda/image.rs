@@ -76,7 +76,9 @@ pub struct NoImage {
     /// What was asked for.
     pub prefer: Prefer,
     /// For a kernel's image: its name and the arches whose builds have it (an `#if
-    /// __CUDA_ARCH__` left it out of the others). `None` for a whole module.
+    /// __CUDA_ARCH__` left it out of the others), when the module has an image for the device
+    /// that lacks the kernel. `None` for a whole module, and when no image of the module runs on
+    /// the device at all (then the fix is the arch to add, whatever the kernel).
     /// (Boxed: errors stay small.)
     pub kernel: Option<Box<(&'static str, Vec<&'static str>)>>,
 }
@@ -188,8 +190,12 @@ fn choose(module: &Module, kernel: Option<&Kernel>, cc: (u32, u32), prefer: Pref
         cubins: module.cubins.iter().map(|c| c.arch).collect(),
         ptx_arch: if module.ptx.is_empty() { "" } else { module.ptx_arch },
         prefer,
+        // The kernel's absence is the reason only when the module has an image this device
+        // takes and the kernel is not in it; when no image of the module runs here (a crate built
+        // for sm_100 alone on an sm_90), the arch to add is the fix, whatever the kernel.
         kernel: kernel
             .filter(|k| !k.resources.is_empty())
+            .filter(|_| choose(module, None, cc, prefer).is_ok())
             .map(|k| Box::new((k.name, k.resources.iter().map(|r| r.arch).collect()))),
     })
 }
@@ -322,5 +328,73 @@ mod tests {
         assert_eq!(max_ptx_isa(13000), Some((9, 0)));
         assert_eq!(max_ptx_isa(12040), Some((8, 4)));
         assert_eq!(max_ptx_isa(99000), None);
+    }
+    // kernels/one.cu built for sm_100 alone: nothing in it is arch-gated.
+    static ONE_CUBINS: &[Cubin] = &[Cubin { arch: "sm_100", bytes: b"100" }];
+    static ONE: Module = Module {
+        file: "kernels/one.cu",
+        cubins: ONE_CUBINS,
+        ptx_arch: "sm_100",
+        ptx: ".version 8.8\n.target sm_100\n",
+        extra_ptx: &[],
+    };
+    static ONLY_100: Kernel = Kernel { module: &ONE, ..on(&[crate::ArchResources { arch: "sm_100", resources: R }]) };
+
+    /// Every kernel placement (on all the module's arches, on some, a module of one arch) × a
+    /// device older than every build, of the same major, exact, newer × every preference: the
+    /// `#if __CUDA_ARCH__` wording only where the module has an image for the device that lacks
+    /// the kernel; everywhere else the module's message, which says which arch to add.
+    #[test]
+    fn the_arch_gated_wording_only_where_another_build_of_the_module_lacks_the_kernel() {
+        let kernels: [(&str, &Kernel); 4] = [
+            ("everywhere", &EVERYWHERE),
+            ("fp8_only", &FP8_ONLY),
+            ("pre_hopper", &PRE_HOPPER),
+            ("only_100", &ONLY_100),
+        ];
+        let devices = [(7, 5), (8, 0), (8, 6), (9, 0), (10, 0), (10, 3), (12, 0)];
+        let prefers = [Prefer::Auto, Prefer::Cubin, Prefer::Ptx];
+        // The only cases where the module has an image this device takes and the kernel is absent from it.
+        let gated = [
+            ("fp8_only", (8, 0), Prefer::Auto),
+            ("fp8_only", (8, 6), Prefer::Auto),
+            ("fp8_only", (8, 0), Prefer::Cubin),
+            ("fp8_only", (8, 6), Prefer::Cubin),
+            ("fp8_only", (8, 0), Prefer::Ptx),
+            ("fp8_only", (8, 6), Prefer::Ptx),
+            ("pre_hopper", (9, 0), Prefer::Cubin),
+        ];
+        let (mut cases, mut errors, mut wrong) = (0, 0, Vec::new());
+        for (name, kernel) in kernels {
+            for cc in devices {
+                for prefer in prefers {
+                    cases += 1;
+                    let Err(e) = select_image_for(kernel, cc, prefer) else { continue };
+                    errors += 1;
+                    let text = e.to_string();
+                    let device = format!("sm_{}{}", cc.0, cc.1);
+                    let says_gated = text.contains("#if __CUDA_ARCH__") && e.kernel.is_some();
+                    let says_add = text.contains(&format!("add \"{device}\" to `arch`"));
+                    let want_gated = gated.contains(&(name, cc, prefer));
+                    let names_device = text.contains(&format!("this {device} device"));
+                    let ok = names_device
+                        && if want_gated { says_gated && !says_add } else { says_add && !says_gated }
+                        && (prefer != Prefer::Cubin || text.contains("PTX not allowed"));
+                    if !ok {
+                        wrong.push(format!("{name} on {device} ({prefer:?}): {text}"));
+                    }
+                }
+            }
+        }
+        assert_eq!(cases, 84);
+        assert_eq!(errors, 38, "the enumeration's errors changed");
+        assert!(wrong.is_empty(), "{} of {errors} errors say the wrong thing:\n{}", wrong.len(), wrong.join("\n"));
+        // The H200 case of the report, word for word.
+        assert_eq!(
+            select_image_for(&ONLY_100, (9, 0), Prefer::Auto).unwrap_err().to_string(),
+            "kernels/one.cu: no image runs on this sm_90 device: cubins embedded for sm_100; the PTX is for \
+             compute_100, which a sm_90 device cannot JIT (PTX runs on its own compute capability and newer; `a` \
+             PTX only on its own chip, `f` PTX on its family); add \"sm_90\" to `arch` in [package.metadata.launch]"
+        );
     }
 }

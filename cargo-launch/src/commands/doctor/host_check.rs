@@ -2,7 +2,7 @@
 //! C++ compiler, found as the build finds them (`launch_engine::tooling::host_compiler`, the
 //! toolchain's `nvcc()`), so doctor and the build agree.
 
-use launch_engine::tooling::toolchain::discover_for;
+use launch_engine::tooling::toolchain::{damage, discover_for, Role};
 use launch_engine::tooling::{host_compiler, Env};
 use launch_schema::doctor::Problem;
 
@@ -20,7 +20,18 @@ pub(crate) fn problems(env: &Env, config: &launch_engine::Config, problems: &mut
     }
     // A toolchain that is not found is the toolchain check's problem already.
     let Ok(t) = discover_for(env, &config.toolchain) else { return };
-    if t.nvcc().is_none() {
+    // As the build judges it before running it.
+    let memo = launch_engine::tooling::toolchain::cache_dir(env);
+    if let Some(nvcc) = t.nvcc() {
+        if let Some(why) = damage(&nvcc, Role::Program, memo.as_deref()) {
+            let pin = config.toolchain.name;
+            problems.push(Problem {
+                blocking: true,
+                what: format!("{at} are compiled with nvcc, and {} is damaged ({why})", nvcc.display()),
+                fix: format!("run `cargo launch setup --toolchain {pin}`, which installs it again"),
+            });
+        }
+    } else {
         let pin = config.toolchain.name;
         let fix = if t.major().is_some_and(|m| m < 13) {
             "set `toolchain = \"13.0\"` (its wheels include nvcc) and run `cargo launch setup --toolchain 13.0`, or \

@@ -30,6 +30,26 @@ pub(crate) fn check(env: &Env, pin: &Pin, needed: bool, problems: &mut Vec<Probl
     let setup = format!("cargo launch setup --toolchain {}", pin.name);
     let t = match discover_for(env, pin) {
         Ok(t) => t,
+        // A damaged file, named by discovery before anything loaded or ran it: the toolchain is
+        // there but not usable, and nothing of it is loaded here either.
+        Err(launch_engine::Error::ToolchainNotFound { searched, .. })
+            if searched.iter().any(|s| s.outcome.contains(" is damaged (")) =>
+        {
+            let s = searched.iter().find(|s| s.outcome.contains(" is damaged (")).expect("found above");
+            state.path = s.path.clone();
+            state.damaged = vec![s.outcome.clone()];
+            let what = format!("CUDA {} toolchain ({}): {}", pin.name, s.source, s.outcome);
+            let fix = if env.untracked("LAUNCH_TOOLCHAIN").is_some() {
+                format!(
+                    "point LAUNCH_TOOLCHAIN at an intact CUDA {}.x toolchain, or unset it and run `{setup}`",
+                    pin.major
+                )
+            } else {
+                format!("run `{setup}`, which installs it again")
+            };
+            problem(needed, what, fix);
+            return state;
+        }
         Err(e) => {
             if needed {
                 // The error's list of places searched, on one line.

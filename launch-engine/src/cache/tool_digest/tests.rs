@@ -75,8 +75,29 @@ fn the_digest_is_the_sha256_of_the_bytes() {
     let tool = dir.path().join("ptxas");
     fs::write(&tool, b"abc").unwrap();
     let expected: [u8; 32] = Sha256::digest(b"abc").into();
-    assert_eq!(digest_with(&tool, None, &Mutex::default()), expected);
+    assert_eq!(digest_with(&tool, None, &Mutex::default(), Source::RecordOrBytes), expected);
     assert_eq!(tool_digest(&tool, None), expected);
+}
+
+/// The digests a toolchain's files are checked with (issue 32, class 1) are memoised the same
+/// way, in a file of their own (a RECORD-taken digest must never stand for a read one): a build
+/// reads the files once, and a file changed in size or time is read again.
+#[test]
+fn the_checked_digests_have_a_memo_of_their_own() {
+    let (dir, cache) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let tool = dir.path().join("libnvrtc.so.12");
+    fs::write(&tool, b"first").unwrap();
+    let t = mtime(&tool);
+    let first: [u8; 32] = Sha256::digest(b"first").into();
+    assert_eq!(read_digest(&tool, Some(cache.path())), first);
+    assert!(fs::read_to_string(cache.path().join(READ_MEMO_FILE)).unwrap().contains(&tool.display().to_string()));
+    assert!(!cache.path().join(MEMO_FILE).exists());
+    fs::write(&tool, b"other").unwrap();
+    set_mtime(&tool, t);
+    assert_eq!(digest_with(&tool, Some(cache.path()), &Mutex::default(), Source::Bytes), first, "memo file");
+    set_mtime(&tool, t + Duration::from_secs(5));
+    let other: [u8; 32] = Sha256::digest(b"other").into();
+    assert_eq!(digest_with(&tool, Some(cache.path()), &Mutex::default(), Source::Bytes), other);
 }
 
 /// An unchanged file is not read again: the file's bytes are swapped for others of the same size
@@ -90,25 +111,32 @@ fn the_memo_saves_the_reading_until_the_size_or_time_changes() {
     let t = mtime(&tool);
     let first: [u8; 32] = Sha256::digest(b"first").into();
     let memory = Mutex::default();
-    assert_eq!(digest_with(&tool, Some(cache.path()), &memory), first);
+    assert_eq!(digest_with(&tool, Some(cache.path()), &memory, Source::RecordOrBytes), first);
     let text = fs::read_to_string(cache.path().join(MEMO_FILE)).unwrap();
     assert!(text.contains(&tool.display().to_string()), "{text}");
 
     fs::write(&tool, b"other").unwrap();
     set_mtime(&tool, t);
-    assert_eq!(digest_with(&tool, Some(cache.path()), &memory), first, "in-process memo");
-    assert_eq!(digest_with(&tool, Some(cache.path()), &Mutex::default()), first, "memo file, a new process");
+    assert_eq!(digest_with(&tool, Some(cache.path()), &memory, Source::RecordOrBytes), first, "in-process memo");
+    assert_eq!(
+        digest_with(&tool, Some(cache.path()), &Mutex::default(), Source::RecordOrBytes),
+        first,
+        "memo file, a new process"
+    );
 
     // Another time: hashed again, and the file learns it.
     set_mtime(&tool, t + Duration::from_secs(5));
     let other: [u8; 32] = Sha256::digest(b"other").into();
-    assert_eq!(digest_with(&tool, Some(cache.path()), &memory), other);
-    assert_eq!(digest_with(&tool, Some(cache.path()), &Mutex::default()), other);
+    assert_eq!(digest_with(&tool, Some(cache.path()), &memory, Source::RecordOrBytes), other);
+    assert_eq!(digest_with(&tool, Some(cache.path()), &Mutex::default(), Source::RecordOrBytes), other);
 
     // Another size, same time.
     fs::write(&tool, b"longer").unwrap();
     set_mtime(&tool, t + Duration::from_secs(5));
-    assert_eq!(digest_with(&tool, Some(cache.path()), &memory), Sha256::digest(b"longer").as_slice());
+    assert_eq!(
+        digest_with(&tool, Some(cache.path()), &memory, Source::RecordOrBytes),
+        Sha256::digest(b"longer").as_slice()
+    );
 }
 
 #[test]
@@ -127,23 +155,27 @@ fn a_damaged_or_unreadable_memo_is_no_memo() {
     ];
     for text in bad {
         fs::write(&memo, &text).unwrap();
-        assert_eq!(digest_with(&tool, Some(cache.path()), &Mutex::default()), expected, "{text:?}");
+        assert_eq!(
+            digest_with(&tool, Some(cache.path()), &Mutex::default(), Source::RecordOrBytes),
+            expected,
+            "{text:?}"
+        );
     }
     // A folder in its place: no memo, and no failure.
     fs::remove_file(&memo).unwrap();
     fs::create_dir(&memo).unwrap();
-    assert_eq!(digest_with(&tool, Some(cache.path()), &Mutex::default()), expected);
+    assert_eq!(digest_with(&tool, Some(cache.path()), &Mutex::default(), Source::RecordOrBytes), expected);
     // A well-formed line is believed (that is what saves the reading).
     fs::remove_dir(&memo).unwrap();
     fs::write(&memo, format!("{}\t{}\t{ns}\t{}\n", "ab".repeat(32), meta.len(), tool.display())).unwrap();
-    assert_eq!(digest_with(&tool, Some(cache.path()), &Mutex::default()), [0xab; 32]);
+    assert_eq!(digest_with(&tool, Some(cache.path()), &Mutex::default(), Source::RecordOrBytes), [0xab; 32]);
 }
 
 #[test]
 fn a_missing_tool_hashes_as_its_error() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("none");
-    let d = digest_with(&missing, Some(dir.path()), &Mutex::default());
+    let d = digest_with(&missing, Some(dir.path()), &Mutex::default(), Source::RecordOrBytes);
     assert_ne!(d, Sha256::digest(b"").as_slice());
     assert!(!dir.path().join(MEMO_FILE).exists());
 }
@@ -178,12 +210,22 @@ fn a_wheels_record_gives_the_digest_without_reading_the_tool() {
         )
     };
     fs::write(info.join("RECORD"), record(size)).unwrap();
-    assert_eq!(digest_with(&ptxas, None, &Mutex::default()), [0xab; 32]);
+    assert_eq!(digest_with(&ptxas, None, &Mutex::default(), Source::RecordOrBytes), [0xab; 32]);
+    // What a file is checked with reads its bytes whatever the RECORD says (and the RECORD's
+    // entry is there to compare with).
+    assert_eq!(digest_with(&ptxas, None, &Mutex::default(), Source::Bytes), Sha256::digest(b"ptxas bytes").as_slice());
+    assert_eq!(recorded(&ptxas), Some(([0xab; 32], size)));
     fs::write(info.join("RECORD"), record(size + 1)).unwrap();
-    assert_eq!(digest_with(&ptxas, None, &Mutex::default()), Sha256::digest(b"ptxas bytes").as_slice());
+    assert_eq!(
+        digest_with(&ptxas, None, &Mutex::default(), Source::RecordOrBytes),
+        Sha256::digest(b"ptxas bytes").as_slice()
+    );
     // NVRTC has no line in the RECORD: hashed.
     let nvrtc = root.path().join("nvidia/cuda_nvrtc/lib/libnvrtc.so.12");
-    assert_eq!(digest_with(&nvrtc, None, &Mutex::default()), Sha256::digest(vec![7u8; 3 << 20]).as_slice());
+    assert_eq!(
+        digest_with(&nvrtc, None, &Mutex::default(), Source::RecordOrBytes),
+        Sha256::digest(vec![7u8; 3 << 20]).as_slice()
+    );
 }
 
 /// The pinned toolchain, where installed: RECORD's digests are the files' own.
