@@ -130,7 +130,7 @@ type Entry = (&'static str, fn() -> Command);
 
 /// The scrubbed environment: this cache folder alone, no system toolchain, no install.
 fn scrubbed(mut cmd: Command, cache: &Path, dir: &Path) -> Command {
-    for v in SCRUBBED {
+    for v in SCRUBBED.iter() {
         cmd.env_remove(v);
     }
     cmd.current_dir(dir)
