@@ -179,7 +179,8 @@ fn text(out: &mut impl Write, doc: &Document) -> std::io::Result<()> {
             writeln!(out, "toolchain {} ({}): not installed ({at})", t.name, t.version)?;
             continue;
         }
-        writeln!(out, "toolchain {} ({}): {at} ({})", t.name, t.version, t.origin.as_deref().unwrap_or_default())?;
+        // An install there that discovery cannot use has no origin: it is damaged.
+        writeln!(out, "toolchain {} ({}): {at} ({})", t.name, t.version, t.origin.as_deref().unwrap_or("damaged"))?;
         writeln!(
             out,
             "  files     {} checked against the wheels' RECORD, {} differ",

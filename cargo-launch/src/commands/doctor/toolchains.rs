@@ -10,6 +10,29 @@ use launch_schema::doctor::{Problem, ToolchainState};
 
 use super::record;
 
+/// An install in `dir` that discovery cannot use (`error`): what its RECORDs say, into `state`,
+/// and the problem and its fix.
+fn damaged(state: &mut ToolchainState, dir: &Path, pin: &Pin, error: &str, setup: &str) -> (String, String) {
+    let checked = record::verify(dir);
+    let shown: Vec<&str> = checked.damaged.iter().take(3).map(String::as_str).collect();
+    let differ = if checked.damaged.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} of {} files differ from the pinned wheels: {}",
+            checked.damaged.len(),
+            checked.files,
+            shown.join("; ")
+        )
+    };
+    let why = crate::toolchain::found_at(error);
+    let what = format!("CUDA {} toolchain at {} is damaged: {why}{differ}", pin.name, dir.display());
+    state.installed = true;
+    state.files_checked = checked.files;
+    state.damaged = checked.damaged;
+    (what, format!("remove {} and run `{setup}`", dir.display()))
+}
+
 /// The state of `pin`'s toolchain, and its problems: blocking ones when `needed` (the crate's
 /// toolchain, or the default outside a crate); a pin nobody asked for that is absent is no problem.
 pub(crate) fn check(env: &Env, pin: &Pin, needed: bool, problems: &mut Vec<Problem>) -> ToolchainState {
@@ -31,6 +54,12 @@ pub(crate) fn check(env: &Env, pin: &Pin, needed: bool, problems: &mut Vec<Probl
     let t = match discover_for(env, pin) {
         Ok(t) => t,
         Err(e) => {
+            // An install is there (setup's marker), but unusable: damaged, never "not installed".
+            if let Some(dir) = state.path.clone().filter(|d| d.join(".complete").is_file()) {
+                let (what, fix) = damaged(&mut state, &dir, pin, &e.to_string(), &setup);
+                problem(needed, what, fix);
+                return state;
+            }
             if needed {
                 // The error's list of places searched, on one line.
                 let text = e.to_string();
