@@ -69,6 +69,7 @@ pub(crate) fn read<T: DeserializeOwned>(
     document: &'static str,
     expected: u32,
     hint: &'static str,
+    known: &[Known],
 ) -> Result<T, ReadError> {
     #[derive(serde::Deserialize)]
     struct Version {
@@ -80,10 +81,10 @@ pub(crate) fn read<T: DeserializeOwned>(
     let own = fields_of::<T>();
     if !own.is_empty() {
         let mine = likeness(&keys, own);
-        let other = known()
-            .into_iter()
+        let other = known
+            .iter()
             .filter(|(name, _)| *name != document)
-            .map(|(name, fields)| (likeness(&keys, fields), name))
+            .map(|(name, fields)| (likeness(&keys, fields()), *name))
             .max_by(|a, b| a.0.total_cmp(&b.0));
         let found = other.filter(|(score, _)| *score > mine).map(|(_, name)| name);
         if found.is_some() || mine == 0.0 {
@@ -126,26 +127,12 @@ fn likeness(keys: &[String], fields: &[&str]) -> f64 {
     both as f64 / union as f64
 }
 
-/// Every document this crate reads, by the name its reader gives it, with its fields.
-fn known() -> Vec<(&'static str, &'static [&'static str])> {
-    vec![
-        ("report", fields_of::<crate::report::Document>()),
-        ("check", fields_of::<crate::check::Document>()),
-        ("coverage", fields_of::<crate::coverage::Document>()),
-        ("diff", fields_of::<crate::diff::Document>()),
-        ("doctor", fields_of::<crate::doctor::Document>()),
-        ("explore", fields_of::<crate::explore::Document>()),
-        ("occupancy sweep", fields_of::<crate::occupancy::Sweep>()),
-        ("manifest", fields_of::<crate::manifest::Manifest>()),
-        ("diagnostics", fields_of::<crate::diagnostics::Diagnostics>()),
-        ("build-stats.json", fields_of::<crate::stats::BuildStats>()),
-        ("launch-prebuilt/prebuilt.json", fields_of::<crate::prebuilt::Record>()),
-    ]
-}
+/// A document this crate reads: the name its reader gives it, and its fields ([`fields_of`]).
+pub(crate) type Known = (&'static str, fn() -> &'static [&'static str]);
 
 /// The fields a struct's `Deserialize` names (serde hands them to `deserialize_struct`); none
 /// for a type read as a map (one with a flattened field).
-fn fields_of<T: DeserializeOwned>() -> &'static [&'static str] {
+pub(crate) fn fields_of<T: DeserializeOwned>() -> &'static [&'static str] {
     let seen = std::cell::Cell::new(&[][..]);
     let _ = T::deserialize(Fields(&seen));
     seen.get()
@@ -207,7 +194,8 @@ mod tests {
     fn a_document_of_another_kind_is_named_never_blamed_on_a_version() {
         let mut wrong = Vec::new();
         let mut cases = 0;
-        for (name, fields) in known() {
+        for &(name, fields) in crate::KNOWN {
+            let fields = fields();
             assert!(!fields.is_empty(), "{name}: no fields seen");
             let doc: serde_json::Map<String, serde_json::Value> = fields
                 .iter()
