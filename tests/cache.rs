@@ -542,3 +542,68 @@ fn outputs_do_not_depend_on_the_checkout_folder() {
     assert_eq!(sd.iter().map(|x| &x.0).collect::<Vec<_>>(), sa.iter().map(|x| &x.0).collect::<Vec<_>>());
     assert!(differ.iter().all(|f| *f == "manifest.json"), "{differ:?}");
 }
+
+/// `from` recreated at `to` with every file hard-linked (identical bytes, as two installs of one
+/// pinned toolchain are, or a cache folder a CI step restores) and every symbolic link as it was.
+fn link_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let (path, target) = (e.path(), to.join(e.file_name()));
+        let kind = e.file_type().unwrap();
+        if kind.is_symlink() {
+            std::os::unix::fs::symlink(fs::read_link(&path).unwrap(), &target).unwrap();
+        } else if kind.is_dir() {
+            link_tree(&path, &target);
+        } else {
+            fs::hard_link(&path, &target).unwrap();
+        }
+    }
+}
+
+/// Issue 32, class 3, end to end: `LAUNCH_CACHE_DIR` inside the crate's folder (as CI recipes that
+/// cache a workspace folder have it) holding the pinned toolchain, which the build finds there.
+/// A second builder with its own cache folder in the crate (`cache2`: the same toolchain
+/// installed again, hard links, and the kernel entries the first one stored), then the crate
+/// moved to another path with its cache folder: both build everything from the cache. Before
+/// the fix the toolchain's headers and include folders were keyed as crate files
+/// (`$CRATE/cache/toolchain/...`), so each compiled all 6 jobs again.
+#[test]
+fn a_toolchain_in_a_cache_folder_inside_the_crate_is_keyed_by_content_not_place() {
+    let tc = toolchain_root();
+    let name = tc.file_name().unwrap();
+    let dir = crate_copy("toolchain-inside");
+    let build_with = |crate_dir: &Path, cache: &Path| {
+        let mut cmd = cargo_build(crate_dir, cache, &tc);
+        // Found in the cache folder, as `cargo launch setup` would have installed it there.
+        cmd.env_remove("LAUNCH_TOOLCHAIN");
+        build(cmd)
+    };
+    let (cache, cache2) = (dir.path().join("cache"), dir.path().join("cache2"));
+    link_tree(&tc, &cache.join("toolchain").join(name));
+    let cold = build_with(dir.path(), &cache);
+    assert_eq!((cold.stats.compiled, cold.stats.cached), (6, 0), "{:?}", cold.stats);
+    let manifest = fs::read_to_string(cold.launch_dir().join("manifest.json")).unwrap();
+    assert!(manifest.contains("/cache/toolchain/"), "the build used the toolchain in the crate:\n{manifest}");
+
+    link_tree(&tc, &cache2.join("toolchain").join(name));
+    link_tree(&cache.join("kernels"), &cache2.join("kernels"));
+    let second = build_with(dir.path(), &cache2);
+    let moved = tempfile::tempdir().unwrap();
+    let moved_crate = moved.path().join("other/path/crate");
+    link_tree(dir.path(), &moved_crate);
+    let third = build_with(&moved_crate, &moved_crate.join("cache"));
+    let outcomes = [("a second install in cache2", &second), ("the crate at another path", &third)];
+    let missed: Vec<String> = outcomes
+        .iter()
+        .filter(|(_, b)| (b.stats.compiled, b.stats.cached) != (0, 6))
+        .map(|(what, b)| format!("{what}: {} compiled, {} from the cache", b.stats.compiled, b.stats.cached))
+        .collect();
+    assert!(
+        missed.is_empty(),
+        "{} of {} builders missed the cache:\n{}",
+        missed.len(),
+        outcomes.len(),
+        missed.join("\n")
+    );
+}

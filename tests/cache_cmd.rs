@@ -205,3 +205,22 @@ fn every_documented_variable_is_scrubbed_from_the_children() {
         assert!(crate::support::SCRUBBED.contains(&name), "{name}");
     }
 }
+
+/// Issue 32, class 8: garbage lines in `kernel-builds.tsv` are skipped and counted, never read
+/// into impossible statistics ("100% of 3 jobs from the cache, 5 compiled", a build in 1970).
+#[test]
+fn damaged_build_log_lines_are_skipped_and_counted() {
+    let cache = tempfile::tempdir().unwrap();
+    let good = "1700000000\t6\t4\t2\tgood\n";
+    let bad = "0\t3\t3\t0\tin-1970\n1700000001\t3\t3\t5\timpossible\ngarbage\n";
+    fs::write(cache.path().join("kernel-builds.tsv"), format!("{good}{bad}")).unwrap();
+    let shown = cache_json(cache.path(), &[]);
+    let builds = &shown["builds"];
+    assert_eq!((builds["recorded"].as_u64(), builds["skipped_lines"].as_u64()), (Some(1), Some(3)), "{shown}");
+    assert_eq!((builds["all"]["jobs"].as_u64(), builds["all"]["compiled"].as_u64()), (Some(6), Some(2)), "{shown}");
+    let (code, text, stderr) = cache_cmd(cache.path(), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(text.contains("1 recorded: 66% of 6 jobs from the cache, 2 compiled"), "{text}");
+    assert!(text.contains("3 damaged lines of the build log skipped"), "{text}");
+    assert!(!text.contains("1970") && !text.contains("impossible"), "{text}");
+}

@@ -318,3 +318,25 @@ fn a_toolchain_pin_that_is_not_pinned_is_a_config_error() {
         "{stderr}"
     );
 }
+
+/// Issue 32, class 8: `diff` on a `prebuilt.json` (not a report) says what the file is, never
+/// that another version of cargo-launch wrote it.
+#[test]
+fn diff_on_a_prebuilt_record_says_what_the_file_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let prebuilt = dir.path().join("prebuilt.json");
+    let record = serde_json::json!({
+        "schema": 1, "key": "00", "package": "p", "made_by": "cargo-launch 0.1.0",
+        "toolchain": { "pin": "12.9", "nvrtc": "12.9.86", "ptxas": "12.9.86" },
+        "arches": ["sm_90"], "inputs": [], "files": [],
+    });
+    std::fs::write(&prebuilt, record.to_string()).unwrap();
+    let p = prebuilt.display().to_string();
+    let (code, _, stderr) = run(cargo_launch().args(["launch", "diff", &p, &p]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("this is cargo-launch's `launch-prebuilt/prebuilt.json` document, not its `report` document"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("another version"), "{stderr}");
+}

@@ -188,3 +188,41 @@ fn host_files_need_a_host_compiler_and_nvcc() {
         assert!(host[0].fix.contains("toolchain = \"13.0\""), "{host:#?}");
     }
 }
+
+/// Issue 32, class 8: a pinned install with one of its tools deleted is damaged, never "not
+/// installed" (doctor) nor one "an earlier cargo-launch installed" (setup): each file × each
+/// command, offline (setup says why it would install again, then stops).
+#[test]
+fn a_toolchain_with_a_tool_deleted_is_damaged_not_absent() {
+    let files = ["nvidia/cuda_nvcc/bin/ptxas", "nvidia/cuda_nvrtc/lib/libnvrtc.so.12"];
+    let mut wrong = Vec::new();
+    let mut cases = 0;
+    for file in files {
+        let cache = cache_with_toolchain();
+        let root = cache.path().join("toolchain").join(toolchain_root().file_name().unwrap());
+        fs::remove_file(root.join(file)).unwrap();
+        let name = Path::new(file).file_name().unwrap().to_string_lossy().into_owned();
+
+        cases += 1;
+        let (_, stdout, stderr) = doctor(cache.path(), &[]);
+        let said = format!("{stdout}{stderr}");
+        if said.contains("12.9 (12.9.86): not installed") || !said.contains("is damaged") || !said.contains(&name) {
+            wrong.push(format!("doctor, {file} deleted:\n{said}"));
+        }
+
+        cases += 1;
+        let (_, _, stderr) = run(cargo_launch()
+            .current_dir(cache.path())
+            .env("LAUNCH_CACHE_DIR", cache.path())
+            .env("LAUNCH_NO_SYSTEM_TOOLCHAIN", "1")
+            .env("CARGO_NET_OFFLINE", "true")
+            .args(["launch", "setup"]));
+        if stderr.contains("an earlier cargo-launch")
+            || stderr.contains("not installed")
+            || !stderr.contains("is damaged")
+        {
+            wrong.push(format!("setup, {file} deleted:\n{stderr}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{} of {cases} cases wrong:\n{}", wrong.len(), wrong.join("\n\n"));
+}

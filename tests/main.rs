@@ -162,3 +162,7 @@ mod doctor;
 /// Issue 24 item 1: `cargo launch diff` between two toolchains, a git revision and the working
 /// tree, or two report documents.
 mod diff;
+
+/// Issue 32 class 8: one kernel-name matcher for every place that takes a kernel name (kernel
+/// tables, tune tables, `explore`) × every form of a name, on the C++ overloads of `cpp_names`.
+mod kernel_names;

@@ -26,10 +26,13 @@ use crate::scheduler::{parallel, start_order, stops_the_build, tokens, Ran, Toke
 use crate::{source, toolchain};
 
 /// Placeholders for the absolute paths that compiler logs mention, so a cached log is right for
-/// whichever checkout and `OUT_DIR` loads it. The work folder first: it may lie under the root.
+/// whichever checkout, toolchain install and `OUT_DIR` loads it. The work folder and the
+/// toolchain first: either may lie under the crate root (keys say the same, see
+/// [`compile::portable_path`]).
 fn placeholders(compiler: &Compiler) -> Vec<(String, &'static str)> {
     vec![
         (compiler.work_dir().display().to_string(), "${LAUNCH_WORK_DIR}"),
+        (compiler.toolchain.root.display().to_string(), "${LAUNCH_TOOLCHAIN_ROOT}"),
         (compiler.root().display().to_string(), "${LAUNCH_CRATE_ROOT}"),
     ]
 }

@@ -123,13 +123,15 @@ impl Compiler {
         }
         let root = config.root().to_path_buf();
         let mut include_dirs = Vec::new();
-        // A folder outside the crate and the toolchain (an absolute `include`, a library's headers
-        // installed beside the toolchain) is `$INCLUDE<n>` in keys: its headers are keyed by
-        // content, never by where the folder is.
+        // A folder outside the crate and the toolchain (an absolute `include`) is `$INCLUDE<n>` in
+        // keys: its headers are keyed by content, never by where the folder is. So is a folder of
+        // the toolchain's outside its root (a library's headers installed beside it) wherever it
+        // lies, inside the crate too (`LAUNCH_CACHE_DIR=./cache`): the toolchain's files are never
+        // crate files. `n` counts in search order, so it does not depend on where anything lies.
         let mut outside = 0;
-        let mut portable = |path: &Path| {
+        let mut portable = |path: &Path, of_toolchain: bool| {
             let p = portable_path(path, &root, &toolchain.root);
-            if p.starts_with('$') {
+            if p.starts_with(TOOLCHAIN) || p.starts_with("$STD_HEADERS") || (p.starts_with(CRATE) && !of_toolchain) {
                 return p;
             }
             outside += 1;
@@ -137,7 +139,7 @@ impl Compiler {
         };
         for dir in std::iter::once(&config.kernel_dir).chain(&config.include_dirs) {
             let path = root.join(dir);
-            include_dirs.push(IncludeDir { portable: portable(&path), path });
+            include_dirs.push(IncludeDir { portable: portable(&path, false), path });
         }
         // Then the toolkit's headers and CCCL's, with our standard headers (headers.rs) around
         // them: the few that replace a toolkit header NVRTC cannot compile before, the rest last,
@@ -146,7 +148,7 @@ impl Compiler {
         let ours_first = std_headers.as_ref().map(|d| d.join(headers::FIRST));
         let ordered = ours_first.iter().chain(&toolchain.include).chain(&toolchain.cccl_include);
         for inc in ordered.chain(&toolchain.libraries).chain(&std_headers) {
-            include_dirs.push(IncludeDir { portable: portable(inc), path: inc.clone() });
+            include_dirs.push(IncludeDir { portable: portable(inc, true), path: inc.clone() });
         }
         let supported = nvrtc.supported_archs();
         let Settings { debug, timeout } = settings;
@@ -205,21 +207,25 @@ impl Compiler {
         self.includes(job).into_iter().map(|d| d.path).collect()
     }
 
-    /// `path` as cache keys hold it: [`portable_path`], and a path in a folder outside the crate
-    /// and the toolchain under that folder's `$INCLUDE<n>`.
+    /// `path` as cache keys hold it: [`portable_path`], and a path in a folder keyed as
+    /// `$INCLUDE<n>` (outside the crate and the toolchain's root, or the toolchain's own wherever
+    /// it lies) under that name. The toolchain's folders are matched before the crate root, so a
+    /// toolchain installed inside the crate is keyed as itself, never as crate files.
     pub fn portable(&self, path: &Path) -> String {
         let p = portable_path(path, &self.root, &self.toolchain.root);
-        if p.starts_with('$') {
+        if p.starts_with('$') && !p.starts_with(CRATE) {
             return p;
         }
-        for d in self.include_dirs.iter().filter(|d| d.portable.starts_with("$INCLUDE")) {
-            if let Ok(rel) = path.strip_prefix(&d.path) {
-                return rel
-                    .components()
-                    .fold(d.portable.clone(), |s, c| format!("{s}/{}", c.as_os_str().to_string_lossy()));
-            }
+        // The deepest folder that holds it: a library folder may lie inside an `include` one.
+        let folder = self
+            .include_dirs
+            .iter()
+            .filter(|d| d.portable.starts_with("$INCLUDE") && path.starts_with(&d.path))
+            .max_by_key(|d| d.path.components().count());
+        match folder {
+            Some(d) => under(path, &d.path, &d.portable).unwrap_or(p),
+            None => p,
         }
-        p
     }
 
     /// [`Compiler::include_search`] with the portable forms. A top-level file's folder is the
@@ -426,24 +432,30 @@ pub fn parse_report(job: &Job, log: &str) -> Result<PtxasLog, Error> {
     })
 }
 
-/// `path` with the crate root replaced by `$CRATE` and the toolchain root by `$TOOLCHAIN`
-/// (`/`-separated), else as it is.
+/// The crate root's name in keys.
+const CRATE: &str = "$CRATE";
+/// The toolchain root's name in keys.
+const TOOLCHAIN: &str = "$TOOLCHAIN";
+
+/// `path` with the toolchain root replaced by `$TOOLCHAIN` and the crate root by `$CRATE`
+/// (`/`-separated), else as it is. The toolchain root first: a toolchain installed inside the
+/// crate (a cache folder in the workspace, the target folder) is the toolchain, not crate files,
+/// so two installs of it at two places give one key.
 pub fn portable_path(path: &Path, root: &Path, toolchain_root: &Path) -> String {
     // Our standard headers' folder lies under OUT_DIR: its digest, not its place, goes in keys.
     if let Some(p) = headers::portable(path) {
         return p;
     }
-    for (base, name) in [(root, "$CRATE"), (toolchain_root, "$TOOLCHAIN")] {
-        if let Ok(rel) = path.strip_prefix(base) {
-            let mut s = name.to_string();
-            for c in rel.components() {
-                s.push('/');
-                s.push_str(&c.as_os_str().to_string_lossy());
-            }
-            return s;
-        }
-    }
-    path.display().to_string()
+    [(toolchain_root, TOOLCHAIN), (root, CRATE)]
+        .into_iter()
+        .find_map(|(base, name)| under(path, base, name))
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+/// `path` under `base` written as `name/rel` (`/`-separated), `None` when it is not under it.
+fn under(path: &Path, base: &Path, name: &str) -> Option<String> {
+    let rel = path.strip_prefix(base).ok()?;
+    Some(rel.components().fold(name.to_string(), |s, c| format!("{s}/{}", c.as_os_str().to_string_lossy())))
 }
 
 /// A file-name-safe, one-to-one form of a relative path: `kernels/sub/a.cu` → `kernels+sub+a.cu`.

@@ -51,8 +51,7 @@ mod values;
 
 pub use document::line_col;
 use document::{location, Doc, Node, Ref};
-pub(crate) use kernel_names::bare_counts;
-pub use kernel_names::{bare_name, closest_kernel_keys};
+pub use kernel_names::{bare_name, closest_kernel_keys, named, names_of};
 pub use keys::{Key, FILE_KEYS, KERNEL_KEYS, KEYS, TUNE_KEYS};
 pub use pattern::{glob_match, is_pattern, kernel_key_matches, path_matches};
 pub use tune::{error_at as tune_error, too_many as too_many_variants, MaxRegs, TuneConfig, MAX_VARIANTS};

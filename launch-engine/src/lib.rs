@@ -102,7 +102,7 @@ pub mod tooling {
     /// The local kernel cache for `cargo launch cache`: its size (`usage`), its limit
     /// (`parse_size`, `Env::cache_max_size`), pruning and clearing, and the build log.
     pub mod cache {
-        pub use crate::cache::build_log::{read as build_log, BuildRecord};
+        pub use crate::cache::build_log::{read as build_log, read_counted as build_log_counted, BuildRecord, Log};
         pub use crate::cache::limit::{clear, format_size, parse_size, prune, usage, Pruned, Usage, DEFAULT_MAX_SIZE};
         pub use crate::cache::remote::{
             Mode as RemoteMode, RemoteConfig, RemoteUrl, DEFAULT_TIMEOUT as REMOTE_TIMEOUT,

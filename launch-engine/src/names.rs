@@ -100,24 +100,7 @@ pub(crate) fn is_hashed(symbol: &str, rust: &str) -> bool {
 /// The function's identifier, brackets and all they hold skipped:
 /// `void (anonymous namespace)::gemm<X<1>>(int)` → `gemm`, `void F::operator()(int)` → `operator`.
 pub(crate) fn own_name(display: &str) -> &str {
-    let bytes = display.as_bytes();
-    let (mut depth, mut start, mut end) = (0usize, 0usize, display.len());
-    for (i, &b) in bytes.iter().enumerate() {
-        match b {
-            // The parameters open after a name; other brackets are skipped.
-            b'(' if depth == 0 && i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || b"_>".contains(&bytes[i - 1])) => {
-                end = i;
-                break;
-            }
-            b'(' | b'<' | b'{' | b'[' => depth += 1,
-            b')' | b'>' | b'}' | b']' => depth = depth.saturating_sub(1),
-            b' ' | b':' if depth == 0 => start = i + 1,
-            _ => {}
-        }
-    }
-    let name = &display[start.min(end)..end];
-    // What precedes the first bracket of the name.
-    name.split(['<', '(', '{', '[']).next().unwrap_or(name)
+    launch::kernel::name::bare_name(display)
 }
 
 /// Where kernels of distinct symbols share a Rust name, the hashed ones among them get longer

@@ -188,7 +188,7 @@ impl Plan {
     /// else the crate's). Returns the keys of the tables that name no kernel, in key order.
     ///
     /// Each setting comes from the first table that sets it, in this order: the tables of the
-    /// kernel's exact names ([`kernel_keys::exact_keys`]), then the pattern tables that match
+    /// kernel's exact names ([`kernel_keys::keys_naming`]), then the pattern tables that match
     /// (`fill_*`, or `kernels/*.cu::fill_*` against the qualified name) in the order the file
     /// lists them. A key is used only where it applies its settings to a kernel.
     ///
@@ -198,14 +198,13 @@ impl Plan {
     pub fn settle_kernels(&self, kernels: &mut [KernelEntry]) -> Result<Vec<String>, Error> {
         let c = &self.config;
         kernel_keys::refuse_ambiguous(c, kernels)?;
-        let counts = kernel_keys::Counts::of(kernels);
+        let naming = kernel_keys::keys_naming(c, kernels);
         let mut used = std::collections::BTreeSet::new();
-        for k in kernels.iter_mut() {
-            let exact = kernel_keys::exact_keys(k, &counts).into_iter().filter(|key| c.kernel.contains_key(key));
+        for (k, exact) in kernels.iter_mut().zip(naming) {
             let patterns =
                 c.kernel_patterns.iter().filter(|p| config::kernel_key_matches(p, &k.name, &k.qualified)).cloned();
             let mut keys: Vec<String> = Vec::new();
-            for key in exact.chain(patterns) {
+            for key in exact.into_iter().chain(patterns) {
                 if !keys.contains(&key) {
                     keys.push(key);
                 }

@@ -30,8 +30,34 @@ mod read;
 pub mod report;
 pub mod stats;
 
-pub(crate) use read::read;
 pub use read::ReadError;
+
+/// Every document this crate reads, by the name its reader gives it, with its fields: a reader
+/// tells a document of another kind from another version of its own by them.
+const KNOWN: &[read::Known] = &[
+    ("report", read::fields_of::<report::Document>),
+    ("check", read::fields_of::<check::Document>),
+    ("coverage", read::fields_of::<coverage::Document>),
+    ("diff", read::fields_of::<diff::Document>),
+    ("doctor", read::fields_of::<doctor::Document>),
+    ("explore", read::fields_of::<explore::Document>),
+    ("occupancy sweep", read::fields_of::<occupancy::Sweep>),
+    ("manifest", read::fields_of::<manifest::Manifest>),
+    ("diagnostics", read::fields_of::<diagnostics::Diagnostics>),
+    ("build-stats.json", read::fields_of::<stats::BuildStats>),
+    ("launch-prebuilt/prebuilt.json", read::fields_of::<prebuilt::Record>),
+];
+
+/// Reads a document whose `schema` field must be `expected` (see [`read::read`]), told apart
+/// from the other documents of [`KNOWN`].
+pub(crate) fn read<T: serde::de::DeserializeOwned>(
+    text: &str,
+    document: &'static str,
+    expected: u32,
+    hint: &'static str,
+) -> Result<T, ReadError> {
+    read::read(text, document, expected, hint, KNOWN)
+}
 
 #[cfg(test)]
 mod tests;

@@ -272,20 +272,17 @@ impl Kernel {
         format!("{}::{}", self.module.file, self.demangled)
     }
 
-    /// Whether `name` names this kernel: its symbol, its demangled name, or either qualified by
-    /// its file (`kernels/fill.cu::fill_f16`) or by the file's trailing path components
-    /// (`fill.cu::fill_f16`).
+    /// Whether `name` names this kernel whatever other kernels there are: its symbol, its
+    /// demangled name, or either qualified by its file (`kernels/fill.cu::fill_f16`) or by the
+    /// file's trailing path components (`fill.cu::fill_f16`). Its bare function name names it
+    /// only where no other kernel has it: [`find`] knows that form too.
     pub fn is_named(&self, name: &str) -> bool {
-        let own = |n: &str| n == self.name || n == self.demangled;
-        // The file ends at the first `.cu::`: a demangled name may hold `::` itself.
-        match name.find(".cu::").map(|at| (&name[..at + 3], &name[at + 5..])) {
-            Some((path, n)) => {
-                own(n)
-                    && (self.module.file == path
-                        || self.module.file.strip_suffix(path).is_some_and(|rest| rest.ends_with('/')))
-            }
-            None => own(name),
-        }
+        name::matches(name, self.names()).is_some_and(name::Match::is_exact)
+    }
+
+    /// The names it carries, for the [name matcher](name).
+    pub fn names(&self) -> name::Names<'static> {
+        name::Names { symbol: self.name, demangled: self.demangled, file: self.module.file }
     }
 
     /// Resources on this arch name, if built.
@@ -341,24 +338,19 @@ impl std::fmt::Display for FindError {
 
 impl std::error::Error for FindError {}
 
-/// The kernel of `kernels` (usually the generated `KERNELS`) that `name` names: its plain name
-/// when no other file has a kernel of that name, else `path/file.cu::name` (see
-/// [`Kernel::is_named`]).
+/// The kernel of `kernels` (usually the generated `KERNELS`) that `name` names, as every place
+/// that takes a kernel name reads it ([`name`]): its symbol, its demangled name, its bare
+/// function name when no other kernel has it, any of them after its file
+/// (`path/file.cu::name`).
 ///
 /// # Errors
-/// No kernel of that name, or several.
+/// No kernel of that name, or several (their qualified names).
 pub fn find(kernels: &[&'static Kernel], name: &str) -> Result<&'static Kernel, FindError> {
-    let mut hits = kernels.iter().copied().filter(|k| k.is_named(name));
-    let Some(first) = hits.next() else { return Err(FindError::NotFound { name: name.to_string() }) };
-    let rest: Vec<&Kernel> = hits.collect();
-    if rest.is_empty() {
-        return Ok(first);
-    }
-    Err(FindError::Ambiguous {
-        name: name.to_string(),
-        candidates: std::iter::once(first).chain(rest).map(Kernel::qualified).collect(),
-    })
+    let names: Vec<name::Names<'static>> = kernels.iter().map(|k| k.names()).collect();
+    name::resolve(name, &names).map(|i| kernels[i])
 }
+
+pub mod name;
 
 #[cfg(test)]
 mod tests {
@@ -449,5 +441,48 @@ mod tests {
             "::launch::Resources { registers: 167, barriers: 1, stack_frame: 1912, spill_stores: 4452, \
              spill_loads: 4628, cumulative_stack: 1912, shared_static: 2048, cmem0: Some(360), }"
         );
+    }
+
+    // The kernels of fixtures/crates/cpp_names: a unique C++ kernel and two overloads.
+    static NAMES: Module = Module { file: "kernels/names.cu", cubins: &[], ptx_arch: "sm_90", ptx: "", extra_ptx: &[] };
+    static PACK: Kernel = kernel(
+        "_Z16pack_8bit_kernelPKhPhm",
+        "pack_8bit_kernel(unsigned char const*, unsigned char*, unsigned long)",
+        &NAMES,
+    );
+    static SCALE_F: Kernel = kernel("_Z5scalePf", "scale(float*)", &NAMES);
+    static SCALE_D: Kernel = kernel("_Z5scalePd", "scale(double*)", &NAMES);
+    static CPP: &[&Kernel] = &[&PACK, &SCALE_F, &SCALE_D];
+
+    /// Issue 32, class 8: `find` reads a name as every other place does (`name`), on a crate with
+    /// overloads: each form × what it names. Before, the bare name of a unique kernel and of
+    /// overloads were "no kernel named".
+    #[test]
+    fn find_takes_every_form_of_a_kernel_name() {
+        let ambiguous = "`scale` names 2 kernels: kernels/names.cu::scale(float*), kernels/names.cu::scale(double*); \
+                         name one as `path/file.cu::name`";
+        let cases: [(&str, Result<&Kernel, String>); 8] = [
+            ("_Z5scalePf", Ok(&SCALE_F)),
+            ("scale(double*)", Ok(&SCALE_D)),
+            ("pack_8bit_kernel", Ok(&PACK)),
+            ("scale", Err(ambiguous.to_string())),
+            ("names.cu::scale(float*)", Ok(&SCALE_F)),
+            ("kernels/names.cu::pack_8bit_kernel", Ok(&PACK)),
+            ("kernels/names.cu::_Z5scalePd", Ok(&SCALE_D)),
+            ("scal", Err("no kernel named `scal`".to_string())),
+        ];
+        let wrong: Vec<String> = cases
+            .iter()
+            .filter_map(|(name, want)| {
+                let got = find(CPP, name).map_err(|e| e.to_string());
+                let same = match (&got, want) {
+                    (Ok(g), Ok(w)) => std::ptr::eq(*g, *w),
+                    (Err(g), Err(w)) => g == w,
+                    _ => false,
+                };
+                (!same).then(|| format!("{name}: {:?}", got.map(|k| k.demangled)))
+            })
+            .collect();
+        assert!(wrong.is_empty(), "{} of {} names read wrongly:\n{}", wrong.len(), cases.len(), wrong.join("\n"));
     }
 }

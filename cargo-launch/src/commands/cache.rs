@@ -71,7 +71,7 @@ fn remote_json(r: Option<&RemoteConfig>) -> serde_json::Value {
 fn show(env: &Env, root: &Path, limit: Option<u64>, format: Format) -> Result<(), Error> {
     let kernels = root.join("kernels");
     let usage = kernel_cache::usage(&kernels);
-    let builds = kernel_cache::build_log(root);
+    let kernel_cache::Log { records: builds, skipped } = kernel_cache::build_log_counted(root);
     let last = &builds[builds.len().saturating_sub(LAST)..];
     let limit_source =
         if env.untracked("LAUNCH_CACHE_MAX_SIZE").is_some() { "LAUNCH_CACHE_MAX_SIZE" } else { "default" };
@@ -89,6 +89,7 @@ fn show(env: &Env, root: &Path, limit: Option<u64>, format: Format) -> Result<()
                 "remote": remote_json(remote.as_ref()),
                 "builds": {
                     "recorded": builds.len(),
+                    "skipped_lines": skipped,
                     "all": totals_json(&builds),
                     "last": totals_json(last),
                     "last_builds": last.iter().map(|b| json!({
@@ -102,7 +103,9 @@ fn show(env: &Env, root: &Path, limit: Option<u64>, format: Format) -> Result<()
             });
             writeln!(out, "{}", serde_json::to_string_pretty(&doc).map_err(|e| Error::Failure(e.into()))?)
         }
-        Format::Text => show_text(&mut out, &kernels, usage, (limit, limit_source), remote.as_ref(), &builds),
+        Format::Text => {
+            show_text(&mut out, &kernels, usage, (limit, limit_source), remote.as_ref(), (&builds, skipped))
+        }
     }
     .context("writing the cache's state")?;
     Ok(())
@@ -115,7 +118,7 @@ fn show_text(
     usage: Usage,
     (limit, limit_source): (Option<u64>, &str),
     remote: Option<&RemoteConfig>,
-    builds: &[BuildRecord],
+    (builds, skipped): (&[BuildRecord], usize),
 ) -> std::io::Result<()> {
     let last = &builds[builds.len().saturating_sub(LAST)..];
     writeln!(out, "location  {}", kernels.display())?;
@@ -129,6 +132,10 @@ fn show_text(
         None => writeln!(out, "remote    none (LAUNCH_CACHE_REMOTE, or cache-remote in Cargo.toml)")?,
     }
     writeln!(out, "builds    {}", rate_text(builds, "recorded"))?;
+    if skipped > 0 {
+        let lines = if skipped == 1 { "line" } else { "lines" };
+        writeln!(out, "          {skipped} damaged {lines} of the build log skipped (no build writes them)")?;
+    }
     if !last.is_empty() {
         writeln!(out, "last {}    {}", last.len(), rate_text(last, "builds"))?;
         for b in last {

@@ -189,7 +189,8 @@ fn toolchain_text(out: &mut impl Write, t: &launch_schema::doctor::ToolchainStat
             None => writeln!(out, "toolchain {} ({}): not installed ({at})", t.name, t.version),
         };
     }
-    writeln!(out, "toolchain {} ({}): {at} ({})", t.name, t.version, t.origin.as_deref().unwrap_or_default())?;
+    // An install there that discovery cannot use has no origin: it is damaged.
+    writeln!(out, "toolchain {} ({}): {at} ({})", t.name, t.version, t.origin.as_deref().unwrap_or("damaged"))?;
     writeln!(out, "  files     {} checked against the wheels' RECORD, {} differ", t.files_checked, t.damaged.len())?;
     let v = |o: &Option<String>| o.clone().unwrap_or_else(|| "NO".into());
     match &t.nvrtc {

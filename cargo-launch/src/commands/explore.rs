@@ -161,13 +161,14 @@ impl MaxRegs {
     }
 }
 
-/// The kernel named `name` (symbol, display name or `path/file.cu::name`) in the packages.
+/// The kernel named `name` in the packages, as every place that takes a kernel name reads it
+/// (`launch::kernel::name`: symbol, demangled name, bare name, any of them after the file).
 fn find<'a>(packages: &'a [PackageKernels], name: &str) -> Result<(&'a PackageKernels, &'a KernelEntry), Error> {
-    let hits: Vec<(&PackageKernels, &KernelEntry)> = packages
-        .iter()
-        .flat_map(|p| p.manifest.kernels.iter().map(move |k| (p, k)))
-        .filter(|(_, k)| k.name == name || k.display_name == name || k.qualified == name)
-        .collect();
+    let all: Vec<(&PackageKernels, &KernelEntry)> =
+        packages.iter().flat_map(|p| p.manifest.kernels.iter().map(move |k| (p, k))).collect();
+    let names = all.iter().map(|(_, k)| launch_engine::config::names_of(k));
+    let hits: Vec<(&PackageKernels, &KernelEntry)> =
+        launch::kernel::name::named(name, names).into_iter().map(|i| all[i]).collect();
     match hits.as_slice() {
         [one] => Ok(*one),
         [] => {

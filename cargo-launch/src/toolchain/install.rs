@@ -50,14 +50,12 @@ fn install_in(env: &Env, force: bool, pin: &Pin) -> anyhow::Result<Toolchain> {
             return Ok(t);
         }
         if dir.join(COMPLETE).is_file() {
-            eprintln!(
-                "toolchain in {} lacks a pinned wheel (an earlier cargo-launch installed it): upgrading",
-                dir.display()
-            );
+            eprintln!("toolchain in {} {}: installing it again", dir.display(), why_unusable(&dir, pin));
         }
     }
     if env.offline()? {
-        bail!("the toolchain is not installed in {} and CARGO_NET_OFFLINE=true forbids downloading it", dir.display());
+        let state = if dir.join(COMPLETE).is_file() { "must be installed again" } else { "is not installed" };
+        bail!("the toolchain in {} {state} and CARGO_NET_OFFLINE=true forbids downloading it", dir.display());
     }
     // Held to the end of the install.
     let _lock = setup_lock(&parent)?;
@@ -139,6 +137,24 @@ pub(super) fn pip_install(python: &Path, target: &Path, req: &Path) -> Result<()
         .timeout(std::time::Duration::from_secs(2 * 60 * 60))
         .run()
         .map(drop)
+}
+
+/// Why the install in `dir` (setup's marker is there) is not [`installed`]: the pinned wheels it
+/// lacks (an earlier cargo-launch installed other versions), else what is wrong with its files.
+fn why_unusable(dir: &Path, pin: &Pin) -> String {
+    let lacking: Vec<String> = pin
+        .wheels
+        .iter()
+        .filter(|w| !dir.join(format!("{}-{}.dist-info", w.package.replace('-', "_"), w.version)).is_dir())
+        .map(|w| format!("{} {}", w.package, w.version))
+        .collect();
+    if !lacking.is_empty() {
+        return format!("lacks the pinned wheels {} (an earlier cargo-launch installed it)", lacking.join(", "));
+    }
+    match toolchain::at(dir, Origin::Cache, pin) {
+        Ok(_) => "is incomplete".to_string(),
+        Err(e) => format!("is damaged ({})", crate::toolchain::found_at(&e.to_string())),
+    }
 }
 
 fn installed(dir: &Path, pin: &Pin) -> Option<Toolchain> {

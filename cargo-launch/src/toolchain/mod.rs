@@ -137,3 +137,19 @@ pub fn supported_arches(pins: &[Pin]) -> Result<Vec<u32>, Error> {
     }
     Ok(all.unwrap_or_default())
 }
+
+/// What a "no CUDA toolchain found" error says of the places it searched, on one line (the
+/// headline and the fix left out): why an install that is there cannot be used.
+pub(crate) fn found_at(error: &str) -> String {
+    let places: Vec<&str> = error
+        .lines()
+        .skip(1)
+        .map(|l| l.trim().trim_start_matches("- "))
+        .filter(|l| !l.is_empty() && !l.starts_with("fix:"))
+        .collect();
+    if places.is_empty() {
+        error.lines().next().unwrap_or_default().to_string()
+    } else {
+        places.join("; ")
+    }
+}

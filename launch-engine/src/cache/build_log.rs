@@ -43,13 +43,31 @@ impl BuildRecord {
         format!("{}\t{}\t{}\t{}\t{package}\n", self.time, self.jobs, self.cached, self.compiled)
     }
 
-    fn parse(line: &str) -> Option<BuildRecord> {
+    /// The record a line holds, `None` for a line no build could have written: a field missing
+    /// or not a number, jobs that are not the sum of those from the cache and those compiled, a
+    /// time before [`EARLIEST`] or more than a day ahead of `now` (seconds since the epoch).
+    fn parse(line: &str, now: u64) -> Option<BuildRecord> {
         let mut parts = line.splitn(5, '\t');
         let mut number = || parts.next()?.parse::<u64>().ok();
         let (time, jobs, cached, compiled) = (number()?, number()?, number()?, number()?);
         let package = parts.next()?.to_string();
-        Some(BuildRecord { time, package, jobs, cached, compiled })
+        let possible =
+            cached.checked_add(compiled) == Some(jobs) && (EARLIEST..=now.saturating_add(86_400)).contains(&time);
+        possible.then_some(BuildRecord { time, package, jobs, cached, compiled })
     }
+}
+
+/// No build was logged before this time (2020-01-01, seconds since the epoch): an earlier one is
+/// a damaged line (a build "in 1970").
+const EARLIEST: u64 = 1_577_836_800;
+
+/// What [`read_counted`] found in the log.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Log {
+    /// The records, oldest first.
+    pub records: Vec<BuildRecord>,
+    /// Lines that hold no record a build could have written (blank lines aside): skipped.
+    pub skipped: usize,
 }
 
 /// Appends `record` to the log in `root` (created with the root).
@@ -75,8 +93,21 @@ pub fn append(root: &Path, record: &BuildRecord) -> io::Result<()> {
 
 /// Every record in the log in `root`, oldest first; none when there is no readable log.
 pub fn read(root: &Path) -> Vec<BuildRecord> {
-    let Some(bytes) = super::read_entry_limited(&root.join(FILE), 4 * MAX_BYTES) else { return Vec::new() };
-    String::from_utf8_lossy(&bytes).lines().filter_map(BuildRecord::parse).collect()
+    read_counted(root).records
+}
+
+/// Every record in the log in `root`, oldest first, and how many lines were skipped as damaged.
+pub fn read_counted(root: &Path) -> Log {
+    let Some(bytes) = super::read_entry_limited(&root.join(FILE), 4 * MAX_BYTES) else { return Log::default() };
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let mut log = Log::default();
+    for line in String::from_utf8_lossy(&bytes).lines().filter(|l| !l.trim().is_empty()) {
+        match BuildRecord::parse(line, now) {
+            Some(r) => log.records.push(r),
+            None => log.skipped += 1,
+        }
+    }
+    log
 }
 
 /// The log's file in the cache root `root`.
@@ -116,6 +147,51 @@ mod tests {
         assert_eq!(back[0], record(1));
         assert_eq!(back[1].package, "tab here and newline");
         assert_eq!(back[1].compiled, odd.compiled);
+    }
+
+    /// Issue 32, class 8: a line no build could have written is skipped (and counted), never
+    /// read into impossible statistics ("100% of 3 jobs from the cache, 5 compiled", a build in
+    /// 1970): each kind of bad line between two good ones.
+    #[test]
+    fn every_kind_of_impossible_line_is_skipped() {
+        let bad: &[(&str, &[u8])] = &[
+            ("not a number", b"garbage\n"),
+            ("too few fields", b"1700000000\t2\n"),
+            ("no package field", b"1700000000\t3\t3\t0\n"),
+            ("a negative count", b"1700000000\t3\t-1\t4\tp\n"),
+            ("more from the cache than jobs", b"1700000000\t3\t5\t0\tp\n"),
+            ("cached + compiled above jobs", b"1700000000\t3\t3\t5\tp\n"),
+            ("cached + compiled below jobs", b"1700000000\t6\t1\t2\tp\n"),
+            ("a count that overflows", b"1700000000\t3\t18446744073709551615\t4\tp\n"),
+            ("a build in 1970", b"0\t3\t3\t0\tp\n"),
+            ("a build far ahead", b"99999999999\t3\t3\t0\tp\n"),
+            ("bytes that are not text", b"\xff\xfe\t\x00\n"),
+        ];
+        let mut wrong = Vec::new();
+        for (what, line) in bad {
+            let root = tempfile::tempdir().unwrap();
+            append(root.path(), &record(1)).unwrap();
+            fs::OpenOptions::new().append(true).open(root.path().join(FILE)).unwrap().write_all(line).unwrap();
+            append(root.path(), &record(2)).unwrap();
+            let back = read(root.path());
+            if back != [record(1), record(2)] {
+                wrong.push(format!("{what}: {back:?}"));
+            }
+        }
+        assert!(wrong.is_empty(), "{} of {} bad lines read as records:\n{}", wrong.len(), bad.len(), wrong.join("\n"));
+    }
+
+    #[test]
+    fn skipped_lines_are_counted_and_blank_ones_ignored() {
+        let root = tempfile::tempdir().unwrap();
+        append(root.path(), &record(1)).unwrap();
+        fs::OpenOptions::new()
+            .append(true)
+            .open(root.path().join(FILE))
+            .unwrap()
+            .write_all(b"garbage\n\n0\t3\t3\t0\tp\n")
+            .unwrap();
+        assert_eq!(read_counted(root.path()), Log { records: vec![record(1)], skipped: 2 });
     }
 
     #[test]

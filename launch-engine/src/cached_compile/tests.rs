@@ -153,3 +153,113 @@ fn without_a_cache_every_job_is_a_miss_and_nothing_is_stored() {
     let (ran, failure) = compile_and_store(none, &Tokens::Serial, &[0, 1], &[0, 1], &keys, |i| Ok(output(i)), entry_of);
     assert_eq!((ran.all().unwrap().len(), failure), (2, None));
 }
+
+/// `from` recreated at `to` with every file hard-linked (identical bytes, as two installs of one
+/// pinned toolchain are) and every symbolic link as it was.
+fn link_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let (path, target) = (e.path(), to.join(e.file_name()));
+        let kind = e.file_type().unwrap();
+        if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&path).unwrap(), &target).unwrap();
+        } else if kind.is_dir() {
+            link_tree(&path, &target);
+        } else {
+            std::fs::hard_link(&path, &target).unwrap();
+        }
+    }
+}
+
+/// `t` installed again at `dir` (hard links), with a library's headers beside it in
+/// `<dir>-curand/nvidia/curand/include` as `cargo launch setup --with` lays them out.
+fn install_at(t: &toolchain::Toolchain, dir: &Path) -> toolchain::Toolchain {
+    if !dir.exists() {
+        link_tree(&t.root, dir);
+        let lib = PathBuf::from(format!("{}-curand", dir.display())).join("nvidia/curand/include");
+        std::fs::create_dir_all(&lib).unwrap();
+        std::fs::write(lib.join("launch_lib.cuh"), "#define LIB_SCALE 3.0f\n").unwrap();
+    }
+    let rebase = |p: &Path| dir.join(p.strip_prefix(&t.root).expect("under the toolchain's root"));
+    toolchain::Toolchain {
+        root: dir.to_path_buf(),
+        nvrtc: rebase(&t.nvrtc),
+        ptxas: rebase(&t.ptxas),
+        include: t.include.as_deref().map(rebase),
+        cccl_include: t.cccl_include.as_deref().map(rebase),
+        libraries: vec![PathBuf::from(format!("{}-curand", dir.display())).join("nvidia/curand/include")],
+        ..t.clone()
+    }
+}
+
+/// The key `keys_and_sizes` gives the one job of a crate at `root` (a kernel that includes a
+/// crate header, a toolchain header and a library header) built with `toolchain`, its work
+/// folder under the crate's target folder as cargo's `OUT_DIR` is.
+fn key_of(root: &Path, toolchain: toolchain::Toolchain) -> Key {
+    std::fs::create_dir_all(root.join("kernels")).unwrap();
+    let text = "#include \"common.cuh\"\n#include <cuda_fp16.h>\n#include <launch_lib.cuh>\n\
+                extern \"C\" __global__ void k(float* p) { p[0] = SCALE * LIB_SCALE; }\n";
+    std::fs::write(root.join("kernels/k.cu"), text).unwrap();
+    std::fs::write(root.join("kernels/common.cuh"), "#define SCALE 2.0f\n").unwrap();
+    let manifest = "[package]\nname = \"k\"\nversion = \"0.1.0\"\n\n[package.metadata.launch]\narch = [\"sm_90\"]\n";
+    let config = crate::config::Config::parse(&root.join("Cargo.toml"), manifest).expect("config");
+    let work = root.join("target/debug/build/k-1/out/launch/work");
+    let settings = compile::Settings::default();
+    let compiler = Compiler::new(toolchain, &config, work, settings).expect("NVRTC loads");
+    let plan = crate::plan::Plan::resolve(config).unwrap();
+    let file = plan.file("kernels/k.cu").expect("planned");
+    let jobs = [Job { file, text, annotations: &[], headers: &[], arch: "sm_90".parse().unwrap() }];
+    let units = units(&jobs);
+    let keys = keys_and_sizes(&compiler, None, &jobs, &units, None).expect("keys");
+    keys[0].0
+}
+
+/// Class 3 of issue 32: where a toolchain lies is never part of a key. The same pinned toolchain
+/// (hard links: identical bytes) at every kind of place — outside the crate, inside it, in its
+/// target folder, in a cache folder inside it (`LAUNCH_CACHE_DIR=./cache`), a second install
+/// there (`./cache2`), behind a symbolic link either way — and the crate itself at two paths:
+/// one job, one key. Before the fix every place inside the crate keyed the toolchain's headers
+/// and include folders as crate files (`$CRATE/cache/toolchain/...`).
+#[cfg(unix)]
+#[test]
+fn a_toolchain_is_keyed_by_what_it_is_never_by_where_it_lies() {
+    let pinned = match toolchain::discover(&Env::cli()) {
+        Ok(t) if t.include.is_some() => t,
+        other => return eprintln!("skipped: no pinned CUDA toolchain with headers ({:?})", other.err()),
+    };
+    let base = tempfile::tempdir().unwrap();
+    let name = pinned.root.file_name().unwrap().to_owned();
+    let mut cases: Vec<(String, Key)> = Vec::new();
+    for crate_at in ["a/crate", "somewhere/else/b/crate"] {
+        let root = base.path().join(crate_at);
+        let outside = base.path().join(crate_at.replace('/', "-")).join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::create_dir_all(root.join("cache")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("linked")).unwrap();
+        let back = base.path().join(format!("{}-link", crate_at.replace('/', "-")));
+        std::os::unix::fs::symlink(root.join("cache"), &back).unwrap();
+        let places: [(&str, PathBuf); 7] = [
+            ("outside the crate", outside.join(&name)),
+            ("inside the crate", root.join("toolchain").join(&name)),
+            ("in the target folder", root.join("target").join(&name)),
+            ("in the cache inside the crate", root.join("cache/toolchain").join(&name)),
+            ("a second install in the crate", root.join("cache2/toolchain").join(&name)),
+            ("a symlinked folder inside the crate", root.join("linked/symlinked").join(&name)),
+            ("through a link outside into the crate", back.join("toolchain").join(&name)),
+        ];
+        for (place, dir) in places {
+            let t = install_at(&pinned, &dir);
+            cases.push((format!("crate at {crate_at}, toolchain {place}"), key_of(&root, t)));
+        }
+    }
+    let expected = cases[0].1;
+    let differ: Vec<&str> = cases.iter().filter(|(_, k)| *k != expected).map(|(c, _)| c.as_str()).collect();
+    assert!(
+        differ.is_empty(),
+        "{} of {} cases key the job differently from the first:\n{}",
+        differ.len(),
+        cases.len(),
+        differ.join("\n")
+    );
+}

@@ -4,12 +4,22 @@
 
 use std::collections::BTreeMap;
 
+pub use launch::kernel::name::bare_name;
+use launch::kernel::name::Names;
+
 use launch_schema::manifest::KernelEntry;
 
-/// The function's own name, without return type, namespaces, template arguments or parameters:
-/// `void ns::gemv<float, 32>(float const*)` → `gemv`; an `extern "C"` kernel's name is itself.
-pub fn bare_name(display: &str) -> &str {
-    crate::names::own_name(display)
+/// The names `k` carries, for `launch`'s one name matcher ([`launch::kernel::name`]): symbol,
+/// demangled name (the tail of its qualified name: its display name may be qualified) and file.
+pub fn names_of(k: &KernelEntry) -> Names<'_> {
+    let demangled = k.qualified.strip_prefix(k.file.as_str()).and_then(|r| r.strip_prefix("::"));
+    Names { symbol: &k.name, demangled: demangled.unwrap_or(&k.display_name), file: &k.file }
+}
+
+/// The kernels of `kernels` that `name` names, by index, as every place that takes a kernel
+/// name reads it ([`launch::kernel::name::named`]).
+pub fn named(name: &str, kernels: &[KernelEntry]) -> Vec<usize> {
+    launch::kernel::name::named(name, kernels.iter().map(names_of))
 }
 
 /// How many kernels have each bare name.

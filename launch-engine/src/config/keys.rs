@@ -161,9 +161,9 @@ pub const KEYS: &[Key] = &[
         kind: "table of tables",
         default: "none",
         description: "Variants of one kernel to embed next to it, for `launch::cuda::Tuner` to choose from on the \
-            GPU: a grid of `threads`, `min_blocks` and `max_regs`, below. The table's name is the kernel's name or \
-            `\"file.cu::name\"`; one that names no kernel is an error once the kernels are compiled. At most 64 \
-            variants per kernel.",
+            GPU: a grid of `threads`, `min_blocks` and `max_regs`, below. The table's name names one kernel as a `kernel` table's plain name does (its symbol, demangled name \
+            or bare function name, alone or after `\"file.cu::\"`; no patterns); one that names no kernel, or \
+            several, is an error once the kernels are compiled. At most 64 variants per kernel.",
         example: "[package.metadata.launch.tune.poly_eval]\nthreads = [256, 1024]\nmax_regs = \"cliffs\"",
     },
     Key {

@@ -1,64 +1,53 @@
-//! The exact names a `[package.metadata.launch.kernel."<key>"]` table may give a kernel: its
-//! qualified name, `path::bare`, its symbol, its demangled name and its bare function name (the
-//! last two forms only where they name one kernel).
+//! The exact names a `[package.metadata.launch.kernel."<key>"]` table may give a kernel, read by
+//! `launch`'s one name matcher ([`launch::kernel::name`]): its qualified name, `path::bare`, its
+//! symbol, its demangled name and its bare function name (the bare forms only where they name
+//! one kernel).
 
-use std::collections::BTreeMap;
+use launch::kernel::name::{self, Match};
 
-use crate::config::{self, bare_name, Config};
+use crate::config::{self, names_of, Config};
 use crate::error::Error;
 use launch_schema::manifest::KernelEntry;
 
-/// How many kernels have each bare name, in the crate and per file.
-pub(super) struct Counts {
-    crate_wide: BTreeMap<String, usize>,
-    per_file: BTreeMap<(String, String), usize>,
-}
-
-impl Counts {
-    pub(super) fn of(kernels: &[KernelEntry]) -> Counts {
-        let crate_wide = config::bare_counts(kernels).into_iter().map(|(b, n)| (b.to_string(), n)).collect();
-        let mut per_file = BTreeMap::new();
-        for k in kernels {
-            *per_file.entry((k.file.clone(), bare_name(&k.display_name).to_string())).or_insert(0) += 1;
-        }
-        Counts { crate_wide, per_file }
-    }
-}
-
-/// The keys that name `k` exactly, strongest first: the qualified name, `path::bare` (when `k` is
-/// the file's only kernel of that bare name), the symbol, the demangled name, and the bare name
-/// (when `k` is the crate's only kernel of that name).
-pub(super) fn exact_keys(k: &KernelEntry, counts: &Counts) -> Vec<String> {
-    let bare = bare_name(&k.display_name).to_string();
-    let mut keys = vec![k.qualified.clone()];
-    if counts.per_file.get(&(k.file.clone(), bare.clone())) == Some(&1) {
-        keys.push(format!("{}::{bare}", k.file));
-    }
-    keys.push(k.name.clone());
-    keys.push(k.display_name.clone());
-    if counts.crate_wide.get(&bare) == Some(&1) {
-        keys.push(bare);
-    }
-    keys
-}
-
-/// Fails at the first table whose key is no kernel's symbol, demangled or qualified name but the
-/// bare name (or `path::bare`) of several kernels: which one it means is the user's to say.
-pub(super) fn refuse_ambiguous(c: &Config, kernels: &[KernelEntry]) -> Result<(), Error> {
-    for key in c.kernel.keys().filter(|key| !config::is_pattern(key)) {
-        let whole = |k: &KernelEntry| [&k.name, &k.display_name, &k.qualified].contains(&key);
-        if kernels.iter().any(whole) {
+/// Per kernel, the keys of the kernel tables that name it, strongest form first
+/// ([`Match`]'s order: qualified, `path::bare`, symbol, demangled, bare). A key names every
+/// kernel it names exactly (one `extern "C"` name in two files names both); a bare name that
+/// several kernels share names none here ([`refuse_ambiguous`] refuses it first).
+pub(super) fn keys_naming(c: &Config, kernels: &[KernelEntry]) -> Vec<Vec<String>> {
+    let names: Vec<name::Names<'_>> = kernels.iter().map(names_of).collect();
+    let mut out: Vec<Vec<(Match, String)>> = vec![Vec::new(); kernels.len()];
+    // Every key, patterns too: `scale(float*)` is a glob and a demangled name.
+    for key in c.kernel.keys() {
+        let hits = name::named(key, names.iter().copied());
+        let ambiguous =
+            hits.len() > 1 && hits.iter().any(|&i| name::matches(key, names[i]).is_some_and(|m| !m.is_exact()));
+        if ambiguous {
             continue;
         }
-        let named: Vec<&KernelEntry> = kernels
-            .iter()
-            .filter(|k| {
-                let bare = bare_name(&k.display_name);
-                key == bare || *key == format!("{}::{bare}", k.file)
-            })
-            .collect();
-        if named.len() > 1 {
-            let listed: Vec<&str> = named.iter().map(|k| k.qualified.as_str()).collect();
+        for i in hits {
+            if let Some(m) = name::matches(key, names[i]) {
+                out[i].push((m, key.clone()));
+            }
+        }
+    }
+    out.into_iter()
+        .map(|mut keys| {
+            keys.sort();
+            keys.into_iter().map(|(_, key)| key).collect()
+        })
+        .collect()
+}
+
+/// Fails at the first table whose key names no kernel exactly (symbol, demangled or qualified
+/// name) but is the bare name (or `path::bare`) of several: which one it means is the user's to
+/// say.
+pub(super) fn refuse_ambiguous(c: &Config, kernels: &[KernelEntry]) -> Result<(), Error> {
+    let names: Vec<name::Names<'_>> = kernels.iter().map(names_of).collect();
+    for key in c.kernel.keys().filter(|key| !config::is_pattern(key)) {
+        let hits = name::named(key, names.iter().copied());
+        let bare = hits.iter().all(|&i| name::matches(key, names[i]).is_some_and(|m| !m.is_exact()));
+        if hits.len() > 1 && bare {
+            let listed: Vec<&str> = hits.iter().map(|&i| kernels[i].qualified.as_str()).collect();
             let location = c
                 .places
                 .kernels
@@ -70,7 +59,7 @@ pub(super) fn refuse_ambiguous(c: &Config, kernels: &[KernelEntry]) -> Result<()
                 key: format!("package.metadata.launch.kernel.{}", quoted(key)),
                 message: format!(
                     "`{key}` is the name of {} kernels; write one's qualified name (or its symbol) as the key: {}",
-                    named.len(),
+                    hits.len(),
                     listed.join("; ")
                 ),
             });

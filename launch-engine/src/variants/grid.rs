@@ -78,23 +78,10 @@ pub fn plan(config: &Config, kernels: &[KernelEntry]) -> Result<Vec<Planned>, Er
     Ok(out)
 }
 
-/// Whether `name` names kernel `k` as `launch::Kernel::is_named` does: its symbol or demangled
-/// name, alone or after its file (`kernels/poly.cu::poly_eval`) or the file's trailing path
-/// components (`poly.cu::poly_eval`).
-pub fn names_kernel(name: &str, k: &KernelEntry) -> bool {
-    let demangled = k.qualified.strip_prefix(&format!("{}::", k.file)).unwrap_or(&k.display_name);
-    let own = |n: &str| n == k.name || n == demangled;
-    match name.find(".cu::").map(|at| (&name[..at + 3], &name[at + 5..])) {
-        Some((path, n)) => {
-            own(n) && (k.file == path || k.file.strip_suffix(path).is_some_and(|rest| rest.ends_with('/')))
-        }
-        None => own(name),
-    }
-}
-
-/// The one kernel `tune` names.
+/// The one kernel `tune` names, as every place that takes a kernel name reads it
+/// ([`config::named`]: symbol, demangled name, bare name, any of them after the file).
 fn resolve(tune: &TuneConfig, kernels: &[KernelEntry]) -> Result<usize, Error> {
-    let hits: Vec<usize> = (0..kernels.len()).filter(|&i| names_kernel(&tune.kernel, &kernels[i])).collect();
+    let hits = config::named(&tune.kernel, kernels);
     match hits.as_slice() {
         [one] => Ok(*one),
         [] => {

@@ -10,6 +10,47 @@ use launch_schema::doctor::{Problem, ToolchainState};
 
 use super::record;
 
+/// An install in `dir` that discovery cannot use (`error`): what its RECORDs say, into `state`,
+/// and the problem and its fix.
+fn damaged(state: &mut ToolchainState, dir: &Path, pin: &Pin, error: &str, setup: &str) -> (String, String) {
+    let checked = record::verify(dir);
+    let shown: Vec<&str> = checked.damaged.iter().take(3).map(String::as_str).collect();
+    let differ = if checked.damaged.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} of {} files differ from the pinned wheels: {}",
+            checked.damaged.len(),
+            checked.files,
+            shown.join("; ")
+        )
+    };
+    let why = crate::toolchain::found_at(error);
+    let what = format!("CUDA {} toolchain at {} is damaged: {why}{differ}", pin.name, dir.display());
+    state.installed = true;
+    state.files_checked = checked.files;
+    state.damaged = checked.damaged;
+    (what, format!("remove {} and run `{setup}`", dir.display()))
+}
+
+/// A needed toolchain that discovery did not find: the error's list of places searched, on one
+/// line, and the fix.
+fn not_found(env: &Env, pin: &Pin, e: &launch_engine::Error, setup: &str) -> (String, String) {
+    let text = e.to_string();
+    let places: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.trim().trim_start_matches("- "))
+        .filter(|l| !l.is_empty() && !l.starts_with("fix:"))
+        .collect();
+    let fix = if env.untracked("LAUNCH_TOOLCHAIN").is_some() {
+        format!("point LAUNCH_TOOLCHAIN at a CUDA {}.x toolchain, or unset it and run `{setup}`", pin.major)
+    } else {
+        format!("run `{setup}`")
+    };
+    (format!("no CUDA {} toolchain: searched {}", pin.name, places.join("; ")), fix)
+}
+
 /// The state of `pin`'s toolchain, and its problems: blocking ones when `needed` (the crate's
 /// toolchain, or the default outside a crate); a pin nobody asked for that is absent is no problem.
 pub(crate) fn check(env: &Env, pin: &Pin, needed: bool, problems: &mut Vec<Problem>) -> ToolchainState {
@@ -51,22 +92,15 @@ pub(crate) fn check(env: &Env, pin: &Pin, needed: bool, problems: &mut Vec<Probl
             return state;
         }
         Err(e) => {
+            // An install is there (setup's marker), but unusable: damaged, never "not installed".
+            if let Some(dir) = state.path.clone().filter(|d| d.join(".complete").is_file()) {
+                let (what, fix) = damaged(&mut state, &dir, pin, &e.to_string(), &setup);
+                problem(needed, what, fix);
+                return state;
+            }
             if needed {
-                // The error's list of places searched, on one line.
-                let text = e.to_string();
-                let places: Vec<&str> = text
-                    .lines()
-                    .skip(1)
-                    .map(|l| l.trim().trim_start_matches("- "))
-                    .filter(|l| !l.is_empty() && !l.starts_with("fix:"))
-                    .collect();
-                let first = format!("searched {}", places.join("; "));
-                let fix = if env.untracked("LAUNCH_TOOLCHAIN").is_some() {
-                    format!("point LAUNCH_TOOLCHAIN at a CUDA {}.x toolchain, or unset it and run `{setup}`", pin.major)
-                } else {
-                    format!("run `{setup}`")
-                };
-                problem(true, format!("no CUDA {} toolchain: {first}", pin.name), fix);
+                let (what, fix) = not_found(env, pin, &e, &setup);
+                problem(true, what, fix);
             }
             return state;
         }
