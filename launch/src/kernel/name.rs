@@ -112,7 +112,7 @@ pub fn named<'a>(name: &str, kernels: impl IntoIterator<Item = Names<'a>>) -> Ve
 /// The one kernel of `kernels` that `name` names (see [`named`]).
 ///
 /// # Errors
-/// [`FindError::NotFound`] when it names none; [`FindError::Ambiguous`] with their qualified
+/// [`super::FindError::NotFound`] when it names none; [`super::FindError::Ambiguous`] with their qualified
 /// names when it names several.
 pub fn resolve<'a>(name: &str, kernels: &[Names<'a>]) -> Result<usize, super::FindError> {
     match named(name, kernels.iter().copied()).as_slice() {
