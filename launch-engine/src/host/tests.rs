@@ -34,9 +34,19 @@ fn shown(dir: &tempfile::TempDir, e: Error) -> String {
 /// A toolchain whose ptxas is `ptxas` in `bin` (with nvcc beside it when `nvcc`).
 fn toolchain(bin: &Path, version: &str, nvcc: bool) -> Toolchain {
     std::fs::create_dir_all(bin).unwrap();
-    std::fs::write(bin.join("ptxas"), "").unwrap();
+    // Scripts, not empty files: a toolchain's programs are checked before they run (an empty one
+    // is damaged), and these are never run.
+    let program = |name: &str| {
+        std::fs::write(bin.join(name), "#!/bin/sh\nexit 1\n").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(bin.join(name), std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    };
+    program("ptxas");
     if nvcc {
-        std::fs::write(bin.join("nvcc"), "").unwrap();
+        program("nvcc");
     }
     Toolchain {
         root: bin.parent().unwrap().to_path_buf(),
