@@ -12,23 +12,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::{cargo_launch, fixture, root, run, toolchain_root, SCRUBBED};
-
-/// `src` again at `dst`, every file a hard link.
-fn linked_copy(src: &Path, dst: &Path) {
-    fs::create_dir_all(dst).unwrap();
-    for e in fs::read_dir(src).unwrap().flatten() {
-        let (from, to) = (e.path(), dst.join(e.file_name()));
-        let kind = e.file_type().unwrap();
-        if kind.is_symlink() {
-            std::os::unix::fs::symlink(fs::read_link(&from).unwrap(), &to).unwrap();
-        } else if kind.is_dir() {
-            linked_copy(&from, &to);
-        } else {
-            fs::hard_link(&from, &to).or_else(|_| fs::copy(&from, &to).map(|_| ())).unwrap();
-        }
-    }
-}
+use crate::support::{cargo_launch, fixture, linked_copy, root, run, toolchain_root, SCRUBBED};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Damage {

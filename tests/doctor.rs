@@ -9,7 +9,7 @@ use std::path::Path;
 
 use launch_schema::doctor::Document;
 
-use crate::support::{cargo_launch, exact, fixture, run, toolchain_root};
+use crate::support::{cargo_launch, exact, fixture, linked_copy, run, toolchain_root};
 
 fn doctor(cache: &Path, extra: &[&str]) -> (i32, String, String) {
     run(cargo_launch()
@@ -26,23 +26,6 @@ fn doctor_json(cache: &Path, extra: &[&str], code: i32) -> Document {
     let (got, stdout, stderr) = doctor(cache, &all);
     assert_eq!(got, code, "{stdout}\n{stderr}");
     exact(&stdout, Document::from_json)
-}
-
-/// `src` again at `dst`, every file a hard link (same file system: the cache and the temp folder
-/// are both under /).
-fn linked_copy(src: &Path, dst: &Path) {
-    fs::create_dir_all(dst).unwrap();
-    for e in fs::read_dir(src).unwrap().flatten() {
-        let (from, to) = (e.path(), dst.join(e.file_name()));
-        let kind = e.file_type().unwrap();
-        if kind.is_symlink() {
-            std::os::unix::fs::symlink(fs::read_link(&from).unwrap(), &to).unwrap();
-        } else if kind.is_dir() {
-            linked_copy(&from, &to);
-        } else {
-            fs::hard_link(&from, &to).or_else(|_| fs::copy(&from, &to).map(|_| ())).unwrap();
-        }
-    }
 }
 
 /// A cache folder with the 12.9 toolchain (a linked copy) in its place.

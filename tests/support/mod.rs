@@ -140,3 +140,21 @@ pub fn cargo_build(dir: &Path, cache: &Path, toolchain: &Path) -> Command {
         .env("LAUNCH_TOOLCHAIN", toolchain);
     cmd
 }
+
+/// `src` again at `dst`, every file a hard link (same file system: the cache and the temp folder
+/// are both under /).
+pub fn linked_copy(src: &Path, dst: &Path) {
+    use std::fs;
+    fs::create_dir_all(dst).unwrap();
+    for e in fs::read_dir(src).unwrap().flatten() {
+        let (from, to) = (e.path(), dst.join(e.file_name()));
+        let kind = e.file_type().unwrap();
+        if kind.is_symlink() {
+            std::os::unix::fs::symlink(fs::read_link(&from).unwrap(), &to).unwrap();
+        } else if kind.is_dir() {
+            linked_copy(&from, &to);
+        } else {
+            fs::hard_link(&from, &to).or_else(|_| fs::copy(&from, &to).map(|_| ())).unwrap();
+        }
+    }
+}
