@@ -13,7 +13,7 @@
 //! changes no key, and nothing absolute about the checkout or the toolchain's install goes in, so
 //! two checkouts of a crate, two crates with the same kernel, and two installs of one toolchain
 //! (another folder, another day, another machine) share entries. (A `host` file's key names nvcc
-//! and the host compiler by their versions, see `crate::host`.)
+//! and the host compiler by their versions, see `crate::compile::host`.)
 //!
 //! # Entries
 //! `<cache>/<first two hex digits>/<key hex>`, one file:
@@ -187,7 +187,7 @@ pub fn key(k: &KeyInputs) -> Key {
 
 /// The key of one part of a multi-part entry: a `host` file's compile is stored as one entry per
 /// arch and one for its object, under keys derived from the compile's key (see
-/// `cached_compile`). The object's entry is stored last and looked up first.
+/// `compile::cached`). The object's entry is stored last and looked up first.
 pub fn part_key(key: &Key, part: &str) -> Key {
     let mut h = KeyHasher(Sha256::new());
     h.field("format", &FORMAT.to_le_bytes());

@@ -38,7 +38,7 @@ use launch::Arch;
 use toml_edit::ImDocument;
 
 use crate::error::{Error, Location};
-use crate::flags;
+pub(crate) mod flags;
 use crate::toolchain::pin::{self, Pin};
 
 mod document;

@@ -13,9 +13,7 @@
 #![cfg_attr(test, allow(clippy::too_many_lines))]
 
 mod assemble;
-mod build_stats;
 mod cache;
-mod cached_compile;
 mod cargo_directives;
 mod compile;
 pub mod config;
@@ -25,13 +23,11 @@ mod driver;
 mod embed;
 mod env;
 pub mod error;
-mod flags;
 mod headers;
-mod host;
 mod input;
 mod library_headers;
 mod lineinfo;
-mod locate;
+mod link;
 mod names;
 mod nvrtc;
 mod out;
@@ -42,7 +38,6 @@ mod prepare;
 mod process;
 mod ptx;
 mod ptxas_log;
-mod scheduler;
 mod source;
 mod suggest;
 mod timeouts;
@@ -64,8 +59,8 @@ pub use launch_schema::manifest::Manifest;
 /// runner, the atomic writer, the demangler and the contract variants. Shared so the CLI does
 /// exactly what the build does; not a stable API for other users.
 pub mod tooling {
+    pub use crate::compile::host::host_compiler;
     pub use crate::env::{accepted_values, value_kind, Env, EnvVar, ValueKind, DOCUMENTED};
-    pub use crate::host::host_compiler;
     pub use crate::names::demangle;
     pub use crate::nvrtc::Nvrtc;
     pub use crate::out::write_if_changed;

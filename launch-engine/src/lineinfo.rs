@@ -15,6 +15,7 @@ use std::time::Duration;
 use launch::Arch;
 
 use crate::cache::{self, HeaderDigests, KeyInputs};
+use crate::compile::cached;
 use crate::compile::{self, Compiler, Job};
 use crate::config::Config;
 use crate::contract::{self, Annotation};
@@ -24,8 +25,8 @@ use crate::nvrtc::Nvrtc;
 use crate::plan::{Plan, PlannedFile};
 use crate::prepare;
 use crate::process::Tool;
+use crate::source;
 use crate::toolchain::{self, Toolchain};
-use crate::{cached_compile, source};
 
 /// What one file × arch compiled to.
 #[derive(Debug)]
@@ -105,7 +106,7 @@ impl Recompiler {
         let options = with_line_info(c.options(&job, true), true);
         let ptxas_options = ptxas_with_line_info(c.ptxas_options(&job), true);
         let arch = arch.to_string();
-        let id = cached_compile::toolchain_id(c, self.memo_dir.as_deref());
+        let id = cached::toolchain_id(c, self.memo_dir.as_deref());
         let key = cache::key(&KeyInputs {
             file: &p.file.source.file,
             text: &p.text,

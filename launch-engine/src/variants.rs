@@ -15,12 +15,12 @@ use std::time::{Duration, Instant};
 use launch::{Arch, Contract, Resources};
 
 use crate::cache::Cache;
+use crate::compile::scheduler::Tokens;
 use crate::env::Env;
 use crate::error::Error;
 use crate::process::Tool;
 use crate::ptx::{self, PtxEditError};
 use crate::ptxas_log::{self, Severity};
-use crate::scheduler::Tokens;
 use crate::toolchain::Toolchain;
 
 /// One kernel's PTX for one arch, as NVRTC produced it.
@@ -76,7 +76,7 @@ impl KernelCache {
     /// # Errors
     /// A `LAUNCH_NO_CACHE` that is not a switch.
     pub fn open(env: &Env, launch_dir: &Path) -> Result<Option<KernelCache>, Error> {
-        Ok(crate::cached_compile::open_cache(env, launch_dir)?.map(KernelCache))
+        Ok(crate::compile::cached::open_cache(env, launch_dir)?.map(KernelCache))
     }
 
     /// The cache in the folder `dir` (created on the first store).

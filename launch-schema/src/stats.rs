@@ -1,5 +1,5 @@
 //! `OUT_DIR/launch/build-stats.json`: what one successful `launch-build` run did (written by
-//! `launch_build::build_stats`, read by the cache tests and by anyone tuning a build).
+//! launch-engine's `compile/stats.rs`, read by the cache tests and by anyone tuning a build).
 
 use std::path::PathBuf;
 

@@ -1,7 +1,8 @@
 //! Tests of [`super`] (assemble.rs).
 
 use super::*;
-use crate::plan::SourceFile;
+use crate::compile::JobOutput;
+use crate::plan::{PlannedFile, SourceFile};
 use crate::ptxas_log::{EntryReport, PtxasLog};
 
 fn config(arches: &str) -> Config {

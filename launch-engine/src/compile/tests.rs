@@ -140,7 +140,7 @@ fn a_work_file_the_os_refuses_names_the_kernel_file() {
 }
 
 /// The cache key of `kernels/k.cu` (which includes `lib.cuh`) in a crate at `root` whose
-/// `include` is the absolute folder `include`, computed as `cached_compile` computes it; and the
+/// `include` is the absolute folder `include`, computed as `compile::cached` computes it; and the
 /// header's portable path. Needs the toolchain; `None` without one.
 fn key_with_absolute_include(root: &Path, include: &Path) -> Option<(crate::cache::Key, String, Vec<String>)> {
     let toolchain = crate::toolchain::discover(&crate::env::Env::cli())
@@ -175,7 +175,7 @@ fn key_with_absolute_include(root: &Path, include: &Path) -> Option<(crate::cach
         ptxas_options: &[],
         arch: "sm_90",
         annotations: &[],
-        toolchain: &crate::cached_compile::toolchain_id(&compiler, None),
+        toolchain: &crate::compile::cached::toolchain_id(&compiler, None),
     });
     let portable = compiler.portable(&include.join("lib.cuh"));
     Some((key, portable, options))

@@ -10,11 +10,11 @@ use launch::Arch;
 use toml_edit::TableLike;
 
 use super::document::{location, Doc, Node};
+use super::flags::Mapped;
 use super::pattern::is_pattern;
 use super::values::folder_problem;
 use super::{without_repeats, FileConfig, HostPattern, KernelConfig, NvccFlag, FILE_KEYS, KERNEL_KEYS};
 use crate::error::{Error, Location};
-use crate::flags::Mapped;
 use crate::toolchain::pin::Pin;
 
 impl<'a> Doc<'a> {

@@ -8,8 +8,8 @@ use launch::Arch;
 use toml_edit::{Key, Value};
 
 use super::document::{Doc, Node, Ref};
+use super::flags::{self, Mapped};
 use crate::error::Error;
-use crate::flags::{self, Mapped};
 use crate::toolchain::pin::{self, Pin};
 
 impl Doc<'_> {

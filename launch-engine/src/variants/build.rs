@@ -17,13 +17,13 @@ use launch_analysis::analyze;
 
 use super::grid::{self, Planned, PlannedVariant};
 use super::{cached, PtxKernel, Variant};
-use crate::assemble::FileOutputs;
-use crate::cached_compile::{keep_under_limit, open_cache};
+use crate::compile::cached::{keep_under_limit, open_cache};
+use crate::compile::scheduler::{stops_the_build, tokens, Tokens};
+use crate::compile::FileOutputs;
 use crate::compile::{bounded, sanitize, Compiler};
 use crate::config::Config;
 use crate::env::Env;
 use crate::error::{Diagnostic, Error, FileFailure};
-use crate::scheduler::{stops_the_build, tokens, Tokens};
 use crate::{cargo_directives, ptx};
 use launch_schema::manifest::{CubinEntry, KernelArch, Manifest, ModuleEntry, RefusedArch, VariantEntry};
 

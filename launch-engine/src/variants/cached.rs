@@ -1,7 +1,7 @@
 //! Variants through the build's kernel cache: each ptxas run of an edited entry is keyed by
 //! [`cache::variant_key`] (the edited PTX, the arch, the ptxas options, ptxas's version and
 //! identity), looked up before anything runs, and stored as soon as ptxas succeeded on it. The
-//! misses run side by side with the [scheduler](crate::scheduler). One path for a build's tune
+//! misses run side by side with the [scheduler](crate::compile::scheduler). One path for a build's tune
 //! variants ([`super::build`]) and `cargo launch explore`'s grid ([`super::assemble_variants`]).
 //!
 //! A damaged entry, or one whose log no longer parses, is a miss: ptxas runs and the entry is
@@ -14,9 +14,9 @@ use launch::Contract;
 
 use super::{assemble_one, from_log, CacheUse, PtxKernel, Variant};
 use crate::cache::{self, Cache, Entry, Key, VariantKeyInputs};
-use crate::cached_compile::{compile_and_store, look_up};
+use crate::compile::cached::{compile_and_store, look_up};
+use crate::compile::scheduler::{start_order, Tokens};
 use crate::error::Error;
-use crate::scheduler::{start_order, Tokens};
 use crate::toolchain::Toolchain;
 
 /// One ptxas run: `text`, the edited PTX of `kernel.entry` (`kernel.ptx` is not read).
@@ -30,7 +30,7 @@ pub(crate) struct Job<'a> {
 /// What [`assemble`] made, by job.
 pub(crate) struct Ran {
     /// Each job's variant or failure; `None` for a job that never started because ptxas itself
-    /// could not run for another ([`crate::scheduler::stops_the_build`]).
+    /// could not run for another ([`crate::compile::scheduler::stops_the_build`]).
     pub results: Vec<Option<Result<Variant, Error>>>,
     /// Per job: taken from the cache (no ptxas run).
     pub from_cache: Vec<bool>,

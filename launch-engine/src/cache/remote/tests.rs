@@ -217,10 +217,10 @@ fn no_kernel_cache_printer_shows_a_password() {
         ];
         assert_eq!(remote.get(&key), Ok(None));
         printed.push(("the build's warning", WARNED.lock().unwrap().join("\n")));
-        let mut stats = crate::build_stats::counts(4, 4, 0, None, &crate::scheduler::Tokens::Serial, 0);
-        crate::build_stats::add_remote(&mut stats, Some(&remote), Vec::new());
+        let mut stats = crate::compile::stats::counts(4, 4, 0, None, &crate::compile::scheduler::Tokens::Serial, 0);
+        crate::compile::stats::add_remote(&mut stats, Some(&remote), Vec::new());
         printed.push(("build-stats.json", serde_json::to_string(&stats).unwrap()));
-        printed.push(("the build summary", crate::build_stats::summary(&stats)));
+        printed.push(("the build summary", crate::compile::stats::summary(&stats)));
         for (printer, text) in printed {
             cases += 1;
             if text.contains(SECRET) {

@@ -322,7 +322,7 @@ impl Compiler {
         let file = &job.file.source.file;
         let arch = job.arch.to_string();
         let started = Instant::now();
-        // A `host` file compiles with nvcc instead, all its arches at once (`host::compile`).
+        // A `host` file compiles with nvcc instead, all its arches at once (`host::nvcc`).
         let (ptx, nvrtc_log) = self.nvrtc_ptx(job)?;
         let nvrtc_time = started.elapsed();
 
@@ -520,8 +520,14 @@ fn sanitize_whole(rel: &str) -> String {
     out
 }
 
+pub(crate) mod cached;
+pub mod host;
 mod ptx_notes;
+pub mod scheduler;
+mod stage;
+pub mod stats;
 #[cfg(test)]
 mod tests;
 
 pub use ptx_notes::with_ptx_notes;
+pub use stage::{run, Compiled, FileOutputs};

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::compile::Compiled;
+use crate::compile::Compiled;
 use crate::env::Env;
 use crate::error::Error;
 use crate::plan::Plan;

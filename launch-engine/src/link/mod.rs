@@ -1,11 +1,12 @@
-//! Stage `link`: the `host` files' objects (compiled with the other jobs, see `host::compile`)
+//! Stage `link`: the `host` files' objects (compiled with the other jobs, see `host::nvcc`)
 //! archived into the crate's static library (build scripts only: `cc` reads cargo's variables),
 //! and recorded in the manifest.
 
-use super::compile::Compiled;
+pub mod library;
+
+use crate::compile::{host, Compiled};
 use crate::env::Env;
 use crate::error::Error;
-use crate::host;
 use crate::plan::{Plan, PlannedFile};
 use launch_schema::manifest::Manifest;
 
@@ -13,14 +14,14 @@ use launch_schema::manifest::Manifest;
 /// archiver's time to the build statistics.
 ///
 /// # Errors
-/// No static CUDA runtime, or the archiver failing (see `host::library::link`).
+/// No static CUDA runtime, or the archiver failing (see [`library::link`]).
 pub fn run(env: &Env, plan: &Plan, compiled: &mut Compiled, manifest: &mut Manifest) -> Result<(), Error> {
     let (Some(tools), Some(first)) = (&compiled.host_tools, plan.config.host.first()) else { return Ok(()) };
     let files: Vec<&PlannedFile> = plan.host_files().collect();
     let library = match env.is_build_script() {
         true => {
             let (name, took) =
-                host::library::link(&compiled.compiler, tools, first, &compiled.objects, &plan.config.package)?;
+                library::link(&compiled.compiler, tools, first, &compiled.objects, &plan.config.package)?;
             compiled.stats.host_link_ms = (took.as_secs_f64() * 1e6).round() / 1e3;
             Some(name)
         }

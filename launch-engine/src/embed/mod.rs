@@ -16,16 +16,19 @@
 //! Files are written only when their content changes, each through a temporary file and a rename;
 //! the manifest is written last. Outputs of kernels that no longer exist are removed.
 
+mod stage;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use launch::{Contract, ContractSource};
 
-use crate::assemble::FileOutputs;
+use crate::compile::FileOutputs;
 use crate::error::Error;
 use crate::out::{remove_stale, write_if_changed};
 use launch_schema::manifest::{Manifest, Origin};
+pub use stage::{run, uncompiled};
 
 /// Writes every output. `launch_dir` is `OUT_DIR/launch`. `all_ptx`: also every arch's PTX, under
 /// `ptx-all/` (otherwise that folder is emptied).

@@ -5,13 +5,14 @@
 use std::path::Path;
 use std::time::Instant;
 
-use crate::build_stats::{self, PrebuiltUse};
+use super::Mode;
 use crate::cargo_directives;
+use crate::compile::stats::{self, PrebuiltUse};
 use crate::config::Config;
 use crate::env::Env;
 use crate::error::{Error, ErrorKind};
 use crate::plan::Plan;
-use crate::prebuilt::{self, Mode};
+use crate::prebuilt;
 use launch_schema::manifest::Manifest;
 
 /// What the build does about the prebuilt folder.
@@ -178,8 +179,8 @@ fn embed(
         files: files.len(),
         bytes: files.values().map(|b| b.len() as u64).sum(),
     };
-    let stats = build_stats::prebuilt(jobs, used, started);
-    build_stats::write(launch_dir, &stats)?;
+    let stats = stats::prebuilt(jobs, used, started);
+    stats::write(launch_dir, &stats)?;
     if env.flag("LAUNCH_BUILD_DEBUG")? {
         cargo_directives::launch_build_warning(&format!(
             "embedded the prebuilt kernels ({} files, key {}) in {:.1} ms",

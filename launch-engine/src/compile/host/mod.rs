@@ -2,21 +2,20 @@
 //! `<<<...>>>`, `extern "C"` launchers calling the CUDA runtime), which NVRTC cannot compile.
 //!
 //! Each such file is compiled once, by the toolchain's `nvcc`, for all its arches
-//! ([`compile`]): the object the crate links, and from the same run the PTX, cubins and
+//! ([`nvcc`]): the object the crate links, and from the same run the PTX, cubins and
 //! `ptxas -v` lines the report reads, so the reported code is the linked code. The compile is a
 //! job like NVRTC's: cached by content (the file, its headers, the options, the arches, nvcc's
 //! version and the host compiler's identity), scheduled with the device jobs through the same
 //! jobserver tokens, its kernels embedded as `launch::Kernel` statics as well and checked by
 //! `check`. In a build script the objects, cached or fresh, are archived into one static library
-//! (`launch_host_<package>`, [`library`]) that cargo links into the crate, with the toolchain's
+//! (`launch_host_<package>`, `crate::link::library`) that cargo links into the crate, with the toolchain's
 //! static CUDA runtime (`libcudart_static.a`), so the binary needs the driver only. Each file is
 //! its own whole-program nvcc compile (no relocatable device code).
 //!
 //! nvcc needs a host C++ compiler, found as `cc` finds one (`CXX`, else `c++`); it is passed as
 //! `-ccbin` only when it is not the compiler nvcc would take by itself (`g++` on `PATH`).
 
-pub mod compile;
-pub mod library;
+pub mod nvcc;
 
 use std::path::{Path, PathBuf};
 
@@ -27,6 +26,15 @@ use crate::error::Error;
 use crate::plan::{host_pattern_error, PlannedFile};
 use crate::process::Tool;
 use crate::toolchain::{on_path, Toolchain};
+
+/// One host file's object.
+#[derive(Debug)]
+pub struct HostObject {
+    /// The file, relative to the crate root.
+    pub file: String,
+    /// The object's bytes.
+    pub object: Vec<u8>,
+}
 
 /// What compiling `host` files needs besides the toolchain's NVRTC and ptxas.
 #[derive(Clone, Debug)]

@@ -11,10 +11,10 @@ use launch::Arch;
 pub use launch_schema::stats::{BuildStats, CachedJob, CompiledJob, HostJob, PrebuiltUse, VERSION};
 
 use crate::cargo_directives;
+use crate::compile::scheduler::Tokens;
 use crate::compile::JobTiming;
 use crate::error::Error;
 use crate::out;
-use crate::scheduler::Tokens;
 
 /// The counts of a build whose every job is done; [`add_compiled`] adds each compiled job's
 /// times and [`finish`] the wall time and memory.

@@ -1,6 +1,6 @@
 //! Compiling a build's jobs through the kernel [cache](crate::cache): which jobs the cache
 //! already holds ([`look_up`]), compiling the others side by side with the
-//! [scheduler](crate::scheduler), longest first, and storing each entry as soon as its job
+//! [scheduler](crate::compile::scheduler), longest first, and storing each entry as soon as its job
 //! compiled ([`compile_and_store`]). [`run_all`] ties them to the compiler; the two steps see the
 //! cache only through [`Store`], so a shared remote store changes nothing here.
 //!
@@ -15,14 +15,14 @@ use std::time::Instant;
 
 use launch::Arch;
 
-use crate::build_stats::{self, BuildStats};
+use super::stats::{self, BuildStats};
 use crate::cache::{self, Cache, Entry, HeaderDigests, Key, KeyInputs, Lookup, Store, ToolchainId};
 use crate::cargo_directives;
+use crate::compile::host::{self, HostObject};
+use crate::compile::scheduler::{parallel, start_order, stops_the_build, tokens, Ran, Tokens};
 use crate::compile::{self, Compiler, Job, JobOutput, JobTiming};
 use crate::env::Env;
 use crate::error::{Error, FileFailure};
-use crate::host::{self, library::HostObject};
-use crate::scheduler::{parallel, start_order, stops_the_build, tokens, Ran, Tokens};
 use crate::{source, toolchain};
 
 /// Placeholders for the absolute paths that compiler logs mention, so a cached log is right for
@@ -51,7 +51,7 @@ pub fn toolchain_id(compiler: &Compiler, memo_dir: Option<&Path>) -> ToolchainId
 }
 
 /// What one compile makes: one device job (NVRTC and ptxas, one arch), or every arch of one
-/// `host` file (one nvcc run, see [`host::compile`]). `jobs`: the job indices, consecutive.
+/// `host` file (one nvcc run, see [`host::nvcc`]). `jobs`: the job indices, consecutive.
 #[derive(Clone, Debug)]
 struct Unit {
     jobs: std::ops::Range<usize>,
@@ -162,14 +162,14 @@ pub struct Built {
     pub compiled: Vec<bool>,
     /// The `host` files' objects, in job order.
     pub objects: Vec<HostObject>,
-    /// The statistics, for [`build_stats::write`].
+    /// The statistics, for [`stats::write`].
     pub stats: BuildStats,
 }
 
 /// Runs every job through the cache, compiles the misses in parallel (longest first, see
 /// [`start_order`]) and stores what compiled. A `host` file's jobs compile together, with
 /// `host`'s nvcc. Returns one output per job, in job order, and the statistics, which the caller
-/// writes with [`build_stats::write`] only once the whole build succeeded (a failed build writes
+/// writes with [`stats::write`] only once the whole build succeeded (a failed build writes
 /// nothing).
 ///
 /// # Errors
@@ -263,14 +263,12 @@ pub fn run_all(
 
     let cache_dir = cache.as_ref().map(|c| c.dir().to_path_buf());
     let compiled_jobs = compiled.iter().map(|(u, _)| units[*u].jobs.len()).sum();
-    let mut stats = build_stats::counts(jobs.len(), compiled_jobs, corrupt, cache_dir, &tokens, max_parallel);
+    let mut stats = stats::counts(jobs.len(), compiled_jobs, corrupt, cache_dir, &tokens, max_parallel);
     let mut fresh = vec![false; units.len()];
     let mut nvcc_time: Vec<Option<std::time::Duration>> = vec![None; units.len()];
     for (u, (out, timing)) in compiled {
         match timing {
-            UnitTiming::Device(t) => {
-                build_stats::add_compiled(&mut stats, file_of(u), jobs[units[u].jobs.start].arch, t)
-            }
+            UnitTiming::Device(t) => stats::add_compiled(&mut stats, file_of(u), jobs[units[u].jobs.start].arch, t),
             UnitTiming::Host(t) => nvcc_time[u] = Some(t),
         }
         outputs[u] = Some(out);
@@ -278,13 +276,13 @@ pub fn run_all(
     }
     for (u, unit) in units.iter().enumerate().filter(|(_, unit)| unit.host) {
         let arches = jobs[unit.jobs.clone()].iter().map(|j| j.arch).collect();
-        build_stats::add_host(&mut stats, file_of(u), arches, nvcc_time[u]);
+        stats::add_host(&mut stats, file_of(u), arches, nvcc_time[u]);
     }
     let remote_jobs = served_remotely(jobs, &units, &from_remote, &fresh);
-    build_stats::add_remote(&mut stats, cache.as_ref().and_then(Cache::remote), remote_jobs);
-    build_stats::finish(&mut stats, started);
+    stats::add_remote(&mut stats, cache.as_ref().and_then(Cache::remote), remote_jobs);
+    stats::finish(&mut stats, started);
     if debug {
-        build_stats::print_summary(&stats);
+        stats::print_summary(&stats);
     }
     finish(jobs, &units, outputs, &fresh, stats).and_then(|b| record_use(env, cache.as_ref(), compiler, b, debug))
 }
@@ -301,11 +299,11 @@ fn warn_damage(env: &Env, corrupt: usize, first_damage: Option<&str>) {
 }
 
 /// The jobs whose unit the remote store served (and that did not compile after all).
-fn served_remotely(jobs: &[Job], units: &[Unit], remote: &[bool], fresh: &[bool]) -> Vec<build_stats::CachedJob> {
+fn served_remotely(jobs: &[Job], units: &[Unit], remote: &[bool], fresh: &[bool]) -> Vec<stats::CachedJob> {
     (0..units.len())
         .filter(|&u| remote[u] && !fresh[u])
         .flat_map(|u| jobs[units[u].jobs.clone()].iter())
-        .map(|j| build_stats::CachedJob { file: j.file.source.file.clone(), arch: j.arch })
+        .map(|j| stats::CachedJob { file: j.file.source.file.clone(), arch: j.arch })
         .collect()
 }
 
@@ -345,7 +343,7 @@ fn compile_unit(
     match host.filter(|_| jobs[0].file.host) {
         Some(tools) => {
             let options = host::options(compiler, tools, jobs[0].file, false);
-            let out = host::compile::run(compiler, tools, jobs, options)?;
+            let out = host::nvcc::run(compiler, tools, jobs, options)?;
             let outputs = jobs.iter().map(|j| j.arch).zip(out.outputs).collect();
             Ok((UnitOutput { outputs, object: Some(out.object) }, UnitTiming::Host(out.time)))
         }

@@ -199,7 +199,7 @@ ptxas info    : Used 12 registers, used 0 barriers
 #$ _NVVM_BRANCH_=nvvm
 a host compiler's note
 ";
-    let (nvcc, runs) = super::compile::split_log(text);
+    let (nvcc, runs) = super::nvcc::split_log(text);
     assert_eq!(
         nvcc,
         "kernels/a.cu(3): warning #177-D: variable \"x\" was declared but never referenced\na host compiler's note\n"
@@ -212,6 +212,6 @@ a host compiler's note
             && runs[1].ends_with("Used 12 registers, used 0 barriers\n")
     );
     // A launcher file without kernels: each run is its gmem line alone.
-    let (_, runs) = super::compile::split_log("ptxas info    : 0 bytes gmem\nptxas info    : 0 bytes gmem\n");
+    let (_, runs) = super::nvcc::split_log("ptxas info    : 0 bytes gmem\nptxas info    : 0 bytes gmem\n");
     assert_eq!(runs, ["ptxas info    : 0 bytes gmem\n", "ptxas info    : 0 bytes gmem\n"]);
 }

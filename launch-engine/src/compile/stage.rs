@@ -3,16 +3,39 @@
 
 use std::path::Path;
 
-use crate::assemble::FileOutputs;
-use crate::build_stats::BuildStats;
-use crate::cached_compile;
-use crate::compile::{self, Compiler, Job};
+use launch::Arch;
+
+use super::host::{self, HostObject};
+use super::{Compiler, Job, JobOutput, Settings};
+use crate::compile::stats::BuildStats;
 use crate::env::Env;
 use crate::error::Error;
-use crate::host::{self, library::HostObject};
-use crate::plan::Plan;
+use crate::plan::{Plan, PlannedFile};
 use crate::prepare::Prepared;
-use crate::toolchain;
+use crate::{source, toolchain};
+
+/// All outputs of one source file, by arch (lowest first).
+pub struct FileOutputs<'a> {
+    /// The file, as planned.
+    pub file: &'a PlannedFile,
+    /// Its text as the user wrote it (to find the macro invocations that generate kernels).
+    pub text: &'a str,
+    /// Its `@launch` annotations.
+    pub annotations: &'a [crate::contract::Annotation],
+    /// Its `__global__` definitions, as scanned before compiling (for `file:line`).
+    pub definitions: &'a [source::KernelDef],
+    /// One output per arch the file is compiled for, lowest first.
+    pub outputs: Vec<(Arch, JobOutput)>,
+    /// Per output: compiled in this run (its compiler warnings are printed) or from the cache.
+    pub fresh: Vec<bool>,
+}
+
+impl FileOutputs<'_> {
+    /// The file's path relative to the crate root.
+    pub fn name(&self) -> &str {
+        &self.file.source.file
+    }
+}
 
 /// What the stage produced.
 pub struct Compiled<'p> {
@@ -36,7 +59,7 @@ pub struct Compiled<'p> {
 pub fn run<'p>(env: &Env, plan: &'p Plan, prepared: &'p [Prepared], launch_dir: &Path) -> Result<Compiled<'p>, Error> {
     let config = &plan.config;
     let toolchain = toolchain::discover_for(env, &config.toolchain)?;
-    let compiler = Compiler::new(toolchain, config, launch_dir.join("work"), compile::Settings::from_env(env)?)?;
+    let compiler = Compiler::new(toolchain, config, launch_dir.join("work"), Settings::from_env(env)?)?;
     compiler.check_arches(&config.arches)?;
     let host_tools = match config.host.first() {
         Some(first) => Some(host::tools(config, first, &compiler.toolchain, host::host_compiler(env), env)?),
@@ -57,7 +80,7 @@ pub fn run<'p>(env: &Env, plan: &'p Plan, prepared: &'p [Prepared], launch_dir: 
             })
         })
         .collect();
-    let built = cached_compile::run_all(env, &compiler, host_tools.as_ref(), launch_dir, &jobs)
+    let built = super::cached::run_all(env, &compiler, host_tools.as_ref(), launch_dir, &jobs)
         .map_err(|e| restored(plan, prepared, e))?;
     let mut outputs = built.outputs.into_iter();
     let mut compiled = built.compiled.into_iter();

@@ -1,26 +1,17 @@
 //! The `host` files' static library: their objects (each from one nvcc compile, fresh or from the
-//! kernel cache, see [`super::compile`]) archived by the `cc` crate into
+//! kernel cache, see [`crate::compile::host`]) archived by the `cc` crate into
 //! `lib<launch_host_package>.a` under `OUT_DIR`, and cargo told to link it with the static CUDA
 //! runtime. Build scripts only (`cc` reads cargo's variables). Nothing is compiled here.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::{missing_tool, Tools};
 use crate::cargo_directives;
+use crate::compile::host::{missing_tool, HostObject, Tools};
 use crate::compile::{sanitize, Compiler};
 use crate::config::HostPattern;
 use crate::error::Error;
 use crate::out;
-
-/// One host file's object.
-#[derive(Debug)]
-pub struct HostObject {
-    /// The file, relative to the crate root.
-    pub file: String,
-    /// The object's bytes.
-    pub object: Vec<u8>,
-}
 
 /// Archives `objects` into the crate's static library and tells cargo to link it and the static
 /// CUDA runtime. Returns the library's name and how long it took.

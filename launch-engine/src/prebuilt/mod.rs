@@ -28,6 +28,7 @@
 
 mod fingerprint;
 mod folder;
+pub(crate) mod stage;
 #[cfg(test)]
 mod tests;
 

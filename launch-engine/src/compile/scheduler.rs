@@ -1,6 +1,6 @@
 //! The jobserver scheduler: runs a build's jobs side by side, one per job slot, the longest
 //! first, and keeps every job's result. It knows nothing of compilers or the cache: a job is an
-//! index and a function ([`parallel`]); [`crate::cached_compile`] decides which jobs run.
+//! index and a function ([`parallel`]); [`crate::compile::cached`] decides which jobs run.
 //!
 //! # Parallelism
 //! Cargo gives every build script one job slot (the process's implicit token) and a jobserver to

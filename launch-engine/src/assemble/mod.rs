@@ -1,43 +1,25 @@
 //! From compiler outputs to the manifest: which kernels exist, where they are defined, their
 //! contracts (read back from the PTX) and their per-arch resources (from ptxas).
 
+mod stage;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use launch::{Arch, ContractSource};
 
-use crate::compile::{sanitize, JobOutput};
+use crate::compile::{sanitize, FileOutputs};
 use crate::config::Config;
 use crate::error::{Diagnostic, Error};
 use crate::names::{base_name, demangle, rust_name, rust_name_with_params, source_name, widen_hashes};
-use crate::plan::{Plan, PlannedFile};
+use crate::plan::Plan;
 use crate::warnings::Warnings;
-use crate::{locate, ptx, source};
+mod locate;
+
+use crate::{ptx, source};
 use launch_schema::manifest::{
     CubinEntry, KernelArch, KernelEntry, Manifest, MissingArch, ModuleEntry, Origin, PtxEntry, ToolchainInfo, VERSION,
 };
-
-/// All outputs of one source file, by arch (lowest first).
-pub struct FileOutputs<'a> {
-    /// The file, as planned.
-    pub file: &'a PlannedFile,
-    /// Its text as the user wrote it (to find the macro invocations that generate kernels).
-    pub text: &'a str,
-    /// Its `@launch` annotations.
-    pub annotations: &'a [crate::contract::Annotation],
-    /// Its `__global__` definitions, as scanned before compiling (for `file:line`).
-    pub definitions: &'a [source::KernelDef],
-    /// One output per arch the file is compiled for, lowest first.
-    pub outputs: Vec<(Arch, JobOutput)>,
-    /// Per output: compiled in this run (its compiler warnings are printed) or from the cache.
-    pub fresh: Vec<bool>,
-}
-
-impl FileOutputs<'_> {
-    /// The file's path relative to the crate root.
-    pub fn name(&self) -> &str {
-        &self.file.source.file
-    }
-}
+pub use stage::{run, Assembled};
 
 /// Output file names, relative to `OUT_DIR/launch`.
 pub fn cubin_path(file: &str, arch: Arch) -> String {

@@ -1,26 +1,25 @@
-//! The build, stage by stage. Each stage is a module with a typed input and output:
+//! The build, stage by stage: the orchestration and nothing else. Each stage is a folder of its
+//! own with a typed input and output:
 //!
-//! 0. **prebuilt** ([`prebuilt`]): the crate's prebuilt kernels embedded when they match the
-//!    sources (nothing below runs then);
+//! 0. **prebuilt** ([`crate::prebuilt`]): the crate's prebuilt kernels embedded when they match
+//!    the sources (nothing below runs then);
 //! 1. **plan** ([`crate::plan`]): the configuration applied to the kernel folder, once;
 //! 2. **prepare** ([`crate::prepare`]): each file read and its `@launch` contracts applied;
-//! 3. **compile** ([`compile`]): every file × arch job through the kernel cache;
-//! 4. **assemble** ([`assemble`]): the manifest, the tune variants, the warnings about kernels;
-//! 5. **link** ([`link`]): the `host` files' objects archived into the crate's static library;
-//! 6. **embed** ([`embed`]): everything written under `OUT_DIR/launch`, the warnings printed.
+//! 3. **compile** ([`crate::compile`]): every file × arch job through the kernel cache;
+//! 4. **assemble** ([`crate::assemble`]): the manifest, the tune variants, the warnings about
+//!    kernels;
+//! 5. **link** ([`crate::link`]): the `host` files' objects archived into the crate's static
+//!    library;
+//! 6. **embed** ([`crate::embed`]): everything written under `OUT_DIR/launch`, the warnings
+//!    printed.
 //!
 //! Nothing under `OUT_DIR/launch` is written before the last stage, so a failure leaves the
 //! previous outputs intact.
 
-mod assemble;
-mod compile;
-mod embed;
-mod link;
-mod prebuilt;
 #[cfg(test)]
 mod tests;
 
-pub use prebuilt::explain_no_toolchain;
+pub use crate::prebuilt::stage::explain_no_toolchain;
 
 use std::path::{Path, PathBuf};
 
@@ -29,9 +28,11 @@ use crate::config::Config;
 use crate::env::Env;
 use crate::error::Error;
 use crate::plan::Plan;
+use crate::prebuilt::stage as prebuilt;
 use crate::prepare;
 use crate::source;
 use crate::warnings::Warnings;
+use crate::{assemble, compile, embed, link};
 use launch_schema::manifest::Manifest;
 
 /// The build of the crate at `manifest_dir`, its outputs in `launch_dir`.

@@ -3,13 +3,14 @@
 
 use std::path::Path;
 
-use super::assemble::Assembled;
-use super::compile::Compiled;
+use crate::assemble::Assembled;
+use crate::compile::stats;
+use crate::compile::Compiled;
 use crate::env::Env;
 use crate::error::Error;
 use crate::plan::Plan;
 use crate::warnings::Warnings;
-use crate::{assemble, build_stats, cargo_directives, embed};
+use crate::{assemble, cargo_directives, embed};
 use launch_schema::manifest::Manifest;
 
 /// Writes the outputs of a successful build and prints its warnings. Returns the manifest.
@@ -26,8 +27,8 @@ pub fn run(
     let Assembled { mut manifest, tuned } = assembled;
     manifest.warnings = warnings.for_manifest();
     embed::write(launch_dir, &manifest, &compiled.files, &tuned.files, env.flag("LAUNCH_ALL_PTX")?)?;
-    let stats = build_stats::with_variants(compiled.stats.clone(), tuned.jobs, tuned.compiled, tuned.ptxas_ms);
-    build_stats::write(launch_dir, &stats)?;
+    let stats = stats::with_variants(compiled.stats.clone(), tuned.jobs, tuned.compiled, tuned.ptxas_ms);
+    stats::write(launch_dir, &stats)?;
     if env.is_build_script() {
         for w in warnings.to_print() {
             cargo_directives::warning(&w);

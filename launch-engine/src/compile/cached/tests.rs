@@ -1,4 +1,4 @@
-//! Tests of [`super`] (cached_compile.rs) with an in-memory [`Store`]: the lookups, the damage
+//! Tests of [`super`] (compile/cached.rs) with an in-memory [`Store`]: the lookups, the damage
 //! counting and the stores need nothing of a store but the trait, so a remote one plugs in the
 //! same way.
 
