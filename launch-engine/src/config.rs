@@ -338,6 +338,15 @@ impl Config {
         self.manifest_path.parent().unwrap_or(Path::new("."))
     }
 
+    /// The crate's folders NVRTC and nvcc search for headers, in search order, absolute: the
+    /// kernel folder, then the `include` folders (and `-I` flags). The one place it is built:
+    /// the compile, the prepare stage's host-code scan, the rerun directives, the prebuilt
+    /// fingerprint and the kernels' `file:line` all search the same folders. The toolkit's and
+    /// the standard headers are not in it.
+    pub fn include_path(&self) -> Vec<PathBuf> {
+        std::iter::once(&self.kernel_dir).chain(&self.include_dirs).map(|d| self.root().join(d)).collect()
+    }
+
     /// The settings of a file that `tables` match (in the order Cargo.toml lists them): the
     /// crate's, then each table's. The plan matches the tables (`plan::Plan::resolve`).
     pub fn merge_file_settings(&self, tables: &[&FileConfig]) -> FileSettings {

@@ -24,9 +24,7 @@ pub(crate) fn write_diagnostics(
         // (a `cache-remote` line of Cargo.toml may hold one).
         d.message = launch::remote::redact(&d.message);
         d.excerpt = d.excerpt.iter().map(|l| launch::remote::redact(l)).collect();
-        if let Ok(rel) = Path::new(&d.file).strip_prefix(root) {
-            d.file = rel.display().to_string().replace('\\', "/");
-        }
+        d.file = crate::input::shown(Path::new(&d.file), root);
     }
     let doc = Diagnostics {
         schema: diagnostics::VERSION,

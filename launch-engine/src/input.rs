@@ -169,3 +169,9 @@ pub fn kind_of_special(_: &fs::FileType) -> &'static str {
 
 #[cfg(test)]
 mod tests;
+
+/// How messages, records and the manifest show a file: relative to the crate root `root`,
+/// `/`-separated on every host; a file outside the crate as its whole path.
+pub fn shown(path: &Path, root: &Path) -> String {
+    path.strip_prefix(root).unwrap_or(path).display().to_string().replace('\\', "/")
+}

@@ -21,7 +21,7 @@ mod tests;
 
 pub use crate::prebuilt::stage::explain_no_toolchain;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::cargo_directives;
 use crate::config::Config;
@@ -120,8 +120,7 @@ fn announce_inputs(plan: &Plan) {
     let config = &plan.config;
     let root = config.root();
     cargo_directives::rerun_if_changed(&root.join(&config.kernel_dir));
-    let include_dirs: Vec<PathBuf> =
-        std::iter::once(&config.kernel_dir).chain(&config.include_dirs).map(|d| root.join(d)).collect();
+    let include_dirs = config.include_path();
     let mut deps = std::collections::BTreeSet::new();
     for f in &plan.files {
         cargo_directives::rerun_if_changed(&f.source.path);

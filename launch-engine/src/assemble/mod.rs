@@ -441,8 +441,7 @@ fn kernel_entry(config: &Config, f: &FileOutputs, at: &mut Locator, name: String
 /// file, and only for a file with a kernel found neither defined nor generated in it.
 fn from_headers(config: &Config, f: &FileOutputs) -> HashMap<String, (u32, u32, String, u32)> {
     let root = config.root();
-    let include_dirs: Vec<std::path::PathBuf> =
-        std::iter::once(&config.kernel_dir).chain(&config.include_dirs).map(|d| root.join(d)).collect();
+    let include_dirs = config.include_path();
     let here = f.file.source.path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
     let mut out = HashMap::new();
     for (i, line) in f.text.lines().enumerate() {
@@ -456,7 +455,7 @@ fn from_headers(config: &Config, f: &FileOutputs) -> HashMap<String, (u32, u32, 
         all.extend(source::dependencies(&header, &include_dirs, root).unwrap_or_default());
         for h in all {
             let Some(text) = crate::input::read(&h).ok().and_then(|b| String::from_utf8(b).ok()) else { continue };
-            let rel = h.strip_prefix(root).unwrap_or(&h).display().to_string().replace('\\', "/");
+            let rel = crate::input::shown(&h, root);
             let scanned = source::scan(&text);
             for d in source::kernels(&text, &scanned) {
                 out.entry(d.name).or_insert_with(|| (at, col, rel.clone(), d.line));

@@ -137,8 +137,7 @@ impl Compiler {
             outside += 1;
             format!("$INCLUDE{}", outside - 1)
         };
-        for dir in std::iter::once(&config.kernel_dir).chain(&config.include_dirs) {
-            let path = root.join(dir);
+        for path in config.include_path() {
             include_dirs.push(IncludeDir { portable: portable(&path, false), path });
         }
         // Then the toolkit's headers and CCCL's, with our standard headers (headers.rs) around

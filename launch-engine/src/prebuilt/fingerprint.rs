@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Component, Path};
 
 use launch::Arch;
 use launch_schema::prebuilt::Digest;
@@ -46,8 +46,7 @@ pub fn of_plan(plan: &Plan) -> Result<Fingerprint, Error> {
     let root = config.root();
     let mut inputs =
         vec![Digest { path: METADATA_INPUT.to_string(), sha256: hex(&metadata_digest(&config.manifest_path)?) }];
-    let include_dirs: Vec<PathBuf> =
-        std::iter::once(&config.kernel_dir).chain(&config.include_dirs).map(|d| root.join(d)).collect();
+    let include_dirs = config.include_path();
     let mut headers = BTreeSet::new();
     for f in &plan.files {
         let s = &f.source;

@@ -100,17 +100,6 @@ fn host_suggestion(kernel_rel: &str) -> String {
     )
 }
 
-/// The folders of the crate NVRTC searches for headers (the kernel folder, the `include`
-/// folders), absolute: toolkit and standard headers are not in them.
-fn crate_include_dirs(config: &Config) -> Vec<std::path::PathBuf> {
-    std::iter::once(&config.kernel_dir).chain(&config.include_dirs).map(|d| config.root().join(d)).collect()
-}
-
-/// `path` relative to `root` with `/`, as messages show files.
-fn shown(root: &std::path::Path, path: &std::path::Path) -> String {
-    path.strip_prefix(root).unwrap_or(path).display().to_string().replace('\\', "/")
-}
-
 /// The error for host code in `f` (not a `host` file), which NVRTC cannot compile: at the host
 /// code if it is in the file, else at the `#include` that brings in a crate header holding some.
 fn host_code(plan: &Plan, f: &PlannedFile, text: &str, scanned: &source::Scanned) -> Option<Diagnostic> {
@@ -120,8 +109,8 @@ fn host_code(plan: &Plan, f: &PlannedFile, text: &str, scanned: &source::Scanned
             format!("{} is host code, and NVRTC compiles device code only; {}", h.what, host_suggestion(&s.kernel_rel));
         return Some(Diagnostic::error(&s.file, h.line, h.col, message));
     }
-    let h = source::host_code_in_headers(text, scanned, &s.path, &crate_include_dirs(&plan.config), true)?;
-    let shown = |p: &std::path::Path| shown(plan.config.root(), p);
+    let h = source::host_code_in_headers(text, scanned, &s.path, &plan.config.include_path(), true)?;
+    let shown = |p: &std::path::Path| crate::input::shown(p, plan.config.root());
     let header = shown(h.chain.last()?);
     let through = match &h.chain[..h.chain.len() - 1] {
         [] => String::new(),
@@ -146,8 +135,8 @@ pub fn host_side(config: &Config, f: &PlannedFile, text: &str) -> crate::headers
     let scanned = source::scan(text);
     let code = match source::host_code_in_any_branch(text, &scanned) {
         Some(h) => Some(format!("{} at {}:{}:{}", h.what, s.file, h.line, h.col)),
-        None => source::host_code_in_headers(text, &scanned, &s.path, &crate_include_dirs(config), false).map(|h| {
-            let header = h.chain.last().map(|p| shown(config.root(), p)).unwrap_or_default();
+        None => source::host_code_in_headers(text, &scanned, &s.path, &config.include_path(), false).map(|h| {
+            let header = h.chain.last().map(|p| crate::input::shown(p, config.root())).unwrap_or_default();
             format!("{} at {header}:{}:{}", h.code.what, h.code.line, h.code.col)
         }),
     };
@@ -172,7 +161,7 @@ pub fn host_side(config: &Config, f: &PlannedFile, text: &str) -> crate::headers
 /// at the `#include` that means the one on disk.
 pub fn nvrtc_headers(plan: &Plan, f: &PlannedFile) -> Result<Vec<(String, String)>, Error> {
     let root = plan.config.root();
-    let include_dirs = crate_include_dirs(&plan.config);
+    let include_dirs = plan.config.include_path();
     let included = source::included(&f.source.path, &include_dirs, root)?;
     if f.host {
         return Ok(Vec::new());
@@ -196,7 +185,7 @@ pub fn nvrtc_headers(plan: &Plan, f: &PlannedFile) -> Result<Vec<(String, String
         }
     }
     // NVRTC takes a header in memory for every `#include` of its name, wherever written.
-    let shown = |p: &std::path::Path| shown(root, p);
+    let shown = |p: &std::path::Path| crate::input::shown(p, root);
     for i in &included {
         if let Some((_, _, other)) = headers.iter().find(|(n, _, p)| *n == i.name && *p != i.path) {
             return Err(Error::Kernels(vec![Diagnostic::error(

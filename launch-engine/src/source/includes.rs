@@ -60,7 +60,7 @@ pub struct Include {
 /// # Errors
 /// As [`dependencies`].
 pub fn included(file: &Path, include_dirs: &[PathBuf], root: &Path) -> Result<Vec<Include>, Error> {
-    let shown = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string().replace('\\', "/");
+    let shown = |p: &Path| crate::input::shown(p, root);
     let mut seen = BTreeSet::new();
     let mut named = Vec::new();
     // (file, name) pairs already in `named`: a toolkit header tree has thousands of directives.

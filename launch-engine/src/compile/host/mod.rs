@@ -186,8 +186,8 @@ pub fn options(compiler: &Compiler, tools: &Tools, file: &PlannedFile, portable:
     } else if let Some(ccbin) = &tools.ccbin {
         options.push(format!("-ccbin={}", ccbin.display()));
     }
-    for dir in std::iter::once(&config.kernel_dir).chain(&config.include_dirs) {
-        options.push(format!("-I{}", show(&compiler.root().join(dir))));
+    for dir in config.include_path() {
+        options.push(format!("-I{}", show(&dir)));
     }
     // nvcc finds the toolchain's own headers; the library headers installed beside it it does not.
     for dir in &compiler.toolchain.libraries {
