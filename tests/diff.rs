@@ -11,7 +11,8 @@ use launch_analysis::{analyze, HostLaunch};
 use launch_engine::tooling::toolchain::{pin, pin_dir};
 use launch_engine::tooling::Env;
 use launch_schema::diff::{Delta, Document};
-use launch_schema::report::{self, KernelId, Record, Toolchain};
+use launch_schema::manifest::Toolchain;
+use launch_schema::report::{self, KernelId, Record};
 
 use crate::support::{cargo_launch, copy_dir, exact, fixture, root, run};
 

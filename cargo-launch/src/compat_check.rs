@@ -30,15 +30,17 @@ impl<'a> Embedded<'a> {
     /// `None` for a build without a toolchain (docs.rs stubs): nothing is embedded.
     fn of(p: &'a PackageKernels) -> Option<Embedded<'a>> {
         let m = &p.manifest;
-        let toolkit = CudaVersion::of_release(&m.toolchain.ptxas)?;
-        let built_by = CudaVersion::of_release(&m.toolchain.nvrtc).unwrap_or(toolkit);
+        let toolkit = CudaVersion::of_release(&m.toolchain.compilers.ptxas)?;
+        let built_by = CudaVersion::of_release(&m.toolchain.compilers.nvrtc).unwrap_or(toolkit);
         let min_driver =
             m.min_driver.as_deref().and_then(|v| v.parse().ok()).or(p.config.min_driver).unwrap_or(built_by);
         Some(Embedded { toolkit, min_driver, manifest: m })
     }
 
     fn ptx_of(&self, module: &ModuleEntry) -> Vec<Ptx> {
-        let own = compat::ptx_isa_of(CudaVersion::of_release(&self.manifest.toolchain.nvrtc).unwrap_or(self.toolkit));
+        let own = compat::ptx_isa_of(
+            CudaVersion::of_release(&self.manifest.toolchain.compilers.nvrtc).unwrap_or(self.toolkit),
+        );
         let isa = |v: &str| compat::parse_ptx_isa(v).or(own);
         let fallback = (!module.ptx.is_empty()).then(|| Ptx { arch: module.ptx_arch, isa: isa(&module.ptx_version) });
         fallback

@@ -189,7 +189,7 @@ pub fn unknown_kernel_settings(
 /// Constructed packages for the renderers' unit tests (no compiler).
 #[cfg(test)]
 pub(crate) mod testing {
-    use launch_schema::manifest::{KernelArch, KernelEntry, ToolchainInfo};
+    use launch_schema::manifest::{KernelArch, KernelEntry, Toolchain, ToolchainInfo};
     use std::path::Path;
 
     use launch_schema::manifest::Manifest;
@@ -254,7 +254,10 @@ pub(crate) mod testing {
         let manifest = Manifest {
             schema: launch_schema::manifest::VERSION,
             package: "pkg".into(),
-            toolchain: ToolchainInfo { nvrtc: "12.9.86".into(), ptxas: "12.9.86".into(), description: String::new() },
+            toolchain: ToolchainInfo {
+                compilers: Toolchain { nvrtc: "12.9.86".into(), ptxas: "12.9.86".into() },
+                description: String::new(),
+            },
             arches,
             host_threads: 256,
             modules: Vec::new(),

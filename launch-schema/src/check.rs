@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::report::Toolchain;
+use super::manifest::Toolchain;
 use launch::Arch;
 use launch_analysis::{Finding, FindingKind, Severity};
 

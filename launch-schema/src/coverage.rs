@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::report::Toolchain;
+use super::manifest::Toolchain;
 use launch::Arch;
 
 /// The version of this document.

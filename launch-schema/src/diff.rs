@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::report::{Explained, Toolchain};
+use super::manifest::Toolchain;
+use super::report::Explained;
 use launch::Arch;
 use launch_analysis::LaunchFailure;
 

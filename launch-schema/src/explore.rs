@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::report::{Explained, KernelId, Toolchain};
+use super::manifest::Toolchain;
+use super::report::{Explained, KernelId};
 use launch::occupancy::Limiters;
 use launch::{Arch, Contract, Resources};
 use launch_analysis::{LaunchFailure, NextBlock, ThreadsFrom};

@@ -63,14 +63,24 @@ pub struct HostFile {
     pub library: Option<String>,
 }
 
-/// Which toolchain ran.
+/// The compilers that built the kernels, by version: the one description of a toolchain that
+/// every document carries (the manifest and the prebuilt record add what only they know).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
-pub struct ToolchainInfo {
+pub struct Toolchain {
     /// NVRTC version (`12.9.86`).
     pub nvrtc: String,
     /// ptxas version (`12.9.86`).
     pub ptxas: String,
+}
+
+/// Which toolchain ran, and where it was found.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+pub struct ToolchainInfo {
+    /// The compilers' versions (`nvrtc`, `ptxas` in the JSON, beside `description`).
+    #[serde(flatten)]
+    pub compilers: Toolchain,
     /// How it was found and where.
     pub description: String,
 }
@@ -297,7 +307,10 @@ mod tests {
         Manifest {
             schema: VERSION,
             package: "p".into(),
-            toolchain: ToolchainInfo { nvrtc: "12.9.86".into(), ptxas: "12.9.86".into(), description: "d".into() },
+            toolchain: ToolchainInfo {
+                compilers: Toolchain { nvrtc: "12.9.86".into(), ptxas: "12.9.86".into() },
+                description: "d".into(),
+            },
             arches: vec![arch],
             host_threads: 256,
             modules: vec![ModuleEntry {

@@ -28,7 +28,7 @@ pub struct Record {
     /// The launch-build that wrote the folder (`launch-build 0.1.0`), for people; not part of the key.
     pub made_by: String,
     /// The toolchain the outputs were compiled with.
-    pub toolchain: Toolchain,
+    pub toolchain: PinnedToolchain,
     /// The arches compiled, lowest first.
     pub arches: Vec<Arch>,
     /// Every input, with its digest: the crate's `[package.metadata.launch]` (in a canonical form:
@@ -43,13 +43,12 @@ pub struct Record {
 /// The toolchain of a prebuilt folder: the pin the crate asks for and what compiled.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
-pub struct Toolchain {
+pub struct PinnedToolchain {
     /// The pinned toolchain (`12.9`, `13.0`): the crate's `toolchain`, or the default one.
     pub pin: String,
-    /// NVRTC's version (`12.9.86`).
-    pub nvrtc: String,
-    /// ptxas's version (`12.9.86`).
-    pub ptxas: String,
+    /// Its compilers' versions (`nvrtc`, `ptxas` in the JSON, beside `pin`).
+    #[serde(flatten)]
+    pub compilers: crate::manifest::Toolchain,
 }
 
 /// One input and the SHA-256 (hex) of its content.

@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::manifest::Toolchain;
 use launch::occupancy::Limiters;
 use launch::{Arch, Contract, Resources};
 use launch_analysis::{KernelReport, LaunchFailure, NextBlock, Note, ThreadsFrom};
@@ -39,16 +40,6 @@ impl Document {
     pub fn from_json(text: &str) -> Result<Document, super::ReadError> {
         super::read(text, "report", VERSION, "written by another version of cargo-launch")
     }
-}
-
-/// The compiler versions.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
-pub struct Toolchain {
-    /// NVRTC version (`12.9.86`).
-    pub nvrtc: String,
-    /// ptxas version.
-    pub ptxas: String,
 }
 
 /// The oldest driver that loads some of a package's embedded images.

@@ -14,7 +14,6 @@ use launch::compat::CudaVersion;
 use launch::Arch;
 use launch_engine::tooling::cache::format_size;
 use launch_schema::coverage::{ArchSize, Document, GpuCoverage, Load, Outcome, Suggestion};
-use launch_schema::report::Toolchain;
 
 use crate::cargo::Selection;
 use crate::cli::{CoverageArgs, Format};
@@ -77,7 +76,7 @@ fn document(packages: &[PackageKernels], targets: &[Target], driver: Option<Cuda
     let t = packages.first().map(|p| &p.manifest.toolchain);
     Document {
         schema: launch_schema::coverage::VERSION,
-        toolchain: t.map(|t| Toolchain { nvrtc: t.nvrtc.clone(), ptxas: t.ptxas.clone() }),
+        toolchain: t.map(|t| t.compilers.clone()),
         driver: driver.map(|d| d.to_string()),
         gpus,
         sizes,

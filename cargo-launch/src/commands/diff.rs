@@ -11,7 +11,7 @@ use launch::Arch;
 use launch_engine::tooling::toolchain::Pin;
 use launch_engine::tooling::Tool;
 use launch_schema::diff::Side;
-use launch_schema::report::{Document as Report, Record, Toolchain};
+use launch_schema::report::{Document as Report, Record};
 
 use crate::cargo::Selection;
 use crate::cli::{DiffArgs, DiffFormat, PackageArgs};
@@ -62,7 +62,7 @@ fn file(path: &Path) -> Result<Records, Error> {
 fn records_of(label: String, packages: &[PackageKernels]) -> Result<Records, Error> {
     let rows = records::rows(packages, &[])?;
     let t = &packages[0].manifest.toolchain;
-    let toolchain = Toolchain { nvrtc: t.nvrtc.clone(), ptxas: t.ptxas.clone() };
+    let toolchain = t.compilers.clone();
     let records = rows.into_iter().map(|r| Record::new(r.id, r.lines, &r.report)).collect();
     Ok((Side { label, toolchain }, records))
 }

@@ -15,7 +15,7 @@ use launch_analysis::{self as analysis, cliffs, frontier, HostLaunch, KernelRepo
 use launch_engine::tooling::variants;
 use launch_schema::explore::{ArchVariants, Document, Variant};
 use launch_schema::manifest::{KernelArch, KernelEntry};
-use launch_schema::report::{Explained, Toolchain};
+use launch_schema::report::Explained;
 
 use crate::cargo::{self, Selection};
 use crate::cli::{ExploreArgs, Format};
@@ -44,7 +44,7 @@ pub(crate) fn run(args: &ExploreArgs) -> Result<(), Error> {
     let mut cache = CacheCounts::default();
     let mut doc = Document {
         schema: launch_schema::explore::VERSION,
-        toolchain: Toolchain { nvrtc: p.manifest.toolchain.nvrtc.clone(), ptxas: p.manifest.toolchain.ptxas.clone() },
+        toolchain: p.manifest.toolchain.compilers.clone(),
         kernel: records::kernel_id(&p.package, k),
         arches: Vec::new(),
     };

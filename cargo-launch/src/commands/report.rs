@@ -3,7 +3,7 @@
 //! [`crate::records`]), selects and renders; the JSON form is `launch_schema::report`.
 
 use anyhow::Context;
-use launch_schema::report::{Document, Record, Toolchain};
+use launch_schema::report::{Document, Record};
 
 use crate::cargo::{self, Selection};
 use crate::cli::{Format, ReportArgs};
@@ -75,7 +75,7 @@ pub(crate) fn run(args: &ReportArgs) -> Result<(), Error> {
                     rec
                 })
                 .collect();
-            let mut doc = Document::new(Toolchain { nvrtc: t.nvrtc.clone(), ptxas: t.ptxas.clone() }, records);
+            let mut doc = Document::new(t.compilers.clone(), records);
             doc.drivers = packages.iter().flat_map(crate::compat_check::needs).collect();
             serde_json::to_writer_pretty(&mut out, &doc).map_err(std::io::Error::from).and_then(|_| {
                 use std::io::Write;

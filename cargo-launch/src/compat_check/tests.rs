@@ -14,8 +14,8 @@ fn package(
 ) -> PackageKernels {
     let mut p = testing::package(dir, 1, arches, &[]);
     let m = &mut p.manifest;
-    m.toolchain.nvrtc = toolkit.into();
-    m.toolchain.ptxas = toolkit.into();
+    m.toolchain.compilers.nvrtc = toolkit.into();
+    m.toolchain.compilers.ptxas = toolkit.into();
     m.min_driver = min_driver.map(str::to_string);
     m.modules = vec![ModuleEntry {
         file: "kernels/many.cu".into(),

@@ -2,7 +2,8 @@
 
 use launch::Resources;
 use launch_analysis::{analyze, HostLaunch};
-use launch_schema::report::{KernelId, Record, Toolchain};
+use launch_schema::manifest::Toolchain;
+use launch_schema::report::{KernelId, Record};
 
 use super::*;
 

@@ -8,7 +8,6 @@ use anyhow::Context;
 use launch::Arch;
 use launch_analysis::{Finding, FindingKind, Location, Severity};
 use launch_schema::check::{BaselineState, BaselineUse, Document, FindingRecord, VERSION};
-use launch_schema::report::Toolchain;
 
 use crate::cli::CheckFormat;
 use crate::output::{names, sarif};
@@ -47,10 +46,7 @@ pub fn write(
         CheckFormat::Json => {
             let doc = Document {
                 schema: VERSION,
-                toolchain: checked.packages.first().map(|p| Toolchain {
-                    nvrtc: p.manifest.toolchain.nvrtc.clone(),
-                    ptxas: p.manifest.toolchain.ptxas.clone(),
-                }),
+                toolchain: checked.packages.first().map(|p| p.manifest.toolchain.compilers.clone()),
                 kernels: kernels(checked.packages),
                 arches: checked.arches.to_vec(),
                 errors: count(findings, Severity::Error),

@@ -74,7 +74,7 @@ pub(crate) fn header(out: &mut impl Write, view: &View, p: &PackageKernels) -> i
             view.filter.describe()
         )?;
     }
-    writeln!(out, "toolchain: NVRTC {}, ptxas {}", m.toolchain.nvrtc, m.toolchain.ptxas)?;
+    writeln!(out, "toolchain: NVRTC {}, ptxas {}", m.toolchain.compilers.nvrtc, m.toolchain.compilers.ptxas)?;
     if let Some(line) = kernel_sources(p) {
         writeln!(out, "{line}")?;
     }
@@ -302,7 +302,7 @@ pub(crate) fn text(out: &mut impl Write, view: &View) -> io::Result<()> {
         writeln!(out)?;
         let short = short_names(p, view.shown, names::KERNEL_WIDTH);
         for r in view.shown.iter().filter(|r| r.id.package == p.package) {
-            detailed(out, r, &m.toolchain.ptxas, view.spills, &short)?;
+            detailed(out, r, &m.toolchain.compilers.ptxas, view.spills, &short)?;
         }
         not_compiled(out, view, p, &short)?;
         for w in &m.warnings {

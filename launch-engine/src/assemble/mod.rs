@@ -17,7 +17,8 @@ mod locate;
 
 use crate::{ptx, source};
 use launch_schema::manifest::{
-    CubinEntry, KernelArch, KernelEntry, Manifest, MissingArch, ModuleEntry, Origin, PtxEntry, ToolchainInfo, VERSION,
+    CubinEntry, KernelArch, KernelEntry, Manifest, MissingArch, ModuleEntry, Origin, PtxEntry, Toolchain,
+    ToolchainInfo, VERSION,
 };
 pub use stage::{run, Assembled};
 
@@ -168,7 +169,7 @@ pub fn manifest(
     let unused_kernel_settings = plan.settle_kernels(&mut kernels)?;
 
     // Resolved here, where the toolchain is known: `min-driver`, else the toolchain's own version.
-    let min_driver = config.min_driver.or_else(|| launch::compat::CudaVersion::of_release(&toolchain.nvrtc));
+    let min_driver = config.min_driver.or_else(|| launch::compat::CudaVersion::of_release(&toolchain.compilers.nvrtc));
     Ok(Manifest {
         schema: VERSION,
         package: config.package.clone(),
@@ -240,8 +241,7 @@ pub fn uncompiled(plan: &Plan, texts: &[String]) -> Manifest {
         schema: VERSION,
         package: config.package.clone(),
         toolchain: ToolchainInfo {
-            nvrtc: "none".into(),
-            ptxas: "none".into(),
+            compilers: Toolchain { nvrtc: "none".into(), ptxas: "none".into() },
             description: "DOCS_RS: kernels not compiled".into(),
         },
         arches: config.arches.clone(),

@@ -12,7 +12,7 @@ use crate::plan::Plan;
 use crate::variants;
 use crate::warnings::Warnings;
 use crate::{assemble, names, source};
-use launch_schema::manifest::{Manifest, ToolchainInfo};
+use launch_schema::manifest::{Manifest, Toolchain, ToolchainInfo};
 
 /// What the stage produced.
 pub struct Assembled {
@@ -35,8 +35,7 @@ pub fn run(
 ) -> Result<Assembled, Error> {
     let c = &compiled.compiler;
     let info = ToolchainInfo {
-        nvrtc: c.toolchain.nvrtc_version.clone(),
-        ptxas: c.toolchain.ptxas_version.clone(),
+        compilers: Toolchain { nvrtc: c.toolchain.nvrtc_version.clone(), ptxas: c.toolchain.ptxas_version.clone() },
         description: c.toolchain.describe(),
     };
     let mut manifest = assemble::manifest(plan, info, &compiled.files, warnings)?;

@@ -65,7 +65,7 @@ fn manifest(config: &Config, toolchain: ToolchainInfo, files: &[FileOutputs]) ->
 }
 
 fn toolchain() -> ToolchainInfo {
-    ToolchainInfo { nvrtc: "12.9".into(), ptxas: "12.9".into(), description: String::new() }
+    ToolchainInfo { compilers: Toolchain { nvrtc: "12.9".into(), ptxas: "12.9".into() }, description: String::new() }
 }
 
 /// One file without annotations or an `arch` setting, with its outputs.

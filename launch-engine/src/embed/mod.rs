@@ -155,7 +155,7 @@ pub fn generate(m: &Manifest) -> String {
         env!("CARGO_PKG_VERSION"),
         m.package
     );
-    let _ = writeln!(s, "// NVRTC {}, ptxas {}.\n", m.toolchain.nvrtc, m.toolchain.ptxas);
+    let _ = writeln!(s, "// NVRTC {}, ptxas {}.\n", m.toolchain.compilers.nvrtc, m.toolchain.compilers.ptxas);
     let mut root = Node::default();
     let mut module_of: HashMap<&str, usize> = HashMap::new();
     for (i, module) in m.modules.iter().enumerate() {

@@ -7,8 +7,8 @@ use launch::{Contract, ContractSource, Resources, KNOWN_ARCHES};
 
 use super::PACKAGE;
 use launch_schema::manifest::{
-    CubinEntry, HostFile, KernelArch, KernelEntry, Manifest, MissingArch, ModuleEntry, Origin, PtxEntry, ToolchainInfo,
-    VERSION,
+    CubinEntry, HostFile, KernelArch, KernelEntry, Manifest, MissingArch, ModuleEntry, Origin, PtxEntry, Toolchain,
+    ToolchainInfo, VERSION,
 };
 
 fn string(rng: &mut Rng) -> String {
@@ -40,7 +40,10 @@ fn manifest(rng: &mut Rng) -> Manifest {
     Manifest {
         schema: VERSION,
         package: string(rng),
-        toolchain: ToolchainInfo { nvrtc: string(rng), ptxas: string(rng), description: string(rng) },
+        toolchain: ToolchainInfo {
+            compilers: Toolchain { nvrtc: string(rng), ptxas: string(rng) },
+            description: string(rng),
+        },
         arches: (0..rng.below(4)).map(|_| arch(rng)).collect(),
         host_threads: u32v(rng),
         modules: (0..rng.below(3))

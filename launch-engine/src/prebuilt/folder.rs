@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Component, Path};
 
-use launch_schema::prebuilt::{Record, ShippedFile, Toolchain, VERSION};
+use launch_schema::prebuilt::{PinnedToolchain, Record, ShippedFile, VERSION};
 use sha2::{Digest as _, Sha256};
 
 use super::fingerprint::{hex, Fingerprint};
@@ -58,11 +58,11 @@ pub fn contents(launch_dir: &Path, manifest: &Manifest, fp: &Fingerprint) -> Res
         instead: instead.to_string(),
         no_toolchain: false,
     };
-    if manifest.toolchain.nvrtc != fp.pin_version || manifest.toolchain.ptxas != fp.pin_version {
+    if manifest.toolchain.compilers.nvrtc != fp.pin_version || manifest.toolchain.compilers.ptxas != fp.pin_version {
         return Err(refuse(
             format!(
                 "it was compiled with NVRTC {} and ptxas {}, not the crate's pinned {} toolchain ({})",
-                manifest.toolchain.nvrtc, manifest.toolchain.ptxas, fp.pin, fp.pin_version
+                manifest.toolchain.compilers.nvrtc, manifest.toolchain.compilers.ptxas, fp.pin, fp.pin_version
             ),
             "Prebuilt kernels must come from the pinned toolchain, so that anyone can compile them again and \
              compare: install it with `cargo launch setup` and unset LAUNCH_TOOLCHAIN.",
@@ -78,7 +78,7 @@ pub fn contents(launch_dir: &Path, manifest: &Manifest, fp: &Fingerprint) -> Res
     let mut shipped = manifest.clone();
     shipped.toolchain.description = format!(
         "NVRTC {}, ptxas {} (prebuilt with the pinned {} toolchain)",
-        manifest.toolchain.nvrtc, manifest.toolchain.ptxas, fp.pin
+        manifest.toolchain.compilers.nvrtc, manifest.toolchain.compilers.ptxas, fp.pin
     );
     let mut files = BTreeMap::new();
     let mut json = serde_json::to_string_pretty(&shipped).expect("the manifest serialises");
@@ -94,11 +94,7 @@ pub fn contents(launch_dir: &Path, manifest: &Manifest, fp: &Fingerprint) -> Res
         key: fp.key.clone(),
         package: fp.package.clone(),
         made_by: format!("launch-build {}", env!("CARGO_PKG_VERSION")),
-        toolchain: Toolchain {
-            pin: fp.pin.to_string(),
-            nvrtc: manifest.toolchain.nvrtc.clone(),
-            ptxas: manifest.toolchain.ptxas.clone(),
-        },
+        toolchain: PinnedToolchain { pin: fp.pin.to_string(), compilers: manifest.toolchain.compilers.clone() },
         arches: fp.arches.clone(),
         inputs: fp.inputs.clone(),
         files: files
@@ -174,8 +170,11 @@ pub fn changes(record: &Record, fp: &Fingerprint) -> Vec<String> {
     }
     if record.toolchain.pin != fp.pin {
         out.push(format!("it was made with the {} toolchain, the crate asks for {}", record.toolchain.pin, fp.pin));
-    } else if record.toolchain.ptxas != fp.pin_version {
-        out.push(format!("it was made with {}, this launch-build pins {}", record.toolchain.ptxas, fp.pin_version));
+    } else if record.toolchain.compilers.ptxas != fp.pin_version {
+        out.push(format!(
+            "it was made with {}, this launch-build pins {}",
+            record.toolchain.compilers.ptxas, fp.pin_version
+        ));
     }
     let old: BTreeMap<&str, &str> = record.inputs.iter().map(|d| (d.path.as_str(), d.sha256.as_str())).collect();
     let new: BTreeMap<&str, &str> = fp.inputs.iter().map(|d| (d.path.as_str(), d.sha256.as_str())).collect();

@@ -63,10 +63,9 @@ fn record_of(f: &Fingerprint) -> Record {
         key: f.key.clone(),
         package: f.package.clone(),
         made_by: "launch-build test".into(),
-        toolchain: launch_schema::prebuilt::Toolchain {
+        toolchain: launch_schema::prebuilt::PinnedToolchain {
             pin: f.pin.into(),
-            nvrtc: f.pin_version.into(),
-            ptxas: f.pin_version.into(),
+            compilers: launch_schema::manifest::Toolchain { nvrtc: f.pin_version.into(), ptxas: f.pin_version.into() },
         },
         arches: f.arches.clone(),
         inputs: f.inputs.clone(),

@@ -180,8 +180,10 @@ fn sample_report() -> Value {
         line: 7,
     };
     let record = report::Record::new(id, vec!["ptxas info    : Used 167 registers".into()], &analysed);
-    let doc =
-        report::Document::new(report::Toolchain { nvrtc: "12.9.86".into(), ptxas: "12.9.86".into() }, vec![record]);
+    let doc = report::Document::new(
+        launch_schema::manifest::Toolchain { nvrtc: "12.9.86".into(), ptxas: "12.9.86".into() },
+        vec![record],
+    );
     serde_json::to_value(doc).unwrap()
 }
 

@@ -30,8 +30,8 @@ pub(crate) struct Unit<'a> {
 
 /// Every kernel and tune variant of `m`, named with `prefix`.
 pub(crate) fn units<'a>(m: &'a Manifest, prefix: &str) -> Vec<Unit<'a>> {
-    let toolkit = CudaVersion::of_release(&m.toolchain.ptxas);
-    let own_isa = CudaVersion::of_release(&m.toolchain.nvrtc).or(toolkit).and_then(compat::ptx_isa_of);
+    let toolkit = CudaVersion::of_release(&m.toolchain.compilers.ptxas);
+    let own_isa = CudaVersion::of_release(&m.toolchain.compilers.nvrtc).or(toolkit).and_then(compat::ptx_isa_of);
     let arches = |a: &[KernelArch]| a.iter().map(|x| x.arch).collect::<Vec<_>>();
     let mut out = Vec::new();
     for k in &m.kernels {

@@ -1,7 +1,8 @@
 use launch::occupancy::Limiters;
 use launch::{Contract, ContractSource, Resources};
 use launch_analysis::{NextBlock, ThreadsFrom};
-use launch_schema::report::{KernelId, Toolchain};
+use launch_schema::manifest::Toolchain;
+use launch_schema::report::KernelId;
 
 use super::*;
 use crate::output::svg::tests::well_formed;
