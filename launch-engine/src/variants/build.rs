@@ -21,7 +21,7 @@ use crate::assemble::FileOutputs;
 use crate::cached_compile::{keep_under_limit, open_cache};
 use crate::compile::{bounded, sanitize, Compiler};
 use crate::config::Config;
-use crate::env::Env;
+use crate::env::{var, Env};
 use crate::error::{Diagnostic, Error, FileFailure};
 use crate::scheduler::{stops_the_build, tokens, Tokens};
 use crate::{cargo_directives, ptx};
@@ -228,7 +228,7 @@ fn assemble_all(
     timeout: Duration,
     jobs: &[Job],
 ) -> Result<Vec<(Variant, bool)>, Error> {
-    let debug = env.flag("LAUNCH_BUILD_DEBUG")?;
+    let debug = env.flag(var::LAUNCH_BUILD_DEBUG)?;
     let work_dir = launch_dir.join("work").join("variants");
     let runs: Vec<cached::Job> = jobs
         .iter()
