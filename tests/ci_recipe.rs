@@ -42,7 +42,7 @@ fn the_books_ci_recipe_runs_as_written() {
     toolchain_root();
     let bin = crate::support::binary();
     let bin_dir = bin.parent().expect("the binary is in a folder").to_path_buf();
-    let path = launch_engine::tooling::Env::cli().untracked("PATH").unwrap_or_default();
+    let path = launch_engine::tooling::Env::cli().get(launch_engine::tooling::var::PATH).unwrap_or_default();
     let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(&path))).unwrap();
     let dir = fixture("ci");
     for (command, w) in commands.iter().zip(&words) {

@@ -9,7 +9,7 @@ use std::process::Command;
 use launch::Resources;
 use launch_analysis::{analyze, HostLaunch};
 use launch_engine::tooling::toolchain::{pin, pin_dir};
-use launch_engine::tooling::Env;
+use launch_engine::tooling::{var, Env};
 use launch_schema::diff::{Delta, Document};
 use launch_schema::manifest::Toolchain;
 use launch_schema::report::{self, KernelId, Record};
@@ -24,7 +24,7 @@ fn both_toolchains() -> bool {
         .all(|p| pin_dir(&Env::cli(), p).is_some_and(|d| d.join(".complete").is_file()));
     if !installed {
         assert!(
-            Env::cli().get("LAUNCH_TEST_REQUIRE_TOOLCHAINS").is_none_or(|v| v != "1"),
+            Env::cli().get(var::LAUNCH_TEST_REQUIRE_TOOLCHAINS).is_none_or(|v| v != "1"),
             "run `cargo launch setup --toolchain 12.9 --toolchain 13.0`"
         );
         eprintln!("skipped: the 12.9 and 13.0 toolchains are not both installed");
@@ -288,7 +288,7 @@ fn the_fixture_is_the_same_with_13_0_and_13_5() {
         .all(|p| pin_dir(&Env::cli(), p).is_some_and(|d| d.join(".complete").is_file()));
     if !installed {
         assert!(
-            Env::cli().get("LAUNCH_TEST_REQUIRE_TOOLCHAINS").is_none_or(|v| v != "1"),
+            Env::cli().get(var::LAUNCH_TEST_REQUIRE_TOOLCHAINS).is_none_or(|v| v != "1"),
             "run `cargo launch setup --toolchain 13.0 --toolchain 13.5`"
         );
         eprintln!("skipped: the 13.0 and 13.5 toolchains are not both installed");

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use launch_engine::tooling::toolchain::{on_path, pin, pin_dir};
-use launch_engine::tooling::Env;
+use launch_engine::tooling::{var, Env};
 use launch_schema::report::Document;
 
 use crate::support::{cargo_build, cargo_launch, exact, fixture, root, run, toolchain_root};
@@ -34,13 +34,13 @@ pub(crate) fn buildable_fixture(name: &str, edit: impl Fn(String) -> String) -> 
 pub(crate) fn toolchain_13_and_cxx() -> Option<PathBuf> {
     let env = Env::cli();
     let dir = pin_dir(&env, &pin::CUDA_13_0).filter(|d| d.join(".complete").is_file());
-    let cxx = on_path(&env.get("CXX").map_or("c++".into(), |c| c.to_string_lossy().into_owned()), &env);
+    let cxx = on_path(&env.get(var::CXX).map_or("c++".into(), |c| c.to_string_lossy().into_owned()), &env);
     let missing = match (&dir, &cxx) {
         (None, _) => "the CUDA 13.0 toolchain is not installed (`cargo launch setup --toolchain 13.0`)",
         (_, None) => "no host C++ compiler (CXX, else c++) is on PATH",
         _ => return dir,
     };
-    assert!(env.get("LAUNCH_TEST_REQUIRE_TOOLCHAINS").is_none_or(|v| v != "1"), "{missing}");
+    assert!(env.get(var::LAUNCH_TEST_REQUIRE_TOOLCHAINS).is_none_or(|v| v != "1"), "{missing}");
     eprintln!("skipped: {missing}");
     None
 }

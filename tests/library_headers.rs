@@ -8,13 +8,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use launch_engine::tooling::toolchain::{pin, pin_dir};
-use launch_engine::tooling::Env;
+use launch_engine::tooling::{var, Env};
 
 use crate::support::{cargo_launch, fixture, run};
 
 /// Whether tests must fail rather than skip when something they need is missing.
 fn required() -> bool {
-    Env::cli().get("LAUNCH_TEST_REQUIRE_TOOLCHAINS").is_some_and(|v| v == "1")
+    Env::cli().get(var::LAUNCH_TEST_REQUIRE_TOOLCHAINS).is_some_and(|v| v == "1")
 }
 
 /// The installed CUDA 13.0 toolchain (`cargo launch setup --toolchain 13.0`); `None`, saying

@@ -28,15 +28,16 @@ pub(crate) const SECRET: &str = "launch-test-secret";
 /// The pinned rclone, or `None` (with the reason printed) when the test must skip.
 pub(crate) fn rclone() -> Option<PathBuf> {
     let dir = launch_engine::tooling::Env::cli()
-        .untracked("LAUNCH_TEST_SERVERS")
+        .get(launch_engine::tooling::var::LAUNCH_TEST_SERVERS)
         .map_or_else(|| root().join("target/test-servers"), PathBuf::from);
     let bin = dir.join("rclone-1.75.2/rclone");
     if bin.is_file() {
         return Some(bin);
     }
     let why = format!("{} is not installed: run tools/test-servers/install.sh", bin.display());
-    let required =
-        launch_engine::tooling::Env::cli().untracked("LAUNCH_TEST_REQUIRE_SERVERS").is_some_and(|v| v == "1");
+    let required = launch_engine::tooling::Env::cli()
+        .get(launch_engine::tooling::var::LAUNCH_TEST_REQUIRE_SERVERS)
+        .is_some_and(|v| v == "1");
     assert!(!required, "LAUNCH_TEST_REQUIRE_SERVERS=1: {why}");
     eprintln!("skipped: {why}");
     None

@@ -105,7 +105,7 @@ fn every_url_size_list_mode_and_folder_variable_refuses_malformed_values() {
     let dir = tempfile::tempdir().unwrap();
     let (mut cases, mut accepted) = (0, Vec::new());
     for var in DOCUMENTED {
-        let Some(kind) = value_kind(var.name) else { continue };
+        let Some(kind) = value_kind(var) else { continue };
         for value in malformed(kind, dir.path()) {
             cases += 1;
             let (code, _, stderr) = launch(&["cache"], &[(var.name, value.clone())], dir.path());

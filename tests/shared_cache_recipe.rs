@@ -199,7 +199,7 @@ impl Runner {
     /// kernel build and the remote's warnings.
     fn run_job(&self, recipe: &Workflow, job: &Job, event: &Event, server: &Server) -> (BuildStats, Vec<String>) {
         let bin_dir = crate::support::binary().parent().unwrap().to_path_buf();
-        let path = launch_engine::tooling::Env::cli().untracked("PATH").unwrap_or_default();
+        let path = launch_engine::tooling::Env::cli().get(launch_engine::tooling::var::PATH).unwrap_or_default();
         let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(&path))).unwrap();
         let mut warnings = Vec::new();
         let mut built = false;

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use launch::Arch;
 use launch_engine::tooling::lineinfo::{nvdisasm, Recompiler};
-use launch_engine::tooling::{Env, Tool};
+use launch_engine::tooling::{var, Env, Tool};
 use launch_schema::report::{Document, Record};
 
 use crate::support::{cargo_launch, exact, root, run, toolchain_root};
@@ -32,7 +32,7 @@ fn nvdisasm_or_skip() -> Option<nvdisasm::Located> {
         Ok(found) => Some(found),
         Err(e) => {
             assert!(
-                env.get("LAUNCH_TEST_REQUIRE_NVDISASM").is_none_or(|v| v != "1"),
+                env.get(var::LAUNCH_TEST_REQUIRE_NVDISASM).is_none_or(|v| v != "1"),
                 "LAUNCH_TEST_REQUIRE_NVDISASM=1 and {e}"
             );
             eprintln!("\n*** SKIPPED: the --spills tests need nvdisasm and none was found ***\n{e}\n");

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use launch_engine::tooling::toolchain::{pin, pin_dir};
-use launch_engine::tooling::Env;
+use launch_engine::tooling::{var, Env};
 use launch_schema::report::Document;
 
 use crate::support::{cargo_launch, copy_dir, exact, root, run, toolchain_root};
@@ -47,7 +47,7 @@ fn cuda_13_installed() -> bool {
     let installed = pin_dir(&Env::cli(), &pin::CUDA_13_0).is_some_and(|d| d.join(".complete").is_file());
     if !installed {
         assert!(
-            Env::cli().get("LAUNCH_TEST_REQUIRE_TOOLCHAINS").is_none_or(|v| v != "1"),
+            Env::cli().get(var::LAUNCH_TEST_REQUIRE_TOOLCHAINS).is_none_or(|v| v != "1"),
             "the CUDA 13.0 toolchain is not installed: run `cargo launch setup --toolchain 13.0`"
         );
         eprintln!("skipped: the CUDA 13.0 toolchain is not installed (`cargo launch setup --toolchain 13.0`)");

@@ -19,8 +19,8 @@ use crate::records::PackageKernels;
 
 /// The cargo to call back: `$CARGO` (set when run as `cargo launch`), else `cargo`.
 pub fn cargo_program() -> PathBuf {
-    #[allow(clippy::disallowed_methods)] // cargo's own variable, not a build input
-    std::env::var_os("CARGO").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("cargo"))
+    let cargo = launch_engine::tooling::Env::cli().get(launch_engine::tooling::var::CARGO);
+    cargo.map(PathBuf::from).unwrap_or_else(|| PathBuf::from("cargo"))
 }
 
 /// The packages a command works on, chosen once per run: one `cargo metadata`, and each
@@ -152,7 +152,8 @@ impl Selection {
         use launch_engine::prebuilt::{self, Mode, Status};
         let env = launch_engine::tooling::Env::cli();
         // Another arch list or toolchain than the crate names is not what its folder holds.
-        let overridden = env.get("LAUNCH_ARCH").is_some() || env.get("LAUNCH_TOOLCHAIN_PIN").is_some();
+        let overridden = env.get(launch_engine::tooling::var::LAUNCH_ARCH).is_some()
+            || env.get(launch_engine::tooling::var::LAUNCH_TOOLCHAIN_PIN).is_some();
         if env.prebuilt_mode().map_or(true, |m| m == Mode::Ignore) || overridden {
             return false;
         }

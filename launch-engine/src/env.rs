@@ -1,8 +1,11 @@
 //! Every read of the environment, in one place.
 //!
-//! In a build script each read also prints `cargo:rerun-if-env-changed=NAME`, so cargo reruns the
-//! script when a variable that can change the output changes. `PATH` is never announced: it changes
-//! between shells and IDEs and would rerun the script on every build (cc-rs#1215).
+//! Every variable cargo-launch reads is one entry of one table ([`variables!`] below): its name,
+//! whether a change of it reruns the build script, what it does, and how its value is judged.
+//! [`Env`]'s reads take the entry's typed handle ([`var`]), never a string, so a variable the
+//! table lacks does not compile, and whether a read prints `cargo:rerun-if-env-changed=NAME`
+//! follows from the entry, not from which method a call site picked. `PATH` never reruns: it
+//! changes between shells and IDEs and would rerun the script on every build (cc-rs#1215).
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -16,50 +19,283 @@ use crate::cargo_directives;
 use crate::error::{Error, Location};
 use crate::process::DEFAULT_TIMEOUT;
 
-/// One documented environment variable.
+/// One environment variable of the table: one that cargo-launch documents ([`DOCUMENTED`]), or one
+/// it reads but does not own (cargo's, the system's, CI's, the tests'). Made only here: a value
+/// of this type is an entry of the table, and is what [`Env`]'s reads take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct EnvVar {
-    /// Its name (`CUDA_HOME / CUDA_PATH`: two names, one meaning).
+    /// Its name (`CUDA_HOME / CUDA_PATH`: two names, one meaning; [`EnvVar::names`] has each).
     pub name: &'static str,
-    /// Whether a change of it reruns the build script: the build script reads it through
-    /// [`Env::get`], which prints `cargo:rerun-if-env-changed`. Variables that change no output
-    /// (the cache's limit, the remote store), `cargo launch`'s own and the run-time ones do not.
+    /// Whether a change of it reruns the build script: a build script's read of it prints
+    /// `cargo:rerun-if-env-changed`. Variables that change no output (the cache's limit, the
+    /// remote store), `cargo launch`'s own, the run-time ones, cargo's own (cargo ignores the
+    /// line for those) and `PATH` do not.
     pub reruns: bool,
-    /// What it does.
+    /// What it does; for a variable we do not own, what we read it for.
     pub effect: &'static str,
+    names: &'static [&'static str],
+    judge: Judge,
 }
 
-/// Every variable cargo-launch reads, with what it does; `cargo launch --help` prints this table,
-/// and the reference page `docs/src/reference/environment.md` is generated from it.
-pub const DOCUMENTED: &[EnvVar] = &[
-    EnvVar { name: "LAUNCH_TOOLCHAIN", reruns: true, effect: "explicit toolchain root of the crate's CUDA major: a pip --target folder holding nvidia/cuda_nvrtc and nvidia/cuda_nvcc (12.x) or nvidia/cu13 (13.x), or a CUDA toolkit root; skips discovery" },
-    EnvVar { name: "LAUNCH_TOOLCHAIN_PIN", reruns: true, effect: "a pinned toolchain (12.9, 13.0 or 13.5) that replaces the crate's `toolchain` key for this build (set by `cargo launch diff --toolchain` for each side's build); the crate's arches must be ones it can target" },
-    EnvVar { name: "LAUNCH_CACHE_DIR", reruns: true, effect: "cargo-launch's cache (default $XDG_CACHE_HOME/cargo-launch, else ~/.cache/cargo-launch); `cargo launch setup [--toolchain 13.0]` installs each toolchain under toolchain/ there, side by side" },
-    EnvVar { name: "LAUNCH_NO_SYSTEM_TOOLCHAIN", reruns: true, effect: "set to 1: look only at LAUNCH_TOOLCHAIN and the cache, never at Python site-packages, CUDA_HOME, /usr/local/cuda or PATH" },
-    EnvVar { name: "LAUNCH_PYTHON", reruns: true, effect: "Python interpreter used to find site-packages and by `cargo launch setup` (default python3)" },
-    EnvVar { name: "LAUNCH_ARCH", reruns: true, effect: "comma-separated arches that replace the metadata's list (set by `cargo launch check --arch`)" },
-    EnvVar { name: "LAUNCH_PREBUILT", reruns: true, effect: "whether the build embeds the crate's prebuilt kernels (launch-prebuilt/, written by `cargo launch prebuild`): auto (default: when they match the sources, else compile from source), ignore (always compile from source) or require (fail rather than compile)" },
-    EnvVar { name: "LAUNCH_NO_CACHE", reruns: true, effect: "set to 1: neither read nor write the per-kernel compile cache under the cache dir's kernels/" },
-    EnvVar { name: "LAUNCH_CACHE_MAX_SIZE", reruns: false, effect: "the kernel cache's size limit: bytes or a number with K, M, G or T (powers of 1024), such as 500M or 5G; 0 for no limit (default 5G); after a build that stored entries, the least recently used go until 90% of it is left" },
-    EnvVar { name: "LAUNCH_CACHE_REMOTE", reruns: false, effect: "a shared remote kernel cache behind the local one, as a URL: s3://bucket/prefix (?endpoint=http://host:port&region=... for S3-compatible servers; credentials from the AWS environment variables or standard chain), webdav+http(s)://[user:password@]host:port/path or file:///folder; replaces [package.metadata.launch] cache-remote; s3 and webdav need launch-build's `remote` feature" },
-    EnvVar { name: "LAUNCH_CACHE_REMOTE_MODE", reruns: false, effect: "rw (default: read and write the remote kernel cache) or ro (read only: for untrusted builds such as pull requests from forks)" },
-    EnvVar { name: "LAUNCH_CACHE_REMOTE_TIMEOUT", reruns: false, effect: "seconds one read or write of the remote kernel cache may take (default 10, at most 86400); the first failure or timeout turns the remote off for the rest of the build, with one warning" },
-    EnvVar { name: "LAUNCH_ALL_PTX", reruns: true, effect: "set to 1: also write every arch's PTX to OUT_DIR/launch/ptx-all/ (not embedded; `cargo launch explore` builds so, in a target folder of its own)" },
-    EnvVar { name: "LAUNCH_BUILD_DEBUG", reruns: true, effect: "set to 1: the build script prints every command it runs as a cargo warning" },
-    EnvVar { name: "LAUNCH_COMPILE_TIMEOUT", reruns: true, effect: "seconds one compiler run (NVRTC or ptxas, per file and arch) may take before it is stopped and the build fails (default 1800, at most 86400)" },
-    EnvVar { name: "LAUNCH_NVDISASM", reruns: false, effect: "nvdisasm for `cargo launch report --spills` / `check --spills` (default: beside the toolchain's ptxas, then the cache's CUDA 13 toolchains, then PATH)" },
-    EnvVar { name: "CUDA_HOME / CUDA_PATH", reruns: true, effect: "CUDA toolkit root, searched after the pip wheels" },
-    EnvVar { name: "VIRTUAL_ENV", reruns: true, effect: "an active Python virtual environment, searched for the pip wheels" },
-    EnvVar { name: "DOCS_RS", reruns: true, effect: "set by docs.rs: kernels are not compiled; the generated module has every kernel with no cubins" },
-    EnvVar { name: "LAUNCH_NO_AUTO_SETUP", reruns: false, effect: "set to 1: `cargo launch report`/`check` never install the toolchain by themselves" },
-    EnvVar { name: "CARGO_NET_OFFLINE", reruns: false, effect: "true: `cargo launch` never downloads (the build script never does)" },
-    EnvVar { name: "LAUNCH_TUNE", reruns: false, effect: "at run time, whether a program's tuner may time kernel variants: off (never time, never read the tune cache), cached (default: use a remembered winner, time on a miss) or always (time every run and overwrite)" },
-    EnvVar { name: "LAUNCH_TUNE_CACHE_DIR", reruns: false, effect: "at run time, the tune cache's folder (default $XDG_CACHE_HOME/cargo-launch/tune, else ~/.cache/cargo-launch/tune)" },
-    EnvVar { name: "LAUNCH_TUNE_CACHE_REMOTE", reruns: false, effect: "at run time, a remote tune cache behind the local one, on the kernel cache's store: a URL as LAUNCH_CACHE_REMOTE takes it (s3://bucket/prefix?endpoint=...&region=..., webdav+http(s)://[user:password@]host:port/path, file:///folder) or an absolute folder; winners live under its tune/ and are reused, verified, by the machines with the same GPU, driver and kernels; s3 and webdav need launch's `remote-store` feature in the program (without it: one warning naming the feature, and the local cache works on)" },
-    EnvVar { name: "LAUNCH_TUNE_CACHE_REMOTE_MODE", reruns: false, effect: "at run time, rw (default: read and write the remote tune cache) or ro (read only, never write: for untrusted machines)" },
-    EnvVar { name: "LAUNCH_TUNE_CACHE_REMOTE_TIMEOUT", reruns: false, effect: "at run time, seconds one read or write of the remote tune cache may take (default 10, at most 86400); the first failure or timeout turns the remote off for the rest of the program, with one warning, and the program tunes locally" },
-];
+/// How a variable's value is judged, and whether we document it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Judge {
+    /// Documented; [`Env::check`] judges it up front with this grammar.
+    Checked(Grammar),
+    /// Documented; judged where it is used, by what this names.
+    Elsewhere(&'static str),
+    /// Not ours, so not documented by us. `scrubbed`: the tests remove it from the processes they
+    /// run, because it would change what those do.
+    NotOurs { scrubbed: bool },
+}
+
+impl EnvVar {
+    /// Each of its names, in the order they are looked at (`CUDA_HOME`, then `CUDA_PATH`).
+    pub fn names(&self) -> &'static [&'static str] {
+        self.names
+    }
+
+    /// Whether cargo-launch documents it (`cargo launch --help`, the reference page).
+    pub fn is_documented(&self) -> bool {
+        !matches!(self.judge, Judge::NotOurs { .. })
+    }
+
+    /// Whether the tests remove it from the processes they run: every documented variable (a
+    /// developer's `LAUNCH_CACHE_REMOTE` must not change what a test sees) and what cargo and CI
+    /// give a process.
+    pub fn is_scrubbed(&self) -> bool {
+        !matches!(self.judge, Judge::NotOurs { scrubbed: false })
+    }
+
+    /// Its grammar, when [`Env::check`] judges it up front.
+    fn grammar(&self) -> Option<Grammar> {
+        match self.judge {
+            Judge::Checked(grammar) => Some(grammar),
+            Judge::Elsewhere(_) | Judge::NotOurs { .. } => None,
+        }
+    }
+}
+
+/// Every variable cargo-launch documents, with what it does; `cargo launch --help` prints this
+/// table, and the reference page `docs/src/reference/environment.md` is generated from it.
+pub const DOCUMENTED: &[EnvVar] = var::DOCUMENTED;
+
+/// Every variable read anywhere through [`Env`] (and the ones cargo and CI give the processes we
+/// run): [`DOCUMENTED`], then the ones we do not own.
+pub const ALL: &[EnvVar] = var::ALL;
+
+/// The one table: each entry becomes a handle `var::NAME` and an element of [`ALL`] (and of
+/// [`DOCUMENTED`] when it is ours), so no handle lacks an entry and no entry lacks a handle. A
+/// name is its handle's identifier (`A / B` for two names with one meaning), so the two cannot
+/// differ. A documented entry says how it is judged: `checked: Grammar` (by [`Env::check`], up
+/// front) or `judged: "who"` (where it is used).
+macro_rules! variables {
+    (@judge checked $grammar:ident) => { Judge::Checked(Grammar::$grammar) };
+    (@judge judged $who:literal) => { Judge::Elsewhere($who) };
+    (
+        documented {
+            $( $name:ident $(/ $alias:ident)* { reruns: $reruns:literal, $how:ident: $judge:tt, effect: $effect:literal, } )*
+        }
+        not_ours {
+            $( $other:ident { reruns: $other_reruns:literal, scrubbed: $scrubbed:literal, read: $read:literal, } )*
+        }
+    ) => {
+        $(
+            #[doc = concat!("`", stringify!($name) $(, " / ", stringify!($alias))*, "`, documented.")]
+            pub const $name: &EnvVar = &EnvVar {
+                name: concat!(stringify!($name) $(, " / ", stringify!($alias))*),
+                names: &[stringify!($name) $(, stringify!($alias))*],
+                reruns: $reruns,
+                effect: $effect,
+                judge: variables!(@judge $how $judge),
+            };
+        )*
+        $(
+            #[doc = concat!("`", stringify!($other), "`, not ours.")]
+            pub const $other: &EnvVar = &EnvVar {
+                name: stringify!($other),
+                names: &[stringify!($other)],
+                reruns: $other_reruns,
+                effect: $read,
+                judge: Judge::NotOurs { scrubbed: $scrubbed },
+            };
+        )*
+        pub(super) const DOCUMENTED: &[EnvVar] = &[$(*$name),*];
+        pub(super) const ALL: &[EnvVar] = &[$(*$name,)* $(*$other),*];
+    };
+}
+
+/// Every variable's typed handle, for [`Env`](super::Env)'s reads: `env.get(var::LAUNCH_ARCH)`.
+/// Each says what it does in [`EnvVar::effect`].
+pub mod var {
+    use super::{EnvVar, Grammar, Judge};
+
+    variables! {
+    documented {
+        LAUNCH_TOOLCHAIN {
+            reruns: true,
+            judged: "the toolchain search: anything but a folder with a working toolchain is a toolchain error (exit 3) that says what the path is",
+            effect: "explicit toolchain root of the crate's CUDA major: a pip --target folder holding nvidia/cuda_nvrtc and nvidia/cuda_nvcc (12.x) or nvidia/cu13 (13.x), or a CUDA toolkit root; skips discovery",
+        }
+        LAUNCH_TOOLCHAIN_PIN {
+            reruns: true,
+            judged: "the build (`pipeline::build_crate`), which knows the pins (`12.9`, `13.0`, `13.5`): another name is a configuration error naming the variable",
+            effect: "a pinned toolchain (12.9, 13.0 or 13.5) that replaces the crate's `toolchain` key for this build (set by `cargo launch diff --toolchain` for each side's build); the crate's arches must be ones it can target",
+        }
+        LAUNCH_CACHE_DIR {
+            reruns: true,
+            checked: Folder,
+            effect: "cargo-launch's cache (default $XDG_CACHE_HOME/cargo-launch, else ~/.cache/cargo-launch); `cargo launch setup [--toolchain 13.0]` installs each toolchain under toolchain/ there, side by side",
+        }
+        LAUNCH_NO_SYSTEM_TOOLCHAIN {
+            reruns: true,
+            checked: Switch,
+            effect: "set to 1: look only at LAUNCH_TOOLCHAIN and the cache, never at Python site-packages, CUDA_HOME, /usr/local/cuda or PATH",
+        }
+        LAUNCH_PYTHON {
+            reruns: true,
+            checked: Program,
+            effect: "Python interpreter used to find site-packages and by `cargo launch setup` (default python3)",
+        }
+        LAUNCH_ARCH {
+            reruns: true,
+            checked: Arches,
+            effect: "comma-separated arches that replace the metadata's list (set by `cargo launch check --arch`)",
+        }
+        LAUNCH_PREBUILT {
+            reruns: true,
+            checked: Prebuilt,
+            effect: "whether the build embeds the crate's prebuilt kernels (launch-prebuilt/, written by `cargo launch prebuild`): auto (default: when they match the sources, else compile from source), ignore (always compile from source) or require (fail rather than compile)",
+        }
+        LAUNCH_NO_CACHE {
+            reruns: true,
+            checked: Switch,
+            effect: "set to 1: neither read nor write the per-kernel compile cache under the cache dir's kernels/",
+        }
+        LAUNCH_CACHE_MAX_SIZE {
+            reruns: false,
+            checked: Size,
+            effect: "the kernel cache's size limit: bytes or a number with K, M, G or T (powers of 1024), such as 500M or 5G; 0 for no limit (default 5G); after a build that stored entries, the least recently used go until 90% of it is left",
+        }
+        LAUNCH_CACHE_REMOTE {
+            reruns: false,
+            checked: RemoteUrl,
+            effect: "a shared remote kernel cache behind the local one, as a URL: s3://bucket/prefix (?endpoint=http://host:port&region=... for S3-compatible servers; credentials from the AWS environment variables or standard chain), webdav+http(s)://[user:password@]host:port/path or file:///folder; replaces [package.metadata.launch] cache-remote; s3 and webdav need launch-build's `remote` feature",
+        }
+        LAUNCH_CACHE_REMOTE_MODE {
+            reruns: false,
+            checked: RemoteMode,
+            effect: "rw (default: read and write the remote kernel cache) or ro (read only: for untrusted builds such as pull requests from forks)",
+        }
+        LAUNCH_CACHE_REMOTE_TIMEOUT {
+            reruns: false,
+            checked: RemoteSeconds,
+            effect: "seconds one read or write of the remote kernel cache may take (default 10, at most 86400); the first failure or timeout turns the remote off for the rest of the build, with one warning",
+        }
+        LAUNCH_ALL_PTX {
+            reruns: true,
+            checked: Switch,
+            effect: "set to 1: also write every arch's PTX to OUT_DIR/launch/ptx-all/ (not embedded; `cargo launch explore` builds so, in a target folder of its own)",
+        }
+        LAUNCH_BUILD_DEBUG {
+            reruns: true,
+            checked: Switch,
+            effect: "set to 1: the build script prints every command it runs as a cargo warning",
+        }
+        LAUNCH_COMPILE_TIMEOUT {
+            reruns: true,
+            checked: Seconds,
+            effect: "seconds one compiler run (NVRTC or ptxas, per file and arch) may take before it is stopped and the build fails (default 1800, at most 86400)",
+        }
+        LAUNCH_NVDISASM {
+            reruns: false,
+            checked: Program,
+            effect: "nvdisasm for `cargo launch report --spills` / `check --spills` (default: beside the toolchain's ptxas, then the cache's CUDA 13 toolchains, then PATH)",
+        }
+        CUDA_HOME / CUDA_PATH {
+            reruns: true,
+            judged: "the toolchain search, for which it is one place among others to look at (a CUDA toolkit root)",
+            effect: "CUDA toolkit root, searched after the pip wheels",
+        }
+        VIRTUAL_ENV {
+            reruns: true,
+            judged: "the toolchain search, for which it is one place among others to look at (set when a Python virtual environment is active)",
+            effect: "an active Python virtual environment, searched for the pip wheels",
+        }
+        DOCS_RS {
+            reruns: true,
+            judged: "nobody: set at all, it means a docs.rs build",
+            effect: "set by docs.rs: kernels are not compiled; the generated module has every kernel with no cubins",
+        }
+        LAUNCH_NO_AUTO_SETUP {
+            reruns: false,
+            checked: Switch,
+            effect: "set to 1: `cargo launch report`/`check` never install the toolchain by themselves",
+        }
+        CARGO_NET_OFFLINE {
+            reruns: false,
+            checked: CargoBool,
+            effect: "true: `cargo launch` never downloads (the build script never does)",
+        }
+        LAUNCH_TUNE {
+            reruns: false,
+            judged: "the program at run time (`launch::tune`), which refuses anything but `off`, `cached` or `always`",
+            effect: "at run time, whether a program's tuner may time kernel variants: off (never time, never read the tune cache), cached (default: use a remembered winner, time on a miss) or always (time every run and overwrite)",
+        }
+        LAUNCH_TUNE_CACHE_DIR {
+            reruns: false,
+            judged: "the program at run time (`launch::tune`): a folder",
+            effect: "at run time, the tune cache's folder (default $XDG_CACHE_HOME/cargo-launch/tune, else ~/.cache/cargo-launch/tune)",
+        }
+        LAUNCH_TUNE_CACHE_REMOTE {
+            reruns: false,
+            judged: "the program at run time (`launch::tune::remote_config_from`, the URL grammar of `launch::remote`: the same URLs as `LAUNCH_CACHE_REMOTE`, or an absolute folder): a value it refuses is one warning and no remote",
+            effect: "at run time, a remote tune cache behind the local one, on the kernel cache's store: a URL as LAUNCH_CACHE_REMOTE takes it (s3://bucket/prefix?endpoint=...&region=..., webdav+http(s)://[user:password@]host:port/path, file:///folder) or an absolute folder; winners live under its tune/ and are reused, verified, by the machines with the same GPU, driver and kernels; s3 and webdav need launch's `remote-store` feature in the program (without it: one warning naming the feature, and the local cache works on)",
+        }
+        LAUNCH_TUNE_CACHE_REMOTE_MODE {
+            reruns: false,
+            judged: "the program at run time (`launch::tune::remote_config_from`): `rw` or `ro`; another value is one warning and no remote",
+            effect: "at run time, rw (default: read and write the remote tune cache) or ro (read only, never write: for untrusted machines)",
+        }
+        LAUNCH_TUNE_CACHE_REMOTE_TIMEOUT {
+            reruns: false,
+            judged: "the program at run time (`launch::tune::remote_config_from`): whole seconds from 1 to 86400; another value is one warning and no remote",
+            effect: "at run time, seconds one read or write of the remote tune cache may take (default 10, at most 86400); the first failure or timeout turns the remote off for the rest of the program, with one warning, and the program tunes locally",
+        }
+    }
+    not_ours {
+        OUT_DIR { reruns: false, scrubbed: false, read: "set by cargo for a build script: the folder its outputs go to (cargo ignores a rerun line for the variables it sets)", }
+        CARGO_MANIFEST_DIR { reruns: false, scrubbed: false, read: "set by cargo for a build script: the kernel crate's folder", }
+        CARGO_PKG_NAME { reruns: false, scrubbed: false, read: "set by cargo for a build script: the package's name, for a failed build's diagnostics file and the kernel cache's usage log", }
+        NUM_JOBS { reruns: false, scrubbed: false, read: "set by cargo for a build script: how many jobs run side by side when no jobserver is inherited", }
+        CARGO { reruns: false, scrubbed: false, read: "set by cargo for `cargo launch`: the cargo to call back (else `cargo`)", }
+        PATH { reruns: false, scrubbed: false, read: "the system's: where programs (ptxas, python3, nvdisasm, the host compiler) are looked for; it never reruns the build script, since it differs between shells and IDEs (cc-rs#1215)", }
+        HOME { reruns: true, scrubbed: false, read: "the system's: the cache's default root, ~/.cache/cargo-launch", }
+        XDG_CACHE_HOME { reruns: true, scrubbed: false, read: "the system's: the cache's default root, $XDG_CACHE_HOME/cargo-launch", }
+        CXX { reruns: true, scrubbed: false, read: "the `cc` crate's C++ compiler (else c++), which a crate's host files are compiled with", }
+        AWS_REGION { reruns: false, scrubbed: false, read: "the AWS environment's: the region of an s3:// remote cache whose URL names none", }
+        AWS_DEFAULT_REGION { reruns: false, scrubbed: false, read: "the AWS environment's: the region when AWS_REGION is unset (else us-east-1)", }
+        GITHUB_ACTIONS { reruns: false, scrubbed: true, read: "set by GitHub Actions: `cargo launch check` adds workflow annotations to its output", }
+        CARGO_TERM_COLOR { reruns: false, scrubbed: true, read: "cargo's: not read by us, but the cargo we run colours its output by it", }
+        RUSTFLAGS { reruns: false, scrubbed: true, read: "cargo's: not read by us, but it changes what the cargo we run builds", }
+        CARGO_MAKEFLAGS { reruns: false, scrubbed: true, read: "cargo's jobserver, read by the `jobserver` crate (a build script run by hand in a test must not join the harness's own)", }
+        MAKEFLAGS { reruns: false, scrubbed: true, read: "make's jobserver, read by the `jobserver` crate when CARGO_MAKEFLAGS is unset", }
+        MFLAGS { reruns: false, scrubbed: true, read: "make's jobserver (older form), read by the `jobserver` crate when the others are unset", }
+        LAUNCH_RUN_ID { reruns: false, scrubbed: false, read: "set by `cargo launch` for its own builds: the run written into a failed build's diagnostics file, so the command tells its own run's failure from an earlier one's; it changes no output", }
+        LAUNCH_BLESS_SNAPSHOTS { reruns: false, scrubbed: false, read: "tests: a switch that rewrites the ptxas-log snapshots instead of comparing them", }
+        LAUNCH_BLESS_DOCS { reruns: false, scrubbed: false, read: "tests: a switch that rewrites the generated reference pages and schemas instead of comparing them", }
+        LAUNCH_BLESS_API { reruns: false, scrubbed: false, read: "tests: a switch that rewrites the public-API listings instead of comparing them", }
+        LAUNCH_TEST_REQUIRE_TOOLCHAINS { reruns: false, scrubbed: false, read: "tests: set to 1 (CI), a test that needs the pinned toolchains fails instead of skipping", }
+        LAUNCH_TEST_REQUIRE_NVDISASM { reruns: false, scrubbed: false, read: "tests: set to 1 (CI), the --spills tests fail instead of skipping when no nvdisasm is found", }
+        LAUNCH_TEST_REQUIRE_SERVERS { reruns: false, scrubbed: false, read: "tests: set to 1 (CI), the remote-cache tests fail instead of skipping when the test servers are not installed", }
+        LAUNCH_TEST_SERVERS { reruns: false, scrubbed: false, read: "tests: where tools/test-servers/install.sh put the test servers (default target/test-servers)", }
+        LAUNCH_TEST_REQUIRE_MDBOOK { reruns: false, scrubbed: false, read: "tests: set to 1 (CI), the book test fails instead of skipping when mdbook is not installed", }
+        LAUNCH_MDBOOK { reruns: false, scrubbed: false, read: "tests: the mdbook the book test runs (default: the one tools/docs/install-mdbook.sh installs in the cache)", }
+        LAUNCH_TEST_REQUIRE_SARIF_SCHEMA { reruns: false, scrubbed: false, read: "tests: set to 1 (CI), the SARIF test fails instead of skipping when it cannot validate against the schema", }
+    }
+    }
+}
 
 /// `LAUNCH_PREBUILT`: whether a build uses the crate's prebuilt kernels (`crate::prebuilt`, which
 /// calls it `Mode`).
@@ -89,7 +325,7 @@ impl PrebuiltMode {
     }
 }
 
-/// What values a variable takes ([`CHECKED`]).
+/// What values a variable that [`Env::check`] judges takes (an entry's `checked:`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Grammar {
     /// A switch: on is `1`, `true`, `yes` or `on`, off is `0`, `false`, `no` or `off`, in any case;
@@ -116,42 +352,6 @@ enum Grammar {
     /// Whole seconds from 1 to [`MAX_TIMEOUT_SECS`], for `LAUNCH_CACHE_REMOTE_TIMEOUT`.
     RemoteSeconds,
 }
-
-/// The documented variables whose values are checked ([`Env::check`]), each with its grammar.
-/// The typed reads ([`Env::flag`], [`Env::compile_timeout`], [`Env::arches`], ...) parse with
-/// the same functions, so a value is refused the same way whichever process reads it.
-const CHECKED: &[(&str, Grammar)] = &[
-    ("LAUNCH_CACHE_DIR", Grammar::Folder),
-    ("LAUNCH_NO_SYSTEM_TOOLCHAIN", Grammar::Switch),
-    ("LAUNCH_PYTHON", Grammar::Program),
-    ("LAUNCH_ARCH", Grammar::Arches),
-    ("LAUNCH_PREBUILT", Grammar::Prebuilt),
-    ("LAUNCH_NO_CACHE", Grammar::Switch),
-    ("LAUNCH_CACHE_MAX_SIZE", Grammar::Size),
-    ("LAUNCH_CACHE_REMOTE", Grammar::RemoteUrl),
-    ("LAUNCH_CACHE_REMOTE_MODE", Grammar::RemoteMode),
-    ("LAUNCH_CACHE_REMOTE_TIMEOUT", Grammar::RemoteSeconds),
-    ("LAUNCH_ALL_PTX", Grammar::Switch),
-    ("LAUNCH_BUILD_DEBUG", Grammar::Switch),
-    ("LAUNCH_COMPILE_TIMEOUT", Grammar::Seconds),
-    ("LAUNCH_NVDISASM", Grammar::Program),
-    ("LAUNCH_NO_AUTO_SETUP", Grammar::Switch),
-    ("CARGO_NET_OFFLINE", Grammar::CargoBool),
-];
-
-/// The documented variables `Env::check` leaves alone, and who judges them instead.
-const NOT_CHECKED: &[(&str, &str)] = &[
-    ("LAUNCH_TOOLCHAIN_PIN", "the build (`pipeline::build_crate`), which knows the pins (`12.9`, `13.0`, `13.5`): another name is a configuration error naming the variable"),
-    ("LAUNCH_TOOLCHAIN", "the toolchain search: anything but a folder with a working toolchain is a toolchain error (exit 3) that says what the path is"),
-    ("CUDA_HOME / CUDA_PATH", "the toolchain search, for which it is one place among others to look at (a CUDA toolkit root)"),
-    ("VIRTUAL_ENV", "the toolchain search, for which it is one place among others to look at (set when a Python virtual environment is active)"),
-    ("DOCS_RS", "nobody: set at all, it means a docs.rs build"),
-    ("LAUNCH_TUNE", "the program at run time (`launch::tune`), which refuses anything but `off`, `cached` or `always`"),
-    ("LAUNCH_TUNE_CACHE_DIR", "the program at run time (`launch::tune`): a folder"),
-    ("LAUNCH_TUNE_CACHE_REMOTE", "the program at run time (`launch::tune::remote_config_from`, the URL grammar of `launch::remote`: the same URLs as `LAUNCH_CACHE_REMOTE`, or an absolute folder): a value it refuses is one warning and no remote"),
-    ("LAUNCH_TUNE_CACHE_REMOTE_MODE", "the program at run time (`launch::tune::remote_config_from`): `rw` or `ro`; another value is one warning and no remote"),
-    ("LAUNCH_TUNE_CACHE_REMOTE_TIMEOUT", "the program at run time (`launch::tune::remote_config_from`): whole seconds from 1 to 86400; another value is one warning and no remote"),
-];
 
 impl Grammar {
     /// The values it accepts, in words (the reference page's "accepted values").
@@ -191,14 +391,15 @@ fn words(values: &[&str]) -> String {
     }
 }
 
-/// What the documented variable `name` accepts, in words: its grammar's values when `cargo launch`
+/// What the documented variable `var` accepts, in words: its grammar's values when `cargo launch`
 /// and the build script check it up front (a bad value is exit 2 naming it), else who judges it.
-/// `None` for a name [`DOCUMENTED`] does not list.
-pub fn accepted_values(name: &str) -> Option<String> {
-    if let Some((_, grammar)) = CHECKED.iter().find(|(n, _)| *n == name) {
-        return Some(grammar.describe());
+/// `None` for a variable we do not document.
+pub fn accepted_values(var: &EnvVar) -> Option<String> {
+    match var.judge {
+        Judge::Checked(grammar) => Some(grammar.describe()),
+        Judge::Elsewhere(judge) => Some(format!("not checked up front; judged by {judge}")),
+        Judge::NotOurs { .. } => None,
     }
-    NOT_CHECKED.iter().find(|(n, _)| *n == name).map(|(_, judge)| format!("not checked up front; judged by {judge}"))
 }
 
 /// The kind of value a documented variable that is checked up front takes ([`value_kind`]): what
@@ -224,11 +425,10 @@ pub enum ValueKind {
     Url,
 }
 
-/// The kind of value `name` takes when [`Env::check`] judges it; `None` for a variable judged
+/// The kind of value `var` takes when [`Env::check`] judges it; `None` for a variable judged
 /// elsewhere (see [`accepted_values`]) or not documented.
-pub fn value_kind(name: &str) -> Option<ValueKind> {
-    let (_, grammar) = CHECKED.iter().find(|(n, _)| *n == name)?;
-    Some(match grammar {
+pub fn value_kind(var: &EnvVar) -> Option<ValueKind> {
+    Some(match var.grammar()? {
         Grammar::Switch | Grammar::CargoBool => ValueKind::Switch,
         Grammar::Seconds | Grammar::RemoteSeconds => ValueKind::Seconds,
         Grammar::Folder => ValueKind::Folder,
@@ -251,11 +451,12 @@ const SWITCH_OFF: [&str; 4] = ["0", "false", "no", "off"];
 #[derive(Debug, Default)]
 pub struct Env {
     build_script: bool,
-    announced: RefCell<BTreeSet<String>>,
+    announced: RefCell<BTreeSet<&'static str>>,
 }
 
 impl Env {
-    /// For a build script: every read prints `cargo:rerun-if-env-changed`.
+    /// For a build script: a read of a variable whose entry reruns prints
+    /// `cargo:rerun-if-env-changed`.
     pub fn build_script() -> Env {
         Env { build_script: true, announced: RefCell::default() }
     }
@@ -270,13 +471,19 @@ impl Env {
         self.build_script
     }
 
-    /// A variable whose change must rerun the build script.
-    pub fn get(&self, name: &str) -> Option<OsString> {
-        if self.build_script && self.announced.borrow_mut().insert(name.to_string()) {
-            cargo_directives::rerun_if_env_changed(name);
-        }
-        #[allow(clippy::disallowed_methods)]
-        std::env::var_os(name).filter(|v| !v.is_empty())
+    /// `var`'s value, `None` when unset or empty; of two names with one meaning, the first one set.
+    /// In a build script, a variable whose entry reruns ([`EnvVar::reruns`]) is announced to
+    /// cargo (each of its names), so whether a read announces is the table's choice.
+    pub fn get(&self, var: &EnvVar) -> Option<OsString> {
+        let values: Vec<Option<OsString>> = var.names.iter().map(|name| self.read(var, name)).collect();
+        values.into_iter().flatten().find(|v| !v.is_empty())
+    }
+
+    /// Each of `var`'s names with its value (`None` when unset or empty), in order, each read as
+    /// [`Env::get`] reads: for a search that says which name it looked at (`CUDA_HOME`, then
+    /// `CUDA_PATH`).
+    pub fn each(&self, var: &EnvVar) -> Vec<(&'static str, Option<OsString>)> {
+        var.names.iter().map(|name| (*name, self.read(var, name).filter(|v| !v.is_empty()))).collect()
     }
 
     /// A switch: on is `1`, `true`, `yes` or `on`, off is `0`, `false`, `no` or `off`, in any case;
@@ -284,8 +491,8 @@ impl Env {
     ///
     /// # Errors
     /// Any other value: a configuration error naming the variable and the accepted values.
-    pub fn flag(&self, name: &str) -> Result<bool, Error> {
-        self.get(name).map_or(Ok(false), |v| switch(name, &v.to_string_lossy()))
+    pub fn flag(&self, var: &EnvVar) -> Result<bool, Error> {
+        self.get(var).map_or(Ok(false), |v| switch(var.name, &v.to_string_lossy()))
     }
 
     /// `CARGO_NET_OFFLINE=true`: nothing may be downloaded.
@@ -293,14 +500,15 @@ impl Env {
     /// # Errors
     /// A value other than cargo's `true` or `false`.
     pub fn offline(&self) -> Result<bool, Error> {
-        self.get("CARGO_NET_OFFLINE").map_or(Ok(false), |v| cargo_bool("CARGO_NET_OFFLINE", &v.to_string_lossy()))
+        let var = var::CARGO_NET_OFFLINE;
+        self.get(var).map_or(Ok(false), |v| cargo_bool(var.name, &v.to_string_lossy()))
     }
 
     /// `LAUNCH_COMPILE_TIMEOUT`: how long one compiler run may take (whole seconds, from 1 to
     /// 86400, one day; default 1800, 30 minutes). Anything else is a
     /// configuration error naming the variable.
     pub fn compile_timeout(&self) -> Result<Duration, Error> {
-        let Some(value) = self.get("LAUNCH_COMPILE_TIMEOUT") else { return Ok(DEFAULT_TIMEOUT) };
+        let Some(value) = self.get(var::LAUNCH_COMPILE_TIMEOUT) else { return Ok(DEFAULT_TIMEOUT) };
         timeout_from(&value.to_string_lossy())
     }
 
@@ -309,7 +517,7 @@ impl Env {
     /// # Errors
     /// A list [`parse_arch_list`] refuses, as a configuration error naming the variable.
     pub fn arches(&self) -> Result<Option<Vec<Arch>>, Error> {
-        self.get_set("LAUNCH_ARCH").map(|v| arches_from(&v.to_string_lossy())).transpose()
+        self.get_set(var::LAUNCH_ARCH).map(|v| arches_from(&v.to_string_lossy())).transpose()
     }
 
     /// `LAUNCH_PREBUILT`: whether the crate's prebuilt kernels are used (unset: `auto`).
@@ -317,13 +525,14 @@ impl Env {
     /// # Errors
     /// A value other than `auto`, `ignore` or `require`.
     pub fn prebuilt_mode(&self) -> Result<PrebuiltMode, Error> {
-        self.get_set("LAUNCH_PREBUILT").map_or(Ok(PrebuiltMode::Auto), |v| prebuilt_mode_from(&v.to_string_lossy()))
+        self.get_set(var::LAUNCH_PREBUILT).map_or(Ok(PrebuiltMode::Auto), |v| prebuilt_mode_from(&v.to_string_lossy()))
     }
 
     /// The remote kernel cache: `LAUNCH_CACHE_REMOTE`, else `metadata` (the crate's
     /// `cache-remote` and where it is written), with `LAUNCH_CACHE_REMOTE_MODE` and
     /// `LAUNCH_CACHE_REMOTE_TIMEOUT`; `None` when neither names one. An `s3://` URL without
-    /// `region=` takes `AWS_REGION`, else `AWS_DEFAULT_REGION`, else `us-east-1`.
+    /// `region=` takes `AWS_REGION`, else `AWS_DEFAULT_REGION`, else `us-east-1`. None of them
+    /// reruns the build script: where entries are shared changes no output.
     ///
     /// # Errors
     /// A value its grammar refuses, as a configuration error naming the variable.
@@ -332,23 +541,22 @@ impl Env {
         metadata: Option<(&crate::cache::RemoteUrl, String)>,
     ) -> Result<Option<crate::cache::RemoteConfig>, Error> {
         use crate::cache::{remote, RemoteConfig, RemoteUrl};
-        // Untracked: where entries are shared changes no output, so it must not rerun the script.
-        let (mut url, source) = match self.untracked_set("LAUNCH_CACHE_REMOTE") {
-            Some(v) => (remote_url_from(&v.to_string_lossy())?, "LAUNCH_CACHE_REMOTE".to_string()),
+        let (mut url, source) = match self.get_set(var::LAUNCH_CACHE_REMOTE) {
+            Some(v) => (remote_url_from(&v.to_string_lossy())?, var::LAUNCH_CACHE_REMOTE.name.to_string()),
             None => match metadata {
                 Some((url, at)) => (url.clone(), at),
                 None => return Ok(None),
             },
         };
         if let RemoteUrl::S3 { region: region @ None, .. } = &mut url {
-            let from_env = self.untracked("AWS_REGION").or_else(|| self.untracked("AWS_DEFAULT_REGION"));
+            let from_env = self.get(var::AWS_REGION).or_else(|| self.get(var::AWS_DEFAULT_REGION));
             *region = Some(from_env.map_or_else(|| "us-east-1".to_string(), |r| r.to_string_lossy().into_owned()));
         }
-        let mode = match self.untracked_set("LAUNCH_CACHE_REMOTE_MODE") {
+        let mode = match self.get_set(var::LAUNCH_CACHE_REMOTE_MODE) {
             Some(v) => remote_mode_from(&v.to_string_lossy())?,
             None => remote::Mode::ReadWrite,
         };
-        let timeout = match self.untracked_set("LAUNCH_CACHE_REMOTE_TIMEOUT") {
+        let timeout = match self.get_set(var::LAUNCH_CACHE_REMOTE_TIMEOUT) {
             Some(v) => remote_timeout_from(&v.to_string_lossy())?,
             None => remote::DEFAULT_TIMEOUT,
         };
@@ -356,31 +564,35 @@ impl Env {
     }
 
     /// `LAUNCH_CACHE_MAX_SIZE`: the kernel cache's size limit in bytes, `None` for no limit
-    /// (`0`); default [`DEFAULT_MAX_SIZE`](crate::cache::limit::DEFAULT_MAX_SIZE).
+    /// (`0`); default [`DEFAULT_MAX_SIZE`](crate::cache::limit::DEFAULT_MAX_SIZE). It does not
+    /// rerun the build script: the limit changes no output.
     ///
     /// # Errors
     /// A value `parse_size` refuses, as a configuration error naming the variable.
     pub fn cache_max_size(&self) -> Result<Option<u64>, Error> {
-        // Untracked: the limit changes no output, so its change must not rerun the build script.
-        match self.untracked_set("LAUNCH_CACHE_MAX_SIZE") {
+        let var = var::LAUNCH_CACHE_MAX_SIZE;
+        match self.get_set(var) {
             None => Ok(Some(crate::cache::limit::DEFAULT_MAX_SIZE)),
-            Some(v) => size_from("LAUNCH_CACHE_MAX_SIZE", &v.to_string_lossy()),
+            Some(v) => size_from(var.name, &v.to_string_lossy()),
         }
     }
 
-    /// Checks the value of every documented variable that has a grammar (switches, numbers,
-    /// paths, arch lists; see `CHECKED` in the source), without announcing them to cargo: the
-    /// first bad one is a configuration error naming the variable, the value and what it
-    /// accepts. Run before anything else, so that a bad variable fails the same way (exit 2)
-    /// whether `cargo launch` or the build script reads it, and whether or not this run reaches
-    /// the code that uses it.
+    /// Checks the value of every documented variable that has a grammar (an entry's `checked:`:
+    /// switches, numbers, paths, arch lists), without announcing them to cargo: the first bad one
+    /// is a configuration error naming the variable, the value and what it accepts. Run before
+    /// anything else, so that a bad variable fails the same way (exit 2) whether `cargo launch`
+    /// or the build script reads it, and whether or not this run reaches the code that uses it.
     ///
     /// # Errors
     /// The first variable whose value its grammar refuses.
     pub fn check(&self) -> Result<(), Error> {
-        for (name, grammar) in CHECKED {
-            if let Some(value) = self.untracked_set(name) {
-                self.check_one(name, *grammar, &value)?;
+        for var in ALL {
+            let Some(grammar) = var.grammar() else { continue };
+            for name in var.names {
+                // Not announced: checking a variable is not using it.
+                if let Some(value) = raw(name) {
+                    self.check_one(name, grammar, &value)?;
+                }
             }
         }
         Ok(())
@@ -433,31 +645,35 @@ impl Env {
         }
     }
 
-    /// `name` on `PATH` (never announced to cargo, see [`Env::untracked`]).
+    /// `name` on `PATH` (never announced to cargo: see [`var::PATH`]).
     pub fn on_path(&self, name: &str) -> Option<PathBuf> {
-        let path = self.untracked("PATH")?;
+        let path = self.get(var::PATH)?;
         let cwd = std::env::current_dir().unwrap_or_default();
         which::which_in(name, Some(path), cwd).ok()
     }
 
     /// [`Env::get`], but a variable set to nothing is `Some("")`: for the grammars that refuse it.
-    fn get_set(&self, name: &str) -> Option<OsString> {
-        let _announced = self.get(name);
-        self.untracked_set(name)
+    /// Only for a variable of one name (every checked one is).
+    fn get_set(&self, var: &EnvVar) -> Option<OsString> {
+        debug_assert_eq!(var.names.len(), 1, "{}", var.name);
+        self.read(var, var.names[0])
     }
 
-    /// [`Env::untracked`], but a variable set to nothing is `Some("")`.
-    fn untracked_set(&self, name: &str) -> Option<OsString> {
-        #[allow(clippy::disallowed_methods)]
-        std::env::var_os(name)
+    /// `name`, one of `var`'s names, set to nothing kept as `Some("")`; announced to cargo in a
+    /// build script iff `var`'s entry reruns (once per name).
+    fn read(&self, var: &EnvVar, name: &'static str) -> Option<OsString> {
+        if var.reruns && self.build_script && self.announced.borrow_mut().insert(name) {
+            cargo_directives::rerun_if_env_changed(name);
+        }
+        raw(name)
     }
+}
 
-    /// A variable cargo sets for the build script (`OUT_DIR`, `CARGO_MANIFEST_DIR`, …) or `PATH`:
-    /// reading it must not print a rerun line (cargo ignores those for its own variables).
-    pub fn untracked(&self, name: &str) -> Option<OsString> {
-        #[allow(clippy::disallowed_methods)]
-        std::env::var_os(name).filter(|v| !v.is_empty())
-    }
+/// The one read of the process environment; everything else goes through [`Env`]'s reads, which
+/// take a table entry.
+fn raw(name: &str) -> Option<OsString> {
+    #[allow(clippy::disallowed_methods)]
+    std::env::var_os(name)
 }
 
 /// An absolute `path` that can be a folder: a folder, or nothing yet below a folder (it is made
@@ -518,7 +734,7 @@ fn cargo_bool(name: &str, text: &str) -> Result<bool, Error> {
 fn prebuilt_mode_from(text: &str) -> Result<PrebuiltMode, Error> {
     PrebuiltMode::parse(text).ok_or_else(|| {
         bad(
-            "LAUNCH_PREBUILT",
+            var::LAUNCH_PREBUILT.name,
             format!("`{}` is not one of {} (unset means auto)", text.escape_debug(), PrebuiltMode::VALUES.join(", ")),
         )
     })
@@ -526,12 +742,12 @@ fn prebuilt_mode_from(text: &str) -> Result<PrebuiltMode, Error> {
 
 /// `LAUNCH_ARCH`'s list ([`Grammar::Arches`]).
 fn arches_from(text: &str) -> Result<Vec<Arch>, Error> {
-    parse_arch_list(text).map_err(|message| bad("LAUNCH_ARCH", message))
+    parse_arch_list(text).map_err(|message| bad(var::LAUNCH_ARCH.name, message))
 }
 
 /// `LAUNCH_CACHE_REMOTE`'s URL ([`Grammar::RemoteUrl`]).
 fn remote_url_from(text: &str) -> Result<crate::cache::RemoteUrl, Error> {
-    crate::cache::RemoteUrl::parse(text).map_err(|message| bad("LAUNCH_CACHE_REMOTE", message))
+    crate::cache::RemoteUrl::parse(text).map_err(|message| bad(var::LAUNCH_CACHE_REMOTE.name, message))
 }
 
 /// `LAUNCH_CACHE_REMOTE_MODE`'s word ([`Grammar::RemoteMode`]).
@@ -539,21 +755,22 @@ fn remote_mode_from(text: &str) -> Result<crate::cache::remote::Mode, Error> {
     use crate::cache::remote::Mode;
     Mode::parse(text).ok_or_else(|| {
         let values = Mode::VALUES.join(" or ");
-        bad("LAUNCH_CACHE_REMOTE_MODE", format!("`{}` is not {values} (unset means rw)", text.escape_debug()))
+        bad(var::LAUNCH_CACHE_REMOTE_MODE.name, format!("`{}` is not {values} (unset means rw)", text.escape_debug()))
     })
 }
 
 /// `LAUNCH_CACHE_REMOTE_TIMEOUT`'s seconds ([`Grammar::RemoteSeconds`]): the remote store's one
 /// grammar (`launch::remote::parse_timeout`, which the tuner's variable uses too).
 fn remote_timeout_from(text: &str) -> Result<Duration, Error> {
-    launch::remote::parse_timeout(text).map_err(|message| bad("LAUNCH_CACHE_REMOTE_TIMEOUT", message))
+    launch::remote::parse_timeout(text).map_err(|message| bad(var::LAUNCH_CACHE_REMOTE_TIMEOUT.name, message))
 }
 
-/// `LAUNCH_COMPILE_TIMEOUT`'s value as a limit: whole seconds, from 1 to [`MAX_TIMEOUT_SECS`].
+/// `LAUNCH_CACHE_MAX_SIZE`'s size ([`Grammar::Size`]).
 fn size_from(name: &str, text: &str) -> Result<Option<u64>, Error> {
     crate::cache::limit::parse_size(text).map_err(|message| bad(name, message))
 }
 
+/// `LAUNCH_COMPILE_TIMEOUT`'s value as a limit: whole seconds, from 1 to [`MAX_TIMEOUT_SECS`].
 fn timeout_from(text: &str) -> Result<Duration, Error> {
     let shown = text.escape_debug();
     let digits = text.trim();
@@ -567,7 +784,7 @@ fn timeout_from(text: &str) -> Result<Duration, Error> {
         format!("`{shown}` is not a whole number of seconds")
     };
     Err(bad(
-        "LAUNCH_COMPILE_TIMEOUT",
+        var::LAUNCH_COMPILE_TIMEOUT.name,
         format!(
             "{message}; expected whole seconds from 1 to {MAX_TIMEOUT_SECS} (the default is {})",
             DEFAULT_TIMEOUT.as_secs()
@@ -672,19 +889,6 @@ mod tests {
         }
     }
 
-    /// Every documented variable is either checked, with a grammar, or left to a named judge.
-    #[test]
-    fn every_documented_variable_is_checked_or_says_who_judges_it() {
-        for EnvVar { name, .. } in DOCUMENTED {
-            let checked = CHECKED.iter().filter(|(n, _)| n == name).count();
-            let not = NOT_CHECKED.iter().filter(|(n, _)| n == name).count();
-            assert_eq!(checked + not, 1, "{name}: in CHECKED {checked} times, in NOT_CHECKED {not} times");
-        }
-        for (name, _) in CHECKED.iter() {
-            assert!(DOCUMENTED.iter().any(|v| v.name == *name), "{name} is checked but not documented");
-        }
-    }
-
     /// A bad value of each grammar, and values each accepts.
     fn samples(grammar: Grammar) -> (&'static [&'static str], &'static [&'static str]) {
         match grammar {
@@ -744,10 +948,10 @@ mod tests {
     fn every_checked_variable_refuses_every_bad_value_and_names_itself() {
         let env = Env::cli();
         let mut cases = 0;
-        for (name, grammar) in CHECKED {
-            let (bad, good) = samples(*grammar);
+        for (name, grammar) in ALL.iter().filter_map(|v| Some((v.name, v.grammar()?))) {
+            let (bad, good) = samples(grammar);
             for value in bad {
-                let e = env.check_one(name, *grammar, std::ffi::OsStr::new(value)).unwrap_err();
+                let e = env.check_one(name, grammar, std::ffi::OsStr::new(value)).unwrap_err();
                 assert_eq!(e.kind(), crate::error::ErrorKind::Config, "{name}={value}: {e}");
                 let text = e.to_string();
                 assert!(text.starts_with(&format!("environment: `{name}`: ")), "{name}={value}: {text}");
@@ -756,7 +960,7 @@ mod tests {
                 cases += 1;
             }
             for value in good {
-                env.check_one(name, *grammar, std::ffi::OsStr::new(value))
+                env.check_one(name, grammar, std::ffi::OsStr::new(value))
                     .unwrap_or_else(|e| panic!("{name}={value} is good: {e}"));
             }
         }
@@ -813,51 +1017,59 @@ mod tests {
 
     #[test]
     fn the_compile_timeout_is_documented() {
-        assert!(DOCUMENTED.iter().any(|v| v.name == "LAUNCH_COMPILE_TIMEOUT" && v.effect.contains("1800")));
+        assert!(var::LAUNCH_COMPILE_TIMEOUT.is_documented() && var::LAUNCH_COMPILE_TIMEOUT.effect.contains("1800"));
     }
 
-    /// The `reruns` column is what the readers do: in a build script the typed readers of the
-    /// variables documented as rerunning announce them to cargo, and the readers of those
-    /// documented as not (the cache's limit, the remote store) announce nothing.
+    /// In a build script a read announces exactly the names of the variables whose entry reruns,
+    /// each once; elsewhere nothing is announced.
     #[test]
-    fn the_reruns_column_is_what_the_readers_announce() {
-        let reruns = |name: &str| DOCUMENTED.iter().find(|v| v.name == name).unwrap_or_else(|| panic!("{name}")).reruns;
+    fn a_read_announces_what_its_entry_says() {
         let env = Env::build_script();
-        let _ = env.cache_max_size();
-        let _ = env.cache_remote(None);
-        assert!(env.announced.borrow().is_empty(), "{:?}", env.announced.borrow());
-        for name in
-            ["LAUNCH_CACHE_MAX_SIZE", "LAUNCH_CACHE_REMOTE", "LAUNCH_CACHE_REMOTE_MODE", "LAUNCH_CACHE_REMOTE_TIMEOUT"]
-        {
-            assert!(!reruns(name), "{name} is read untracked: it does not rerun the build script");
+        for v in ALL.iter().chain(ALL) {
+            let _ = env.get(v);
         }
-        let _ = env.compile_timeout();
-        let _ = env.arches();
-        let _ = env.prebuilt_mode();
-        for name in ["LAUNCH_NO_SYSTEM_TOOLCHAIN", "LAUNCH_NO_CACHE", "LAUNCH_ALL_PTX", "LAUNCH_BUILD_DEBUG"] {
-            let _ = env.flag(name);
-        }
-        let announced = env.announced.borrow().clone();
-        assert_eq!(announced.len(), 7, "{announced:?}");
-        for name in &announced {
-            assert!(reruns(name), "{name} is announced to cargo: it reruns the build script");
-        }
-        // The run-time and `cargo launch`-only variables are never read by a build script.
-        for v in DOCUMENTED {
-            if v.effect.starts_with("at run time") || ["LAUNCH_NO_AUTO_SETUP", "CARGO_NET_OFFLINE"].contains(&v.name) {
+        let rerunning: BTreeSet<&str> = ALL.iter().filter(|v| v.reruns).flat_map(|v| v.names()).copied().collect();
+        assert_eq!(*env.announced.borrow(), rerunning);
+        assert!(rerunning.contains("CUDA_PATH") && rerunning.contains("HOME") && !rerunning.contains("PATH"));
+        let cli = Env::cli();
+        let _ = cli.get(var::LAUNCH_ARCH);
+        assert!(cli.announced.borrow().is_empty());
+    }
+
+    /// What the types cannot say: the variables no build script reads (the run-time ones,
+    /// `cargo launch`'s own) and those that change no output (the cache's limit, the remote
+    /// store) do not rerun it; no name is in two entries (a handle twice does not compile, but
+    /// an alias could repeat one).
+    #[test]
+    fn the_reruns_column_is_false_where_no_output_changes() {
+        for v in ALL {
+            let not_the_build = v.effect.starts_with("at run time") || v.effect.starts_with("tests:");
+            let no_output = v.name.starts_with("LAUNCH_CACHE_MAX_SIZE") || v.name.starts_with("LAUNCH_CACHE_REMOTE");
+            if not_the_build || no_output {
                 assert!(!v.reruns, "{}", v.name);
             }
         }
+        for v in [var::LAUNCH_NO_AUTO_SETUP, var::CARGO_NET_OFFLINE, var::LAUNCH_NVDISASM, var::PATH, var::OUT_DIR] {
+            assert!(!v.reruns, "{}", v.name);
+        }
+        let mut names: Vec<&str> = ALL.iter().flat_map(|v| v.names()).copied().collect();
+        let count = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), count, "a name in two entries");
     }
 
-    /// Every documented variable says what it accepts.
+    /// Every documented variable says what it accepts; the others are not ours to describe.
     #[test]
     fn every_documented_variable_says_what_it_accepts() {
-        for v in DOCUMENTED {
-            let accepted = accepted_values(v.name).unwrap_or_else(|| panic!("{}", v.name));
-            assert!(!accepted.is_empty(), "{}", v.name);
+        for v in ALL {
+            match accepted_values(v) {
+                Some(accepted) => assert!(v.is_documented() && !accepted.is_empty(), "{}", v.name),
+                None => assert!(!v.is_documented(), "{}", v.name),
+            }
+            assert!(!v.effect.is_empty(), "{}", v.name);
         }
-        assert_eq!(accepted_values("NOT_A_LAUNCH_VARIABLE"), None);
-        assert!(accepted_values("LAUNCH_NO_CACHE").unwrap().contains("`1`, `true`, `yes`, `on`"));
+        assert!(accepted_values(var::LAUNCH_NO_CACHE).unwrap().contains("`1`, `true`, `yes`, `on`"));
+        assert_eq!(DOCUMENTED.len(), ALL.iter().filter(|v| v.is_documented()).count());
     }
 }

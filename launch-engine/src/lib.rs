@@ -60,7 +60,7 @@ pub use launch_schema::manifest::Manifest;
 /// exactly what the build does; not a stable API for other users.
 pub mod tooling {
     pub use crate::compile::host::host_compiler;
-    pub use crate::env::{accepted_values, value_kind, Env, EnvVar, ValueKind, DOCUMENTED};
+    pub use crate::env::{accepted_values, value_kind, var, Env, EnvVar, ValueKind, ALL, DOCUMENTED};
     pub use crate::names::demangle;
     pub use crate::nvrtc::Nvrtc;
     pub use crate::out::write_if_changed;
@@ -114,7 +114,7 @@ pub mod tooling {
     }
 }
 
-use env::Env;
+use env::{var, Env};
 
 /// Compiles the crate's kernels; on failure prints the error and exits the build script with
 /// status 1. Use [`try_build`] to handle the error yourself.
@@ -135,8 +135,8 @@ pub fn build() {
 pub fn try_build() -> Result<Manifest, Error> {
     let env = Env::build_script();
     let manifest_dir =
-        PathBuf::from(env.untracked("CARGO_MANIFEST_DIR").ok_or(Error::NotBuildScript("CARGO_MANIFEST_DIR"))?);
-    let out_dir = PathBuf::from(env.untracked("OUT_DIR").ok_or(Error::NotBuildScript("OUT_DIR"))?);
+        PathBuf::from(env.get(var::CARGO_MANIFEST_DIR).ok_or(Error::NotBuildScript(var::CARGO_MANIFEST_DIR.name))?);
+    let out_dir = PathBuf::from(env.get(var::OUT_DIR).ok_or(Error::NotBuildScript(var::OUT_DIR.name))?);
     let launch_dir = out_dir.join("launch");
     let result = pipeline::build_crate(&env, &manifest_dir, &launch_dir);
     match &result {
@@ -148,9 +148,9 @@ pub fn try_build() -> Result<Manifest, Error> {
             }
         }
         Err(e) => {
-            let package = env.untracked("CARGO_PKG_NAME").map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
-            // Set by `cargo launch` for its own builds only; its change must not rerun the script.
-            let run = env.untracked("LAUNCH_RUN_ID").map(|r| r.to_string_lossy().into_owned());
+            let package = env.get(var::CARGO_PKG_NAME).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+            // Set by `cargo launch` for its own builds only; its entry does not rerun the script.
+            let run = env.get(var::LAUNCH_RUN_ID).map(|r| r.to_string_lossy().into_owned());
             let _ = diagnostics_file::write_diagnostics(&launch_dir, &manifest_dir, &package, run, e);
         }
     }

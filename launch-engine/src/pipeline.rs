@@ -25,7 +25,7 @@ use std::path::Path;
 
 use crate::cargo_directives;
 use crate::config::Config;
-use crate::env::Env;
+use crate::env::{var, Env};
 use crate::error::Error;
 use crate::plan::Plan;
 use crate::prebuilt::stage as prebuilt;
@@ -58,7 +58,7 @@ pub fn build_crate(env: &Env, manifest_dir: &Path, launch_dir: &Path) -> Result<
 /// configuration error naming the variable.
 fn toolchain_pin(env: &Env, config: &Config) -> Result<Option<crate::toolchain::Pin>, Error> {
     use crate::toolchain::pin;
-    let Some(value) = env.get("LAUNCH_TOOLCHAIN_PIN") else { return Ok(None) };
+    let Some(value) = env.get(var::LAUNCH_TOOLCHAIN_PIN) else { return Ok(None) };
     let text = value.to_string_lossy();
     let bad = |message: String| Error::Config {
         location: crate::error::Location::Environment,
@@ -89,7 +89,7 @@ fn build_with(env: &Env, config: Config, launch_dir: &Path) -> Result<Manifest, 
         prebuilt::Decision::Embedded(manifest) => return Ok(*manifest),
         prebuilt::Decision::Compile { stale } => stale,
     };
-    if env.get("DOCS_RS").is_some() {
+    if env.get(var::DOCS_RS).is_some() {
         return embed::uncompiled(&plan, launch_dir);
     }
     plan.check_host_patterns()?;

@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::env::Env;
+use crate::env::{var, Env};
 use crate::error::{Error, Searched};
 use crate::process::Tool;
 
@@ -69,13 +69,13 @@ pub struct Toolchain {
 /// The cache root: `LAUNCH_CACHE_DIR`, else `$XDG_CACHE_HOME/cargo-launch`, else
 /// `$HOME/.cache/cargo-launch`.
 pub fn cache_dir(env: &Env) -> Option<PathBuf> {
-    if let Some(d) = env.get("LAUNCH_CACHE_DIR") {
+    if let Some(d) = env.get(var::LAUNCH_CACHE_DIR) {
         return Some(PathBuf::from(d));
     }
-    if let Some(d) = env.get("XDG_CACHE_HOME") {
+    if let Some(d) = env.get(var::XDG_CACHE_HOME) {
         return Some(PathBuf::from(d).join("cargo-launch"));
     }
-    env.get("HOME").map(|h| PathBuf::from(h).join(".cache").join("cargo-launch"))
+    env.get(var::HOME).map(|h| PathBuf::from(h).join(".cache").join("cargo-launch"))
 }
 
 /// Where `cargo launch setup` installs the default pinned toolchain.
@@ -148,7 +148,7 @@ fn discover_toolchain(env: &Env, pin: &Pin) -> Result<Toolchain, Error> {
 
     let memo = cache_dir(env);
     let memo = memo.as_deref();
-    if let Some(root) = env.get("LAUNCH_TOOLCHAIN") {
+    if let Some(root) = env.get(var::LAUNCH_TOOLCHAIN) {
         let root = PathBuf::from(root);
         searched.push(match probe::probe(&root, Origin::Override, pin.major) {
             Ok(t) => match judge(t, "LAUNCH_TOOLCHAIN", pin, memo) {
@@ -170,7 +170,7 @@ fn discover_toolchain(env: &Env, pin: &Pin) -> Result<Toolchain, Error> {
         }),
     }
 
-    if env.flag("LAUNCH_NO_SYSTEM_TOOLCHAIN")? {
+    if env.flag(var::LAUNCH_NO_SYSTEM_TOOLCHAIN)? {
         searched.push(Searched {
             source: "system locations".into(),
             path: None,
@@ -180,10 +180,10 @@ fn discover_toolchain(env: &Env, pin: &Pin) -> Result<Toolchain, Error> {
         for dir in site_packages(env, &mut searched) {
             candidates.push(("Python site-packages".into(), dir, Origin::SitePackages));
         }
-        for var in ["CUDA_HOME", "CUDA_PATH"] {
-            match env.get(var) {
-                Some(v) => candidates.push((var.into(), PathBuf::from(v), Origin::Toolkit)),
-                None => searched.push(Searched { source: var.into(), path: None, outcome: "not set".into() }),
+        for (name, value) in env.each(var::CUDA_HOME) {
+            match value {
+                Some(v) => candidates.push((name.into(), PathBuf::from(v), Origin::Toolkit)),
+                None => searched.push(Searched { source: name.into(), path: None, outcome: "not set".into() }),
             }
         }
         candidates.push(("default CUDA location".into(), PathBuf::from("/usr/local/cuda"), Origin::Toolkit));
@@ -229,7 +229,7 @@ pub fn at(root: &Path, origin: Origin, pin: &Pin) -> Result<Toolchain, Error> {
     })
 }
 
-/// `name` on `PATH` (never announced to cargo, see [`Env::untracked`]).
+/// `name` on `PATH` (never announced to cargo: see [`var::PATH`]).
 pub fn on_path(name: &str, env: &Env) -> Option<PathBuf> {
     env.on_path(name)
 }
@@ -374,7 +374,7 @@ fn nvrtc_version_from_files(t: &Toolchain) -> Option<String> {
 /// Python site-packages folders that may hold the wheels.
 fn site_packages(env: &Env, searched: &mut Vec<Searched>) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
-    if let Some(venv) = env.get("VIRTUAL_ENV") {
+    if let Some(venv) = env.get(var::VIRTUAL_ENV) {
         let lib = PathBuf::from(venv).join("lib");
         if let Ok(rd) = std::fs::read_dir(&lib) {
             let mut found: Vec<PathBuf> =
@@ -400,7 +400,7 @@ fn site_packages(env: &Env, searched: &mut Vec<Searched>) -> Vec<PathBuf> {
 /// The Python interpreter: `LAUNCH_PYTHON`, else `python3` as found on `PATH` (the bare name
 /// when it is not there, so the error names it).
 pub fn python(env: &Env) -> PathBuf {
-    match env.get("LAUNCH_PYTHON") {
+    match env.get(var::LAUNCH_PYTHON) {
         Some(p) => PathBuf::from(p),
         None => on_path("python3", env).unwrap_or_else(|| PathBuf::from("python3")),
     }

@@ -55,7 +55,9 @@ fn snapshot(name: &str) -> PathBuf {
 /// Each library's public API is the committed listing; `LAUNCH_BLESS_API=1` writes it instead.
 #[test]
 fn the_public_api_is_the_committed_one() {
-    let bless = launch_engine::tooling::Env::cli().flag("LAUNCH_BLESS_API").expect("LAUNCH_BLESS_API is 1 or 0");
+    let bless = launch_engine::tooling::Env::cli()
+        .flag(launch_engine::tooling::var::LAUNCH_BLESS_API)
+        .expect("LAUNCH_BLESS_API is 1 or 0");
     let mut changed = String::new();
     for name in LIBRARIES {
         let actual = listing(&crate::crate_dir(name), name).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -90,7 +92,7 @@ fn the_listing_holds_each_kind_of_item() {
         (&launch, "launch::include_kernels  macro_rules! include_kernels"),
         (&launch, "launch::tune::TuneKey::problem  pub problem: String"),
         (&launch, "launch::cuda::check_launch  pub fn check_launch(kernel: &str, arch: &str, dev: &DeviceInfo, contract: Option<&Contract>, func: &FunctionInfo, cfg: &LaunchConfig) -> Result<Approval, LaunchError>"),
-        (&engine, "launch_engine::tooling::Env::flag  pub fn flag(&self, name: &str) -> Result<bool, Error>"),
+        (&engine, "launch_engine::tooling::Env::flag  pub fn flag(&self, var: &EnvVar) -> Result<bool, Error>"),
         (&build, "launch_build  pub use launch_engine::{build, try_build, Config, Error}"),
         (&engine, "launch_engine::error  pub use launch_schema::diagnostics::{Diagnostic, ErrorKind, Severity}"),
         (&schema, "launch_schema::diagnostics::ErrorKind::Toolchain  variant Toolchain"),

@@ -59,7 +59,7 @@ fn fail_on(errors: Vec<String>, what: &str) {
 /// (after saying why) when it is not there and not required.
 fn mdbook() -> Option<PathBuf> {
     let env = launch_engine::tooling::Env::cli();
-    let path = env.untracked("LAUNCH_MDBOOK").map(PathBuf::from).or_else(|| {
+    let path = env.get(launch_engine::tooling::var::LAUNCH_MDBOOK).map(PathBuf::from).or_else(|| {
         launch_engine::tooling::toolchain::cache_dir(&env)
             .map(|c| c.join(format!("tools/mdbook-{MDBOOK_VERSION}/bin/mdbook")))
     });
@@ -68,7 +68,7 @@ fn mdbook() -> Option<PathBuf> {
     }
     let why = "no mdbook: run tools/docs/install-mdbook.sh (or set LAUNCH_MDBOOK); the book build and its HTML link check are skipped";
     assert!(
-        env.untracked("LAUNCH_TEST_REQUIRE_MDBOOK").is_none_or(|v| v != "1"),
+        env.get(launch_engine::tooling::var::LAUNCH_TEST_REQUIRE_MDBOOK).is_none_or(|v| v != "1"),
         "LAUNCH_TEST_REQUIRE_MDBOOK=1: {why}"
     );
     // Past the harness's capture, so the skip shows in a plain `cargo test`.
@@ -157,7 +157,9 @@ fn code_blocks_follow_the_rules() {
 /// rewritten with the real output.
 #[test]
 fn marked_console_blocks_print_what_they_show() {
-    let bless = launch_engine::tooling::Env::cli().untracked("LAUNCH_BLESS_DOCS").is_some_and(|v| v == "1");
+    let bless = launch_engine::tooling::Env::cli()
+        .get(launch_engine::tooling::var::LAUNCH_BLESS_DOCS)
+        .is_some_and(|v| v == "1");
     let root = root();
     let mut errors = Vec::new();
     let mut ran = 0;

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Arg, ArgAction, Command};
 use launch_engine::config::{Key, FILE_KEYS, KERNEL_KEYS, KEYS, TUNE_KEYS};
-use launch_engine::tooling::{accepted_values, Env, DOCUMENTED};
+use launch_engine::tooling::{accepted_values, var, Env, DOCUMENTED};
 
 /// How to write the pages after a deliberate change.
 const BLESS: &str = "LAUNCH_BLESS_DOCS=1 cargo test -p launch-tests --test docs";
@@ -73,7 +73,7 @@ fn compare(path: &str, committed: &str, generated: &str) -> Option<String> {
 /// The committed pages are the generated ones; `LAUNCH_BLESS_DOCS=1` writes them instead.
 #[test]
 fn the_reference_pages_are_the_generated_ones() {
-    let bless = Env::cli().flag("LAUNCH_BLESS_DOCS").expect("LAUNCH_BLESS_DOCS is 1 or 0");
+    let bless = Env::cli().flag(var::LAUNCH_BLESS_DOCS).expect("LAUNCH_BLESS_DOCS is 1 or 0");
     let root = repository();
     let pages = pages();
     let mut stale = String::new();
@@ -141,7 +141,7 @@ fn the_pages_have_their_anchors_and_an_introduction() {
         assert!(page("config.md").contains(&format!("<a id=\"{anchor}\"></a>")), "config.md#{anchor}");
     }
     for v in DOCUMENTED {
-        for name in v.name.split(" / ") {
+        for name in v.names() {
             let anchor = format!("<a id=\"{}\"></a>", name.to_ascii_lowercase());
             assert!(page("environment.md").contains(&anchor), "{anchor}");
         }
@@ -558,17 +558,17 @@ fn environment_page() -> String {
          | variable | reruns the build script |\n|---|---|\n",
     );
     for v in DOCUMENTED {
-        let links: Vec<String> = v.name.split(" / ").map(|n| format!("[`{n}`](#{})", n.to_ascii_lowercase())).collect();
+        let links: Vec<String> = v.names().iter().map(|n| format!("[`{n}`](#{})", n.to_ascii_lowercase())).collect();
         let _ = writeln!(s, "| {} | {} |", links.join(", "), if v.reruns { "yes" } else { "no" });
     }
     s.push('\n');
     for v in DOCUMENTED {
         let anchors: String =
-            v.name.split(" / ").map(|n| format!("<a id=\"{}\"></a>\n", n.to_ascii_lowercase())).collect();
-        let names: Vec<String> = v.name.split(" / ").map(|n| format!("`{n}`")).collect();
+            v.names().iter().map(|n| format!("<a id=\"{}\"></a>\n", n.to_ascii_lowercase())).collect();
+        let names: Vec<String> = v.names().iter().map(|n| format!("`{n}`")).collect();
         let _ = writeln!(s, "{anchors}## {}\n", names.join(", "));
         let _ = writeln!(s, "- What it does: {}.", escape(v.effect));
-        let accepted = accepted_values(v.name).expect("a documented variable");
+        let accepted = accepted_values(v).expect("a documented variable");
         let _ = writeln!(s, "- Accepted values: {accepted}.");
         let _ = writeln!(s, "- Reruns the build script: {}.\n", if v.reruns { "yes" } else { "no" });
     }

@@ -13,7 +13,7 @@ use crate::support;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use launch_engine::tooling::Env;
+use launch_engine::tooling::{var, Env};
 
 use catalog::documents;
 use page::BLESS;
@@ -35,7 +35,7 @@ fn generated() -> BTreeMap<String, String> {
 /// (and removes a schema no document has any more).
 #[test]
 fn the_schemas_and_the_json_page_are_generated_from_the_types() {
-    let bless = Env::cli().flag("LAUNCH_BLESS_DOCS").expect("LAUNCH_BLESS_DOCS is 1 or 0");
+    let bless = Env::cli().flag(var::LAUNCH_BLESS_DOCS).expect("LAUNCH_BLESS_DOCS is 1 or 0");
     let files = generated();
     let schemas_dir = docs_src().join("schemas");
     let stale: Vec<PathBuf> = std::fs::read_dir(&schemas_dir)

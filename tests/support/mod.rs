@@ -13,16 +13,15 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
 }
 
-/// Variables that would change what the binary under test does; removed from every child: every
-/// variable the tools document (`launch_engine::tooling::DOCUMENTED`, the table `--help` and the
-/// environment page come from, so a variable added there is scrubbed here without an edit: a
-/// developer with `LAUNCH_CACHE_REMOTE` set gets the same results as CI), and what cargo and CI
-/// give a process (a build script run by hand must not join the harness's own jobserver).
+/// Variables that would change what the binary under test does; removed from every child: the
+/// ones the environment table (`launch_engine::tooling::ALL`, which `--help` and the environment
+/// page come from too) marks scrubbed: every variable the tools document, so one added there is
+/// scrubbed here without an edit (a developer with `LAUNCH_CACHE_REMOTE` set gets the same
+/// results as CI), and what cargo and CI give a process (a build script run by hand must not join
+/// the harness's own jobserver).
 pub static SCRUBBED: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
-    let documented = launch_engine::tooling::DOCUMENTED.iter().flat_map(|v| v.name.split(" / "));
-    documented
-        .chain(["GITHUB_ACTIONS", "CARGO_TERM_COLOR", "RUSTFLAGS", "CARGO_MAKEFLAGS", "MAKEFLAGS", "MFLAGS"])
-        .collect()
+    let scrubbed = launch_engine::tooling::ALL.iter().filter(|v| v.is_scrubbed());
+    scrubbed.flat_map(|v| v.names()).copied().collect()
 });
 
 /// `cargo-launch` with a clean environment. Fixture builds share one target dir, so their

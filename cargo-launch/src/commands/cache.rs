@@ -12,7 +12,7 @@ use launch_engine::tooling::cache::{
     self as kernel_cache, format_size, BuildRecord, Pruned, RemoteConfig, RemoteMode, Usage,
 };
 use launch_engine::tooling::toolchain::cache_dir;
-use launch_engine::tooling::Env;
+use launch_engine::tooling::{var, Env};
 use serde_json::json;
 
 use crate::cli::{CacheAction, CacheArgs, Format};
@@ -73,8 +73,8 @@ fn show(env: &Env, root: &Path, limit: Option<u64>, format: Format) -> Result<()
     let usage = kernel_cache::usage(&kernels);
     let kernel_cache::Log { records: builds, skipped } = kernel_cache::build_log_counted(root);
     let last = &builds[builds.len().saturating_sub(LAST)..];
-    let limit_source =
-        if env.untracked("LAUNCH_CACHE_MAX_SIZE").is_some() { "LAUNCH_CACHE_MAX_SIZE" } else { "default" };
+    let max_size = var::LAUNCH_CACHE_MAX_SIZE;
+    let limit_source = if env.get(max_size).is_some() { max_size.name } else { "default" };
     let remote = remote(env)?;
     let mut out = crate::stdout::stdout();
     match format {

@@ -373,8 +373,8 @@ fn finish(
     let checked = Checked { packages, records, arches: &arches, baselines };
     let mut out = crate::stdout::stdout();
     check_render::write(&mut out, args.format, args.verbose, &findings, &checked, manifest)?;
-    #[allow(clippy::disallowed_methods)] // a CI switch, not a build input
-    if std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true") {
+    let env = launch_engine::tooling::Env::cli();
+    if env.get(launch_engine::tooling::var::GITHUB_ACTIONS).is_some_and(|v| v == "true") {
         check_render::github_annotations(&mut out, &findings).context("writing annotations")?;
     }
     let warnings = check_render::count(&findings, Severity::Warning);

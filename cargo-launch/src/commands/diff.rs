@@ -70,7 +70,7 @@ fn records_of(label: String, packages: &[PackageKernels]) -> Result<Records, Err
 /// `--toolchain OLD..NEW`: the selection built with each, into `target/launch-diff/<name>`, for
 /// the arches the crates list that both can target.
 fn toolchains(args: &DiffArgs, old: Pin, new: Pin) -> Result<(Records, Records), Error> {
-    if launch_engine::tooling::Env::cli().get("LAUNCH_TOOLCHAIN").is_some() {
+    if launch_engine::tooling::Env::cli().get(launch_engine::tooling::var::LAUNCH_TOOLCHAIN).is_some() {
         return Err(Error::Usage(anyhow::anyhow!(
             "LAUNCH_TOOLCHAIN names one toolchain root, and `diff --toolchain` builds with two: unset it (each side \
              uses its pinned toolchain from the cache)"

@@ -129,9 +129,10 @@ fn crate_state(
 fn variables(env: &Env) -> Vec<Variable> {
     DOCUMENTED
         .iter()
-        .filter_map(|v| {
-            let (name, meaning) = (v.name, v.effect);
-            let value = env.untracked(name)?.to_string_lossy().into_owned();
+        // Each name of its own: `CUDA_HOME` and `CUDA_PATH` are two places, either may be set.
+        .flat_map(|v| env.each(v).into_iter().map(|(name, value)| (name, v.effect, value)))
+        .filter_map(|(name, meaning, value)| {
+            let value = value?.to_string_lossy().into_owned();
             let shown = launch::remote::redact(&value);
             let points_at = (value.starts_with('/') || value.starts_with('.') || value.starts_with('~')).then(|| {
                 let p = Path::new(&value);

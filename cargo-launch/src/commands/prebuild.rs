@@ -74,7 +74,7 @@ fn refuse_host_files(selection: &Selection) -> Result<(), Error> {
 /// would find them stale.
 fn refuse_another_pin(selection: &Selection) -> Result<(), Error> {
     let env = launch_engine::tooling::Env::cli();
-    let Some(value) = env.get("LAUNCH_TOOLCHAIN_PIN") else { return Ok(()) };
+    let Some(value) = env.get(launch_engine::tooling::var::LAUNCH_TOOLCHAIN_PIN) else { return Ok(()) };
     let value = value.to_string_lossy();
     if pin_of(value.trim()).is_none() {
         return Err(Error::Usage(anyhow::anyhow!(

@@ -8,7 +8,7 @@ mod library;
 
 use launch::Arch;
 use launch_engine::tooling::toolchain::{self, pin, Pin};
-use launch_engine::tooling::Env;
+use launch_engine::tooling::{var, Env};
 
 use crate::cargo::Selection;
 use crate::error::Error;
@@ -63,14 +63,14 @@ fn ensure_pin(no_setup: bool, pin: &Pin) -> Result<(), Error> {
     let env = Env::cli();
     match toolchain::discover_for(&env, pin) {
         Ok(_) => Ok(()),
-        Err(e) if env.get("LAUNCH_TOOLCHAIN").is_some() => {
+        Err(e) if env.get(var::LAUNCH_TOOLCHAIN).is_some() => {
             let why = match &e {
                 launch_engine::Error::ToolchainNotFound { searched, .. } => {
                     searched.iter().map(|s| s.outcome.as_str()).collect::<Vec<_>>().join("; ")
                 }
                 other => other.to_string(),
             };
-            let root = env.get("LAUNCH_TOOLCHAIN").unwrap_or_default();
+            let root = env.get(var::LAUNCH_TOOLCHAIN).unwrap_or_default();
             let major = pin.major;
             let wheels = if major <= 12 {
                 "nvidia/cuda_nvrtc and nvidia/cuda_nvcc".to_string()
@@ -86,7 +86,7 @@ fn ensure_pin(no_setup: bool, pin: &Pin) -> Result<(), Error> {
         }
         Err(e @ launch_engine::Error::ToolchainNotFound { .. }) => {
             let offline = env.offline()?;
-            if no_setup || env.flag("LAUNCH_NO_AUTO_SETUP")? || offline {
+            if no_setup || env.flag(var::LAUNCH_NO_AUTO_SETUP)? || offline {
                 return Err(Error::NoToolchain(anyhow::Error::from(e)));
             }
             let flag = if *pin == pin::DEFAULT { String::new() } else { format!(" --toolchain {}", pin.name) };

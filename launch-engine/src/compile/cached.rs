@@ -21,7 +21,7 @@ use crate::cargo_directives;
 use crate::compile::host::{self, HostObject};
 use crate::compile::scheduler::{parallel, start_order, stops_the_build, tokens, Ran, Tokens};
 use crate::compile::{self, Compiler, Job, JobOutput, JobTiming};
-use crate::env::Env;
+use crate::env::{var, Env};
 use crate::error::{Error, FileFailure};
 use crate::{source, toolchain};
 
@@ -184,7 +184,7 @@ pub fn run_all(
     jobs: &[Job],
 ) -> Result<Built, Error> {
     let started = Instant::now();
-    let debug = env.flag("LAUNCH_BUILD_DEBUG")?;
+    let debug = env.flag(var::LAUNCH_BUILD_DEBUG)?;
     let root = toolchain::cache_dir(env);
     let cache = open_shared_cache(env, launch_dir, compiler.config())?;
     // Compile times live beside the entry folder, never in it (see cache::Timings).
@@ -401,7 +401,7 @@ fn from_unit_entry<S: Store>(
 /// The kernel cache of this build: the per-user one, else one under `launch_dir`; `None` with
 /// `LAUNCH_NO_CACHE`. A bad `LAUNCH_NO_CACHE` is an error.
 pub fn open_cache(env: &Env, launch_dir: &Path) -> Result<Option<Cache>, Error> {
-    if env.flag("LAUNCH_NO_CACHE")? {
+    if env.flag(var::LAUNCH_NO_CACHE)? {
         return Ok(None);
     }
     // Without a cache root, one under `launch_dir` laid out the same way (`cache/kernels/`), so the

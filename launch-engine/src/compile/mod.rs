@@ -11,7 +11,7 @@ use launch::Arch;
 
 use crate::config::Config;
 use crate::contract::{self, Annotation};
-use crate::env::Env;
+use crate::env::{var, Env};
 use crate::error::Error;
 use crate::headers;
 use crate::nvrtc::Nvrtc;
@@ -86,7 +86,7 @@ impl Default for Settings {
 impl Settings {
     /// Reads `LAUNCH_BUILD_DEBUG` and `LAUNCH_COMPILE_TIMEOUT`.
     pub fn from_env(env: &Env) -> Result<Settings, Error> {
-        Ok(Settings { debug: env.flag("LAUNCH_BUILD_DEBUG")?, timeout: env.compile_timeout()? })
+        Ok(Settings { debug: env.flag(var::LAUNCH_BUILD_DEBUG)?, timeout: env.compile_timeout()? })
     }
 }
 

@@ -27,7 +27,7 @@ use std::io;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex, OnceLock};
 
-use crate::env::Env;
+use crate::env::{var, Env};
 use crate::error::Error;
 
 /// Where extra job slots come from.
@@ -85,7 +85,7 @@ pub fn tokens(env: &Env) -> Tokens {
             return Tokens::Jobserver { client, origin: "cargo jobserver" };
         }
     }
-    let jobs = env.untracked("NUM_JOBS").and_then(|n| n.to_string_lossy().trim().parse::<usize>().ok()).unwrap_or(1);
+    let jobs = env.get(var::NUM_JOBS).and_then(|n| n.to_string_lossy().trim().parse::<usize>().ok()).unwrap_or(1);
     // The implicit slot is one of the NUM_JOBS.
     if jobs > 1 {
         if let Ok(client) = jobserver::Client::new(jobs - 1) {

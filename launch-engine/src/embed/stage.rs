@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::assemble::Assembled;
 use crate::compile::stats;
 use crate::compile::Compiled;
-use crate::env::Env;
+use crate::env::{var, Env};
 use crate::error::Error;
 use crate::plan::Plan;
 use crate::warnings::Warnings;
@@ -26,7 +26,7 @@ pub fn run(
 ) -> Result<Manifest, Error> {
     let Assembled { mut manifest, tuned } = assembled;
     manifest.warnings = warnings.for_manifest();
-    embed::write(launch_dir, &manifest, &compiled.files, &tuned.files, env.flag("LAUNCH_ALL_PTX")?)?;
+    embed::write(launch_dir, &manifest, &compiled.files, &tuned.files, env.flag(var::LAUNCH_ALL_PTX)?)?;
     let stats = stats::with_variants(compiled.stats.clone(), tuned.jobs, tuned.compiled, tuned.ptxas_ms);
     stats::write(launch_dir, &stats)?;
     if env.is_build_script() {

@@ -10,13 +10,13 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::env::Env;
+use crate::env::{var, Env};
 use crate::error::Error;
 use crate::process::Tool;
 use crate::toolchain::{self, Toolchain};
 
 /// The variable that names nvdisasm explicitly.
-pub const VARIABLE: &str = "LAUNCH_NVDISASM";
+pub const VARIABLE: &str = var::LAUNCH_NVDISASM.name;
 
 /// No nvdisasm anywhere: every place looked at, with what was found there.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,7 +88,7 @@ pub fn locate(env: &Env, toolchain: &Toolchain, timeout: Duration) -> Result<Loc
             }
         }
     };
-    if let Some(p) = env.get(VARIABLE) {
+    if let Some(p) = env.get(var::LAUNCH_NVDISASM) {
         // An explicit choice is never passed over for another.
         let p = PathBuf::from(p);
         if !p.is_file() {

@@ -9,7 +9,7 @@ use super::Mode;
 use crate::cargo_directives;
 use crate::compile::stats::{self, PrebuiltUse};
 use crate::config::Config;
-use crate::env::Env;
+use crate::env::{var, Env};
 use crate::error::{Error, ErrorKind};
 use crate::plan::Plan;
 use crate::prebuilt;
@@ -57,7 +57,7 @@ fn examine(env: &Env, plan: &Plan, warn: bool) -> Result<Examined, Error> {
     let folder = prebuilt::folder(plan.config.root());
     // `cargo launch explore` wants every arch's PTX, which the folder does not hold; a crate with
     // `host` files links them from source.
-    let usable = mode != Mode::Ignore && !env.flag("LAUNCH_ALL_PTX")? && plan.host_files().next().is_none();
+    let usable = mode != Mode::Ignore && !env.flag(var::LAUNCH_ALL_PTX)? && plan.host_files().next().is_none();
     if !usable {
         return Ok(Examined::Compile(Vec::new()));
     }
@@ -181,7 +181,7 @@ fn embed(
     };
     let stats = stats::prebuilt(jobs, used, started);
     stats::write(launch_dir, &stats)?;
-    if env.flag("LAUNCH_BUILD_DEBUG")? {
+    if env.flag(var::LAUNCH_BUILD_DEBUG)? {
         cargo_directives::launch_build_warning(&format!(
             "embedded the prebuilt kernels ({} files, key {}) in {:.1} ms",
             files.len(),

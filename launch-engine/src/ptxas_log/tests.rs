@@ -86,7 +86,8 @@ fn check_snapshot(log: &PtxasLog, rel: &str) {
     let header: String = committed.lines().filter(|l| l.starts_with('#')).map(|l| format!("{l}\n")).collect();
     let expected: String = committed.lines().filter(|l| !l.starts_with('#')).map(|l| format!("{l}\n")).collect();
     let actual = rendered(log);
-    let bless = crate::env::Env::cli().flag("LAUNCH_BLESS_SNAPSHOTS").expect("LAUNCH_BLESS_SNAPSHOTS is 1 or 0");
+    let bless =
+        crate::env::Env::cli().flag(crate::env::var::LAUNCH_BLESS_SNAPSHOTS).expect("LAUNCH_BLESS_SNAPSHOTS is 1 or 0");
     if bless && actual != expected {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, format!("{header}{actual}")).unwrap();

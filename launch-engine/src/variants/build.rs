@@ -22,7 +22,7 @@ use crate::compile::scheduler::{stops_the_build, tokens, Tokens};
 use crate::compile::FileOutputs;
 use crate::compile::{bounded, sanitize, Compiler};
 use crate::config::Config;
-use crate::env::Env;
+use crate::env::{var, Env};
 use crate::error::{Diagnostic, Error, FileFailure};
 use crate::{cargo_directives, ptx};
 use launch_schema::manifest::{CubinEntry, KernelArch, Manifest, ModuleEntry, RefusedArch, VariantEntry};
@@ -228,7 +228,7 @@ fn assemble_all(
     timeout: Duration,
     jobs: &[Job],
 ) -> Result<Vec<(Variant, bool)>, Error> {
-    let debug = env.flag("LAUNCH_BUILD_DEBUG")?;
+    let debug = env.flag(var::LAUNCH_BUILD_DEBUG)?;
     let work_dir = launch_dir.join("work").join("variants");
     let runs: Vec<cached::Job> = jobs
         .iter()

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use launch_engine::tooling::lineinfo::nvdisasm;
 use launch_engine::tooling::toolchain::{discover_for, pin_dir, Origin, Pin, Toolchain};
-use launch_engine::tooling::{Env, Nvrtc};
+use launch_engine::tooling::{var, Env, Nvrtc};
 use launch_schema::doctor::{Problem, ToolchainState};
 
 use super::record;
@@ -43,7 +43,7 @@ fn not_found(env: &Env, pin: &Pin, e: &launch_engine::Error, setup: &str) -> (St
         .map(|l| l.trim().trim_start_matches("- "))
         .filter(|l| !l.is_empty() && !l.starts_with("fix:"))
         .collect();
-    let fix = if env.untracked("LAUNCH_TOOLCHAIN").is_some() {
+    let fix = if env.get(var::LAUNCH_TOOLCHAIN).is_some() {
         format!("point LAUNCH_TOOLCHAIN at a CUDA {}.x toolchain, or unset it and run `{setup}`", pin.major)
     } else {
         format!("run `{setup}`")
@@ -80,7 +80,7 @@ pub(crate) fn check(env: &Env, pin: &Pin, needed: bool, problems: &mut Vec<Probl
             state.path = s.path.clone();
             state.damaged = vec![s.outcome.clone()];
             let what = format!("CUDA {} toolchain ({}): {}", pin.name, s.source, s.outcome);
-            let fix = if env.untracked("LAUNCH_TOOLCHAIN").is_some() {
+            let fix = if env.get(var::LAUNCH_TOOLCHAIN).is_some() {
                 format!(
                     "point LAUNCH_TOOLCHAIN at an intact CUDA {}.x toolchain, or unset it and run `{setup}`",
                     pin.major

@@ -237,11 +237,10 @@ fn schema_path() -> Result<PathBuf, String> {
 
 /// The switch that makes a skipped schema validation a failure (`.ci/run` sets it), so that CI
 /// cannot pass without having validated a document.
-const REQUIRE_SCHEMA: &str = "LAUNCH_TEST_REQUIRE_SARIF_SCHEMA";
+const REQUIRE_SCHEMA: &launch_engine::tooling::EnvVar = launch_engine::tooling::var::LAUNCH_TEST_REQUIRE_SARIF_SCHEMA;
 
 fn require_schema() -> bool {
-    #[allow(clippy::disallowed_methods)] // a test switch, not build configuration
-    std::env::var_os(REQUIRE_SCHEMA).is_some_and(|v| v == "1")
+    launch_engine::tooling::Env::cli().get(REQUIRE_SCHEMA).is_some_and(|v| v == "1")
 }
 
 /// Replaces the pre-errata language-tag pattern with the errata's, in memory (the file in
@@ -274,7 +273,7 @@ fn documents_validate_against_the_sarif_2_1_0_schema() {
         Err(why) => {
             let (name, version) = SCHEMA_PACKAGE;
             let why = format!("the network is unreachable and {name} {version} is not in cargo's cache: {why}");
-            assert!(!require_schema(), "{REQUIRE_SCHEMA}=1, but {why}");
+            assert!(!require_schema(), "{}=1, but {why}", REQUIRE_SCHEMA.name);
             eprintln!("skipped: {why}");
             return;
         }

@@ -6,7 +6,7 @@ use std::time::Instant;
 use super::{note, Built};
 use crate::cache::{self, Cache};
 use crate::compile::Compiler;
-use crate::env::Env;
+use crate::env::{var, Env};
 use crate::error::Error;
 
 /// After a successful build through `cache`: its line in the build log, and, when it stored
@@ -25,7 +25,7 @@ pub(super) fn record_use(
     let Some(cache) = cache else { return Ok(built) };
     let compiled = built.compiled.iter().filter(|&&c| c).count() as u64;
     let package = env
-        .untracked("CARGO_PKG_NAME")
+        .get(var::CARGO_PKG_NAME)
         .map(|p| p.to_string_lossy().into_owned())
         .or_else(|| compiler.root().file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_default();

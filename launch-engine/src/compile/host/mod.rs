@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use crate::compile::Compiler;
 use crate::config::{Config, HostPattern};
-use crate::env::Env;
+use crate::env::{var, Env};
 use crate::error::Error;
 use crate::plan::{host_pattern_error, PlannedFile};
 use crate::process::Tool;
@@ -141,7 +141,7 @@ pub fn host_compiler(env: &Env) -> Result<PathBuf, String> {
             Err(e) => return Err(format!("the `cc` crate found none ({e})")),
         }
     } else {
-        env.get("CXX").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("c++"))
+        env.get(var::CXX).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("c++"))
     };
     if wanted.components().count() > 1 {
         return if wanted.is_file() { Ok(wanted) } else { Err(format!("`{}` does not exist", wanted.display())) };
