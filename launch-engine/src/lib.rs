@@ -125,7 +125,7 @@ use env::Env;
 /// status 1. Use [`try_build`] to handle the error yourself.
 pub fn build() {
     if let Err(e) = try_build() {
-        eprintln!("error: launch-build: {}", launch::remote::redact(&e.to_string()));
+        eprintln!("error: launch-build: {}", launch_remote::redact(&e.to_string()));
         std::process::exit(1);
     }
 }

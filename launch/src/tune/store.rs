@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::key::{DeviceKey, StableHasher, TuneKey};
 use super::shared;
-use crate::remote::{folder, Mode, RemoteConfig, RemoteStore, RemoteUrl, DEFAULT_TIMEOUT};
+use launch_remote::{Mode, RemoteConfig, RemoteStore, RemoteUrl, DEFAULT_TIMEOUT};
 
 /// The variant that won a tuning run, and how it did.
 #[derive(Clone, Debug, PartialEq)]
@@ -215,7 +215,7 @@ impl TuneCache {
             let why = format!("cannot create the tune cache folder {}: {e}", self.dir.display());
             located(io::Error::new(e.kind(), why))
         })?;
-        folder::write_whole(&self.path(key), text.as_bytes()).map_err(located)
+        launch_remote::write_whole(&self.path(key), text.as_bytes()).map_err(located)
     }
 
     /// Why the folder cannot hold the cache when that is because it, or a folder above it, is
@@ -257,7 +257,7 @@ fn remote_get(remote: &RemoteStore, key: &TuneKey) -> Option<Winner> {
 
 /// The file's text; `None` when there is no file. `Err` says why it cannot be read as a result.
 fn read_bounded(path: &Path) -> Result<Option<String>, String> {
-    match folder::read_bounded(path, MAX_FILE_BYTES)? {
+    match launch_remote::read_bounded(path, MAX_FILE_BYTES)? {
         None => Ok(None),
         Some(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| "not UTF-8 text".to_string()),
     }
