@@ -42,6 +42,7 @@ mod prepare;
 mod process;
 mod ptx;
 mod ptxas_log;
+pub mod quantity;
 mod scheduler;
 mod source;
 mod suggest;

@@ -57,7 +57,6 @@ pub mod cuda;
 pub mod failure;
 pub mod kernel;
 pub mod occupancy;
-pub mod quantity;
 /// The remote store behind the tune cache, which launch-build's kernel cache shares: the crate
 /// `launch-remote`, re-exported because [`tune::TuneCache::with_remote`] takes its `RemoteStore`.
 pub use launch_remote as remote;

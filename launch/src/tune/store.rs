@@ -43,7 +43,7 @@ pub enum Lookup {
 const HEADER: &str = "cargo-launch tune cache v";
 /// The format this build writes and reads. Version 2 added the checksum line (version 1 files
 /// have none: they read as damaged and are replaced by the next tuning run).
-pub const FORMAT_VERSION: u32 = 2;
+const FORMAT_VERSION: u32 = 2;
 /// A cache file is a few hundred bytes; anything larger is not one of ours, and is not read.
 pub const MAX_FILE_BYTES: u64 = 16 * 1024;
 
@@ -65,7 +65,7 @@ impl std::error::Error for NoCacheDir {}
 /// The tune cache folder: `LAUNCH_TUNE_CACHE_DIR`, else `$XDG_CACHE_HOME/cargo-launch/tune`, else
 /// `$HOME/.cache/cargo-launch/tune`, reading variables through `var` (empty counts as unset).
 /// `XDG_CACHE_HOME` and `HOME` count only when absolute, as the XDG specification asks.
-pub fn cache_dir_from(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+pub(crate) fn cache_dir_from(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
     if let Some(dir) = var("LAUNCH_TUNE_CACHE_DIR") {
         return Some(PathBuf::from(dir));
     }
@@ -117,7 +117,8 @@ impl TuneCache {
         self.remote.as_deref()
     }
 
-    /// The cache the environment names: the folder of [`cache_dir_from`], and the remote of
+    /// The cache the environment names: the folder `LAUNCH_TUNE_CACHE_DIR` names (else
+    /// `$XDG_CACHE_HOME/cargo-launch/tune`, else `$HOME/.cache/cargo-launch/tune`), and the remote of
     /// [`remote_config_from`](super::remote_config_from) (`LAUNCH_TUNE_CACHE_REMOTE`) behind it,
     /// one store per process (every cache from the environment shares it, and its one warning).
     /// A remote variable that is not right is one warning on stderr (once per process), and the

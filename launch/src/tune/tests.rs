@@ -6,6 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use super::store::cache_dir_from;
 use super::*;
 use launch_remote::{Mode, RemoteConfig, RemoteUrl};
 
