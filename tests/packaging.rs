@@ -8,8 +8,8 @@ use std::process::Command;
 
 use crate::support::{cargo_launch, root, run, SCRUBBED};
 
-const CRATES: [&str; 6] =
-    ["launch", "launch-analysis", "launch-schema", "launch-engine", "launch-build", "cargo-launch"];
+const CRATES: [&str; 7] =
+    ["launch-remote", "launch", "launch-analysis", "launch-schema", "launch-engine", "launch-build", "cargo-launch"];
 
 /// The crates.io category slugs the crates may use (a category not on crates.io's list is refused
 /// on upload, not by `cargo package`).

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use launch::occupancy::Carveout;
-use launch::quantity::Quantity;
 use launch::Arch;
+use launch_engine::quantity::Quantity;
 use launch_engine::tooling::toolchain::{pin, Pin};
 use launch_schema::occupancy::Variable;
 
@@ -651,7 +651,7 @@ fn parse_count(s: &str, what: &str, min: u64, max: u64) -> Result<u32, String> {
     Ok(n as u32)
 }
 
-/// `occupancy --threads`: a block size (`launch::quantity`, as everywhere).
+/// `occupancy --threads`: a block size (`launch_engine::quantity`, as everywhere).
 fn parse_threads(s: &str) -> Result<u32, String> {
     Quantity::BlockSize.parse(s).map_err(|e| e.to_string())
 }
@@ -829,12 +829,12 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Option<Command>
 
 #[cfg(test)]
 mod tests {
-    use launch::quantity::{Quantity, QUANTITIES};
+    use launch_engine::quantity::{Quantity, QUANTITIES};
 
     use super::*;
 
     /// Issue 19, item 3: every quantity a flag takes is refused at every command that takes it with
-    /// the rule `@launch`, Cargo.toml and tune grids apply (`launch::quantity`), as a usage error
+    /// the rule `@launch`, Cargo.toml and tune grids apply (`launch_engine::quantity`), as a usage error
     /// (exit 2) naming the flag. Before, `explore --threads 0|2000 --min-blocks 0|99` were taken
     /// (ptxas's raw error, or a `min_blocks` no GPU meets on the frontier).
     #[test]

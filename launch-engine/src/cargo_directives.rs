@@ -12,10 +12,10 @@
 
 use std::path::Path;
 
-/// `cargo:warning=TEXT`: shown by cargo under the crate's name; through `launch::remote::redact`,
+/// `cargo:warning=TEXT`: shown by cargo under the crate's name; through `launch_remote::redact`,
 /// so no warning shows a password.
 pub(crate) fn warning(text: &str) {
-    println!("cargo:warning={}", launch::remote::redact(text));
+    println!("cargo:warning={}", launch_remote::redact(text));
 }
 
 /// `cargo:warning=launch-build: TEXT`: a warning about launch-build itself (the cache, the

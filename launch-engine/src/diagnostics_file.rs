@@ -22,8 +22,8 @@ pub(crate) fn write_diagnostics(
     for d in &mut list {
         // `check` prints these (text, JSON, SARIF): no message or excerpt line shows a password
         // (a `cache-remote` line of Cargo.toml may hold one).
-        d.message = launch::remote::redact(&d.message);
-        d.excerpt = d.excerpt.iter().map(|l| launch::remote::redact(l)).collect();
+        d.message = launch_remote::redact(&d.message);
+        d.excerpt = d.excerpt.iter().map(|l| launch_remote::redact(l)).collect();
         d.file = crate::input::shown(Path::new(&d.file), root);
     }
     let doc = Diagnostics {

@@ -250,7 +250,7 @@ pub mod var {
         }
         LAUNCH_TUNE_CACHE_REMOTE {
             reruns: false,
-            judged: "the program at run time (`launch::tune::remote_config_from`, the URL grammar of `launch::remote`: the same URLs as `LAUNCH_CACHE_REMOTE`, or an absolute folder): a value it refuses is one warning and no remote",
+            judged: "the program at run time (`launch::tune::remote_config_from`, the URL grammar of `launch_remote`: the same URLs as `LAUNCH_CACHE_REMOTE`, or an absolute folder): a value it refuses is one warning and no remote",
             effect: "at run time, a remote tune cache behind the local one, on the kernel cache's store: a URL as LAUNCH_CACHE_REMOTE takes it (s3://bucket/prefix?endpoint=...&region=..., webdav+http(s)://[user:password@]host:port/path, file:///folder) or an absolute folder; winners live under its tune/ and are reused, verified, by the machines with the same GPU, driver and kernels; s3 and webdav need launch's `remote-store` feature in the program (without it: one warning naming the feature, and the local cache works on)",
         }
         LAUNCH_TUNE_CACHE_REMOTE_MODE {
@@ -760,9 +760,9 @@ fn remote_mode_from(text: &str) -> Result<crate::cache::remote::Mode, Error> {
 }
 
 /// `LAUNCH_CACHE_REMOTE_TIMEOUT`'s seconds ([`Grammar::RemoteSeconds`]): the remote store's one
-/// grammar (`launch::remote::parse_timeout`, which the tuner's variable uses too).
+/// grammar (`launch_remote::parse_timeout`, which the tuner's variable uses too).
 fn remote_timeout_from(text: &str) -> Result<Duration, Error> {
-    launch::remote::parse_timeout(text).map_err(|message| bad(var::LAUNCH_CACHE_REMOTE_TIMEOUT.name, message))
+    launch_remote::parse_timeout(text).map_err(|message| bad(var::LAUNCH_CACHE_REMOTE_TIMEOUT.name, message))
 }
 
 /// `LAUNCH_CACHE_MAX_SIZE`'s size ([`Grammar::Size`]).
@@ -955,7 +955,7 @@ mod tests {
                 assert_eq!(e.kind(), crate::error::ErrorKind::Config, "{name}={value}: {e}");
                 let text = e.to_string();
                 assert!(text.starts_with(&format!("environment: `{name}`: ")), "{name}={value}: {text}");
-                let shown = launch::remote::redact(value.trim());
+                let shown = launch_remote::redact(value.trim());
                 assert!(text.contains(&shown), "{name}={value}: the message shows the value (redacted): {text}");
                 cases += 1;
             }

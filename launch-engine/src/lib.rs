@@ -38,6 +38,7 @@ mod prepare;
 mod process;
 mod ptx;
 mod ptxas_log;
+pub mod quantity;
 mod source;
 mod suggest;
 mod timeouts;
@@ -120,7 +121,7 @@ use env::{var, Env};
 /// status 1. Use [`try_build`] to handle the error yourself.
 pub fn build() {
     if let Err(e) = try_build() {
-        eprintln!("error: launch-build: {}", launch::remote::redact(&e.to_string()));
+        eprintln!("error: launch-build: {}", launch_remote::redact(&e.to_string()));
         std::process::exit(1);
     }
 }

@@ -115,7 +115,7 @@ impl Arch {
     /// on 8.0, 8.6, 8.7 and 8.9, never on 9.0; sm_100f on 10.0 and 10.3), an `a` cubin only on its
     /// exact compute capability. The rule of NVIDIA's binary compatibility (CUDA C++ Programming
     /// Guide, "Binary Compatibility"; family-specific targets since CUDA 12.9).
-    pub fn runs_natively_on(self, cc: (u32, u32)) -> bool {
+    pub(crate) fn runs_natively_on(self, cc: (u32, u32)) -> bool {
         match self.variant {
             Variant::Specific => (self.major, self.minor) == cc,
             Variant::Base | Variant::Family => self.major == cc.0 && self.minor <= cc.1,

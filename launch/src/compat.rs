@@ -222,8 +222,7 @@ pub fn linux_driver(cuda: CudaVersion) -> Option<&'static str> {
 }
 
 /// Whether a cubin built for `arch` runs on a device of compute capability `cc` as is: its own
-/// major version at the same or a newer minor; `a` builds only on their exact chip
-/// ([`Arch::runs_natively_on`]).
+/// major version at the same or a newer minor; `a` builds only on their exact chip.
 pub fn cubin_runs_on(arch: Arch, cc: (u32, u32)) -> bool {
     arch.runs_natively_on(cc)
 }

@@ -39,12 +39,13 @@
 //!   the occupancy limiters) that launch-schema's documents carry; never needed by a user's binary.
 //! * `json-schema` (implies `serde`): `schemars::JsonSchema` on the same types, for the JSON
 //!   Schemas of those documents.
-//! * `remote-store`: the S3 and WebDAV stores of module `remote` (OpenDAL), through which the tune
-//!   cache (`LAUNCH_TUNE_CACHE_REMOTE=s3://…`) and launch-build's kernel cache share entries across
-//!   a fleet. Without it `remote` has the `file://` store only, and no dependency.
+//! * `remote-store`: the S3 and WebDAV stores of the remote store (crate `launch-remote`, here
+//!   `remote`; OpenDAL), through which the tune cache (`LAUNCH_TUNE_CACHE_REMOTE=s3://…`) and
+//!   launch-build's kernel cache share entries across a fleet. Without it `remote` has the
+//!   `file://` store only, and no dependency.
 //!
 //! This crate has no build-time dependencies, so a user's binary never links toml or
-//! cargo_metadata.
+//! cargo_metadata; without features it compiles only itself and `launch-remote` (no dependency).
 #![deny(missing_docs)]
 // Tests may be long tables of cases; the 100-line limit is for the code they test.
 #![cfg_attr(test, allow(clippy::too_many_lines))]
@@ -56,8 +57,9 @@ pub mod cuda;
 pub mod failure;
 pub mod kernel;
 pub mod occupancy;
-pub mod quantity;
-pub mod remote;
+/// The remote store behind the tune cache, which launch-build's kernel cache shares: the crate
+/// `launch-remote`, re-exported because [`tune::TuneCache::with_remote`] takes its `RemoteStore`.
+pub use launch_remote as remote;
 #[cfg(test)]
 mod test_dir;
 pub mod tune;

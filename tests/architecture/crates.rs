@@ -8,12 +8,15 @@ use std::process::Command;
 use crate::crate_dir;
 
 /// Each workspace crate and the workspace crates it may depend on (normal dependencies), exactly.
-/// One direction only: run time ← analysis ← documents ← engine ← front door / CLI.
+/// One direction only: remote store ← run time ← analysis ← documents ← engine ← front door / CLI
+/// (the remote store is below both of its users, the tuner in `launch` and the kernel cache in the
+/// engine).
 const LAYERS: &[(&str, &[&str])] = &[
-    ("launch", &[]),
+    ("launch-remote", &[]),
+    ("launch", &["launch-remote"]),
     ("launch-analysis", &["launch"]),
     ("launch-schema", &["launch", "launch-analysis"]),
-    ("launch-engine", &["launch", "launch-analysis", "launch-schema"]),
+    ("launch-engine", &["launch", "launch-remote", "launch-analysis", "launch-schema"]),
     ("launch-build", &["launch-engine"]),
     ("cargo-launch", &["launch", "launch-analysis", "launch-schema", "launch-engine"]),
 ];
@@ -64,11 +67,13 @@ fn each_crate_depends_only_on_the_crates_below_it() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-/// A user's binary links `launch`: without features it compiles nothing else, and its run-time
-/// feature (`cudarc`) brings neither a document nor a build-time crate.
+/// A user's binary links `launch`: without features it compiles nothing else but the remote store
+/// its tune cache uses (`launch-remote`, itself without a dependency: its network stores are a
+/// feature), and its run-time feature (`cudarc`) brings neither a document nor a build-time crate.
 #[test]
 fn a_users_binary_links_only_the_runtime() {
-    assert_eq!(resolved("launch", &[]), BTreeSet::from(["launch".to_string()]));
+    assert_eq!(resolved("launch-remote", &[]), BTreeSet::from(["launch-remote".to_string()]));
+    assert_eq!(resolved("launch", &[]), BTreeSet::from(["launch".to_string(), "launch-remote".to_string()]));
     let with_cudarc = resolved("launch", &["cudarc"]);
     for forbidden in ["launch-schema", "launch-analysis", "serde", "serde_json", "toml_edit", "cargo_metadata"] {
         assert!(!with_cudarc.contains(forbidden), "launch --features cudarc pulls in {forbidden}: {with_cudarc:?}");

@@ -43,7 +43,8 @@ pub fn diff(expected: &[String], actual: &[String]) -> String {
 }
 
 /// The crates whose API is listed.
-const LIBRARIES: [&str; 5] = ["launch", "launch-analysis", "launch-schema", "launch-engine", "launch-build"];
+const LIBRARIES: [&str; 6] =
+    ["launch-remote", "launch", "launch-analysis", "launch-schema", "launch-engine", "launch-build"];
 
 /// How to accept a deliberate change.
 const BLESS: &str = "LAUNCH_BLESS_API=1 cargo test -p launch-tests --test architecture public_api";

@@ -151,7 +151,7 @@ impl MaxRegs {
             if v == "cliffs" {
                 m.cliffs = true;
             } else {
-                let n = launch::quantity::Quantity::MaxRegs
+                let n = launch_engine::quantity::Quantity::MaxRegs
                     .parse(v)
                     .map_err(|e| Error::Usage(anyhow::anyhow!("--max-regs {v}: {e}; or `cliffs`")))?;
                 m.values.push(n);

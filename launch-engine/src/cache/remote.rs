@@ -41,10 +41,10 @@
 //! compiled in is one warning, and the build goes on with the local cache.
 //!
 //! The store itself (URLs, the OpenDAL setup, timeouts, read-only, the one-warning policy) is
-//! `launch::remote`'s, shared with the tuner's cache, which runs in users' programs where this
-//! crate is never linked (see that module for why it lives there); this module adds what is the
-//! kernel cache's: where an entry lives (`kernels/…`), the bound on its size, and the warning's
-//! wording.
+//! the crate `launch-remote`'s, shared with the tuner's cache, which runs in users' programs where
+//! this crate is never linked (see that crate for why it is one of its own); this module adds
+//! what is the kernel cache's: where an entry lives (`kernels/…`), the bound on its size, and the
+//! warning's wording.
 //!
 //! WebDAV is the second backend because it is the one any team can run anywhere without an
 //! account (nginx, Apache, rclone, Caddy and most NAS boxes serve it), it needs no server-side
@@ -55,8 +55,8 @@
 use std::fmt;
 use std::io;
 
-use launch::remote::{Backend, RemoteStore};
-pub use launch::remote::{Mode, RemoteConfig, RemoteUrl, RemoteUse, DEFAULT_TIMEOUT};
+use launch_remote::{Backend, RemoteStore};
+pub use launch_remote::{Mode, RemoteConfig, RemoteUrl, RemoteUse, DEFAULT_TIMEOUT};
 
 use super::{Key, Store, MAX_ENTRY};
 
@@ -76,7 +76,7 @@ impl Remote {
     /// compiled in, or that cannot be set up, is that warning at once (and no remote).
     pub fn open(config: RemoteConfig, warn: fn(&str)) -> Remote {
         let backend = if config.url.is_compiled_in() {
-            launch::remote::open_backend(&config.url, config.timeout)
+            launch_remote::open_backend(&config.url, config.timeout)
         } else {
             Err("this launch-build was compiled without its `remote` feature, which the s3:// and webdav \
                  stores need: add `features = [\"remote\"]` to launch-build under [build-dependencies] in \

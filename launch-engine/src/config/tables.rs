@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use launch::quantity::Quantity;
+use crate::quantity::Quantity;
 use launch::Arch;
 use toml_edit::TableLike;
 

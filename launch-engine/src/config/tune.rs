@@ -11,7 +11,7 @@
 //! Which kernel a table names is known only once the kernels are compiled: each table keeps the
 //! location of its header, so the build's "no such kernel" error points at it.
 
-use launch::quantity::Quantity;
+use crate::quantity::Quantity;
 
 use super::{location, Doc, Node, TUNE_KEYS};
 use crate::error::{Error, Location};

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use launch::quantity::Quantity;
+use crate::quantity::Quantity;
 use launch::Arch;
 use toml_edit::{Key, Value};
 
@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::toolchain::pin::{self, Pin};
 
 impl Doc<'_> {
-    /// `threads`: a block size, 1 to 1024 (`launch::quantity::Quantity::BlockSize`).
+    /// `threads`: a block size, 1 to 1024 (`crate::quantity::Quantity::BlockSize`).
     pub(super) fn block_size(&self, node: &Node) -> Result<u32, Error> {
         self.quantity(node, Quantity::BlockSize)
     }

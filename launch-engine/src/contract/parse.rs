@@ -1,7 +1,7 @@
 //! Finding `@launch(...)` in comments and reading its arguments: their text, their values and
 //! whether each is in its range.
 
-use launch::quantity::Quantity;
+use crate::quantity::Quantity;
 
 use crate::source::Scanned;
 
@@ -170,7 +170,7 @@ fn is_decimal(t: &str) -> bool {
 }
 
 /// Why argument `i` (0: threads, 1: min_blocks, 2: max_regs) is out of its range, with the range:
-/// the rule of `launch::quantity`, which every other place that takes the quantity applies too.
+/// the rule of `crate::quantity`, which every other place that takes the quantity applies too.
 pub(super) fn out_of_range(i: usize, v: &Value) -> Option<String> {
     let q = [Quantity::Threads, Quantity::MinBlocks, Quantity::MaxRegs][i.min(2)];
     match v {

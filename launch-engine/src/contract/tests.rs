@@ -350,12 +350,12 @@ fn a_second_contract_on_the_annotation_line_is_an_error_and_prose_is_not() {
 
 /// Issue 19, item 3: every quantity a build input takes, at every place of the build that takes
 /// it (`@launch`, `[package.metadata.launch]` and its `kernel.` tables, tune grids), refuses the
-/// same out-of-range values with the one wording of `launch::quantity` (the CLI's flags are
+/// same out-of-range values with the one wording of `crate::quantity` (the CLI's flags are
 /// enumerated in cargo-launch's cli.rs). Before, a tune grid built `threads = [100]`, which
 /// `@launch(100)` refuses, and `dynamic-smem` took any `u32`.
 #[test]
 fn every_quantity_is_refused_alike_at_every_build_entry_point() {
-    use launch::quantity::{Quantity, QUANTITIES};
+    use crate::quantity::{Quantity, QUANTITIES};
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("kernels")).unwrap();
     let config = |meta: String| {

@@ -296,7 +296,7 @@ fn valid_values(rng: &mut Rng) -> Vec<u32> {
     let threads = if rng.one_in(4) { rng.pick(&[32, 1024]) } else { 32 * rng.range(1, 32) as u32 };
     let mut v = vec![threads];
     if n >= 2 {
-        v.push(if rng.one_in(4) { rng.pick(&[1, launch::quantity::MAX_MIN_BLOCKS]) } else { rng.range(1, 8) as u32 });
+        v.push(if rng.one_in(4) { rng.pick(&[1, crate::quantity::MAX_MIN_BLOCKS]) } else { rng.range(1, 8) as u32 });
     }
     if n >= 3 {
         v.push(if rng.one_in(4) { rng.pick(&[16, 255]) } else { rng.range(16, 255) as u32 });

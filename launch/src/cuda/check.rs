@@ -377,12 +377,13 @@ mod tests {
         );
     }
 
-    /// Issue 19, item 3: the checked launch agrees with `launch::quantity`: a block size or a
+    /// Issue 19, item 3: the checked launch agrees with `launch_engine::quantity` (the build's
+    /// and the CLI's rule for each launch quantity): a block size or a
     /// dynamic shared memory size out of the quantity's range is refused on the device too (the
     /// device's own limits are within those ranges), and the ranges' ends are not a shape error.
     #[test]
     fn the_checked_launch_refuses_what_the_quantity_rules_refuse() {
-        use crate::quantity::{Quantity, MAX_DYNAMIC_SMEM};
+        use launch_engine::quantity::{Quantity, MAX_DYNAMIC_SMEM};
         let (dev, f) = (h200(), func(12, 0, None));
         let launch = |block: u32, smem: u32| check_launch("k", "sm_90", &dev, None, &f, &cfg(1, block, smem));
         for block in [0, 1025, 2000, u32::MAX] {

@@ -23,7 +23,7 @@ pub fn driver_present() -> bool {
 }
 
 /// The driver library names cudarc tries, in order.
-pub fn driver_library_names() -> Vec<String> {
+pub(crate) fn driver_library_names() -> Vec<String> {
     ["cuda", "nvcuda"].iter().flat_map(|l| cudarc::get_lib_name_candidates(l)).collect()
 }
 

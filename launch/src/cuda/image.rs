@@ -115,21 +115,14 @@ impl fmt::Display for NoImage {
 }
 
 /// The PTX ISA version of a PTX text (its `.version X.Y` directive); see [`crate::compat`].
-pub fn ptx_isa_version(ptx: &str) -> Option<(u32, u32)> {
+pub(crate) fn ptx_isa_version(ptx: &str) -> Option<(u32, u32)> {
     crate::compat::ptx_isa_version(ptx)
 }
 
 /// The newest PTX ISA a driver of this `cuDriverGetVersion` value JITs (CUDA 12.9 → 8.8,
 /// 13.0 → 9.0), from [`crate::compat::TOOLKITS`]; `None` for versions the table does not know.
-pub fn max_ptx_isa(driver_version: i32) -> Option<(u32, u32)> {
+pub(crate) fn max_ptx_isa(driver_version: i32) -> Option<(u32, u32)> {
     crate::compat::max_ptx_isa(crate::compat::CudaVersion::from_driver(driver_version)?)
-}
-
-/// Whether PTX generated for `arch` can be JIT-compiled for a device of compute capability `cc`:
-/// base PTX on its own compute capability and every newer one; `f` PTX on its family; `a` PTX
-/// only on its own.
-pub fn ptx_runs_on(arch: Arch, cc: (u32, u32)) -> bool {
-    crate::compat::ptx_runs_on(arch, cc)
 }
 
 /// Chooses the image of `module` for a device of compute capability `cc`.
@@ -138,7 +131,7 @@ pub fn ptx_runs_on(arch: Arch, cc: (u32, u32)) -> bool {
 /// chip); among several the nearest compute capability wins, and for one the `a` build over `f`
 /// over the base build ([`crate::compat::best_cubin`]). Otherwise the fallback PTX, if its
 /// architecture is not newer than the device ([`crate::compat::best_ptx`]).
-pub fn select_image(module: &Module, cc: (u32, u32), prefer: Prefer) -> Result<Image, NoImage> {
+pub(crate) fn select_image(module: &Module, cc: (u32, u32), prefer: Prefer) -> Result<Image, NoImage> {
     choose(module, None, cc, prefer)
 }
 
@@ -146,12 +139,12 @@ pub fn select_image(module: &Module, cc: (u32, u32), prefer: Prefer) -> Result<I
 /// [`select_image`], among the images whose build has the kernel. A kernel that an `#if
 /// __CUDA_ARCH__ >= 900` leaves out of the sm_80 build gets the sm_90 cubin on an sm_90 device,
 /// the embedded compute_90 PTX on a newer one, and an error naming where it exists on an sm_80.
-pub fn select_image_for(kernel: &Kernel, cc: (u32, u32), prefer: Prefer) -> Result<Image, NoImage> {
+pub(crate) fn select_image_for(kernel: &Kernel, cc: (u32, u32), prefer: Prefer) -> Result<Image, NoImage> {
     choose(kernel.module, Some(kernel), cc, prefer)
 }
 
 /// The PTX text of an image chosen by [`select_image`] or [`select_image_for`].
-pub fn ptx_text(module: &Module, image: Image) -> Option<&'static str> {
+pub(crate) fn ptx_text(module: &Module, image: Image) -> Option<&'static str> {
     match image {
         Image::Ptx { arch, .. } => module.ptx_texts().find(|(a, t)| *a == arch && !t.is_empty()).map(|(_, t)| t),
         Image::Cubin { .. } => None,
@@ -316,8 +309,8 @@ mod tests {
         );
         let e = select_image(&M, (12, 0), Prefer::Cubin).unwrap_err();
         assert!(e.to_string().contains("PTX not allowed"), "{e}");
-        assert!(!ptx_runs_on("sm_90a".parse().unwrap(), (10, 0)));
-        assert!(ptx_runs_on("sm_90".parse().unwrap(), (12, 0)));
+        assert!(!crate::compat::ptx_runs_on("sm_90a".parse().unwrap(), (10, 0)));
+        assert!(crate::compat::ptx_runs_on("sm_90".parse().unwrap(), (12, 0)));
     }
 
     #[test]

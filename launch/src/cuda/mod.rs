@@ -55,13 +55,11 @@ mod memo;
 pub mod tuner;
 
 pub use check::{check_launch, Approval, DeviceInfo, FunctionInfo, LaunchError, Problem};
-pub use device::{driver_library_names, driver_present, Device};
+pub use device::{driver_present, Device};
 pub use error::{driver_error, Error};
-pub use image::{
-    max_ptx_isa, ptx_isa_version, ptx_runs_on, ptx_text, select_image, select_image_for, Image, NoImage, Prefer,
-};
+pub use image::{Image, NoImage, Prefer};
 pub use kernel::{Difference, DriverAttributes, LoadedKernel, LoadedModule};
 pub use tuner::{
-    rank, Chosen, Miss, NothingTimed, Progress, Recall, Row, RowOccupancy, Statistic, Status, Timing, TuneError,
-    TuneReport, Tuned, Tuner, Verdict,
+    Chosen, Miss, NothingTimed, Progress, Recall, Row, RowOccupancy, Statistic, Status, Timing, TuneError, TuneReport,
+    Tuned, Tuner, Verdict,
 };

@@ -70,7 +70,7 @@ use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaStream};
 
 pub use outcome::{Chosen, Miss, Progress, Recall, TuneError, Tuned, Verdict};
-pub use report::{rank, NothingTimed, Row, RowOccupancy, Statistic, Status, Timing, TuneReport};
+pub use report::{NothingTimed, Row, RowOccupancy, Statistic, Status, Timing, TuneReport};
 
 use key::{candidates_hash, with_variants};
 

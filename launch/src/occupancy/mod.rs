@@ -126,7 +126,7 @@ impl DeviceLimits {
     }
 
     /// Resident warps per SM (`max_threads_per_sm / warp_size`): the 100 % of occupancy.
-    pub fn max_warps_per_sm(&self) -> u32 {
+    pub(crate) fn max_warps_per_sm(&self) -> u32 {
         self.max_threads_per_sm.checked_div(self.warp_size).unwrap_or(0)
     }
 
@@ -305,7 +305,7 @@ impl Limiter {
         [Limiter::Warps, Limiter::Registers, Limiter::SharedMemory, Limiter::Blocks, Limiter::Barriers];
 
     /// The header's bit for this limiter.
-    pub fn bit(self) -> u8 {
+    pub(crate) fn bit(self) -> u8 {
         match self {
             Limiter::Warps => 0x01,
             Limiter::Registers => 0x02,

@@ -9,7 +9,7 @@ use crate::{Contract, ContractSource, Kernel};
 /// bit. Not for adversarial input: the cache stores the full key and compares it on every read, so
 /// a collision costs a miss, never a wrong answer.
 #[derive(Clone, Debug)]
-pub struct StableHasher(u64);
+pub(crate) struct StableHasher(u64);
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
@@ -22,12 +22,12 @@ impl Default for StableHasher {
 
 impl StableHasher {
     /// A hasher in its initial state.
-    pub fn new() -> StableHasher {
+    pub(crate) fn new() -> StableHasher {
         StableHasher::default()
     }
 
     /// Feeds `bytes`, preceded by their length, so that `("ab", "c")` and `("a", "bc")` differ.
-    pub fn field(&mut self, bytes: &[u8]) -> &mut Self {
+    pub(crate) fn field(&mut self, bytes: &[u8]) -> &mut Self {
         self.word(bytes.len() as u64);
         let mut chunks = bytes.chunks_exact(8);
         for chunk in &mut chunks {
@@ -45,13 +45,13 @@ impl StableHasher {
     }
 
     /// Feeds one number.
-    pub fn word(&mut self, w: u64) -> &mut Self {
+    pub(crate) fn word(&mut self, w: u64) -> &mut Self {
         self.0 = (self.0 ^ w).wrapping_mul(FNV_PRIME).rotate_left(23);
         self
     }
 
     /// The hash.
-    pub fn finish(&self) -> u64 {
+    pub(crate) fn finish(&self) -> u64 {
         // splitmix64's finaliser.
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

@@ -67,10 +67,12 @@ mod tests;
 
 use std::ffi::OsString;
 
-pub use key::{kernel_hash, variants_hash, DeviceKey, StableHasher, TuneKey};
+#[cfg(feature = "cudarc")]
+pub(crate) use key::StableHasher;
+pub use key::{kernel_hash, variants_hash, DeviceKey, TuneKey};
 pub use policy::{TunePolicy, TunePolicyError};
 pub use shared::remote_config_from;
-pub use store::{cache_dir_from, Lookup, NoCacheDir, TuneCache, Winner, FORMAT_VERSION, MAX_FILE_BYTES};
+pub use store::{Lookup, NoCacheDir, TuneCache, Winner, MAX_FILE_BYTES};
 
 /// The one read of the environment in `launch::tune` (`LAUNCH_TUNE`, `LAUNCH_TUNE_CACHE_DIR`,
 /// `XDG_CACHE_HOME`, `HOME`, `LAUNCH_TUNE_CACHE_REMOTE*`, `AWS_REGION`, `AWS_DEFAULT_REGION`);

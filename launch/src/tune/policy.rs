@@ -47,7 +47,7 @@ impl TunePolicy {
     ///
     /// # Errors
     /// As [`TunePolicy::from_env`].
-    pub fn parse(value: Option<&OsStr>) -> Result<TunePolicy, TunePolicyError> {
+    pub(crate) fn parse(value: Option<&OsStr>) -> Result<TunePolicy, TunePolicyError> {
         let Some(value) = value else { return Ok(TunePolicy::default()) };
         let error = || TunePolicyError { value: value.to_string_lossy().into_owned() };
         match value.to_str().ok_or_else(error)?.trim().to_ascii_lowercase().as_str() {

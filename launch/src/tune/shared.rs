@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::key::TuneKey;
-use crate::remote::{parse_timeout, Mode, RemoteConfig, RemoteStore, RemoteUrl, DEFAULT_TIMEOUT};
+use launch_remote::{parse_timeout, Mode, RemoteConfig, RemoteStore, RemoteUrl, DEFAULT_TIMEOUT};
 
 /// The object that holds `key`'s winner on the remote: `tune/<key hash>.tune`.
 pub(super) fn object(key: &TuneKey) -> String {
@@ -55,7 +55,7 @@ pub(super) fn open_shared(config: RemoteConfig) -> Arc<RemoteStore> {
 pub(super) fn warn_once(why: &str) {
     static WARNED: AtomicBool = AtomicBool::new(false);
     if !WARNED.swap(true, Ordering::SeqCst) {
-        eprintln!("warning: {}; the tune cache works without a remote", crate::remote::redact(why));
+        eprintln!("warning: {}; the tune cache works without a remote", launch_remote::redact(why));
     }
 }
 

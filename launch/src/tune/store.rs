@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::key::{DeviceKey, StableHasher, TuneKey};
 use super::shared;
-use crate::remote::{folder, Mode, RemoteConfig, RemoteStore, RemoteUrl, DEFAULT_TIMEOUT};
+use launch_remote::{Mode, RemoteConfig, RemoteStore, RemoteUrl, DEFAULT_TIMEOUT};
 
 /// The variant that won a tuning run, and how it did.
 #[derive(Clone, Debug, PartialEq)]
@@ -43,7 +43,7 @@ pub enum Lookup {
 const HEADER: &str = "cargo-launch tune cache v";
 /// The format this build writes and reads. Version 2 added the checksum line (version 1 files
 /// have none: they read as damaged and are replaced by the next tuning run).
-pub const FORMAT_VERSION: u32 = 2;
+const FORMAT_VERSION: u32 = 2;
 /// A cache file is a few hundred bytes; anything larger is not one of ours, and is not read.
 pub const MAX_FILE_BYTES: u64 = 16 * 1024;
 
@@ -65,7 +65,7 @@ impl std::error::Error for NoCacheDir {}
 /// The tune cache folder: `LAUNCH_TUNE_CACHE_DIR`, else `$XDG_CACHE_HOME/cargo-launch/tune`, else
 /// `$HOME/.cache/cargo-launch/tune`, reading variables through `var` (empty counts as unset).
 /// `XDG_CACHE_HOME` and `HOME` count only when absolute, as the XDG specification asks.
-pub fn cache_dir_from(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+pub(crate) fn cache_dir_from(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
     if let Some(dir) = var("LAUNCH_TUNE_CACHE_DIR") {
         return Some(PathBuf::from(dir));
     }
@@ -117,7 +117,8 @@ impl TuneCache {
         self.remote.as_deref()
     }
 
-    /// The cache the environment names: the folder of [`cache_dir_from`], and the remote of
+    /// The cache the environment names: the folder `LAUNCH_TUNE_CACHE_DIR` names (else
+    /// `$XDG_CACHE_HOME/cargo-launch/tune`, else `$HOME/.cache/cargo-launch/tune`), and the remote of
     /// [`remote_config_from`](super::remote_config_from) (`LAUNCH_TUNE_CACHE_REMOTE`) behind it,
     /// one store per process (every cache from the environment shares it, and its one warning).
     /// A remote variable that is not right is one warning on stderr (once per process), and the
@@ -215,7 +216,7 @@ impl TuneCache {
             let why = format!("cannot create the tune cache folder {}: {e}", self.dir.display());
             located(io::Error::new(e.kind(), why))
         })?;
-        folder::write_whole(&self.path(key), text.as_bytes()).map_err(located)
+        launch_remote::write_whole(&self.path(key), text.as_bytes()).map_err(located)
     }
 
     /// Why the folder cannot hold the cache when that is because it, or a folder above it, is
@@ -257,7 +258,7 @@ fn remote_get(remote: &RemoteStore, key: &TuneKey) -> Option<Winner> {
 
 /// The file's text; `None` when there is no file. `Err` says why it cannot be read as a result.
 fn read_bounded(path: &Path) -> Result<Option<String>, String> {
-    match folder::read_bounded(path, MAX_FILE_BYTES)? {
+    match launch_remote::read_bounded(path, MAX_FILE_BYTES)? {
         None => Ok(None),
         Some(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| "not UTF-8 text".to_string()),
     }

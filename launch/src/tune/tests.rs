@@ -6,8 +6,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use super::store::cache_dir_from;
 use super::*;
-use crate::remote::{Mode, RemoteConfig, RemoteUrl};
+use launch_remote::{Mode, RemoteConfig, RemoteUrl};
 
 use crate::test_dir::TempDir;
 
@@ -440,7 +441,7 @@ fn the_remote_comes_from_the_environment() {
     let folder = |dir: &str, mode| RemoteConfig {
         url: RemoteUrl::Folder(dir.into()),
         mode,
-        timeout: crate::remote::DEFAULT_TIMEOUT,
+        timeout: launch_remote::DEFAULT_TIMEOUT,
         source: "LAUNCH_TUNE_CACHE_REMOTE".into(),
     };
     assert_eq!(remote_config_from(vars(&[])), Ok(None));

@@ -3,7 +3,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
-use launch::remote::Failure;
+use launch_remote::Failure;
 
 use super::*;
 use crate::cache::{encode, Cache, Entry, Lookup, Source};

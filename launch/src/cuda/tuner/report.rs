@@ -48,7 +48,7 @@ pub struct Timing {
 impl Timing {
     /// The statistics of `ms`; `None` when it is empty or holds a value that is not a finite,
     /// non-negative time.
-    pub fn of(ms: &[f64]) -> Option<Timing> {
+    pub(crate) fn of(ms: &[f64]) -> Option<Timing> {
         if ms.is_empty() || ms.iter().any(|v| !v.is_finite() || *v < 0.0) {
             return None;
         }
@@ -134,14 +134,14 @@ pub struct Row {
     pub occupancy: Option<RowOccupancy>,
     /// Timed, or why not.
     pub status: Status,
-    /// Its ranking statistic over the winner's (1.0 for the winner); set by [`TuneReport::new`].
+    /// Its ranking statistic over the winner's (1.0 for the winner); set when the tuner ranks the rows.
     pub relative: Option<f64>,
 }
 
 impl Row {
     /// A row with only a name, a contract and a status (what is known of a variant that did not
     /// load).
-    pub fn new(variant: &'static str, contract: Option<Contract>, status: Status) -> Row {
+    pub(crate) fn new(variant: &'static str, contract: Option<Contract>, status: Status) -> Row {
         Row { variant, contract, registers: None, spill_bytes: None, occupancy: None, status, relative: None }
     }
 
@@ -157,7 +157,7 @@ impl Row {
 /// The index of the winner among `rows` by `statistic` (ties go to the earlier row: the plain
 /// kernel comes first, so it wins a tie), and each timed row's statistic relative to the winner's.
 /// `None` when no row was timed.
-pub fn rank(rows: &mut [Row], statistic: Statistic) -> Option<usize> {
+pub(crate) fn rank(rows: &mut [Row], statistic: Statistic) -> Option<usize> {
     let mut best: Option<(usize, f64)> = None;
     for (i, row) in rows.iter().enumerate() {
         if let Some(t) = row.timing() {
@@ -239,7 +239,7 @@ impl TuneReport {
     ///
     /// # Errors
     /// [`NothingTimed`] when no row was timed (all refused, wrong or failed, or no rows).
-    pub fn new(
+    pub(crate) fn new(
         kernel: &'static str,
         problem: impl Into<String>,
         device: impl Into<String>,
@@ -270,7 +270,7 @@ impl TuneReport {
 
     /// The winner as the tune cache stores it, measured at `measured_at` (seconds since the
     /// Unix epoch).
-    pub fn winner_record(&self, measured_at: u64) -> Winner {
+    pub(crate) fn winner_record(&self, measured_at: u64) -> Winner {
         let row = self.winner();
         let t = row.timing().copied().unwrap_or(Timing {
             median_ms: 0.0,

@@ -3,6 +3,7 @@ use std::time::Duration;
 
 use super::key::EMPTY;
 use super::outcome::FALSE;
+use super::report::rank;
 use super::*;
 use crate::tune::{kernel_hash, Winner};
 use crate::{Contract, ContractSource, Cubin, Module};

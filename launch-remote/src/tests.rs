@@ -127,7 +127,7 @@ fn a_failing_store_is_one_warning_then_left_alone() {
     assert!(store.usage().failed);
 }
 
-/// Without the `remote-store` feature an s3:// or webdav store is the one warning, naming the
+/// Without the `network` feature (`launch`'s `remote-store`) an s3:// or webdav store is the one warning, naming the
 /// feature; with it the store opens (and the server is only asked on the first operation).
 #[test]
 fn a_network_store_needs_the_feature_and_says_so() {
@@ -164,7 +164,7 @@ impl Backend for Echo {
 
 /// Issue 32 class 4: a password in each position a URL can hold one (userinfo of a WebDAV URL,
 /// of an S3 endpoint, of an s3:// URL; a query parameter of either scheme; valid URLs and ones
-/// the grammar refuses) × every printer of `launch::remote` (the URL's `Display` and `Debug`, the
+/// the grammar refuses) × every printer of `launch-remote` (the URL's `Display` and `Debug`, the
 /// configuration's, the store's `Debug`, an entry's location, the store's one warning and a
 /// damaged entry's reason when its client's error repeats the URL, the parse error): none shows
 /// the password.

@@ -1,4 +1,4 @@
-//! The S3 and WebDAV stores, on OpenDAL (this crate's `remote-store` feature; see [`super`] for
+//! The S3 and WebDAV stores, on OpenDAL (this crate's `network` feature; see [`super`] for
 //! why).
 //!
 //! OpenDAL is asynchronous; a build script and a tuner are not. Each store owns a small tokio

@@ -104,7 +104,7 @@ fn environment_secrets() -> Vec<String> {
     found
 }
 
-/// The one read of the environment in `launch::remote`.
+/// The one read of the environment in `launch-remote`.
 fn var(name: &str) -> Option<OsString> {
     // The workspace routes reads through launch-build's `Env`, which a runtime crate cannot use.
     #[allow(clippy::disallowed_methods)]

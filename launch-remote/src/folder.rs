@@ -35,7 +35,7 @@ impl Backend for FolderBackend {
 /// The file's bytes; `None` when there is no file. `Err` says why it cannot be an entry: not a
 /// regular file, larger than `limit`, unreadable. Never blocks on a FIFO and never reads more
 /// than `limit + 1` bytes.
-pub(crate) fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, String> {
+pub fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, String> {
     // The type first (following links): opening a FIFO to read would wait for a writer.
     match fs::metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -104,7 +104,7 @@ fn nonblocking(options: &mut fs::OpenOptions) {
 /// Writes `bytes` as `path` whole: to a temporary file in the same folder, renamed over whatever
 /// is in its place (an older file, a damaged one, a folder), so a reader sees the old file or the
 /// new one, never a part of one, and of two writers at once the last rename wins whole.
-pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub fn write_whole(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = dir.join(temp_name(path));
     let written = write_new(&tmp, bytes).and_then(|()| replace(&tmp, path));

@@ -1,5 +1,5 @@
-//! The remote store that the kernel cache (launch-build) and the tune cache ([`crate::tune`])
-//! share: where a fleet's entries live (S3, WebDAV or a shared folder), how its URL is written,
+//! The remote store that the kernel cache (launch-build, through launch-engine) and the tune cache
+//! (`launch::tune`) share: where a fleet's entries live (S3, WebDAV or a shared folder), how its URL is written,
 //! how each read and write is bounded in time, and how a failing server is left alone after one
 //! warning. The caches on top decide what an entry is and verify every one they read (the kernel
 //! cache by its checksum and key, the tune cache by its checksum and whole key): a store hands
@@ -24,34 +24,34 @@
 //! Layout: the kernel cache keeps its entries under `kernels/`, the tune cache under `tune/`, so
 //! one URL can serve both (`LAUNCH_CACHE_REMOTE` and `LAUNCH_TUNE_CACHE_REMOTE` may be equal).
 //!
-//! # Why here, behind a feature
+//! # Why a crate of its own, behind a feature
 //! The S3 and WebDAV clients are [OpenDAL](https://crates.io/crates/opendal)'s (what sccache uses
-//! for the same job; see launch-build's `cache::remote` for why OpenDAL and why WebDAV). They cost
+//! for the same job; see launch-engine's `cache::remote` for why OpenDAL and why WebDAV). They cost
 //! about 150 crates (tokio, reqwest, rustls, the AWS signer), so they are compiled only with this
-//! crate's `remote-store` feature; without it this module is plain Rust with no dependency (the
-//! URL grammar, the folder store, the failure policy), an `s3://` or `webdav` URL is the store's
-//! one warning naming the feature, and `launch` stays as light as before for every program that
-//! does not share a tune cache.
+//! crate's `network` feature (`launch`'s `remote-store`, launch-build's `remote`); without it this
+//! crate is plain Rust with no dependency (the URL grammar, the folder store, the failure policy,
+//! the redaction of secrets, the file primitives the tune cache's local folder shares), an `s3://`
+//! or `webdav` URL is the store's one warning naming the feature, and `launch` stays as light as
+//! before for every program that does not share a tune cache.
 //!
-//! The one implementation lives in `launch` because both of its users reach it from here:
-//! launch-build already depends on `launch` (its `remote` feature is `launch/remote-store`), and
-//! the tuner runs inside the user's program, where launch-build is never linked (it is a
-//! build-dependency). The alternatives were worse: a copy of the client in each crate (two URL
-//! grammars and failure policies to keep equal), the tuner depending on launch-build (a
-//! build-script library, its toolchain code and its dependencies in every tuned program), or a
-//! third small crate (`launch-remote`, one more crate to publish and version in lockstep for the
-//! same code and the same optional dependencies, where a feature of `launch` does the job).
+//! It has two users in two audiences, which is why it is neither `launch`'s nor the engine's: the
+//! tuner runs inside the user's program (`launch`), where the build is never linked, and the
+//! kernel cache runs in the build (`launch-engine`). One crate below both keeps one URL grammar,
+//! one failure policy and one redaction, and keeps the store out of the run-time crate's API
+//! (`launch` re-exports this crate as `launch::remote` only because `TuneCache::with_remote`
+//! takes a [`RemoteStore`]).
 
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-pub(crate) mod folder;
-#[cfg(feature = "remote-store")]
+mod folder;
+#[cfg(feature = "network")]
 mod opendal_store;
 mod redact;
 
+pub use folder::{read_bounded, write_whole};
 pub use redact::{redact, REDACTED, SECRET_VARIABLES, URL_VARIABLES};
 
 /// How long one remote read or write may take by default.
@@ -64,8 +64,9 @@ pub const MAX_TIMEOUT_SECS: u64 = 86_400;
 pub const SCHEMES: &str =
     "s3://bucket/prefix, webdav+http://host:port/path, webdav+https://host/path or file:///folder";
 
-/// Whether the S3 and WebDAV stores are compiled in (this crate's `remote-store` feature).
-pub const NETWORK_STORES: bool = cfg!(feature = "remote-store");
+/// Whether the S3 and WebDAV stores are compiled in (this crate's `network` feature, which
+/// `launch`'s `remote-store` and launch-build's `remote` turn on).
+pub const NETWORK_STORES: bool = cfg!(feature = "network");
 
 /// A parsed remote URL.
 #[derive(Clone, PartialEq, Eq)]
@@ -400,14 +401,14 @@ pub trait Backend: Send + Sync {
 /// operations, not bounded).
 ///
 /// # Errors
-/// The store is not compiled in (the sentence names the `remote-store` feature), or cannot be
+/// The store is not compiled in (the sentence names `launch`'s `remote-store` feature), or cannot be
 /// set up.
 pub fn open_backend(url: &RemoteUrl, timeout: Duration) -> Result<Box<dyn Backend>, String> {
     match url {
         RemoteUrl::Folder(dir) => Ok(Box::new(folder::FolderBackend(dir.clone()))),
-        #[cfg(feature = "remote-store")]
+        #[cfg(feature = "network")]
         url => opendal_store::open(url, timeout),
-        #[cfg(not(feature = "remote-store"))]
+        #[cfg(not(feature = "network"))]
         _ => {
             let _ = timeout;
             Err("the s3:// and webdav stores are not compiled into this program: they need the `remote-store` \
@@ -563,5 +564,7 @@ impl RemoteStore {
     }
 }
 
+#[cfg(test)]
+mod test_dir;
 #[cfg(test)]
 mod tests;
