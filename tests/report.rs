@@ -246,3 +246,52 @@ fn invalid_launch_annotations_fail_the_build_at_their_line() {
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// The template's text report, whole, in its three views, is its committed snapshot
+/// (`fixtures/report/template-*.txt`): every column, line and word of what a user reads, not only
+/// the fragments the tests above look for. `LAUNCH_BLESS_SNAPSHOTS=1` rewrites the snapshots
+/// instead; review their diff.
+#[test]
+fn the_template_text_report_is_its_snapshot() {
+    use launch_engine::tooling::{var, Env};
+    toolchain_root();
+    let manifest = root().join("template/Cargo.toml");
+    let bless = Env::cli().flag(var::LAUNCH_BLESS_SNAPSHOTS).expect("LAUNCH_BLESS_SNAPSHOTS is a switch");
+    let mut stale = Vec::new();
+    for (view, args) in [("text", &[][..]), ("summary", &["--summary"][..]), ("detailed", &["--detailed"][..])] {
+        let (code, stdout, stderr) =
+            run(cargo_launch().args(["launch", "report"]).args(args).arg("--manifest-path").arg(&manifest));
+        assert_eq!(code, 0, "report {args:?} failed:\n{stderr}");
+        // The checkout's path is no part of the output's shape.
+        let actual = stdout.replace(&root().display().to_string(), "{{ROOT}}");
+        let path = root().join(format!("fixtures/report/template-{view}.txt"));
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        if actual == committed {
+            continue;
+        }
+        if bless {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &actual).unwrap();
+        } else {
+            stale.push(format!("{}:\n{}", path.display(), first_difference(&committed, &actual)));
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "the text report differs from its snapshot; if that is meant, run LAUNCH_BLESS_SNAPSHOTS=1 cargo test -p \
+         launch-tests --test integration -- report::the_template_text_report_is_its_snapshot and review the diff\n{}",
+        stale.join("\n")
+    );
+}
+
+/// The first line where `expected` and `actual` differ, both sides shown.
+fn first_difference(expected: &str, actual: &str) -> String {
+    let (e, a): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
+    let i = (0..e.len().max(a.len())).find(|&i| e.get(i) != a.get(i)).unwrap_or(0);
+    format!(
+        "line {}:\n  snapshot: {:?}\n  now:      {:?}",
+        i + 1,
+        e.get(i).unwrap_or(&"<end>"),
+        a.get(i).unwrap_or(&"<end>")
+    )
+}

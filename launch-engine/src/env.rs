@@ -283,7 +283,7 @@ pub mod var {
         MAKEFLAGS { reruns: false, scrubbed: true, read: "make's jobserver, read by the `jobserver` crate when CARGO_MAKEFLAGS is unset", }
         MFLAGS { reruns: false, scrubbed: true, read: "make's jobserver (older form), read by the `jobserver` crate when the others are unset", }
         LAUNCH_RUN_ID { reruns: false, scrubbed: false, read: "set by `cargo launch` for its own builds: the run written into a failed build's diagnostics file, so the command tells its own run's failure from an earlier one's; it changes no output", }
-        LAUNCH_BLESS_SNAPSHOTS { reruns: false, scrubbed: false, read: "tests: a switch that rewrites the ptxas-log snapshots instead of comparing them", }
+        LAUNCH_BLESS_SNAPSHOTS { reruns: false, scrubbed: false, read: "tests: a switch that rewrites the snapshots (ptxas logs parsed, the text report) instead of comparing them", }
         LAUNCH_BLESS_DOCS { reruns: false, scrubbed: false, read: "tests: a switch that rewrites the generated reference pages and schemas instead of comparing them", }
         LAUNCH_BLESS_API { reruns: false, scrubbed: false, read: "tests: a switch that rewrites the public-API listings instead of comparing them", }
         LAUNCH_TEST_REQUIRE_TOOLCHAINS { reruns: false, scrubbed: false, read: "tests: set to 1 (CI), a test that needs the pinned toolchains fails instead of skipping", }
