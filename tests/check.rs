@@ -1,3 +1,4 @@
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use predicates::str::contains;
@@ -124,26 +125,34 @@ fn bless_then_tighten_then_the_check_fails_with_the_delta() {
     assert_eq!(code, 0, "{stderr}");
     let baseline = dir.path().join("launch-baseline.txt");
     let text = std::fs::read_to_string(&baseline).unwrap();
-    assert!(
-        text.contains(
-            "\nkernels/poly.cu::poly_eval sm_90 registers=167 spill_bytes=0 stack=0 shared=0 occupancy=12.5\n"
-        ),
-        "{text}"
+    // A record holds every field of the resources, by name, then the occupancy.
+    let record = |kernel: &str| -> BTreeMap<String, String> {
+        let line = text.lines().find(|l| l.starts_with(&format!("kernels/poly.cu::{kernel} sm_90 "))).unwrap();
+        line.split_whitespace().skip(2).map(|w| w.split_once('=').unwrap()).map(|(k, v)| (k.into(), v.into())).collect()
+    };
+    let keys: Vec<String> = record("poly_eval").into_keys().collect();
+    let mut expected: Vec<&str> = launch::Resources::FIELDS.iter().map(|f| f.name).chain(["occupancy"]).collect();
+    expected.sort_unstable();
+    assert_eq!(keys, expected, "{text}");
+    let poly = record("poly_eval");
+    let number = |r: &BTreeMap<String, String>, k: &str| r[k].parse::<u32>().unwrap();
+    assert_eq!(
+        (number(&poly, "registers"), number(&poly, "stack_frame"), poly["occupancy"].as_str()),
+        (167, 0, "12.5")
     );
-    assert!(
-        text.contains(
-            "kernels/poly.cu::poly_eval_lb1024x2 sm_90 registers=32 spill_bytes=9080 stack=1912 shared=0 occupancy=100.0"
-        ),
-        "{text}"
-    );
+    assert_eq!(poly["cmem"], "-", "sm_90 prints no cmem[0]: {text}");
+    let lb = record("poly_eval_lb1024x2");
+    assert_eq!(number(&lb, "spill_stores") + number(&lb, "spill_loads"), 9080, "{text}");
+    assert_eq!((number(&lb, "registers"), number(&lb, "stack_frame")), (32, 1912), "{text}");
     let (code, stdout, _) = check(dir.path(), &[]);
     assert_eq!(code, 0, "an unchanged build passes its own baseline: {stdout}");
 
     // Tighten: pretend the baseline had fewer registers and more occupancy.
+    let line = text.lines().find(|l| l.starts_with("kernels/poly.cu::poly_eval sm_90 ")).unwrap();
     let tighter = text
         .replace(
-            "::poly_eval sm_90 registers=167 spill_bytes=0 stack=0 shared=0 occupancy=12.5",
-            "::poly_eval sm_90 registers=160 spill_bytes=0 stack=0 shared=0 occupancy=25.0",
+            line,
+            &line.replace(" registers=167 ", " registers=160 ").replace(" occupancy=12.5", " occupancy=25.0"),
         )
         // A record removed by hand: the header's count is edited too (else the file is damaged).
         .replace("records=5", "records=4")
@@ -273,7 +282,7 @@ fn a_damaged_baseline_is_an_error_at_its_line_not_a_list_of_new_kernels() {
     assert_eq!(code, 0, "{stderr}");
     let baseline = dir.path().join("launch-baseline.txt");
     let text = std::fs::read_to_string(&baseline).unwrap();
-    assert!(text.starts_with("# cargo-launch baseline v3 records=5\n"), "{text}");
+    assert!(text.starts_with("# cargo-launch baseline v4 records=5\n"), "{text}");
     let lines: Vec<&str> = text.lines().collect();
     let at = |line: usize| format!("{}:{line}: ", baseline.display());
     let cases: Vec<(String, String)> = vec![
@@ -290,7 +299,7 @@ fn a_damaged_baseline_is_an_error_at_its_line_not_a_list_of_new_kernels() {
                     w.join(" ")
                 }),
         ),
-        (lines[2..].join("\n") + "\n", at(1) + "no `# cargo-launch baseline v3 records=N` header"),
+        (lines[2..].join("\n") + "\n", at(1) + "no `# cargo-launch baseline v4 records=N` header"),
         // A hand edit: a second value for a field (the last one would win), an unknown field, a
         // misspelt arch (the kernel would turn "new").
         (text.replacen(" registers=", " registers=1 registers=", 1), at(3) + "`registers` appears twice in the record"),
@@ -316,7 +325,23 @@ fn a_damaged_baseline_is_an_error_at_its_line_not_a_list_of_new_kernels() {
     const V1_HEADER: &str = "# cargo launch check --bless: per kernel and arch, registers, spill bytes (stores + \
          loads), stack frame, static shared memory and occupancy at the launch block size. Regenerate after an \
          intended change.";
-    let v1 = format!("{V1_HEADER}\n{}", lines[2..].join("\n").replace("kernels/poly.cu::", ""));
+    // Its records held five numbers: registers, spill stores + loads, stack, shared, occupancy.
+    let as_v1 = |line: &str| {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let v = |k: &str| words.iter().find_map(|w| w.strip_prefix(&format!("{k}="))).unwrap().to_string();
+        let n = |k: &str| v(k).parse::<u32>().unwrap();
+        format!(
+            "{} {} registers={} spill_bytes={} stack={} shared={} occupancy={}",
+            words[0].replace("kernels/poly.cu::", ""),
+            words[1],
+            v("registers"),
+            n("spill_stores") + n("spill_loads"),
+            v("stack_frame"),
+            v("shared_static"),
+            v("occupancy")
+        )
+    };
+    let v1 = format!("{V1_HEADER}\n{}", lines[2..].iter().map(|l| as_v1(l)).collect::<Vec<_>>().join("\n"));
     std::fs::write(&baseline, v1).unwrap();
     let (code, stdout, _) = check(dir.path(), &[]);
     assert_eq!(code, 0, "{stdout}");
@@ -391,7 +416,7 @@ fn a_cpp_template_kernel_is_blessed_and_checked_by_file_and_symbol() {
     let (code, stdout, stderr) = check(dir.path(), &["--bless"]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let text = std::fs::read_to_string(dir.path().join("launch-baseline.txt")).unwrap();
-    assert!(text.starts_with("# cargo-launch baseline v3 records=4\n"), "{text}");
+    assert!(text.starts_with("# cargo-launch baseline v4 records=4\n"), "{text}");
     assert!(text.contains("\nkernels/tmpl.cu::_Z4tmplILi8EEvPi sm_80 registers="), "{text}");
     assert!(text.contains("\nkernels/a.cu::fill sm_90 registers="), "{text}");
     let (code, stdout, stderr) = check(dir.path(), &["--deny", "warnings"]);
@@ -455,6 +480,29 @@ fn a_kernel_whose_display_name_changes_stays_compared_and_a_record_not_built_is_
     let (_, stdout, _) = check(dir.path(), &["--arch", "sm_90"]);
     assert!(stdout.contains("0 errors, 2 warnings"), "{stdout}");
     assert!(!stdout.contains(" sm_80 is in the baseline"), "{stdout}");
+}
+
+#[test]
+fn a_version_3_baseline_is_still_compared_by_its_five_numbers_without_a_warning() {
+    // What v3's `--bless` wrote (keyed by file and symbol, before every resource was recorded):
+    // what it holds is judged, the spills as their sum; nothing to re-bless.
+    let dir = baseline_keys();
+    let loose = "spill_bytes=99999 stack=99999 shared=99999 occupancy=0.0";
+    std::fs::write(
+        dir.path().join("launch-baseline.txt"),
+        format!(
+            "# cargo-launch baseline v3 records=4\n\
+             kernels/a.cu::fill sm_80 registers=1 {loose}\n\
+             kernels/a.cu::fill sm_90 registers=255 {loose}\n\
+             kernels/tmpl.cu::_Z4tmplILi8EEvPi sm_80 registers=255 {loose}\n\
+             kernels/tmpl.cu::_Z4tmplILi8EEvPi sm_90 registers=255 {loose}\n"
+        ),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = check(dir.path(), &[]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(stdout.contains("fill on sm_80: since the baseline: registers 1 → "), "{stdout}");
+    assert!(stdout.contains(": 1 error, 0 warnings; compared against "), "{stdout}");
 }
 
 #[test]

@@ -2,11 +2,15 @@
 //! `key=value` fields, so a change shows up as a one-line diff in review.
 //!
 //! ```text
-//! # cargo-launch baseline v3 records=2
+//! # cargo-launch baseline v4 records=2
 //! # cargo launch check --bless: per kernel and arch, ... Regenerate after an intended change.
-//! kernels/poly.cu::poly_eval sm_90 registers=167 spill_bytes=0 stack=0 shared=0 occupancy=12.5
-//! kernels/my%20tmpl.cu::_Z4tmplILi8EEvPi sm_90 registers=8 spill_bytes=0 stack=0 shared=0 occupancy=100.0
+//! kernels/poly.cu::poly_eval sm_80 registers=167 barriers=1 ... cmem=360 occupancy=12.5
+//! kernels/my%20tmpl.cu::_Z4tmplILi8EEvPi sm_90 registers=8 barriers=0 ... cmem=- occupancy=100.0
 //! ```
+//!
+//! A record holds every field of the resources, by the field table ([`launch::Resources::FIELDS`]:
+//! its documents' name, `-` where ptxas printed none, as `cmem` on sm_90 and newer), then the
+//! occupancy: a field added to the table is recorded, read and compared with no edit here.
 //!
 //! A record's kernel is keyed by [`key`]: its source file and its PTX symbol (mangled for a C++
 //! kernel), which does not change when another file gains a kernel of the same name (the display
@@ -16,9 +20,12 @@
 //!
 //! The first line carries the format version and the number of records, so a file cut short, an
 //! empty file or a line pasted twice is an error instead of kernels silently turning "new".
-//! Version 2 (keyed by display name) and version 1 (written before the header existed; its first
-//! line is [`V1_HEADER`]) are still read, their kernel being everything before the arch, and
-//! compared by display name, with a warning to re-bless.
+//! Older versions are still read. Version 3 is keyed like version 4 and records five numbers
+//! ([`LEGACY_FIELDS`]: registers, spill stores + loads as one sum, stack frame, static shared
+//! memory, occupancy), which are compared as such. Version 2 (keyed by display name) and version
+//! 1 (written before the header existed; its first line is [`V1_HEADER`]) hold the same five,
+//! their kernel being everything before the arch, and are compared by display name, with a
+//! warning to re-bless.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -26,15 +33,21 @@ use std::path::Path;
 
 use anyhow::bail;
 
+use launch::Resources;
+
 /// The resources of one kernel on one arch, as the baseline records them (a baseline does not
-/// record whether the launch works: [`Measure::launches`] is `None` in what it reads).
+/// record whether the launch works: [`Entry::launches`] is `None` in what it reads).
 pub use crate::regression::Measure as Entry;
 
-/// `(kernel, arch)` → entry; the kernel is a [`key`] (version 3) or a display name (older).
+/// `(kernel, arch)` → entry; the kernel is a [`key`] (version 3 on) or a display name (older).
 pub type Baseline = BTreeMap<(String, String), Entry>;
 
-/// The version [`render`] writes and [`parse`] reads with a record count.
-pub const VERSION: u32 = 3;
+/// The version [`render`] writes: every field of the resources.
+pub const VERSION: u32 = 4;
+
+/// The last version with the five numbers of [`LEGACY_FIELDS`] (keyed like [`VERSION`]); it is
+/// still read.
+pub const V3: u32 = 3;
 
 /// The last version keyed by display name (which could hold spaces and changed when the name
 /// became ambiguous); it is still read.
@@ -95,11 +108,20 @@ stack frame, static shared memory and occupancy at the launch block size. Regene
 const MAGIC: &str = "# cargo-launch baseline ";
 
 const EXPLANATION: &str =
-    "# cargo launch check --bless: per kernel and arch, registers, spill bytes (stores + loads), \
-stack frame, static shared memory and occupancy at the launch block size. Regenerate after an intended change.\n";
+    "# cargo launch check --bless: per kernel and arch, every resource ptxas reports (`-` where it printed none) \
+and the occupancy at the launch block size. Regenerate after an intended change.\n";
 
-/// The fields of a record, in the order [`render`] writes them.
-const FIELDS: [&str; 5] = ["registers", "spill_bytes", "stack", "shared", "occupancy"];
+/// The fields of a record before version 4, with the resource each one is (`None`: the sum of
+/// spill stores and loads).
+pub const LEGACY_FIELDS: [(&str, Option<&str>); 4] = [
+    ("registers", Some("registers")),
+    ("spill_bytes", None),
+    ("stack", Some("stack_frame")),
+    ("shared", Some("shared_static")),
+];
+
+/// The key of the occupancy, the last word of a record.
+const OCCUPANCY: &str = "occupancy";
 
 const REBLESS: &str = "re-bless with `cargo launch check --bless` (and review the diff)";
 
@@ -108,7 +130,7 @@ const REBLESS: &str = "re-bless with `cargo launch check --bless` (and review th
 pub struct Parsed {
     /// The records.
     pub records: Baseline,
-    /// The format version: [`VERSION`], [`V2`], or 1 for a file without the version header.
+    /// The format version: [`VERSION`], [`V3`], [`V2`], or 1 for a file without the version header.
     pub version: u32,
     /// The 1-based line of each record, to point at one no longer built.
     pub lines: BTreeMap<(String, String), usize>,
@@ -120,18 +142,31 @@ pub fn render(b: &Baseline) -> String {
     let mut s = format!("{MAGIC}v{VERSION} records={}\n", b.len());
     s.push_str(EXPLANATION);
     for ((kernel, arch), e) in b {
-        let _ = writeln!(
-            s,
-            "{} {arch} registers={} spill_bytes={} stack={} shared={} occupancy={:.1}",
-            encode_key(kernel),
-            e.registers,
-            e.spill_bytes,
-            e.stack,
-            e.shared,
-            e.occupancy
-        );
+        let _ = write!(s, "{} {arch}", encode_key(kernel));
+        for (f, v) in Resources::FIELDS.iter().zip(&e.resources) {
+            let _ = match v {
+                Some(v) => write!(s, " {}={v}", f.name),
+                None => write!(s, " {}=-", f.name),
+            };
+        }
+        let _ = writeln!(s, " {OCCUPANCY}={:.1}", e.occupancy);
     }
     s
+}
+
+/// Whether a field may be `-` (not printed): one whose value ptxas may leave out (`cmem`).
+fn optional(f: &launch::kernel::ResourceField) -> bool {
+    (f.get)(&Resources::ZERO).is_none()
+}
+
+/// The keys a record of `version` has, in order, occupancy last.
+fn keys(version: u32) -> Vec<&'static str> {
+    let fields: Vec<&str> = if version >= VERSION {
+        Resources::FIELDS.iter().map(|f| f.name).collect()
+    } else {
+        LEGACY_FIELDS.iter().map(|(k, _)| *k).collect()
+    };
+    fields.into_iter().chain([OCCUPANCY]).collect()
 }
 
 /// Decodes a baseline file's bytes: a byte sequence that is not UTF-8 is an error naming its line
@@ -214,8 +249,11 @@ fn header(text: &str, at: &dyn Fn(usize) -> String) -> anyhow::Result<(u32, Opti
         if words.next().is_some() {
             return Err(bad());
         }
-        if version != VERSION && version != V2 {
-            bail!("{}: baseline format v{version}; this cargo-launch reads v{VERSION} (and v2, v1); {REBLESS}", at(1));
+        if !(V2..=VERSION).contains(&version) {
+            bail!(
+                "{}: baseline format v{version}; this cargo-launch reads v{VERSION} (and v3, v2, v1); {REBLESS}",
+                at(1)
+            );
         }
         Ok((version, Some(count)))
     } else if first == V1_HEADER {
@@ -232,11 +270,12 @@ fn header(text: &str, at: &dyn Fn(usize) -> String) -> anyhow::Result<(u32, Opti
 /// One record line, checked but for its numbers other than occupancy (read by [`Record::entry`]
 /// after the duplicate check, so a repeated record is reported as that first).
 struct Record<'a> {
-    /// The kernel as the line writes it (encoded in v3).
+    /// The kernel as the line writes it (encoded from v3 on).
     written: String,
-    /// The kernel's key: decoded in v3, the display name before.
+    /// The kernel's key: decoded from v3 on, the display name before.
     kernel: String,
     arch: &'a str,
+    version: u32,
     fields: BTreeMap<&'a str, &'a str>,
     occupancy: f64,
 }
@@ -245,16 +284,16 @@ impl<'a> Record<'a> {
     /// Reads `line` of a baseline of format `version`; `bad` places an error at the line.
     fn read(line: &'a str, version: u32, bad: &dyn Fn(String) -> anyhow::Error) -> anyhow::Result<Record<'a>> {
         let words: Vec<&str> = line.split_whitespace().collect();
-        // v3: an encoded key, the arch, the fields. Older: the display name may hold spaces
+        // v3 on: an encoded key, the arch, the fields. Older: the display name may hold spaces
         // (`void tmpl<8>(int*)`), so the arch is the last word before the first field.
-        let head =
-            if version == VERSION { 2 } else { words.iter().position(|w| w.contains('=')).unwrap_or(words.len()) };
+        let keyed = version >= V3;
+        let head = if keyed { 2 } else { words.iter().position(|w| w.contains('=')).unwrap_or(words.len()) };
         if head < 2 || words.len() < 2 {
             return Err(bad("expected `kernel arch key=value...`".into()));
         }
         let written = words[..head - 1].join(" ");
         let arch = words[head - 1];
-        let kernel = if version == VERSION {
+        let kernel = if keyed {
             decode_key(&written).map_err(|why| bad(format!("the kernel `{written}`: {why}")))?
         } else {
             written.clone()
@@ -264,43 +303,58 @@ impl<'a> Record<'a> {
         if let Err(e) = arch.parse::<launch::Arch>() {
             return Err(bad(format!("the arch: {e}")));
         }
+        let known = keys(version);
         let mut fields: BTreeMap<&str, &str> = BTreeMap::new();
         for &w in &words[head..] {
             let (k, v) = w.split_once('=').ok_or_else(|| bad(format!("`{w}` is not key=value")))?;
             // An unknown key would be ignored and a repeated one would hide the other value
             // (`registers=7 registers=8` could hide a regression): both mean a hand-edited file.
-            if !FIELDS.contains(&k) {
-                return Err(bad(format!("unknown field `{w}`; a record has {}", FIELDS.join(", "))));
+            if !known.contains(&k) {
+                return Err(bad(format!("unknown field `{w}`; a record has {}", known.join(", "))));
             }
             if let Some(before) = fields.insert(k, v) {
                 return Err(bad(format!("`{k}` appears twice in the record (`{k}={before}`, `{w}`)")));
             }
         }
         let occupancy: f64 = fields
-            .get("occupancy")
+            .get(OCCUPANCY)
             .ok_or_else(|| bad("missing `occupancy=`".into()))?
             .parse()
             .ok()
             // NaN would compare as neither better nor worse: a silent pass.
             .filter(|o: &f64| o.is_finite() && (0.0..=100.0).contains(o))
             .ok_or_else(|| bad("`occupancy` is not a percentage from 0 to 100".into()))?;
-        Ok(Record { written, kernel, arch, fields, occupancy })
+        Ok(Record { written, kernel, arch, version, fields, occupancy })
     }
 
-    /// The record's numbers.
+    /// The record's numbers: every field of the table (v4), or the five of [`LEGACY_FIELDS`].
     fn entry(&self, bad: &dyn Fn(String) -> anyhow::Error) -> anyhow::Result<Entry> {
-        let num = |k: &str| -> anyhow::Result<u32> {
+        // `-` is "not printed", for a field that may be; a number otherwise.
+        let num = |k: &str, may_lack: bool| -> anyhow::Result<Option<u32>> {
             let v = self.fields.get(k).ok_or_else(|| bad(format!("missing `{k}=`")))?;
-            v.parse().map_err(|_| bad(format!("`{k}={v}` is not a number")))
+            if may_lack && *v == "-" {
+                return Ok(None);
+            }
+            let what = if may_lack { "a number or `-`" } else { "a number" };
+            v.parse().map(Some).map_err(|_| bad(format!("`{k}={v}` is not {what}")))
         };
-        Ok(Entry {
-            registers: num("registers")?,
-            spill_bytes: num("spill_bytes")?,
-            stack: num("stack")?,
-            shared: num("shared")?,
-            occupancy: self.occupancy,
-            launches: None,
-        })
+        let mut e = Entry::of(&Resources::ZERO, self.occupancy, None);
+        if self.version >= VERSION {
+            for (i, f) in Resources::FIELDS.iter().enumerate() {
+                e.resources[i] = num(f.name, optional(f))?;
+            }
+            return Ok(e);
+        }
+        // What an older record does not hold is not recorded, so never compared.
+        e.resources = [None; crate::regression::FIELDS];
+        for (key, field) in LEGACY_FIELDS {
+            let v = num(key, false)?;
+            match field.and_then(|name| Resources::FIELDS.iter().position(|f| f.name == name)) {
+                Some(i) => e.resources[i] = v,
+                None => e.spill_bytes = v,
+            }
+        }
+        Ok(e)
     }
 }
 
@@ -308,223 +362,4 @@ impl<'a> Record<'a> {
 pub use crate::regression::regressions;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn entry(registers: u32, occupancy: f64) -> Entry {
-        Entry { registers, spill_bytes: 0, stack: 0, shared: 0, occupancy, launches: None }
-    }
-
-    fn two() -> Baseline {
-        let mut b = Baseline::new();
-        b.insert(("z".into(), "sm_90".into()), entry(32, 100.0));
-        b.insert(("a".into(), "sm_100".into()), entry(167, 12.5));
-        b
-    }
-
-    fn error(text: &str) -> String {
-        parse(Path::new("launch-baseline.txt"), text).unwrap_err().to_string()
-    }
-
-    #[test]
-    fn render_and_parse_round_trip_sorted() {
-        let b = two();
-        let text = render(&b);
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "# cargo-launch baseline v3 records=2");
-        assert!(lines[1].starts_with("# cargo launch check --bless: "));
-        assert_eq!(
-            lines[2..],
-            [
-                "a sm_100 registers=167 spill_bytes=0 stack=0 shared=0 occupancy=12.5",
-                "z sm_90 registers=32 spill_bytes=0 stack=0 shared=0 occupancy=100.0"
-            ]
-        );
-        let parsed = parse(Path::new("b"), &text).unwrap();
-        assert_eq!((parsed.records, parsed.version), (b, VERSION));
-        assert_eq!(parsed.lines[&("z".to_string(), "sm_90".to_string())], 4);
-        let empty = render(&Baseline::new());
-        assert_eq!(parse(Path::new("b"), &empty).unwrap().records, Baseline::new(), "zero records is a valid baseline");
-    }
-
-    #[test]
-    fn bad_lines_name_their_location() {
-        let text = render(&two()).replace("registers=32", "registers=x");
-        let e = error(&text);
-        assert!(e.contains("launch-baseline.txt:4: `registers=x` is not a number"), "{e}");
-        let e = error(&render(&two()).replace("occupancy=12.5", "occupancy=NaN"));
-        assert!(e.contains("launch-baseline.txt:3: `occupancy` is not a percentage from 0 to 100"), "{e}");
-    }
-
-    #[test]
-    fn a_truncated_baseline_is_an_error_not_new_kernels() {
-        let text = render(&two());
-        // Cut at a line boundary: the count no longer matches.
-        let cut: String = text.lines().take(3).map(|l| format!("{l}\n")).collect();
-        let e = error(&cut);
-        assert!(e.contains("launch-baseline.txt:1: the header says records=2 but the file holds 1 record:"), "{e}");
-        assert!(e.contains("re-bless with `cargo launch check --bless`"), "{e}");
-        // Cut inside the last line ("occupancy=100.0" → "occupancy=10"): no final newline.
-        let e = error(&text[..text.len() - 4]);
-        assert!(e.contains("launch-baseline.txt:4: the last line has no newline: the file was cut short"), "{e}");
-        // Cut inside the header.
-        let e = error("# cargo-launch baseline v3 rec\n");
-        assert!(e.contains("launch-baseline.txt:1: malformed header"), "{e}");
-    }
-
-    #[test]
-    fn an_empty_baseline_is_an_error() {
-        for text in ["", "\n", "  \n\n"] {
-            let e = error(text);
-            assert!(e.contains("launch-baseline.txt:1: the baseline is empty"), "{text:?}: {e}");
-        }
-    }
-
-    #[test]
-    fn a_duplicated_record_is_an_error() {
-        let text = render(&two());
-        let line = text.lines().nth(2).unwrap();
-        let doubled = text.replace("records=2", "records=3") + line + "\n";
-        let e = error(&doubled);
-        assert!(e.contains("launch-baseline.txt:5: `a sm_100` appears twice (first at line 3)"), "{e}");
-    }
-
-    #[test]
-    fn a_file_without_the_header_is_an_error() {
-        let text = render(&two());
-        let headless: String = text.lines().skip(2).map(|l| format!("{l}\n")).collect();
-        let e = error(&headless);
-        assert!(e.contains("launch-baseline.txt:1: no `# cargo-launch baseline v3 records=N` header"), "{e}");
-        let e = error(&text.replace("v3", "v4"));
-        assert!(
-            e.contains("launch-baseline.txt:1: baseline format v4; this cargo-launch reads v3 (and v2, v1)"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn a_version_1_baseline_is_still_read() {
-        // What `--bless` wrote before the version header existed.
-        let v1 = format!("{V1_HEADER}\nk sm_90 registers=8 spill_bytes=0 stack=0 shared=0 occupancy=50.0\n");
-        let p = parse(Path::new("b"), &v1).unwrap();
-        assert_eq!(p.version, 1);
-        assert_eq!(p.records.len(), 1);
-        // Duplicates are caught in v1 too.
-        let e = error(&format!("{v1}k sm_90 registers=8 spill_bytes=0 stack=0 shared=0 occupancy=50.0\n"));
-        assert!(e.contains("appears twice"), "{e}");
-    }
-
-    #[test]
-    fn keys_with_spaces_and_escapes_round_trip_as_one_word() {
-        // A C++ kernel's demangled name holds spaces; its key is the file and the mangled symbol,
-        // and a file path may hold spaces, `%`, `#`, tabs or non-ASCII.
-        let keys = [
-            key("kernels/t.cu", "_Z4tmplILi8EEvPi"),
-            key("kernels/my dir/a b.cu", "fill"),
-            key("kernels/100%#1\tπ\u{a0}.cu", "k"),
-            "void tmpl<8>(int*)".to_string(),
-            "#ns::k %20".to_string(),
-        ];
-        let mut b = Baseline::new();
-        for k in &keys {
-            b.insert((k.clone(), "sm_80".into()), entry(8, 50.0));
-        }
-        let text = render(&b);
-        for line in text.lines().skip(2) {
-            assert_eq!(line.split_whitespace().count(), 7, "one word per key: {line}");
-            assert!(!line.starts_with('#'), "{line}");
-        }
-        assert!(text.contains("\nkernels/my%20dir/a%20b.cu::fill sm_80 "), "{text}");
-        assert!(text.contains("\nkernels/100%25%231%09π%C2%A0.cu::k sm_80 "), "{text}");
-        assert_eq!(parse(Path::new("b"), &text).unwrap().records, b);
-        for k in &keys {
-            assert_eq!(decode_key(&encode_key(k)).as_deref(), Ok(k.as_str()));
-        }
-    }
-
-    #[test]
-    fn a_bad_escape_in_a_key_is_an_error_at_its_line() {
-        let text = render(&two()).replace("\nz sm_90", "\nz%4 sm_90");
-        let e = error(&text);
-        assert!(e.contains("launch-baseline.txt:4: the kernel `z%4`: `%4` is not a `%XX` escape"), "{e}");
-        let e = error(&render(&two()).replace("\nz sm_90", "\n%ff sm_90"));
-        assert!(e.contains("launch-baseline.txt:4: the kernel `%ff`: its `%XX` escapes are not UTF-8"), "{e}");
-        assert!(decode_key("%+f").is_err(), "a sign is not a hex digit");
-    }
-
-    #[test]
-    fn a_version_2_baseline_with_spaced_display_names_is_read() {
-        // What v2's `--bless` wrote for a C++ template kernel: the display name holds spaces.
-        let v2 = "# cargo-launch baseline v2 records=2\n\
-                  void tmpl<8>(int*) sm_80 registers=8 spill_bytes=0 stack=0 shared=0 occupancy=50.0\n\
-                  fill sm_90 registers=9 spill_bytes=0 stack=0 shared=0 occupancy=50.0\n";
-        let p = parse(Path::new("b"), v2).unwrap();
-        assert_eq!(p.version, V2);
-        let keys: Vec<_> = p.records.keys().cloned().collect();
-        assert_eq!(
-            keys,
-            [("fill".to_string(), "sm_90".to_string()), ("void tmpl<8>(int*)".to_string(), "sm_80".to_string())]
-        );
-        let e = error("# cargo-launch baseline v2 records=1\nsm_80 registers=8\n");
-        assert!(e.contains("launch-baseline.txt:2: expected `kernel arch key=value...`"), "{e}");
-    }
-
-    #[test]
-    fn non_utf8_names_line_and_byte() {
-        let mut bytes = render(&two()).into_bytes();
-        let at = bytes.windows(3).position(|w| w == b"\nz ").unwrap();
-        bytes[at + 2] = 0xff;
-        let e = decode(Path::new("launch-baseline.txt"), &bytes).unwrap_err().to_string();
-        assert!(e.contains("launch-baseline.txt:4:2: not UTF-8 (byte 0xff at offset"), "{e}");
-    }
-
-    #[test]
-    fn a_record_with_a_repeated_unknown_or_misspelt_field_is_an_error_at_its_line() {
-        // Each would otherwise pass silently: the last value winning could hide a regression, an
-        // unknown key was ignored, and a misspelt arch turned the kernel "new".
-        let text = render(&two());
-        let cases = [
-            (
-                text.replace("z sm_90 registers=32", "z sm_90 registers=7 registers=32"),
-                "launch-baseline.txt:4: `registers` appears twice in the record (`registers=7`, `registers=32`)",
-            ),
-            (
-                text.replace("occupancy=100.0", "occupancy=100.0 extra=5"),
-                "launch-baseline.txt:4: unknown field `extra=5`; a record has registers, spill_bytes, stack, shared, \
-                 occupancy",
-            ),
-            (
-                text.replace("z sm_90", "z sm_9O"),
-                "launch-baseline.txt:4: the arch: `sm_9O` is not a GPU architecture (did you mean `sm_90`?)",
-            ),
-        ];
-        for (damaged, expected) in cases {
-            let e = error(&damaged);
-            assert!(e.contains(expected), "{damaged}\n{e}");
-            assert!(e.contains("re-bless with `cargo launch check --bless`"), "{e}");
-        }
-        // The same in an older version's file.
-        let v1 =
-            format!("{V1_HEADER}\nk sm_90 registers=8 spill_bytes=0 stack=0 shared=0 occupancy=50.0 registers=9\n");
-        assert!(error(&v1).contains("launch-baseline.txt:2: `registers` appears twice"), "{}", error(&v1));
-        // Every per-line error says to re-bless.
-        let e = error(&text.replace("registers=32", "registers=x"));
-        assert!(e.contains("re-bless with"), "{e}");
-    }
-
-    #[test]
-    fn a_leading_byte_order_mark_is_skipped() {
-        // Some editors save one; the header after it is still the header.
-        let text = format!("\u{feff}{}", render(&two()));
-        assert_eq!(parse(Path::new("b"), &text).unwrap().records, two());
-        let p = decode(Path::new("b"), text.as_bytes()).unwrap();
-        assert_eq!((p.records, p.lines[&("z".to_string(), "sm_90".to_string())]), (two(), 4));
-    }
-
-    #[test]
-    fn regressions_say_by_how_much() {
-        let r = regressions(&entry(160, 50.0), &entry(167, 37.5));
-        assert_eq!(r, ["registers 160 → 167 (+7)", "occupancy 50.0% → 37.5% (-12.5 points)"]);
-        assert!(regressions(&entry(167, 12.5), &entry(160, 25.0)).is_empty());
-    }
-}
+mod tests;

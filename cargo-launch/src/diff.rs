@@ -182,15 +182,7 @@ fn resource_deltas(a: &launch::Resources, b: &launch::Resources) -> Vec<Resource
 
 /// What a regression is judged on, of one side's record ([`crate::regression`]).
 fn measure(r: &Record) -> Measure {
-    let res = &r.ptxas.resources;
-    Measure {
-        registers: res.registers,
-        spill_bytes: res.spill_bytes(),
-        stack: res.stack_frame,
-        shared: res.shared_static,
-        occupancy: r.occupancy.percent,
-        launches: Some(r.occupancy.launch_error.is_none()),
-    }
+    Measure::of(&r.ptxas.resources, r.occupancy.percent, Some(r.occupancy.launch_error.is_none()))
 }
 
 /// Whether the occupancy at the block size went down.

@@ -236,9 +236,10 @@ fn manifest_location(p: &PackageKernels) -> Location {
 
 /// A version-1 or -2 baseline (`at`: a line of the file): compared by display name, which changes
 /// when a kernel's name becomes ambiguous; v1 cannot even tell a cut-short file from removed
-/// kernels. Nothing for the current format.
+/// kernels. Nothing for v3 (keyed as the current format; its five numbers are judged as they
+/// were) or the current format.
 pub fn old_baseline_format(package: &str, version: u32, at: impl Fn(u32) -> Location) -> Option<Finding> {
-    if version >= baseline::VERSION {
+    if version >= baseline::V3 {
         return None;
     }
     let why = if version < baseline::V2 {
@@ -279,7 +280,7 @@ pub fn not_built(
         // `kernels/t.cu::_Z4tmplILi8EEvPi` says little to a reader: add what it demangles to.
         let symbol = kernel.rsplit("::").next().unwrap_or(kernel);
         let readable = launch_engine::tooling::demangle(symbol);
-        let shown = if old.version == baseline::VERSION && readable != symbol {
+        let shown = if old.version >= baseline::V3 && readable != symbol {
             format!("{kernel} ({readable})")
         } else {
             kernel.clone()
@@ -360,7 +361,8 @@ mod tests {
         assert!(line(&v1).starts_with("warning[baseline]: b.txt:1: baseline format v1 has no record count"), "{v1:?}");
         let v2 = old_baseline_format("pkg", 2, at).unwrap();
         assert!(line(&v2).contains("format v2 keys kernels by display name"), "{v2:?}");
-        assert!(line(&v2).ends_with("re-bless with `cargo launch check --bless` to write format v3"), "{v2:?}");
+        assert!(line(&v2).ends_with("re-bless with `cargo launch check --bless` to write format v4"), "{v2:?}");
+        assert_eq!(old_baseline_format("pkg", baseline::V3, at), None);
         assert_eq!(old_baseline_format("pkg", baseline::VERSION, at), None);
     }
 

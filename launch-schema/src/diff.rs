@@ -198,9 +198,10 @@ pub struct Change {
     pub largest_block: Option<Delta<u32>>,
     /// The launch at the block size stops or starts working.
     pub launch: Option<LaunchChange>,
-    /// Whether this is a regression, as `check --baseline` judges one too: registers, spill bytes,
-    /// stack frame or static shared memory grew, the occupancy at the block size fell, or a launch
-    /// at the block size fails now (what `--fail-on regression` fails on).
+    /// Whether this is a regression, as `check --baseline` judges one too: a resource the field
+    /// table marks "more is worse" grew (registers, stack frame, spill stores or loads, static
+    /// shared memory), the occupancy at the block size fell, or a launch at the block size fails
+    /// now (what `--fail-on regression` fails on).
     pub regression: bool,
 }
 

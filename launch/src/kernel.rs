@@ -78,44 +78,82 @@ impl std::fmt::Display for Contract {
 }
 
 /// One field of [`Resources`], described once ([`Resources::FIELDS`]): what the documents call it,
-/// how a sentence names it, and its value. What shows, writes or compares the resources walks the
-/// table, so a field added to the struct (one line in `resources!` below) reaches each of them.
+/// how a sentence and the report's table show it, whether more of it is worse, and its value.
+/// What shows, writes, reads or compares the resources walks the table (the report's columns, the
+/// diff's deltas, the baseline's entries, the regression predicate), so a field added to the
+/// struct (one line in `resources!` below) reaches each of them.
 #[derive(Clone, Copy, Debug)]
 pub struct ResourceField {
-    /// The field's name in the JSON documents (`registers`, `spill_stores`, `cmem`).
+    /// The field's name in the JSON documents and the baseline (`registers`, `spill_stores`,
+    /// `cmem`).
     pub name: &'static str,
     /// The Rust field (`cmem0`).
     pub field: &'static str,
-    /// How a sentence names it (`spill stores`; the unit, bytes but for registers and barriers, is
-    /// the sentence's).
+    /// How a sentence names it (`spill stores`).
     pub label: &'static str,
+    /// Its unit in a sentence: `bytes`, or empty for a count (registers, barriers).
+    pub unit: &'static str,
+    /// Its column in `cargo launch report`'s table, `None` for none.
+    pub column: Option<Column>,
+    /// Whether more of it is a regression (`check --baseline`, `diff --fail-on regression`).
+    pub more_is_worse: bool,
     /// Its value; `None` where ptxas did not print it.
     pub get: fn(&Resources) -> Option<u32>,
+    /// Sets its value (`None`: not printed, 0 for a field that is always printed).
+    pub set: fn(&mut Resources, Option<u32>),
+}
+
+/// A column of `cargo launch report`'s table that shows a field of [`Resources`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Column {
+    /// Its place among the resource columns, left to right.
+    pub at: u8,
+    /// Its header (`regs`). Fields with the same header share one column, their sum (`spill`:
+    /// stores + loads).
+    pub header: &'static str,
+}
+
+/// A field's column (for the table below).
+const fn column(at: u8, header: &'static str) -> Option<Column> {
+    Some(Column { at, header })
 }
 
 /// A field's value as an optional number: a `u32` is always there, an `Option<u32>` may not be.
-trait FieldValue {
+trait FieldValue: Sized {
+    /// The value of a kernel that uses none of it.
+    const ZERO: Self;
     fn value(&self) -> Option<u32>;
+    fn from_value(v: Option<u32>) -> Self;
 }
 
 impl FieldValue for u32 {
+    const ZERO: u32 = 0;
     fn value(&self) -> Option<u32> {
         Some(*self)
+    }
+    fn from_value(v: Option<u32>) -> u32 {
+        v.unwrap_or(0)
     }
 }
 
 impl FieldValue for Option<u32> {
+    const ZERO: Option<u32> = None;
     fn value(&self) -> Option<u32> {
         *self
+    }
+    fn from_value(v: Option<u32>) -> Option<u32> {
+        v
     }
 }
 
 /// The struct and its field table from one list, so that neither can lack a field of the other.
+/// Each field: `name: type => "json name", "label", "unit", column, more_is_worse;`.
 macro_rules! resources {
     (
         $(#[$meta:meta])*
         pub struct Resources {
-            $( $(#[$fmeta:meta])* $field:ident : $ty:ty => $name:literal, $label:literal; )*
+            $( $(#[$fmeta:meta])* $field:ident : $ty:ty
+               => $name:literal, $label:literal, $unit:literal, $column:expr, $worse:literal; )*
         }
     ) => {
         $(#[$meta])*
@@ -130,9 +168,16 @@ macro_rules! resources {
                     name: $name,
                     field: stringify!($field),
                     label: $label,
+                    unit: $unit,
+                    column: $column,
+                    more_is_worse: $worse,
                     get: |r| FieldValue::value(&r.$field),
+                    set: |r, v| r.$field = FieldValue::from_value(v),
                 }, )*
             ];
+
+            /// A kernel that uses nothing (what `Default` gives, as a constant).
+            pub const ZERO: Resources = Resources { $( $field: <$ty as FieldValue>::ZERO, )* };
 
             /// The struct as a Rust expression (`::launch::Resources { registers: 32, ... }`): what
             /// the generated `kernels.rs` embeds.
@@ -153,22 +198,22 @@ resources! {
     #[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
     pub struct Resources {
         /// `Used N registers`: registers per thread.
-        registers: u32 => "registers", "registers";
+        registers: u32 => "registers", "registers", "", column(0, "regs"), true;
         /// `used N barriers`: highest named barrier ID + 1 (16 when the ID is in a register).
-        barriers: u32 => "barriers", "barriers";
+        barriers: u32 => "barriers", "barriers", "", None, false;
         /// `N bytes stack frame`.
-        stack_frame: u32 => "stack_frame", "stack";
+        stack_frame: u32 => "stack_frame", "stack", "bytes", column(2, "stack"), true;
         /// `N bytes spill stores`.
-        spill_stores: u32 => "spill_stores", "spill stores";
+        spill_stores: u32 => "spill_stores", "spill stores", "bytes", column(1, "spill"), true;
         /// `N bytes spill loads`.
-        spill_loads: u32 => "spill_loads", "spill loads";
+        spill_loads: u32 => "spill_loads", "spill loads", "bytes", column(1, "spill"), true;
         /// `N bytes cumulative stack size` (0 when not printed).
-        cumulative_stack: u32 => "cumulative_stack", "cumulative stack";
+        cumulative_stack: u32 => "cumulative_stack", "cumulative stack", "bytes", None, false;
         /// `N bytes smem`: static shared memory, without the 1 KB the driver reserves per block.
-        shared_static: u32 => "shared_static", "static shared memory";
+        shared_static: u32 => "shared_static", "static shared memory", "bytes", None, true;
         /// `N bytes cmem[0]` where printed (ptxas prints it only below sm_90). `cmem` in JSON.
         #[cfg_attr(feature = "serde", serde(rename = "cmem"))]
-        cmem0: Option<u32> => "cmem", "cmem[0]";
+        cmem0: Option<u32> => "cmem", "cmem[0]", "bytes", None, false;
     }
 }
 
@@ -424,6 +469,13 @@ mod tests {
         let values: Vec<Option<u32>> = Resources::FIELDS.iter().map(|f| (f.get)(&SAMPLE)).collect();
         assert_eq!(values, [Some(167), Some(1), Some(1912), Some(4452), Some(4628), Some(1912), Some(2048), Some(360)]);
         assert_eq!((Resources::FIELDS[7].get)(&Resources::default()), None);
+        assert_eq!(Resources::ZERO, Resources::default());
+        // `set` writes what `get` reads, field by field.
+        let mut r = Resources::ZERO;
+        for f in Resources::FIELDS {
+            (f.set)(&mut r, (f.get)(&SAMPLE));
+        }
+        assert_eq!(r, SAMPLE);
         let json = serde_json::to_value(SAMPLE).unwrap();
         let keys: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
         let mut names: Vec<&str> = Resources::FIELDS.iter().map(|f| f.name).collect();

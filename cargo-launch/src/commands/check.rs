@@ -299,18 +299,9 @@ fn current_baseline(recs: &[&Row]) -> Baseline {
     recs.iter().map(|r| ((baseline::key(&r.id.file, &r.id.name), r.arch().to_string()), entry(r))).collect()
 }
 
-/// The baseline record of `r`.
+/// The baseline record of `r`: whether the launch works is not recorded (its occupancy is 0).
 fn entry(r: &Row) -> baseline::Entry {
-    let res = &r.report.resources;
-    baseline::Entry {
-        registers: res.registers,
-        spill_bytes: r.spill_bytes(),
-        stack: res.stack_frame,
-        shared: res.shared_static,
-        occupancy: r.report.occupancy.percent,
-        // What the baseline holds: whether the launch works is not recorded (its occupancy is 0).
-        launches: None,
-    }
+    baseline::Entry::of(&r.report.resources, r.report.occupancy.percent, None)
 }
 
 /// `check --spills`: the spill findings of `r` located at its top spill line (the kernel stays
@@ -341,11 +332,8 @@ fn compare(p: &PackageKernels, recs: &[&Row], old: &baseline::Parsed, path: &Pat
     let mut out: Vec<Finding> = package_rules::old_baseline_format(&p.package, old.version, at).into_iter().collect();
     let mut seen = BTreeSet::new();
     for r in recs {
-        let kernel = if old.version < baseline::VERSION {
-            r.id.display_name.clone()
-        } else {
-            baseline::key(&r.id.file, &r.id.name)
-        };
+        let kernel =
+            if old.version < baseline::V3 { r.id.display_name.clone() } else { baseline::key(&r.id.file, &r.id.name) };
         let key = (kernel, r.arch().to_string());
         let worse = old.records.get(&key).map(|before| baseline::regressions(before, &entry(r)));
         out.extend(analysis::baseline_finding(worse).map(|rule| at_kernel(p, r, rule)));

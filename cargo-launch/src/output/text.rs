@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use launch::{Arch, Contract};
+use launch::{Arch, Contract, Resources};
 use launch_analysis::ThreadsFrom;
 
 use crate::output::names::{self, Short};
@@ -194,6 +194,32 @@ fn fit_files(head: &[&str], rows: &mut [Vec<String>]) {
     }
 }
 
+/// The compact report's resource columns, by the field table ([`launch::kernel::Column`]): each
+/// header once, left to right.
+fn resource_columns() -> Vec<&'static str> {
+    let mut columns: Vec<launch::kernel::Column> = Vec::new();
+    for c in Resources::FIELDS.iter().filter_map(|f| f.column) {
+        if !columns.iter().any(|d| d.header == c.header) {
+            columns.push(c);
+        }
+    }
+    columns.sort_by_key(|c| c.at);
+    columns.into_iter().map(|c| c.header).collect()
+}
+
+/// The cell of column `header` for `res`: the sum of its fields, `-` where ptxas printed none.
+fn resource_cell(res: &Resources, header: &str) -> String {
+    let values: Vec<Option<u32>> = Resources::FIELDS
+        .iter()
+        .filter(|f| f.column.is_some_and(|c| c.header == header))
+        .map(|f| (f.get)(res))
+        .collect();
+    if values.iter().all(Option::is_none) {
+        return "-".to_string();
+    }
+    values.into_iter().flatten().fold(0u32, u32::saturating_add).to_string()
+}
+
 /// One row of the compact report (the kernel's full name, which [`compact`] shortens).
 fn row(r: &Row) -> Vec<String> {
     let (res, o) = (&r.report.resources, &r.report.occupancy);
@@ -205,18 +231,10 @@ fn row(r: &Row) -> Vec<String> {
         ThreadsFrom::Contract => o.threads.to_string(),
         ThreadsFrom::Host => format!("{}*", o.threads),
     };
-    vec![
-        r.id.display_name.clone(),
-        r.arch().to_string(),
-        res.registers.to_string(),
-        r.spill_bytes().to_string(),
-        res.stack_frame.to_string(),
-        threads,
-        occ,
-        limiter,
-        r.report.largest_block.to_string(),
-        r.location(),
-    ]
+    let mut cells = vec![r.id.display_name.clone(), r.arch().to_string()];
+    cells.extend(resource_columns().into_iter().map(|h| resource_cell(res, h)));
+    cells.extend([threads, occ, limiter, r.report.largest_block.to_string(), r.location()]);
+    cells
 }
 
 /// A text table: `head`, then `rows`, columns two spaces apart and as wide as their widest cell,
@@ -255,10 +273,19 @@ pub(crate) fn table(head: &[&str], right: &[bool], rows: &[Vec<String>]) -> Vec<
 
 /// The compact report: a header per package, then one line per kernel × arch.
 pub(crate) fn compact(out: &mut impl Write, view: &View) -> io::Result<()> {
-    const HEAD: [&str; 10] =
-        ["kernel", "arch", "regs", "spill", "stack", "threads", "occupancy", "limited by", "largest", "file:line"];
+    // The kernel and arch, the resources by the field table, then the launch.
+    let resources = resource_columns();
+    let head: Vec<&str> = ["kernel", "arch"]
+        .into_iter()
+        .chain(resources.iter().copied())
+        .chain(["threads", "occupancy", "limited by", "largest", "file:line"])
+        .collect();
     // Numbers are right-aligned, words left.
-    const RIGHT: [bool; 10] = [false, false, true, true, true, true, true, false, true, false];
+    let right: Vec<bool> = [false, false]
+        .into_iter()
+        .chain(resources.iter().map(|_| true))
+        .chain([true, true, false, true, false])
+        .collect();
     for (i, p) in view.packages.iter().enumerate() {
         if i > 0 {
             writeln!(out)?;
@@ -267,12 +294,12 @@ pub(crate) fn compact(out: &mut impl Write, view: &View) -> io::Result<()> {
         writeln!(out)?;
         let mut rows: Vec<Vec<String>> =
             view.shown.iter().filter(|r| r.id.package == p.package).map(|r| row(r)).collect();
-        fit_files(&HEAD, &mut rows);
-        let short = short_names(p, view.shown, kernel_width(&HEAD, &rows));
+        fit_files(&head, &mut rows);
+        let short = short_names(p, view.shown, kernel_width(&head, &rows));
         for r in &mut rows {
             r[0] = short.of(&r[0]).to_string();
         }
-        for line in table(&HEAD, &RIGHT, &rows) {
+        for line in table(&head, &right, &rows) {
             writeln!(out, "{line}")?;
         }
         for r in view.shown.iter().filter(|r| r.id.package == p.package) {

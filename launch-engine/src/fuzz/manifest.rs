@@ -26,15 +26,14 @@ fn arch(rng: &mut Rng) -> launch::Arch {
 }
 
 fn manifest(rng: &mut Rng) -> Manifest {
-    let resources = |rng: &mut Rng| Resources {
-        registers: u32v(rng),
-        barriers: u32v(rng),
-        stack_frame: u32v(rng),
-        spill_stores: u32v(rng),
-        spill_loads: u32v(rng),
-        cumulative_stack: u32v(rng),
-        shared_static: u32v(rng),
-        cmem0: rng.one_in(2).then(|| u32v(rng)),
+    // Every field of the table; one ptxas may leave out (`cmem`), sometimes absent.
+    let resources = |rng: &mut Rng| {
+        let mut r = Resources::ZERO;
+        for f in Resources::FIELDS {
+            let optional = (f.get)(&Resources::ZERO).is_none();
+            (f.set)(&mut r, if optional { rng.one_in(2).then(|| u32v(rng)) } else { Some(u32v(rng)) });
+        }
+        r
     };
     let opt = |rng: &mut Rng| rng.one_in(2).then(|| u32v(rng));
     Manifest {

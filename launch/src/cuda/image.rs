@@ -234,16 +234,7 @@ mod tests {
             variants: &[],
         }
     }
-    const R: crate::Resources = crate::Resources {
-        registers: 8,
-        barriers: 0,
-        stack_frame: 0,
-        spill_stores: 0,
-        spill_loads: 0,
-        cumulative_stack: 0,
-        shared_static: 0,
-        cmem0: None,
-    };
+    const R: crate::Resources = crate::Resources { registers: 8, ..crate::Resources::ZERO };
     static EVERYWHERE: Kernel = on(&[
         crate::ArchResources { arch: "sm_80", resources: R },
         crate::ArchResources { arch: "sm_90", resources: R },
