@@ -155,7 +155,7 @@ impl TuneKey {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Cubin, Module};
+    use crate::{Cubin, Module, PtxText};
 
     const PINNED_EMPTY: u64 = 0x8eae_55a5_3adb_7034;
     const PINNED_TEXT: u64 = 0xf92d_4b1a_bb9c_6a8f;
@@ -223,6 +223,44 @@ mod tests {
         for at in [0, 1 << 20, (4 << 20) - 1] {
             assert_ne!(base, big(Some(at)), "a change at byte {at} is not in the key");
         }
+    }
+
+    /// Pinned: the kernel hash is a cache file's name, so a change orphans every tune cache users
+    /// have. Covers each arch a module carries (cubins, the fallback PTX, extra PTX) and a module
+    /// without PTX, whose fallback is hashed as an empty arch name and an empty text.
+    #[test]
+    fn the_kernel_and_variant_hashes_are_pinned() {
+        static EXTRA: &[PtxText] = &[PtxText { arch: "sm_100a", text: ".entry k_100" }];
+        static FULL: Module = Module {
+            file: "k.cu",
+            cubins: &[Cubin { arch: "sm_90", bytes: b"\x7fELF 90" }, Cubin { arch: "sm_120f", bytes: b"\x7fELF 120" }],
+            ptx_arch: "sm_90",
+            ptx: ".entry k",
+            extra_ptx: EXTRA,
+        };
+        static NO_PTX: Module = Module {
+            file: "k.cu",
+            cubins: &[Cubin { arch: "sm_90a", bytes: b"\x7fELF" }],
+            ptx_arch: "",
+            ptx: "",
+            extra_ptx: &[],
+        };
+        static NOTHING: Module = Module { file: "", cubins: &[], ptx_arch: "", ptx: "", extra_ptx: &[] };
+        let got = [
+            kernel_hash(&kernel("k", &FULL, None)),
+            kernel_hash(&kernel("k", &NO_PTX, None)),
+            kernel_hash(&kernel("", &NOTHING, None)),
+            kernel_hash(&K1),
+            variants_hash(&[&V_A, &V_B]),
+        ];
+        let pinned = [
+            0x4050_96bc_3367_0c1c,
+            0x98ef_6822_1b80_ece2,
+            0x3086_831d_fbdb_3eca,
+            0x1677_53b4_e0d0_374e,
+            0xe79d_edda_2682_324c,
+        ];
+        assert_eq!(got.map(|h| format!("{h:#x}")), pinned.map(|h: u64| format!("{h:#x}")));
     }
 
     #[test]
