@@ -80,6 +80,14 @@ impl fmt::Display for ArchParseError {
 impl std::error::Error for ArchParseError {}
 
 impl Arch {
+    /// The arch of compute capability `major.minor` with `variant`: `Arch::new(9, 0,
+    /// Variant::Specific)` is `sm_90a`. A `const fn`, so that the generated `kernels.rs` builds
+    /// its statics with no name to parse at run time. Any numbers are taken; whether the
+    /// toolchain knows the arch is [`FromStr`]'s and the compiler's business.
+    pub const fn new(major: u32, minor: u32, variant: Variant) -> Arch {
+        Arch { major, minor, variant }
+    }
+
     /// Compute capability as `(major, minor)`; `a`/`f` variants share their base's.
     pub fn compute_capability(self) -> (u32, u32) {
         (self.major, self.minor)
@@ -204,6 +212,17 @@ mod tests {
         for name in KNOWN_ARCHES {
             let a: Arch = name.parse().unwrap();
             assert_eq!(a.to_string(), *name);
+        }
+    }
+
+    /// `new` builds what parsing the name gives, for every known name.
+    #[test]
+    fn new_is_the_parsed_name() {
+        const SM_90A: Arch = Arch::new(9, 0, Variant::Specific);
+        assert_eq!(SM_90A, "sm_90a".parse().unwrap());
+        for name in KNOWN_ARCHES {
+            let a: Arch = name.parse().unwrap();
+            assert_eq!(Arch::new(a.major, a.minor, a.variant), a);
         }
     }
 

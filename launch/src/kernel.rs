@@ -1,6 +1,8 @@
 //! The types the generated `kernels.rs` instantiates: one [`Kernel`] static per `__global__`
 //! function, pointing at the [`Module`] (one `.cu` file) that holds its cubins and PTX.
 
+use crate::Arch;
+
 /// Where a kernel's launch contract came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -229,7 +231,7 @@ impl Resources {
 #[derive(Debug)]
 pub struct Cubin {
     /// `sm_90`, `sm_100a`, ...
-    pub arch: &'static str,
+    pub arch: Arch,
     /// The cubin (ELF) image.
     pub bytes: &'static [u8],
 }
@@ -238,7 +240,7 @@ pub struct Cubin {
 #[derive(Debug)]
 pub struct PtxText {
     /// The architecture it was generated for (`sm_90` means `compute_90`).
-    pub arch: &'static str,
+    pub arch: Arch,
     /// The PTX.
     pub text: &'static str,
 }
@@ -250,8 +252,9 @@ pub struct Module {
     pub file: &'static str,
     /// One cubin per architecture the file is compiled for.
     pub cubins: &'static [Cubin],
-    /// Architecture of the fallback PTX (the lowest the file is compiled for).
-    pub ptx_arch: &'static str,
+    /// Architecture of the fallback PTX (the lowest the file is compiled for); `None` for a
+    /// module without PTX.
+    pub ptx_arch: Option<Arch>,
     /// PTX for that architecture, for the driver to JIT on newer GPUs.
     pub ptx: &'static str,
     /// PTX of higher architectures, embedded only for kernels that [`Module::ptx`] lacks (defined
@@ -260,9 +263,10 @@ pub struct Module {
 }
 
 impl Module {
-    /// The PTX texts, lowest architecture first: the fallback, then [`Module::extra_ptx`].
-    pub fn ptx_texts(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
-        std::iter::once((self.ptx_arch, self.ptx)).chain(self.extra_ptx.iter().map(|p| (p.arch, p.text)))
+    /// The PTX texts, lowest architecture first: the fallback (when [`Module::ptx_arch`] is
+    /// set), then [`Module::extra_ptx`].
+    pub fn ptx_texts(&self) -> impl Iterator<Item = (Arch, &'static str)> + '_ {
+        self.ptx_arch.map(|a| (a, self.ptx)).into_iter().chain(self.extra_ptx.iter().map(|p| (p.arch, p.text)))
     }
 }
 
@@ -270,7 +274,7 @@ impl Module {
 #[derive(Debug)]
 pub struct ArchResources {
     /// The architecture.
-    pub arch: &'static str,
+    pub arch: Arch,
     /// What ptxas reported.
     pub resources: Resources,
 }
@@ -300,14 +304,14 @@ pub struct Kernel {
 }
 
 impl Kernel {
-    /// The cubin for exactly this arch name, if built and holding this kernel.
-    pub fn cubin(&self, arch: &str) -> Option<&'static Cubin> {
+    /// The cubin for exactly this arch, if built and holding this kernel.
+    pub fn cubin(&self, arch: Arch) -> Option<&'static Cubin> {
         self.module.cubins.iter().find(|c| c.arch == arch).filter(|_| self.exists_on(arch))
     }
 
-    /// Whether the build for this arch name has the kernel (an `#if __CUDA_ARCH__` can leave it
-    /// out). A kernel without recorded resources (a docs.rs build) is taken to exist everywhere.
-    pub fn exists_on(&self, arch: &str) -> bool {
+    /// Whether the build for this arch has the kernel (an `#if __CUDA_ARCH__` can leave it out).
+    /// A kernel without recorded resources (a docs.rs build) is taken to exist everywhere.
+    pub fn exists_on(&self, arch: Arch) -> bool {
         self.resources.is_empty() || self.resources.iter().any(|r| r.arch == arch)
     }
 
@@ -330,8 +334,8 @@ impl Kernel {
         name::Names { symbol: self.name, demangled: self.demangled, file: self.module.file }
     }
 
-    /// Resources on this arch name, if built.
-    pub fn resources_on(&self, arch: &str) -> Option<&Resources> {
+    /// Resources on this arch, if built.
+    pub fn resources_on(&self, arch: Arch) -> Option<&Resources> {
         self.resources.iter().find(|r| r.arch == arch).map(|r| &r.resources)
     }
 
@@ -400,9 +404,13 @@ pub mod name;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Variant;
 
-    static A: Module = Module { file: "kernels/a.cu", cubins: &[], ptx_arch: "sm_80", ptx: "", extra_ptx: &[] };
-    static B: Module = Module { file: "kernels/sub/b.cu", cubins: &[], ptx_arch: "sm_80", ptx: "", extra_ptx: &[] };
+    const SM_80: Arch = Arch::new(8, 0, Variant::Base);
+    const SM_90: Arch = Arch::new(9, 0, Variant::Base);
+
+    static A: Module = Module { file: "kernels/a.cu", cubins: &[], ptx_arch: Some(SM_80), ptx: "", extra_ptx: &[] };
+    static B: Module = Module { file: "kernels/sub/b.cu", cubins: &[], ptx_arch: Some(SM_80), ptx: "", extra_ptx: &[] };
     const fn kernel(name: &'static str, demangled: &'static str, module: &'static Module) -> Kernel {
         Kernel { name, demangled, line: 1, module, contract: None, host_threads: 256, resources: &[], variants: &[] }
     }
@@ -496,7 +504,8 @@ mod tests {
     }
 
     // The kernels of fixtures/crates/cpp_names: a unique C++ kernel and two overloads.
-    static NAMES: Module = Module { file: "kernels/names.cu", cubins: &[], ptx_arch: "sm_90", ptx: "", extra_ptx: &[] };
+    static NAMES: Module =
+        Module { file: "kernels/names.cu", cubins: &[], ptx_arch: Some(SM_90), ptx: "", extra_ptx: &[] };
     static PACK: Kernel = kernel(
         "_Z16pack_8bit_kernelPKhPhm",
         "pack_8bit_kernel(unsigned char const*, unsigned char*, unsigned long)",

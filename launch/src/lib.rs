@@ -18,7 +18,8 @@
 //! # fn main() -> Result<(), launch::FindError> {
 //! # // What `launch::include_kernels!()` generates for kernels/poly.cu (abridged, no images):
 //! # static MODULE: launch::Module = launch::Module {
-//! #     file: "kernels/poly.cu", cubins: &[], ptx_arch: "sm_90", ptx: "", extra_ptx: &[],
+//! #     file: "kernels/poly.cu", cubins: &[], ptx: "", extra_ptx: &[],
+//! #     ptx_arch: Some(launch::Arch::new(9, 0, launch::Variant::Base)),
 //! # };
 //! # static POLY_EVAL: launch::Kernel = launch::Kernel {
 //! #     name: "poly_eval", demangled: "poly_eval", line: 1, module: &MODULE, contract: None,

@@ -92,7 +92,7 @@ fn the_listing_holds_each_kind_of_item() {
         (&launch, "launch::cuda  #[cfg(feature = \"cudarc\")] pub mod cuda"),
         (&launch, "launch::include_kernels  macro_rules! include_kernels"),
         (&launch, "launch::tune::TuneKey::problem  pub problem: String"),
-        (&launch, "launch::cuda::check_launch  pub fn check_launch(kernel: &str, arch: &str, dev: &DeviceInfo, contract: Option<&Contract>, func: &FunctionInfo, cfg: &LaunchConfig) -> Result<Approval, LaunchError>"),
+        (&launch, "launch::cuda::check_launch  pub fn check_launch(kernel: &str, jit_from: Option<Arch>, dev: &DeviceInfo, contract: Option<&Contract>, func: &FunctionInfo, cfg: &LaunchConfig) -> Result<Approval, LaunchError>"),
         (&engine, "launch_engine::tooling::Env::flag  pub fn flag(&self, var: &EnvVar) -> Result<bool, Error>"),
         (&build, "launch_build  pub use launch_engine::{build, try_build, Config, Error}"),
         (&engine, "launch_engine::error  pub use launch_schema::diagnostics::{Diagnostic, ErrorKind, Severity}"),

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use launch::cuda::cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use launch::cuda::{driver_error, Device, Error, Image, LoadedKernel, Prefer, Problem};
 use launch::occupancy;
-use launch::{Cubin, Kernel, Module};
+use launch::{Arch, Cubin, Kernel, Module, Variant};
 
 /// Writes past the test harness's capture, so a skip is visible in a plain `cargo test`.
 fn say(text: &str) {
@@ -422,7 +422,7 @@ fn a_ptx_the_driver_cannot_take_is_an_error_naming_what_is_embedded() {
     let other: &'static [Cubin] = Box::leak(
         real.cubins
             .iter()
-            .filter(|c| !c.arch.starts_with(&format!("sm_{}{}", cc.0, cc.1)))
+            .filter(|c| c.arch.compute_capability() != cc)
             .map(|c| Cubin { arch: c.arch, bytes: c.bytes })
             .collect::<Vec<_>>()
             .into_boxed_slice(),
@@ -446,13 +446,13 @@ fn a_ptx_the_driver_cannot_take_is_an_error_naming_what_is_embedded() {
     let text = e.to_string();
     assert!(text.contains("PTX ISA 9.9") && text.contains("cannot JIT"), "{text}");
     for c in other {
-        assert!(text.contains(c.arch), "{text}");
+        assert!(text.contains(&c.arch.to_string()), "{text}");
     }
     // A PTX newer than the device never reaches the driver.
     let newer: &'static Module = Box::leak(Box::new(Module {
         file: "kernels/new.cu",
         cubins: &[],
-        ptx_arch: "sm_121",
+        ptx_arch: Some(Arch::new(12, 1, Variant::Base)),
         ptx: real.ptx,
         extra_ptx: &[],
     }));
@@ -527,13 +527,16 @@ fn an_arch_gated_kernel_is_jit_compiled_from_the_lowest_ptx_that_has_it() {
     // JIT-compiled, each from the lowest PTX that has it.
     let cases: [(&'static Kernel, &str, f32); 2] =
         [(&fixture_gated_gpu::EVERYWHERE, "sm_80", 1.0), (&fixture_gated_gpu::ADA_AND_NEWER, "sm_89", 2.0)];
-    assert_eq!(fixture_gated_gpu::ADA_AND_NEWER.resources.iter().map(|r| r.arch).collect::<Vec<_>>(), ["sm_89"]);
+    assert_eq!(
+        fixture_gated_gpu::ADA_AND_NEWER.resources.iter().map(|r| r.arch.to_string()).collect::<Vec<_>>(),
+        ["sm_89"]
+    );
     for (kernel, ptx_arch, mark) in cases {
         let k = dev.load(kernel).unwrap_or_else(|e| panic!("{}: {e}", kernel.name));
         say(&format!("{}: loaded from {} ({})", kernel.name, k.image(), k.arch()));
         if dev.info().compute_capability >= (9, 0) {
             assert!(k.image().is_jit(), "{}: {}", kernel.name, k.image());
-            assert_eq!(k.image().arch(), ptx_arch, "{}", kernel.name);
+            assert_eq!(k.image().arch().to_string(), ptx_arch, "{}", kernel.name);
         }
         let n = 1000i32;
         let mut p = stream.alloc_zeros::<f32>(n as usize).unwrap();

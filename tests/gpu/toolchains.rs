@@ -6,7 +6,9 @@
 use launch::compat::{ptx_isa_version, ptx_jits_on, CudaVersion};
 use launch::cuda::cudarc::driver::{LaunchConfig, PushKernelArg};
 use launch::cuda::{Error, Image, Prefer};
-use launch::Module;
+use launch::{Arch, Module, Variant};
+
+const SM_90: Arch = Arch::new(9, 0, Variant::Base);
 
 use crate::{device, say};
 
@@ -37,7 +39,7 @@ fn a_cuda_13_0_cubin_loads_and_runs_on_this_driver() {
         k.driver_attributes().binary_version
     ));
     if (major, minor) == (9, 0) {
-        assert_eq!(k.image(), Image::Cubin { arch: "sm_90" }, "the 13.0 cubin, not a JIT");
+        assert_eq!(k.image(), Image::Cubin { arch: SM_90 }, "the 13.0 cubin, not a JIT");
     }
     assert_eq!(wrong, 0);
 }
@@ -50,8 +52,13 @@ fn a_cuda_13_5_ptx_is_refused_exactly_when_the_compatibility_table_says() {
     assert_eq!(isa, (9, 5));
     let driver = CudaVersion::from_driver(dev.info().driver_version).unwrap();
     let predicted = ptx_jits_on(isa, driver);
-    static MODULE: Module =
-        Module { file: "fixtures/ptx/axpb135.cuda-13.5.ptx", cubins: &[], ptx_arch: "sm_90", ptx: "", extra_ptx: &[] };
+    static MODULE: Module = Module {
+        file: "fixtures/ptx/axpb135.cuda-13.5.ptx",
+        cubins: &[],
+        ptx_arch: Some(SM_90),
+        ptx: "",
+        extra_ptx: &[],
+    };
     let module: &'static Module = Box::leak(Box::new(Module { ptx, ..MODULE }));
     let loaded = dev.load_module(module, Prefer::Auto);
     say(&format!(

@@ -298,7 +298,16 @@ fn a_kernel_gated_by_arch_lists_its_arches_its_missing_ones_and_gets_a_ptx() {
     assert_eq!(m.modules[1].cubins.len(), 1);
     // The generated module embeds the extra PTX for the runtime.
     let code = crate::embed::generate(&m);
-    assert!(code.contains("::launch::PtxText { arch: \"sm_90\", text: include_str!(concat!(env!(\"OUT_DIR\"), \"/launch/ptx/kernels+gated.cu.sm_90.ptx\")) },"), "{code}");
+    assert!(code.contains("::launch::PtxText { arch: ::launch::Arch::new(9, 0, ::launch::Variant::Base), text: include_str!(concat!(env!(\"OUT_DIR\"), \"/launch/ptx/kernels+gated.cu.sm_90.ptx\")) },"), "{code}");
+    assert!(code.contains("    ptx_arch: Some(::launch::Arch::new(8, 0, ::launch::Variant::Base)),\n"), "{code}");
+    assert!(
+        code.contains(
+            "::launch::ArchResources { arch: ::launch::Arch::new(9, 0, ::launch::Variant::Base), resources: "
+        ),
+        "{code}"
+    );
+    // No arch name is left for the run time to parse.
+    assert!(!code.contains("arch: \"") && !code.contains("ptx_arch: \""), "{code}");
     assert!(code.contains("/// Not compiled for sm_80: absent from the PTX."), "{code}");
 }
 

@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use launch::{Contract, ContractSource};
+use launch::{Arch, Contract, ContractSource, Variant};
 
 use crate::compile::FileOutputs;
 use crate::error::Error;
@@ -215,21 +215,34 @@ fn emit_module(s: &mut String, name: &str, module: &launch_schema::manifest::Mod
     for c in &module.cubins {
         let _ = writeln!(
             s,
-            "        ::launch::Cubin {{ arch: \"{}\", bytes: include_bytes!(concat!(env!(\"OUT_DIR\"), \"/launch/{}\")) }},",
-            c.arch, c.path
+            "        ::launch::Cubin {{ arch: {}, bytes: include_bytes!(concat!(env!(\"OUT_DIR\"), \"/launch/{}\")) }},",
+            arch_expr(c.arch),
+            c.path
         );
     }
-    let _ = writeln!(s, "    ],\n    ptx_arch: \"{}\",", module.ptx_arch);
+    let _ = writeln!(s, "    ],\n    ptx_arch: Some({}),", arch_expr(module.ptx_arch));
     let _ = writeln!(s, "    ptx: include_str!(concat!(env!(\"OUT_DIR\"), \"/launch/{}\")),", module.ptx);
     let _ = writeln!(s, "    extra_ptx: &[");
     for e in &module.extra_ptx {
         let _ = writeln!(
             s,
-            "        ::launch::PtxText {{ arch: \"{}\", text: include_str!(concat!(env!(\"OUT_DIR\"), \"/launch/{}\")) }},",
-            e.arch, e.path
+            "        ::launch::PtxText {{ arch: {}, text: include_str!(concat!(env!(\"OUT_DIR\"), \"/launch/{}\")) }},",
+            arch_expr(e.arch),
+            e.path
         );
     }
     let _ = writeln!(s, "    ],\n}};\n");
+}
+
+/// `::launch::Arch::new(9, 0, ::launch::Variant::Specific)` for sm_90a: a constant expression, so
+/// the statics carry the arch with no name to parse at run time.
+fn arch_expr(a: Arch) -> String {
+    let variant = match a.variant {
+        Variant::Base => "Base",
+        Variant::Specific => "Specific",
+        Variant::Family => "Family",
+    };
+    format!("::launch::Arch::new({}, {}, ::launch::Variant::{variant})", a.major, a.minor)
 }
 
 /// `kernels::sub::fill` → `kernels`, `sub`, `fill` (a manifest without module paths, from an
@@ -367,8 +380,8 @@ fn kernel_fields(s: &mut String, indent: &str, k: &KernelFields) {
     for a in k.arches {
         let _ = writeln!(
             s,
-            "{indent}    ::launch::ArchResources {{ arch: \"{}\", resources: {} }},",
-            a.arch,
+            "{indent}    ::launch::ArchResources {{ arch: {}, resources: {} }},",
+            arch_expr(a.arch),
             a.resources.rust_literal()
         );
     }
@@ -408,5 +421,22 @@ fn contract_expr(c: Option<Contract>) -> String {
             c.max_regs,
             c.exact
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each arch is written as the constant it is, its variant by name: the generated statics
+    /// parse nothing at run time, and every known arch gets its own expression.
+    #[test]
+    fn embedded_arches_are_constant_expressions() {
+        let expr = |name: &str| arch_expr(name.parse().unwrap());
+        assert_eq!(expr("sm_90"), "::launch::Arch::new(9, 0, ::launch::Variant::Base)");
+        assert_eq!(expr("sm_90a"), "::launch::Arch::new(9, 0, ::launch::Variant::Specific)");
+        assert_eq!(expr("sm_121f"), "::launch::Arch::new(12, 1, ::launch::Variant::Family)");
+        let all: BTreeSet<String> = launch::KNOWN_ARCHES.iter().map(|a| expr(a)).collect();
+        assert_eq!(all.len(), launch::KNOWN_ARCHES.len());
     }
 }

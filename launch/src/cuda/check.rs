@@ -7,7 +7,7 @@ use cudarc::driver::LaunchConfig;
 
 use crate::failure::{group, LaunchFailure};
 use crate::occupancy::{self, Carveout, DeviceLimits, FunctionAttrs, Occupancy};
-use crate::{Contract, Resources};
+use crate::{Arch, Contract, Resources, Variant};
 
 /// One device, as the check and the helpers need it: the occupancy inputs read from the driver,
 /// its SM count and its block and grid limits.
@@ -33,9 +33,9 @@ pub struct DeviceInfo {
 }
 
 impl DeviceInfo {
-    /// `sm_90` for compute capability 9.0.
-    pub fn arch(&self) -> String {
-        format!("sm_{}{}", self.compute_capability.0, self.compute_capability.1)
+    /// `sm_90` for compute capability 9.0 (the base arch: a device has no `a`/`f` suffix).
+    pub fn arch(&self) -> Arch {
+        Arch::new(self.compute_capability.0, self.compute_capability.1, Variant::Base)
     }
 
     /// The information of a device that matches the occupancy table row `limits`, with `sms` SMs
@@ -145,8 +145,10 @@ impl Problem {
 pub struct LaunchError {
     /// The kernel's symbol.
     pub kernel: String,
-    /// The device's arch (`sm_90`) and, for a JIT-compiled kernel, what was compiled.
-    pub arch: String,
+    /// The device's arch (`sm_90`).
+    pub arch: Arch,
+    /// For a JIT-compiled kernel, the arch of the PTX the driver compiled; `None` for a cubin.
+    pub jit_from: Option<Arch>,
     /// The rule.
     pub problem: Problem,
     /// The arithmetic, as `cargo launch check` prints it.
@@ -157,7 +159,10 @@ pub struct LaunchError {
 
 impl fmt::Display for LaunchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}` on {}: {}", self.kernel, self.arch, self.message)
+        match self.jit_from {
+            None => write!(f, "`{}` on {}: {}", self.kernel, self.arch, self.message),
+            Some(ptx) => write!(f, "`{}` on {} (JIT from {ptx} PTX): {}", self.kernel, self.arch, self.message),
+        }
     }
 }
 
@@ -167,7 +172,8 @@ fn dims(d: (u32, u32, u32)) -> String {
     format!("({}, {}, {})", d.0, d.1, d.2)
 }
 
-/// Checks launching `kernel` (arch name `arch`, for messages) with `cfg` on `dev`.
+/// Checks launching `kernel` with `cfg` on `dev`. `jit_from`, for messages: the arch of the PTX
+/// the driver JIT-compiled the kernel from, `None` for a cubin.
 ///
 /// In order: block shape against the device (no zero dimension, per-dimension maxima, total
 /// threads); the contract (`@launch` / `.reqntid`: exactly `threads`; `__launch_bounds__`: at
@@ -177,7 +183,7 @@ fn dims(d: (u32, u32, u32)) -> String {
 /// (0 means the driver refuses); the grid against the device's limits.
 pub fn check_launch(
     kernel: &str,
-    arch: &str,
+    jit_from: Option<Arch>,
     dev: &DeviceInfo,
     contract: Option<&Contract>,
     func: &FunctionInfo,
@@ -185,7 +191,8 @@ pub fn check_launch(
 ) -> Result<Approval, LaunchError> {
     let fail = |(problem, message): Broken| LaunchError {
         kernel: kernel.into(),
-        arch: arch.into(),
+        arch: dev.arch(),
+        jit_from,
         problem,
         message,
         failure: None,
@@ -320,7 +327,7 @@ mod tests {
 
     #[test]
     fn the_articles_512_thread_launch_is_refused_with_its_arithmetic() {
-        let e = check_launch("poly_eval", "sm_90", &h200(), None, &func(167, 0, None), &cfg(1, 512, 0)).unwrap_err();
+        let e = check_launch("poly_eval", None, &h200(), None, &func(167, 0, None), &cfg(1, 512, 0)).unwrap_err();
         assert_eq!(e.problem, Problem::Registers);
         assert!(matches!(e.failure, Some(LaunchFailure::Registers { needed: 86016, .. })), "{e:?}");
         assert_eq!(
@@ -328,7 +335,12 @@ mod tests {
             "`poly_eval` on sm_90: 167 registers × 512 threads needs 86,016 registers per block (5,376 per warp × 16 \
              warps), the SM allows 65,536; the largest block that launches is 384"
         );
-        let ok = check_launch("poly_eval", "sm_90", &h200(), None, &func(167, 0, None), &cfg(1, 384, 0)).unwrap();
+        // A JIT-compiled kernel's message names the PTX it came from, as when the arch was text.
+        let jit = Some(Arch::new(8, 0, Variant::Base));
+        let e = check_launch("poly_eval", jit, &h200(), None, &func(167, 0, None), &cfg(1, 512, 0)).unwrap_err();
+        assert_eq!((e.arch, e.jit_from), (Arch::new(9, 0, Variant::Base), jit));
+        assert!(e.to_string().starts_with("`poly_eval` on sm_90 (JIT from sm_80 PTX): 167 registers × 512"), "{e}");
+        let ok = check_launch("poly_eval", None, &h200(), None, &func(167, 0, None), &cfg(1, 384, 0)).unwrap();
         assert_eq!((ok.threads, ok.occupancy.active_blocks, ok.raise_max_dynamic_shared), (384, 1, None));
     }
 
@@ -342,18 +354,18 @@ mod tests {
             exact: true,
         };
         let f = func(20, 0, Some(128));
-        let e = check_launch("k", "sm_90", &h200(), Some(&exact), &f, &cfg(1, 64, 0)).unwrap_err();
+        let e = check_launch("k", None, &h200(), Some(&exact), &f, &cfg(1, 64, 0)).unwrap_err();
         assert_eq!(e.problem, Problem::ContractExact);
         assert!(!e.problem.driver_refuses());
         assert_eq!(
             e.message,
             "@launch(128) means exactly 128 threads per block; this launch has 64 (block (64, 1, 1))"
         );
-        assert!(check_launch("k", "sm_90", &h200(), Some(&exact), &f, &cfg(1, 128, 0)).is_ok());
+        assert!(check_launch("k", None, &h200(), Some(&exact), &f, &cfg(1, 128, 0)).is_ok());
         let bound = Contract { source: ContractSource::LaunchBounds, exact: false, threads: Some(256), ..exact };
         let f = func(200, 0, Some(256));
-        assert!(check_launch("k", "sm_90", &h200(), Some(&bound), &f, &cfg(1, 200, 0)).is_ok());
-        let e = check_launch("k", "sm_90", &h200(), Some(&bound), &f, &cfg(1, 288, 0)).unwrap_err();
+        assert!(check_launch("k", None, &h200(), Some(&bound), &f, &cfg(1, 200, 0)).is_ok());
+        let e = check_launch("k", None, &h200(), Some(&bound), &f, &cfg(1, 288, 0)).unwrap_err();
         assert_eq!(e.problem, Problem::ContractBound);
         assert_eq!(
             e.message,
@@ -364,11 +376,11 @@ mod tests {
     #[test]
     fn dynamic_shared_memory_is_raised_up_to_the_opt_in_limit() {
         let f = func(12, 4096, None);
-        let ok = check_launch("s4k", "sm_90", &h200(), None, &f, &cfg(1, 32, 45056)).unwrap();
+        let ok = check_launch("s4k", None, &h200(), None, &f, &cfg(1, 32, 45056)).unwrap();
         assert_eq!(ok.raise_max_dynamic_shared, None);
-        let ok = check_launch("s4k", "sm_90", &h200(), None, &f, &cfg(1, 32, 228352)).unwrap();
+        let ok = check_launch("s4k", None, &h200(), None, &f, &cfg(1, 32, 228352)).unwrap();
         assert_eq!((ok.raise_max_dynamic_shared, ok.occupancy.active_blocks), (Some(228352), 1));
-        let e = check_launch("s4k", "sm_90", &h200(), None, &f, &cfg(1, 32, 228353)).unwrap_err();
+        let e = check_launch("s4k", None, &h200(), None, &f, &cfg(1, 32, 228353)).unwrap_err();
         assert_eq!(e.problem, Problem::SharedMemory);
         assert_eq!(
             e.message,
@@ -385,7 +397,7 @@ mod tests {
     fn the_checked_launch_refuses_what_the_quantity_rules_refuse() {
         use launch_engine::quantity::{Quantity, MAX_DYNAMIC_SMEM};
         let (dev, f) = (h200(), func(12, 0, None));
-        let launch = |block: u32, smem: u32| check_launch("k", "sm_90", &dev, None, &f, &cfg(1, block, smem));
+        let launch = |block: u32, smem: u32| check_launch("k", None, &dev, None, &f, &cfg(1, block, smem));
         for block in [0, 1025, 2000, u32::MAX] {
             assert!(Quantity::BlockSize.check(i64::from(block)).is_err());
             assert_eq!(launch(block, 0).unwrap_err().problem, Problem::BlockShape, "{block}");
@@ -404,7 +416,7 @@ mod tests {
         let f = func(12, 0, None);
         let dev = h200();
         let shape = |b: (u32, u32, u32), g: (u32, u32, u32)| {
-            check_launch("k", "sm_90", &dev, None, &f, &LaunchConfig { grid_dim: g, block_dim: b, shared_mem_bytes: 0 })
+            check_launch("k", None, &dev, None, &f, &LaunchConfig { grid_dim: g, block_dim: b, shared_mem_bytes: 0 })
                 .map_err(|e| (e.problem, e.message))
         };
         assert_eq!(shape((0, 1, 1), (1, 1, 1)).unwrap_err().0, Problem::BlockShape);

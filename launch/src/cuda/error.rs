@@ -6,7 +6,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use cudarc::driver::DriverError;
 
 use super::check::LaunchError;
-use super::image::NoImage;
+use super::image::{arch_list, Image, NoImage};
+use crate::Arch;
 
 /// Why a device could not be opened, a module loaded or a launch made.
 #[derive(Debug)]
@@ -38,15 +39,15 @@ pub enum Error {
         /// The module's source file.
         file: &'static str,
         /// The device's arch.
-        device_arch: String,
+        device_arch: Arch,
         /// The PTX's arch.
-        ptx_arch: &'static str,
+        ptx_arch: Arch,
         /// Its PTX ISA version.
         isa: Option<(u32, u32)>,
         /// `cuDriverGetVersion`.
         driver_version: i32,
         /// The embedded cubins' arches.
-        cubins: Vec<&'static str>,
+        cubins: Vec<Arch>,
         /// The driver's error.
         error: DriverError,
     },
@@ -65,10 +66,10 @@ pub enum Error {
         kernel: &'static str,
         /// The module's file.
         file: &'static str,
-        /// The image's arch.
-        image: String,
+        /// The image (its kind and arch).
+        image: Image,
         /// The arches whose builds have the kernel.
-        exists_on: Vec<&'static str>,
+        exists_on: Vec<Arch>,
     },
     /// No kernel, or several, of that name ([`crate::find`]).
     Find(crate::FindError),
@@ -118,7 +119,7 @@ impl fmt::Display for Error {
                         write!(f, "; this driver takes PTX ISA up to {}.{}: update the driver", max.0, max.1)?;
                     }
                 }
-                let cubins = if cubins.is_empty() { "none".to_string() } else { cubins.join(", ") };
+                let cubins = if cubins.is_empty() { "none".to_string() } else { arch_list(cubins) };
                 write!(
                     f,
                     "; cubins embedded for {cubins}: add \"{device_arch}\" to `arch` in [package.metadata.launch] to \
@@ -132,7 +133,7 @@ impl fmt::Display for Error {
                 f,
                 "`{kernel}` is not in the {image} build of {file}: it exists only on {}; load it with \
                  `Device::load`, which picks an image that has it",
-                exists_on.join(", ")
+                arch_list(exists_on)
             ),
             Error::Find(e) => e.fmt(f),
             Error::Launch(e) => e.fmt(f),

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::{Arch, Kernel, Module};
+use crate::{Arch, Kernel, Module, Variant};
 
 /// What to load for a module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -22,12 +22,12 @@ pub enum Image {
     /// An embedded cubin, run as is.
     Cubin {
         /// Its architecture (`sm_90`, `sm_90a`).
-        arch: &'static str,
+        arch: Arch,
     },
     /// The embedded PTX, compiled by the driver's JIT for the device.
     Ptx {
         /// The architecture it was generated for (`sm_90` means `compute_90`).
-        arch: &'static str,
+        arch: Arch,
         /// Its `.version` directive (PTX ISA), when present.
         isa: Option<(u32, u32)>,
     },
@@ -39,9 +39,9 @@ impl Image {
         matches!(self, Image::Ptx { .. })
     }
 
-    /// The architecture name the image was built for.
-    pub fn arch(&self) -> &'static str {
-        match self {
+    /// The architecture the image was built for.
+    pub fn arch(&self) -> Arch {
+        match *self {
             Image::Cubin { arch } | Image::Ptx { arch, .. } => arch,
         }
     }
@@ -51,14 +51,15 @@ impl fmt::Display for Image {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Image::Cubin { arch } => write!(f, "cubin {arch}"),
-            Image::Ptx { arch, isa: Some((a, b)) } => write!(f, "PTX {} (ISA {a}.{b}), JIT", virtual_name(arch)),
-            Image::Ptx { arch, isa: None } => write!(f, "PTX {}, JIT", virtual_name(arch)),
+            Image::Ptx { arch, isa: Some((a, b)) } => write!(f, "PTX {} (ISA {a}.{b}), JIT", arch.virtual_name()),
+            Image::Ptx { arch, isa: None } => write!(f, "PTX {}, JIT", arch.virtual_name()),
         }
     }
 }
 
-fn virtual_name(arch: &str) -> String {
-    arch.parse::<Arch>().map(|a| a.virtual_name()).unwrap_or_else(|_| arch.to_string())
+/// `sm_80, sm_90a`: arches as the messages list them.
+pub(crate) fn arch_list(arches: &[Arch]) -> String {
+    arches.iter().map(Arch::to_string).collect::<Vec<_>>().join(", ")
 }
 
 /// Why no embedded image fits a device.
@@ -68,11 +69,11 @@ pub struct NoImage {
     /// The module's source file.
     pub file: &'static str,
     /// The device's architecture (`sm_89`).
-    pub device_arch: String,
+    pub device_arch: Arch,
     /// The embedded cubins' architectures.
-    pub cubins: Vec<&'static str>,
-    /// The PTX's architecture (empty when the module has no PTX).
-    pub ptx_arch: &'static str,
+    pub cubins: Vec<Arch>,
+    /// The PTX's architecture (`None` when the module has no PTX).
+    pub ptx_arch: Option<Arch>,
     /// What was asked for.
     pub prefer: Prefer,
     /// For a kernel's image: its name and the arches whose builds have it (an `#if
@@ -80,14 +81,14 @@ pub struct NoImage {
     /// that lacks the kernel. `None` for a whole module, and when no image of the module runs on
     /// the device at all (then the fix is the arch to add, whatever the kernel).
     /// (Boxed: errors stay small.)
-    pub kernel: Option<Box<(&'static str, Vec<&'static str>)>>,
+    pub kernel: Option<Box<(&'static str, Vec<Arch>)>>,
 }
 
 impl fmt::Display for NoImage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let cubins = if self.cubins.is_empty() { "none".to_string() } else { self.cubins.join(", ") };
+        let cubins = if self.cubins.is_empty() { "none".to_string() } else { arch_list(&self.cubins) };
         if let Some((name, arches)) = self.kernel.as_deref() {
-            let on = if arches.is_empty() { "no arch".to_string() } else { arches.join(", ") };
+            let on = if arches.is_empty() { "no arch".to_string() } else { arch_list(arches) };
             return write!(
                 f,
                 "{}: no image of kernel `{name}` runs on this {} device: the kernel exists only on {on} (the builds \
@@ -101,12 +102,12 @@ impl fmt::Display for NoImage {
         write!(f, "{}: no image runs on this {} device: cubins embedded for {cubins}", self.file, self.device_arch)?;
         match (self.prefer, self.ptx_arch) {
             (Prefer::Cubin, _) => write!(f, " (PTX not allowed by the caller)"),
-            (_, "") => write!(f, "; no PTX embedded"),
-            (_, ptx) => write!(
+            (_, None) => write!(f, "; no PTX embedded"),
+            (_, Some(ptx)) => write!(
                 f,
                 "; the PTX is for {}, which a {} device cannot JIT (PTX runs on its own compute capability and newer; \
                  `a` PTX only on its own chip, `f` PTX on its family)",
-                virtual_name(ptx),
+                ptx.virtual_name(),
                 self.device_arch
             ),
         }?;
@@ -152,26 +153,16 @@ pub(crate) fn ptx_text(module: &Module, image: Image) -> Option<&'static str> {
 }
 
 fn choose(module: &Module, kernel: Option<&Kernel>, cc: (u32, u32), prefer: Prefer) -> Result<Image, NoImage> {
-    let has = |arch: &str| kernel.is_none_or(|k| k.exists_on(arch));
+    let has = |arch: Arch| kernel.is_none_or(|k| k.exists_on(arch));
     // The rule is `compat`'s (shared with `cargo launch coverage`); here only the candidates: the
     // images whose build has the kernel.
-    let cubins: Vec<(Arch, &'static str)> = module
-        .cubins
-        .iter()
-        .filter(|c| has(c.arch))
-        .filter_map(|c| c.arch.parse::<Arch>().ok().map(|a| (a, c.arch)))
-        .collect();
-    let cubin = crate::compat::best_cubin(cubins.iter().map(|(a, _)| *a), cc)
-        .and_then(|best| cubins.iter().find(|(a, _)| *a == best))
-        .map(|(_, name)| Image::Cubin { arch: name });
-    let ptxs: Vec<(Arch, &'static str, &'static str)> = module
-        .ptx_texts()
-        .filter(|(name, text)| !text.is_empty() && has(name))
-        .filter_map(|(name, text)| name.parse::<Arch>().ok().map(|a| (a, name, text)))
-        .collect();
-    let ptx = crate::compat::best_ptx(ptxs.iter().map(|(a, _, _)| *a), cc)
-        .and_then(|best| ptxs.iter().find(|(a, _, _)| *a == best))
-        .map(|(_, name, text)| Image::Ptx { arch: name, isa: ptx_isa_version(text) });
+    let cubin = crate::compat::best_cubin(module.cubins.iter().map(|c| c.arch).filter(|&a| has(a)), cc)
+        .map(|arch| Image::Cubin { arch });
+    let ptxs: Vec<(Arch, &'static str)> =
+        module.ptx_texts().filter(|&(arch, text)| !text.is_empty() && has(arch)).collect();
+    let ptx = crate::compat::best_ptx(ptxs.iter().map(|(a, _)| *a), cc)
+        .and_then(|best| ptxs.iter().find(|(a, _)| *a == best))
+        .map(|&(arch, text)| Image::Ptx { arch, isa: ptx_isa_version(text) });
     let chosen = match prefer {
         Prefer::Auto => cubin.or(ptx),
         Prefer::Cubin => cubin,
@@ -179,9 +170,9 @@ fn choose(module: &Module, kernel: Option<&Kernel>, cc: (u32, u32), prefer: Pref
     };
     chosen.ok_or_else(|| NoImage {
         file: module.file,
-        device_arch: format!("sm_{}{}", cc.0, cc.1),
+        device_arch: Arch::new(cc.0, cc.1, Variant::Base),
         cubins: module.cubins.iter().map(|c| c.arch).collect(),
-        ptx_arch: if module.ptx.is_empty() { "" } else { module.ptx_arch },
+        ptx_arch: module.ptx_arch.filter(|_| !module.ptx.is_empty()),
         prefer,
         // The kernel's absence is the reason only when the module has an image this device
         // takes and the kernel is not in it; when no image of the module runs here (a crate built
@@ -198,29 +189,35 @@ mod tests {
     use super::*;
     use crate::Cubin;
 
+    const SM_80: Arch = Arch::new(8, 0, Variant::Base);
+    const SM_90: Arch = Arch::new(9, 0, Variant::Base);
+    const SM_90A: Arch = Arch::new(9, 0, Variant::Specific);
+    const SM_100: Arch = Arch::new(10, 0, Variant::Base);
+    const SM_100F: Arch = Arch::new(10, 0, Variant::Family);
+
     static CUBINS: &[Cubin] = &[
-        Cubin { arch: "sm_80", bytes: b"80" },
-        Cubin { arch: "sm_90", bytes: b"90" },
-        Cubin { arch: "sm_90a", bytes: b"90a" },
-        Cubin { arch: "sm_100f", bytes: b"100f" },
+        Cubin { arch: SM_80, bytes: b"80" },
+        Cubin { arch: SM_90, bytes: b"90" },
+        Cubin { arch: SM_90A, bytes: b"90a" },
+        Cubin { arch: SM_100F, bytes: b"100f" },
     ];
     static M: Module = Module {
         file: "kernels/k.cu",
         cubins: CUBINS,
-        ptx_arch: "sm_80",
+        ptx_arch: Some(SM_80),
         ptx: ".version 8.8\n.target sm_80\n",
         extra_ptx: &[],
     };
 
     // kernels/gated.cu, arch = ["sm_80", "sm_90"]: `everywhere` on both, `fp8_only` under
     // `#if __CUDA_ARCH__ >= 900`, `pre_hopper` under `#if __CUDA_ARCH__ < 900`.
-    static GATED_CUBINS: &[Cubin] = &[Cubin { arch: "sm_80", bytes: b"80" }, Cubin { arch: "sm_90", bytes: b"90" }];
+    static GATED_CUBINS: &[Cubin] = &[Cubin { arch: SM_80, bytes: b"80" }, Cubin { arch: SM_90, bytes: b"90" }];
     static GATED: Module = Module {
         file: "kernels/gated.cu",
         cubins: GATED_CUBINS,
-        ptx_arch: "sm_80",
+        ptx_arch: Some(SM_80),
         ptx: ".version 8.8\n.target sm_80\n",
-        extra_ptx: &[crate::PtxText { arch: "sm_90", text: ".version 8.8\n.target sm_90\n" }],
+        extra_ptx: &[crate::PtxText { arch: SM_90, text: ".version 8.8\n.target sm_90\n" }],
     };
     const fn on(arches: &'static [crate::ArchResources]) -> Kernel {
         Kernel {
@@ -235,19 +232,17 @@ mod tests {
         }
     }
     const R: crate::Resources = crate::Resources { registers: 8, ..crate::Resources::ZERO };
-    static EVERYWHERE: Kernel = on(&[
-        crate::ArchResources { arch: "sm_80", resources: R },
-        crate::ArchResources { arch: "sm_90", resources: R },
-    ]);
-    static FP8_ONLY: Kernel = on(&[crate::ArchResources { arch: "sm_90", resources: R }]);
-    static PRE_HOPPER: Kernel = on(&[crate::ArchResources { arch: "sm_80", resources: R }]);
+    static EVERYWHERE: Kernel =
+        on(&[crate::ArchResources { arch: SM_80, resources: R }, crate::ArchResources { arch: SM_90, resources: R }]);
+    static FP8_ONLY: Kernel = on(&[crate::ArchResources { arch: SM_90, resources: R }]);
+    static PRE_HOPPER: Kernel = on(&[crate::ArchResources { arch: SM_80, resources: R }]);
 
     #[test]
     fn a_kernel_gated_to_newer_arches_gets_their_cubin_or_their_ptx() {
-        let ptx90 = Image::Ptx { arch: "sm_90", isa: Some((8, 8)) };
-        let ptx80 = Image::Ptx { arch: "sm_80", isa: Some((8, 8)) };
+        let ptx90 = Image::Ptx { arch: SM_90, isa: Some((8, 8)) };
+        let ptx80 = Image::Ptx { arch: SM_80, isa: Some((8, 8)) };
         // Its own cubin on sm_90, the compute_90 PTX on anything newer (never the sm_80 PTX, which lacks it).
-        assert_eq!(select_image_for(&FP8_ONLY, (9, 0), Prefer::Auto), Ok(Image::Cubin { arch: "sm_90" }));
+        assert_eq!(select_image_for(&FP8_ONLY, (9, 0), Prefer::Auto), Ok(Image::Cubin { arch: SM_90 }));
         assert_eq!(select_image_for(&FP8_ONLY, (10, 0), Prefer::Auto), Ok(ptx90));
         assert_eq!(select_image_for(&FP8_ONLY, (12, 0), Prefer::Ptx), Ok(ptx90));
         assert_eq!(ptx_text(&GATED, ptx90), Some(".version 8.8\n.target sm_90\n"));
@@ -263,7 +258,7 @@ mod tests {
         // A kernel on every arch keeps the lowest PTX; one left out of the sm_90 build JITs the
         // sm_80 PTX on an sm_90 device rather than taking a cubin without it.
         assert_eq!(select_image_for(&EVERYWHERE, (10, 0), Prefer::Auto), Ok(ptx80));
-        assert_eq!(select_image_for(&EVERYWHERE, (9, 0), Prefer::Auto), Ok(Image::Cubin { arch: "sm_90" }));
+        assert_eq!(select_image_for(&EVERYWHERE, (9, 0), Prefer::Auto), Ok(Image::Cubin { arch: SM_90 }));
         assert_eq!(select_image_for(&PRE_HOPPER, (9, 0), Prefer::Auto), Ok(ptx80));
         assert_eq!(
             select_image_for(&PRE_HOPPER, (9, 0), Prefer::Cubin).map_err(|e| e.to_string().contains("PTX not allowed")),
@@ -275,18 +270,18 @@ mod tests {
 
     #[test]
     fn the_exact_compute_capability_wins_and_a_beats_base() {
-        assert_eq!(select_image(&M, (9, 0), Prefer::Auto), Ok(Image::Cubin { arch: "sm_90a" }));
-        assert_eq!(select_image(&M, (8, 0), Prefer::Auto), Ok(Image::Cubin { arch: "sm_80" }));
-        assert_eq!(select_image(&M, (10, 0), Prefer::Auto), Ok(Image::Cubin { arch: "sm_100f" }));
+        assert_eq!(select_image(&M, (9, 0), Prefer::Auto), Ok(Image::Cubin { arch: SM_90A }));
+        assert_eq!(select_image(&M, (8, 0), Prefer::Auto), Ok(Image::Cubin { arch: SM_80 }));
+        assert_eq!(select_image(&M, (10, 0), Prefer::Auto), Ok(Image::Cubin { arch: SM_100F }));
     }
 
     #[test]
     fn same_major_chips_run_the_cubin_others_jit_the_ptx() {
         // sm_100f is family-specific: 10.3 runs it as is; sm_80 runs on 8.6; 12.0 JITs the PTX.
-        assert_eq!(select_image(&M, (10, 3), Prefer::Auto), Ok(Image::Cubin { arch: "sm_100f" }));
-        assert_eq!(select_image(&M, (8, 6), Prefer::Auto), Ok(Image::Cubin { arch: "sm_80" }));
-        assert_eq!(select_image(&M, (12, 0), Prefer::Auto), Ok(Image::Ptx { arch: "sm_80", isa: Some((8, 8)) }));
-        assert_eq!(select_image(&M, (9, 0), Prefer::Ptx), Ok(Image::Ptx { arch: "sm_80", isa: Some((8, 8)) }));
+        assert_eq!(select_image(&M, (10, 3), Prefer::Auto), Ok(Image::Cubin { arch: SM_100F }));
+        assert_eq!(select_image(&M, (8, 6), Prefer::Auto), Ok(Image::Cubin { arch: SM_80 }));
+        assert_eq!(select_image(&M, (12, 0), Prefer::Auto), Ok(Image::Ptx { arch: SM_80, isa: Some((8, 8)) }));
+        assert_eq!(select_image(&M, (9, 0), Prefer::Ptx), Ok(Image::Ptx { arch: SM_80, isa: Some((8, 8)) }));
     }
 
     #[test]
@@ -314,15 +309,15 @@ mod tests {
         assert_eq!(max_ptx_isa(99000), None);
     }
     // kernels/one.cu built for sm_100 alone: nothing in it is arch-gated.
-    static ONE_CUBINS: &[Cubin] = &[Cubin { arch: "sm_100", bytes: b"100" }];
+    static ONE_CUBINS: &[Cubin] = &[Cubin { arch: SM_100, bytes: b"100" }];
     static ONE: Module = Module {
         file: "kernels/one.cu",
         cubins: ONE_CUBINS,
-        ptx_arch: "sm_100",
+        ptx_arch: Some(SM_100),
         ptx: ".version 8.8\n.target sm_100\n",
         extra_ptx: &[],
     };
-    static ONLY_100: Kernel = Kernel { module: &ONE, ..on(&[crate::ArchResources { arch: "sm_100", resources: R }]) };
+    static ONLY_100: Kernel = Kernel { module: &ONE, ..on(&[crate::ArchResources { arch: SM_100, resources: R }]) };
 
     /// Every kernel placement (on all the module's arches, on some, a module of one arch) × a
     /// device older than every build, of the same major, exact, newer × every preference: the

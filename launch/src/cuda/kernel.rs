@@ -13,7 +13,7 @@ use super::error::{guarded, guarded_lazy, Error};
 use super::image::Image;
 use super::memo::CheckMemo;
 use crate::occupancy::{self, Carveout, Occupancy};
-use crate::{Kernel, Module, Resources};
+use crate::{Arch, Kernel, Module, Resources};
 
 /// A module loaded on a device.
 pub struct LoadedModule {
@@ -78,7 +78,7 @@ impl LoadedModule {
             return Err(Error::NotInImage {
                 kernel: kernel.name,
                 file: self.source.file,
-                image: self.image.to_string(),
+                image: self.image,
                 exists_on: kernel.resources.iter().map(|r| r.arch).collect(),
             });
         }
@@ -104,17 +104,12 @@ impl LoadedModule {
         // Barriers are not a driver attribute; the PTX names them, so every build of it has the
         // same count: take the report of the image's arch (for JIT, the PTX's own arch).
         let barriers = kernel.resources_on(self.image.arch()).map(|r| r.barriers).unwrap_or(0);
-        let arch = match self.image {
-            Image::Cubin { .. } => self.info.arch(),
-            Image::Ptx { arch, .. } => format!("{} (JIT from {arch} PTX)", self.info.arch()),
-        };
         Ok(LoadedKernel {
             kernel,
             func,
             ctx: self.ctx.clone(),
             info: self.info.clone(),
             image: self.image,
-            arch,
             embedded,
             driver,
             barriers,
@@ -169,7 +164,6 @@ pub struct LoadedKernel {
     ctx: Arc<CudaContext>,
     info: Arc<DeviceInfo>,
     image: Image,
-    arch: String,
     embedded: Option<Resources>,
     driver: DriverAttributes,
     barriers: u32,
@@ -183,7 +177,7 @@ impl fmt::Debug for LoadedKernel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LoadedKernel")
             .field("name", &self.kernel.name)
-            .field("arch", &self.arch)
+            .field("arch", &self.arch_text())
             .field("image", &self.image)
             .field("driver", &self.driver)
             .finish_non_exhaustive()
@@ -206,9 +200,23 @@ impl LoadedKernel {
         self.image
     }
 
-    /// `sm_90`, or `sm_90 (JIT from sm_80 PTX)`: how errors name the arch.
-    pub fn arch(&self) -> &str {
-        &self.arch
+    /// The device's arch (`sm_90`), which errors name; [`LoadedKernel::image`] says whether it
+    /// runs a cubin or PTX the driver JIT-compiled, and for which arch.
+    pub fn arch(&self) -> Arch {
+        self.info.arch()
+    }
+
+    /// The arch of the PTX the driver JIT-compiled the kernel from; `None` for a cubin.
+    fn jit_from(&self) -> Option<Arch> {
+        self.image.is_jit().then(|| self.image.arch())
+    }
+
+    /// `sm_90`, or `sm_90 (JIT from sm_80 PTX)`: the arch as errors name it.
+    fn arch_text(&self) -> String {
+        match self.jit_from() {
+            None => self.arch().to_string(),
+            Some(ptx) => format!("{} (JIT from {ptx} PTX)", self.arch()),
+        }
     }
 
     /// The device.
@@ -264,7 +272,7 @@ impl LoadedKernel {
             let contract = self.kernel.contract;
             check_launch(
                 self.kernel.name,
-                &self.arch,
+                self.jit_from(),
                 &self.info,
                 contract.as_ref(),
                 &self.function_info_at(max_dynamic),
@@ -334,7 +342,7 @@ impl LoadedKernel {
     pub unsafe fn launch(&self, args: &mut LaunchArgs<'_>, cfg: LaunchConfig) -> Result<Approval, Error> {
         let approval = self.prepare(&cfg)?;
         // The message is formatted only on failure: a launch costs about 3 µs, a `format!` 50 ns.
-        let what = || format!("launching `{}` on {}", self.kernel.name, self.arch);
+        let what = || format!("launching `{}` on {}", self.kernel.name, self.arch_text());
         // SAFETY: the caller's contract.
         guarded_lazy(what, || unsafe { args.launch(cfg) })?;
         Ok(approval)
@@ -353,7 +361,8 @@ impl LoadedKernel {
             .map_err(|e| {
                 Error::Launch(super::LaunchError {
                     kernel: self.kernel.name.into(),
-                    arch: self.arch.clone(),
+                    arch: self.arch(),
+                    jit_from: self.jit_from(),
                     problem: super::Problem::Occupancy,
                     message: e.to_string(),
                     failure: None,
@@ -394,9 +403,7 @@ impl LoadedKernel {
                 cmp("SHARED_SIZE_BYTES", r.shared_static, d.shared_size_bytes);
                 let expected = occupancy::max_threads_per_block(&self.info.limits, r.registers, maxntid);
                 cmp("MAX_THREADS_PER_BLOCK", expected, d.max_threads_per_block);
-                if let Ok(a) = arch.parse::<crate::Arch>() {
-                    cmp("BINARY_VERSION", a.sm(), d.binary_version);
-                }
+                cmp("BINARY_VERSION", arch.sm(), d.binary_version);
             }
             _ => {
                 let expected = occupancy::max_threads_per_block(&self.info.limits, d.num_regs, maxntid);

@@ -5,7 +5,8 @@
 //! use launch::cuda::{cudarc::driver::{LaunchConfig, PushKernelArg}, Device};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # static MODULE: launch::Module = launch::Module {
-//! #     file: "kernels/poly.cu", cubins: &[], ptx_arch: "sm_90", ptx: "", extra_ptx: &[],
+//! #     file: "kernels/poly.cu", cubins: &[], ptx: "", extra_ptx: &[],
+//! #     ptx_arch: Some(launch::Arch::new(9, 0, launch::Variant::Base)),
 //! # };
 //! # static POLY_EVAL: launch::Kernel = launch::Kernel {
 //! #     name: "poly_eval", demangled: "poly_eval", line: 1, module: &MODULE, contract: None,

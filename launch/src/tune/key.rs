@@ -69,12 +69,16 @@ pub fn kernel_hash(kernel: &Kernel) -> u64 {
     h.field(b"kernel").field(kernel.name.as_bytes());
     let m = kernel.module;
     h.word(m.cubins.len() as u64);
+    // Arches are hashed as their names (`sm_90a`), as when they were strings: the hash names
+    // users' cache files (pinned by `the_kernel_and_variant_hashes_are_pinned`).
     for c in m.cubins {
-        h.field(c.arch.as_bytes()).field(c.bytes);
+        h.field(c.arch.to_string().as_bytes()).field(c.bytes);
     }
+    // The fallback PTX, then the extra ones; a module without PTX hashes an empty name and text.
     h.word(m.extra_ptx.len() as u64 + 1);
-    for (arch, text) in m.ptx_texts() {
-        h.field(arch.as_bytes()).field(text.as_bytes());
+    h.field(m.ptx_arch.map(|a| a.to_string()).unwrap_or_default().as_bytes()).field(m.ptx.as_bytes());
+    for p in m.extra_ptx {
+        h.field(p.arch.to_string().as_bytes()).field(p.text.as_bytes());
     }
     h.finish()
 }
@@ -155,7 +159,9 @@ impl TuneKey {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Cubin, Module};
+    use crate::{Arch, Cubin, Module, PtxText, Variant};
+
+    const SM_90: Arch = Arch::new(9, 0, Variant::Base);
 
     const PINNED_EMPTY: u64 = 0x8eae_55a5_3adb_7034;
     const PINNED_TEXT: u64 = 0xf92d_4b1a_bb9c_6a8f;
@@ -173,10 +179,10 @@ mod tests {
     }
 
     const fn module(cubin: &'static [Cubin]) -> Module {
-        Module { file: "k.cu", cubins: cubin, ptx_arch: "sm_90", ptx: ".entry k", extra_ptx: &[] }
+        Module { file: "k.cu", cubins: cubin, ptx_arch: Some(SM_90), ptx: ".entry k", extra_ptx: &[] }
     }
-    static M1: Module = module(&[Cubin { arch: "sm_90", bytes: b"\x7fELF one" }]);
-    static M2: Module = module(&[Cubin { arch: "sm_90", bytes: b"\x7fELF two" }]);
+    static M1: Module = module(&[Cubin { arch: SM_90, bytes: b"\x7fELF one" }]);
+    static M2: Module = module(&[Cubin { arch: SM_90, bytes: b"\x7fELF two" }]);
     const fn kernel(name: &'static str, module: &'static Module, contract: Option<Contract>) -> Kernel {
         Kernel { name, demangled: name, line: 1, module, contract, host_threads: 256, resources: &[], variants: &[] }
     }
@@ -213,9 +219,9 @@ mod tests {
                 bytes[at] ^= 1;
             }
             let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-            let cubins: &'static [Cubin] = Box::leak(Box::new([Cubin { arch: "sm_90", bytes }]));
+            let cubins: &'static [Cubin] = Box::leak(Box::new([Cubin { arch: SM_90, bytes }]));
             let module: &'static Module =
-                Box::leak(Box::new(Module { file: "big.cu", cubins, ptx_arch: "sm_90", ptx: "", extra_ptx: &[] }));
+                Box::leak(Box::new(Module { file: "big.cu", cubins, ptx_arch: Some(SM_90), ptx: "", extra_ptx: &[] }));
             kernel_hash(Box::leak(Box::new(kernel("big", module, None))))
         };
         let base = big(None);
@@ -223,6 +229,47 @@ mod tests {
         for at in [0, 1 << 20, (4 << 20) - 1] {
             assert_ne!(base, big(Some(at)), "a change at byte {at} is not in the key");
         }
+    }
+
+    /// Pinned: the kernel hash is a cache file's name, so a change orphans every tune cache users
+    /// have. Covers each arch a module carries (cubins, the fallback PTX, extra PTX) and a module
+    /// without PTX, whose fallback is hashed as an empty arch name and an empty text.
+    #[test]
+    fn the_kernel_and_variant_hashes_are_pinned() {
+        static EXTRA: &[PtxText] = &[PtxText { arch: Arch::new(10, 0, Variant::Specific), text: ".entry k_100" }];
+        static FULL: Module = Module {
+            file: "k.cu",
+            cubins: &[
+                Cubin { arch: SM_90, bytes: b"\x7fELF 90" },
+                Cubin { arch: Arch::new(12, 0, Variant::Family), bytes: b"\x7fELF 120" },
+            ],
+            ptx_arch: Some(SM_90),
+            ptx: ".entry k",
+            extra_ptx: EXTRA,
+        };
+        static NO_PTX: Module = Module {
+            file: "k.cu",
+            cubins: &[Cubin { arch: Arch::new(9, 0, Variant::Specific), bytes: b"\x7fELF" }],
+            ptx_arch: None,
+            ptx: "",
+            extra_ptx: &[],
+        };
+        static NOTHING: Module = Module { file: "", cubins: &[], ptx_arch: None, ptx: "", extra_ptx: &[] };
+        let got = [
+            kernel_hash(&kernel("k", &FULL, None)),
+            kernel_hash(&kernel("k", &NO_PTX, None)),
+            kernel_hash(&kernel("", &NOTHING, None)),
+            kernel_hash(&K1),
+            variants_hash(&[&V_A, &V_B]),
+        ];
+        let pinned = [
+            0x4050_96bc_3367_0c1c,
+            0x98ef_6822_1b80_ece2,
+            0x3086_831d_fbdb_3eca,
+            0x1677_53b4_e0d0_374e,
+            0xe79d_edda_2682_324c,
+        ];
+        assert_eq!(got.map(|h| format!("{h:#x}")), pinned.map(|h: u64| format!("{h:#x}")));
     }
 
     #[test]

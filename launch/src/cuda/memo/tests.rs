@@ -50,12 +50,12 @@ impl Harness {
         let max_dynamic = self.max_dynamic.get();
         self.memo.check(&self.dev, c, max_dynamic, || {
             self.full_checks.set(self.full_checks.get() + 1);
-            check_launch("k", "sm_90", &self.dev, None, &func(40, max_dynamic), c)
+            check_launch("k", None, &self.dev, None, &func(40, max_dynamic), c)
         })
     }
 
     fn direct(&self, c: &LaunchConfig) -> Result<Approval, LaunchError> {
-        check_launch("k", "sm_90", &self.dev, None, &func(40, self.max_dynamic.get()), c)
+        check_launch("k", None, &self.dev, None, &func(40, self.max_dynamic.get()), c)
     }
 }
 
@@ -148,7 +148,7 @@ fn every_approval_survives_the_round_trip_through_words() {
             for smem in [0, 1, 40_000, 100_000, 220_000] {
                 for block in (1..=1024).step_by(7) {
                     let c = cfg(1, block, smem);
-                    let Ok(a) = check_launch("k", "sm_90", &dev, None, &func(registers, max_dynamic), &c) else {
+                    let Ok(a) = check_launch("k", None, &dev, None, &func(registers, max_dynamic), &c) else {
                         continue;
                     };
                     let k = key(&c, max_dynamic);
@@ -163,7 +163,7 @@ fn every_approval_survives_the_round_trip_through_words() {
     }
     assert!(seen > 1000, "{seen}");
     // The states `check` cannot produce from this device, by hand: each flag on its own.
-    let base = check_launch("k", "sm_90", &dev, None, &func(40, 0), &cfg(1, 256, 0)).unwrap();
+    let base = check_launch("k", None, &dev, None, &func(40, 0), &cfg(1, 256, 0)).unwrap();
     for gc in [PartitionedGc::Off, PartitionedGc::On, PartitionedGc::OnStrict] {
         for barriers in [None, Some(0), Some(7)] {
             let mut a = base;
@@ -186,7 +186,7 @@ fn readers_racing_a_writer_see_whole_approvals_or_nothing() {
         .iter()
         .map(|&b| {
             let c = cfg(1, b, 0);
-            (key(&c, 0), check_launch("k", "sm_90", &dev, None, &func(32, 0), &c).unwrap())
+            (key(&c, 0), check_launch("k", None, &dev, None, &func(32, 0), &c).unwrap())
         })
         .collect();
     let memo = CheckMemo::default();
@@ -234,7 +234,7 @@ fn the_remembered_check_costs_a_few_nanoseconds() {
     let memo = CheckMemo::default();
     let f = func(40, 48 * 1024);
     let c = cfg(4096, 256, 0);
-    let full = || check_launch("k", "sm_90", &dev, None, &f, black_box(&c));
+    let full = || check_launch("k", None, &dev, None, &f, black_box(&c));
     let remembered = || memo.check(&dev, black_box(&c), black_box(48 * 1024), full);
     remembered().unwrap();
     let fast = ns_per_call(|| {

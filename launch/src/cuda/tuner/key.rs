@@ -45,7 +45,7 @@ pub(super) fn candidates_hash(candidates: &[&'static Kernel]) -> u64 {
     h.finish()
 }
 
-static EMPTY_MODULE: crate::Module = crate::Module { file: "", cubins: &[], ptx_arch: "", ptx: "", extra_ptx: &[] };
+static EMPTY_MODULE: crate::Module = crate::Module { file: "", cubins: &[], ptx_arch: None, ptx: "", extra_ptx: &[] };
 pub(super) static EMPTY: Kernel = Kernel {
     name: "",
     demangled: "",

@@ -158,11 +158,12 @@ fn verdicts_accept_true_unit_and_ok_and_reject_the_rest_with_a_reason() {
     assert_eq!(Err::<(), _>(std::fmt::Error).verdict(), Err("an error occurred when formatting an argument".into()));
 }
 
+const SM_90: crate::Arch = crate::Arch::new(9, 0, crate::Variant::Base);
 const fn module(file: &'static str, cubins: &'static [Cubin]) -> Module {
-    Module { file, cubins, ptx_arch: "sm_90", ptx: "", extra_ptx: &[] }
+    Module { file, cubins, ptx_arch: Some(SM_90), ptx: "", extra_ptx: &[] }
 }
-static M1: Module = module("a.cu", &[Cubin { arch: "sm_90", bytes: b"one" }]);
-static M2: Module = module("b.cu", &[Cubin { arch: "sm_90", bytes: b"two" }]);
+static M1: Module = module("a.cu", &[Cubin { arch: SM_90, bytes: b"one" }]);
+static M2: Module = module("b.cu", &[Cubin { arch: SM_90, bytes: b"two" }]);
 const fn kernel(name: &'static str, module: &'static Module, variants: &'static [Kernel]) -> Kernel {
     Kernel { name, demangled: name, line: 1, module, contract: None, host_threads: 256, resources: &[], variants }
 }
