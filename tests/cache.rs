@@ -17,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime};
 use launch_schema::stats::BuildStats;
 use serde_json::Value;
 
-use crate::support::{fixture, root, run, toolchain_root, SCRUBBED};
+use crate::support::{fixture, run, toolchain_root, SCRUBBED};
 
 /// A copy of the fixture named `fixture-cache-<tag>`: copies with one name share an `OUT_DIR` in
 /// the shared target folder (cargo leaves a path package's folder out of its hash), so tests
@@ -51,7 +51,7 @@ fn cargo_build(dir: &Path, cache: &Path, toolchain: &Path) -> Command {
     }
     cmd.current_dir(dir)
         .args(["build", "--message-format=json-render-diagnostics"])
-        .env("CARGO_TARGET_DIR", root().join("target/fixtures"))
+        .env("CARGO_TARGET_DIR", crate::support::fixtures_target())
         .env("CARGO_TERM_COLOR", "never")
         .env("LAUNCH_CACHE_DIR", cache)
         .env("LAUNCH_TOOLCHAIN", toolchain);

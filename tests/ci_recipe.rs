@@ -62,7 +62,7 @@ fn the_books_ci_recipe_runs_as_written() {
         for v in SCRUBBED.iter() {
             cmd.env_remove(v);
         }
-        cmd.env("CARGO_TARGET_DIR", root().join("target").join("fixtures")).env("CARGO_TERM_COLOR", "never");
+        cmd.env("CARGO_TARGET_DIR", crate::support::fixtures_target()).env("CARGO_TERM_COLOR", "never");
         let (code, stdout, stderr) = run(&mut cmd);
         assert_eq!(code, 0, "`{command}` failed:\n{stdout}\n{stderr}");
         if w[1..].starts_with(&["launch", "check"]) {

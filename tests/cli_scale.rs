@@ -80,7 +80,7 @@ fn sixty_records_get_the_compact_report_and_filters_and_check_groups_them() {
 /// `cargo check -v` of the fixture in the tests' shared target dir.
 fn cargo_check_v(manifest: &Path) -> (i32, String, String) {
     let mut c = std::process::Command::new(env!("CARGO"));
-    c.args(["check", "-v", "--manifest-path"]).arg(manifest).env("CARGO_TARGET_DIR", root().join("target/fixtures"));
+    c.args(["check", "-v", "--manifest-path"]).arg(manifest).env("CARGO_TARGET_DIR", crate::support::fixtures_target());
     run(&mut c)
 }
 

@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use crate::support::{cargo_launch, fixture, root, run, with_metadata};
+use crate::support::{cargo_launch, fixture, run, with_metadata};
 
 /// `cargo launch report` on `dir`: (exit code, stderr).
 fn report(dir: &tempfile::TempDir) -> (i32, String) {
@@ -84,7 +84,7 @@ fn a_bad_launch_arch_entry_is_named_with_its_position() {
     for v in crate::support::SCRUBBED.iter() {
         cmd.env_remove(v);
     }
-    cmd.env("CARGO_TARGET_DIR", root().join("target/fixtures"));
+    cmd.env("CARGO_TARGET_DIR", crate::support::fixtures_target());
     cmd.env("LAUNCH_ARCH", "sm_90,sm_9O");
     let (code, _, stderr) = run(&mut cmd);
     assert_ne!(code, 0, "{stderr}");

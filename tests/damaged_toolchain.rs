@@ -12,7 +12,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::{cargo_launch, fixture, linked_copy, root, run, toolchain_root, SCRUBBED};
+use crate::support::{cargo_launch, fixture, linked_copy, run, toolchain_root, SCRUBBED};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Damage {
@@ -121,7 +121,7 @@ fn scrubbed(mut cmd: Command, cache: &Path, dir: &Path) -> Command {
         .env("LAUNCH_CACHE_DIR", cache)
         .env("LAUNCH_NO_SYSTEM_TOOLCHAIN", "1")
         .env("LAUNCH_NO_AUTO_SETUP", "1")
-        .env("CARGO_TARGET_DIR", root().join("target/fixtures"))
+        .env("CARGO_TARGET_DIR", crate::support::fixtures_target())
         .env("CARGO_TERM_COLOR", "never");
     cmd
 }

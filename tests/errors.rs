@@ -3,7 +3,7 @@ use std::process::Command;
 use predicates::prelude::*;
 use predicates::str::contains;
 
-use crate::support::{cargo_launch, fixture, launch_cmd, root, run, toolchain_root, with_metadata};
+use crate::support::{cargo_launch, fixture, launch_cmd, run, toolchain_root, with_metadata};
 
 fn report(dir: &tempfile::TempDir) -> (i32, String, String) {
     run(cargo_launch().args(["launch", "report", "--manifest-path"]).arg(dir.path().join("Cargo.toml")))
@@ -60,7 +60,7 @@ fn the_build_script_reports_config_errors_itself() {
     let dir = with_metadata("arch = [\"sm_9O\"]");
     let mut cmd = Command::new(env!("CARGO"));
     cmd.args(["check", "--manifest-path"]).arg(dir.path().join("Cargo.toml"));
-    cmd.env("CARGO_TARGET_DIR", root().join("target/fixtures"));
+    cmd.env("CARGO_TARGET_DIR", crate::support::fixtures_target());
     let (code, _, stderr) = run(&mut cmd);
     assert_ne!(code, 0);
     assert!(stderr.contains("error: launch-build: "), "{stderr}");
@@ -99,7 +99,7 @@ fn a_missing_toolchain_says_where_it_looked_and_how_to_fix_it() {
     // The build script alone (plain `cargo build`) gives the same message.
     let mut cmd = Command::new(env!("CARGO"));
     cmd.args(["check", "--manifest-path"]).arg(dir.path().join("Cargo.toml"));
-    cmd.env("CARGO_TARGET_DIR", root().join("target/fixtures"));
+    cmd.env("CARGO_TARGET_DIR", crate::support::fixtures_target());
     cmd.env("LAUNCH_CACHE_DIR", empty.path()).env("LAUNCH_NO_SYSTEM_TOOLCHAIN", "1");
     let (code, _, stderr) = run(&mut cmd);
     assert_ne!(code, 0);

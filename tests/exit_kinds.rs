@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use crate::support::{cargo_launch, fixture, root, run, toolchain_root, SCRUBBED};
+use crate::support::{cargo_launch, fixture, run, toolchain_root, SCRUBBED};
 
 /// Each checked variable with a bad value (`LAUNCH_COMPILE_TIMEOUT` with each way to be wrong).
 const BAD_VARIABLES: &[(&str, &str)] = &[
@@ -67,7 +67,7 @@ fn every_documented_variable_with_a_bad_value_exits_2_naming_it() {
 #[test]
 fn the_build_script_refuses_the_same_values_and_records_a_config_error() {
     let dir = fixture("bad_config");
-    let target = root().join("target/fixtures");
+    let target = crate::support::fixtures_target();
     for (name, value) in BAD_VARIABLES.iter().filter(|(n, _)| *n != "CARGO_NET_OFFLINE") {
         let mut cmd = Command::new(env!("CARGO"));
         cmd.args(["check", "--manifest-path"]).arg(dir.path().join("Cargo.toml"));

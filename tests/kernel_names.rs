@@ -14,7 +14,7 @@ use std::process::Command;
 use launch_schema::manifest::Manifest;
 use serde_json::Value;
 
-use crate::support::{cargo_launch, fixture, root, run, SCRUBBED};
+use crate::support::{cargo_launch, fixture, run, SCRUBBED};
 
 const PACK: &str = "pack_8bit_kernel(unsigned char const*, unsigned char*, unsigned long)";
 
@@ -63,7 +63,7 @@ fn build(dir: &Path) -> Result<Manifest, String> {
     }
     cmd.current_dir(dir)
         .args(["build", "--message-format=json-render-diagnostics"])
-        .env("CARGO_TARGET_DIR", root().join("target/fixtures"))
+        .env("CARGO_TARGET_DIR", crate::support::fixtures_target())
         .env("CARGO_TERM_COLOR", "never");
     let (code, stdout, stderr) = run(&mut cmd);
     if code != 0 {

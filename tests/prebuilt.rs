@@ -55,7 +55,7 @@ fn cargo(dir: &Path) -> Command {
         cmd.env_remove(v);
     }
     cmd.env_remove("LAUNCH_PREBUILT");
-    cmd.current_dir(dir).env("CARGO_TERM_COLOR", "never").env("CARGO_TARGET_DIR", root().join("target/fixtures"));
+    cmd.current_dir(dir).env("CARGO_TERM_COLOR", "never").env("CARGO_TARGET_DIR", crate::support::fixtures_target());
     cmd
 }
 

@@ -18,7 +18,7 @@ pub(crate) fn cargo(dir: &std::path::Path, args: &[&str]) -> (i32, String, Strin
     }
     cmd.current_dir(dir)
         .args(args)
-        .env("CARGO_TARGET_DIR", root().join("target/fixtures"))
+        .env("CARGO_TARGET_DIR", crate::support::fixtures_target())
         .env("CARGO_TERM_COLOR", "never");
     run(&mut cmd)
 }

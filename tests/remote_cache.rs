@@ -153,7 +153,7 @@ impl Builder {
         }
         cmd.current_dir(self.checkout.path())
             .args(["build", "--message-format=json-render-diagnostics"])
-            .env("CARGO_TARGET_DIR", root().join("target/fixtures"))
+            .env("CARGO_TARGET_DIR", crate::support::fixtures_target())
             .env("CARGO_TERM_COLOR", "never")
             .env("LAUNCH_CACHE_DIR", self.cache.path())
             .env("LAUNCH_TOOLCHAIN", toolchain_root())

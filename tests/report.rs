@@ -142,7 +142,7 @@ fn a_second_build_is_a_no_op() {
     let manifest = dir.path().join("Cargo.toml");
     let (code, _, stderr) = run(cargo_launch().args(["launch", "report", "--manifest-path"]).arg(&manifest));
     assert_eq!(code, 0, "{stderr}");
-    let target = root().join("target/fixtures");
+    let target = crate::support::fixtures_target();
     let check = || {
         let mut c = std::process::Command::new(env!("CARGO"));
         c.args(["check", "-v", "--manifest-path"]).arg(&manifest).env("CARGO_TARGET_DIR", &target);
@@ -211,7 +211,7 @@ fn launch_annotations_reach_the_ptx_and_the_report() {
     // The generated Rust exposes each contract to host code.
     let mut cargo = std::process::Command::new(env!("CARGO"));
     cargo.args(["run", "-q", "--manifest-path"]).arg(dir.path().join("Cargo.toml"));
-    cargo.env("CARGO_TARGET_DIR", root().join("target/fixtures"));
+    cargo.env("CARGO_TARGET_DIR", crate::support::fixtures_target());
     let (code, stdout, stderr) = run(&mut cargo);
     assert_eq!(code, 0, "{stderr}");
     assert!(

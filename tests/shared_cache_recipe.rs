@@ -222,7 +222,7 @@ impl Runner {
                 cmd.env_remove(v);
             }
             cmd.env("PATH", &path)
-                .env("CARGO_TARGET_DIR", root().join("target/fixtures"))
+                .env("CARGO_TARGET_DIR", crate::support::fixtures_target())
                 .env("CARGO_TERM_COLOR", "never")
                 .env("LAUNCH_CACHE_DIR", self.cache.path())
                 .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{}", server.port))

@@ -31,9 +31,24 @@ pub fn cargo_launch() -> Command {
     for v in SCRUBBED.iter() {
         cmd.env_remove(v);
     }
-    cmd.env("CARGO_TARGET_DIR", root().join("target").join("fixtures"));
+    cmd.env("CARGO_TARGET_DIR", fixtures_target());
     cmd.env("CARGO_TERM_COLOR", "never");
     cmd
+}
+
+/// The target folder the fixture builds share, made before any cargo runs in it. Cargo makes a
+/// missing target folder atomically (a temporary folder renamed into place): two of them making
+/// `target/fixtures` and a folder inside it (`launch-prebuild`, `launch-arch/...`) at once race,
+/// and the loser fails with "No such file or directory" at its temporary path (seen on a clean
+/// clone, where the first tests of a binary start together).
+pub fn fixtures_target() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = root().join("target").join("fixtures");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        dir
+    })
+    .clone()
 }
 
 /// [`cargo_launch`] as an `assert_cmd` command, for `.assert().code(..).stderr(..)` checks.
