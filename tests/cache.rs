@@ -43,18 +43,10 @@ fn package_of(dir: &Path) -> String {
     line.trim_start_matches("name = ").trim_matches('"').to_string()
 }
 
-/// `cargo build` of `dir` with its own cache folder and toolchain.
+/// `cargo build` of `dir` with its own cache folder and toolchain, its messages as JSON.
 fn cargo_build(dir: &Path, cache: &Path, toolchain: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO"));
-    for v in SCRUBBED.iter() {
-        cmd.env_remove(v);
-    }
-    cmd.current_dir(dir)
-        .args(["build", "--message-format=json-render-diagnostics"])
-        .env("CARGO_TARGET_DIR", crate::support::fixtures_target())
-        .env("CARGO_TERM_COLOR", "never")
-        .env("LAUNCH_CACHE_DIR", cache)
-        .env("LAUNCH_TOOLCHAIN", toolchain);
+    let mut cmd = crate::support::cargo_build(dir, cache, toolchain);
+    cmd.arg("--message-format=json-render-diagnostics");
     cmd
 }
 

@@ -9,12 +9,11 @@
 //! (where a kernel table said it names two), and neither took a unique bare name.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use launch_schema::manifest::Manifest;
 use serde_json::Value;
 
-use crate::support::{cargo_launch, fixture, run, SCRUBBED};
+use crate::support::{cargo_launch, fixture, run};
 
 const PACK: &str = "pack_8bit_kernel(unsigned char const*, unsigned char*, unsigned long)";
 
@@ -57,14 +56,8 @@ fn with_table(table: &str) -> tempfile::TempDir {
 
 /// `cargo build` of `dir`: its manifest (`OUT_DIR/launch/manifest.json`), or stderr on failure.
 fn build(dir: &Path) -> Result<Manifest, String> {
-    let mut cmd = Command::new(env!("CARGO"));
-    for v in SCRUBBED.iter() {
-        cmd.env_remove(v);
-    }
-    cmd.current_dir(dir)
-        .args(["build", "--message-format=json-render-diagnostics"])
-        .env("CARGO_TARGET_DIR", crate::support::fixtures_target())
-        .env("CARGO_TERM_COLOR", "never");
+    let mut cmd = crate::support::cargo_in(dir);
+    cmd.args(["build", "--message-format=json-render-diagnostics"]);
     let (code, stdout, stderr) = run(&mut cmd);
     if code != 0 {
         return Err(stderr);

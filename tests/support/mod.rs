@@ -139,19 +139,21 @@ pub fn with_metadata(meta: &str) -> tempfile::TempDir {
     dir
 }
 
-/// `cargo build` of `dir` with its own kernel cache folder and the given toolchain, into the
-/// fixtures' shared target folder.
-pub fn cargo_build(dir: &Path, cache: &Path, toolchain: &Path) -> Command {
+/// Cargo in `dir` with a clean environment, into the fixtures' shared target folder.
+pub fn cargo_in(dir: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO"));
     for v in SCRUBBED.iter() {
         cmd.env_remove(v);
     }
-    cmd.current_dir(dir)
-        .arg("build")
-        .env("CARGO_TARGET_DIR", root().join("target/fixtures"))
-        .env("CARGO_TERM_COLOR", "never")
-        .env("LAUNCH_CACHE_DIR", cache)
-        .env("LAUNCH_TOOLCHAIN", toolchain);
+    cmd.current_dir(dir).env("CARGO_TARGET_DIR", fixtures_target()).env("CARGO_TERM_COLOR", "never");
+    cmd
+}
+
+/// `cargo build` of `dir` with its own kernel cache folder and the given toolchain, into the
+/// fixtures' shared target folder.
+pub fn cargo_build(dir: &Path, cache: &Path, toolchain: &Path) -> Command {
+    let mut cmd = cargo_in(dir);
+    cmd.arg("build").env("LAUNCH_CACHE_DIR", cache).env("LAUNCH_TOOLCHAIN", toolchain);
     cmd
 }
 
