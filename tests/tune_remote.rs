@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
 use launch::remote::{Mode, RemoteConfig, RemoteStore, RemoteUrl};
-use launch::tune::{DeviceKey, Lookup, TuneCache, TuneKey, Winner, MAX_FILE_BYTES};
+use launch::tune::{DeviceKey, Miss, TuneCache, TuneKey, Winner, MAX_FILE_BYTES};
 
 use crate::remote_cache::{rclone, Kind, Server, KEY_ID, SECRET};
 
@@ -83,7 +83,7 @@ impl Machine {
     }
 
     /// What its local folder alone answers.
-    fn local_only(&self, key: &TuneKey) -> Lookup {
+    fn local_only(&self, key: &TuneKey) -> Result<Winner, Miss> {
         TuneCache::new(self.local.path()).get(key)
     }
 }
@@ -120,7 +120,7 @@ fn a_winner_travels(kind: Kind) {
     let url = url_of(&server, kind);
 
     let a = Machine::new(&url, Mode::ReadWrite, 5);
-    assert_eq!(a.cache.get(&key("n=2^20")), Lookup::Miss, "an empty server");
+    assert_eq!(a.cache.get(&key("n=2^20")), Err(Miss::NotStored), "an empty server");
     a.cache.put(&key("n=2^20"), &winner("poly_eval__t256_r128")).unwrap();
     let on_server = tune_files(&server, kind);
     assert_eq!(on_server.len(), 1, "{on_server:?}");
@@ -131,25 +131,25 @@ fn a_winner_travels(kind: Kind) {
     assert_eq!((used.writes, used.bytes_written), (1, fs::metadata(&on_server[0]).unwrap().len()));
 
     let b = Machine::new(&url, Mode::ReadOnly, 5);
-    assert_eq!(b.local_only(&key("n=2^20")), Lookup::Miss, "B starts empty");
-    assert_eq!(b.cache.get(&key("n=2^20")), Lookup::Hit(winner("poly_eval__t256_r128")));
-    assert_eq!(b.local_only(&key("n=2^20")), Lookup::Hit(winner("poly_eval__t256_r128")), "copied local");
+    assert_eq!(b.local_only(&key("n=2^20")), Err(Miss::NotStored), "B starts empty");
+    assert_eq!(b.cache.get(&key("n=2^20")), Ok(winner("poly_eval__t256_r128")));
+    assert_eq!(b.local_only(&key("n=2^20")), Ok(winner("poly_eval__t256_r128")), "copied local");
     assert_eq!(b.cache.remote().unwrap().usage().hits, 1);
 
     // Read-only: B's own winner for another problem stays on B.
     b.cache.put(&key("n=2^24"), &winner("poly_eval")).unwrap();
     assert_eq!(tune_files(&server, kind).len(), 1, "a read-only machine wrote to the server");
-    assert_eq!(b.local_only(&key("n=2^24")), Lookup::Hit(winner("poly_eval")));
+    assert_eq!(b.local_only(&key("n=2^24")), Ok(winner("poly_eval")));
     assert_eq!(b.cache.remote().unwrap().usage().writes, 0);
 
     // The key is whole: another driver (or device, or variant set) is a miss, never A's winner.
     let mut other_driver = key("n=2^20");
     other_driver.device.driver_version = 12090;
     let c = Machine::new(&url, Mode::ReadWrite, 5);
-    assert_eq!(c.cache.get(&other_driver), Lookup::Miss);
+    assert_eq!(c.cache.get(&other_driver), Err(Miss::NotStored));
     let mut other_variants = key("n=2^20");
     other_variants.variants ^= 1;
-    assert_eq!(c.cache.get(&other_variants), Lookup::Miss);
+    assert_eq!(c.cache.get(&other_variants), Err(Miss::NotStored));
     assert!(a.warnings().is_empty() && b.warnings().is_empty() && c.warnings().is_empty());
 }
 
@@ -192,16 +192,16 @@ fn a_damaged_entry_is_a_miss(kind: Kind) {
         forger.cache.remote().unwrap().put(&object, &bytes);
         assert_eq!(fs::read(&file).unwrap(), bytes, "{what}: on the server");
         let b = Machine::new(&url, Mode::ReadOnly, 5);
-        assert_eq!(b.cache.get(&key("n=2^20")), Lookup::Miss, "{what}");
-        assert_eq!(b.local_only(&key("n=2^20")), Lookup::Miss, "{what}: copied local");
+        assert_eq!(b.cache.get(&key("n=2^20")), Err(Miss::NotStored), "{what}");
+        assert_eq!(b.local_only(&key("n=2^20")), Err(Miss::NotStored), "{what}: copied local");
         assert_eq!(b.cache.remote().unwrap().usage().hits, 0, "{what}");
         assert!(b.warnings().is_empty(), "{what}: damage is a miss, not the server's failure: {:?}", b.warnings());
     }
     let c = Machine::new(&url, Mode::ReadWrite, 5);
-    assert_eq!(c.cache.get(&key("n=2^20")), Lookup::Miss);
+    assert_eq!(c.cache.get(&key("n=2^20")), Err(Miss::NotStored));
     c.cache.put(&key("n=2^20"), &winner("poly_eval__t256_r255")).unwrap();
     let d = Machine::new(&url, Mode::ReadOnly, 5);
-    assert_eq!(d.cache.get(&key("n=2^20")), Lookup::Hit(winner("poly_eval__t256_r255")));
+    assert_eq!(d.cache.get(&key("n=2^20")), Ok(winner("poly_eval__t256_r255")));
 }
 
 #[test]
@@ -228,11 +228,11 @@ fn s3_a_server_that_is_down_is_one_warning_and_the_local_cache_works_on() {
 
     let b = Machine::new(&url, Mode::ReadWrite, 5);
     let started = Instant::now();
-    assert_eq!(b.cache.get(&key("n=2^20")), Lookup::Miss);
+    assert_eq!(b.cache.get(&key("n=2^20")), Err(Miss::NotStored));
     for i in 0..5 {
         let k = key(&format!("n=2^{i}"));
         b.cache.put(&k, &winner("poly_eval")).unwrap();
-        assert_eq!(b.cache.get(&k), Lookup::Hit(winner("poly_eval")), "the local folder answers");
+        assert_eq!(b.cache.get(&k), Ok(winner("poly_eval")), "the local folder answers");
     }
     let took = started.elapsed();
     assert!(took < Duration::from_secs(5), "took {took:?}");
@@ -263,10 +263,10 @@ fn a_server_that_never_answers_costs_one_timeout() {
     ] {
         let m = Machine::new(&url, Mode::ReadWrite, 2);
         let started = Instant::now();
-        assert_eq!(m.cache.get(&key("n=2^20")), Lookup::Miss);
+        assert_eq!(m.cache.get(&key("n=2^20")), Err(Miss::NotStored));
         let first = started.elapsed();
         m.cache.put(&key("n=2^20"), &winner("poly_eval")).unwrap();
-        assert_eq!(m.cache.get(&key("n=2^20")), Lookup::Hit(winner("poly_eval")));
+        assert_eq!(m.cache.get(&key("n=2^20")), Ok(winner("poly_eval")));
         let all = started.elapsed();
         assert!(first >= Duration::from_secs(2) && first < Duration::from_secs(4), "{url}: first read took {first:?}");
         assert!(all - first < Duration::from_millis(500), "{url}: after the timeout the server is left alone: {all:?}");

@@ -150,7 +150,7 @@ impl<'a> Calculator<'a> {
             _ => None,
         };
         let more = occ.active_blocks + 1;
-        let registers = occupancy::registers_for_blocks_with(dev, &func, a.threads, more, a.dynamic_smem, a.carveout);
+        let registers = occupancy::registers_for_blocks(dev, &func, a.threads, more, a.dynamic_smem, a.carveout);
         let launch_error = (occ.active_blocks == 0).then(|| {
             Explained::new(LaunchFailure::diagnose(
                 dev,
@@ -357,7 +357,7 @@ pub(crate) mod tests {
             active_warps: 2,
             max_warps: 64,
             percent: 3.1,
-            limiters: Limiters::NONE,
+            limiters: Limiters::default(),
         };
         assert_eq!([Variable::Threads, Variable::Registers, Variable::Smem].map(|v| x(v, &p)), [64, 40, 1536]);
     }

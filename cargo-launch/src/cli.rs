@@ -151,7 +151,7 @@ fn parse_gpu(s: &str) -> Result<String, String> {
 }
 
 fn parse_cuda_version(s: &str) -> Result<launch::compat::CudaVersion, String> {
-    s.parse().map_err(|e: launch::compat::VersionParseError| e.to_string())
+    launch_engine::compat::parse_version(s).map_err(|e| e.to_string())
 }
 
 /// `cargo launch diff`'s output formats.

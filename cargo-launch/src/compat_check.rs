@@ -5,6 +5,7 @@
 use launch::compat::{self, CudaVersion};
 use launch::{Arch, Variant};
 use launch_analysis::{Detail, Finding, FindingKind, Location, Severity};
+use launch_engine::compat as driver_rules;
 use launch_schema::manifest::{Manifest, ModuleEntry};
 use launch_schema::report::{DriverNeed, ImageKind};
 
@@ -30,18 +31,23 @@ impl<'a> Embedded<'a> {
     /// `None` for a build without a toolchain (docs.rs stubs): nothing is embedded.
     fn of(p: &'a PackageKernels) -> Option<Embedded<'a>> {
         let m = &p.manifest;
-        let toolkit = CudaVersion::of_release(&m.toolchain.compilers.ptxas)?;
-        let built_by = CudaVersion::of_release(&m.toolchain.compilers.nvrtc).unwrap_or(toolkit);
-        let min_driver =
-            m.min_driver.as_deref().and_then(|v| v.parse().ok()).or(p.config.min_driver).unwrap_or(built_by);
+        let toolkit = driver_rules::release_version(&m.toolchain.compilers.ptxas)?;
+        let built_by = driver_rules::release_version(&m.toolchain.compilers.nvrtc).unwrap_or(toolkit);
+        let min_driver = m
+            .min_driver
+            .as_deref()
+            .and_then(|v| driver_rules::parse_version(v).ok())
+            .or(p.config.min_driver)
+            .unwrap_or(built_by);
         Some(Embedded { toolkit, min_driver, manifest: m })
     }
 
     fn ptx_of(&self, module: &ModuleEntry) -> Vec<Ptx> {
-        let own = compat::ptx_isa_of(
-            CudaVersion::of_release(&self.manifest.toolchain.compilers.nvrtc).unwrap_or(self.toolkit),
-        );
-        let isa = |v: &str| compat::parse_ptx_isa(v).or(own);
+        let own = driver_rules::release_version(&self.manifest.toolchain.compilers.nvrtc)
+            .unwrap_or(self.toolkit)
+            .toolkit()
+            .map(|t| t.ptx_isa);
+        let isa = |v: &str| driver_rules::parse_ptx_isa(v).or(own);
         let fallback = (!module.ptx.is_empty()).then(|| Ptx { arch: module.ptx_arch, isa: isa(&module.ptx_version) });
         fallback
             .into_iter()
@@ -50,21 +56,21 @@ impl<'a> Embedded<'a> {
     }
 
     fn jits(&self, p: &Ptx) -> bool {
-        p.isa.is_some_and(|isa| compat::ptx_jits_on(isa, self.min_driver))
+        p.isa.is_some_and(|isa| driver_rules::ptx_jits_on(isa, self.min_driver))
     }
 }
 
 fn ptx_need(p: &Ptx) -> String {
     let isa = p.isa.map(|(a, b)| format!(" (ISA {a}.{b})")).unwrap_or_default();
-    match p.isa.and_then(compat::min_driver_for_ptx) {
+    match p.isa.and_then(driver_rules::min_driver_for_ptx) {
         Some(v) => format!("PTX {}{isa} needs a driver >= {v}", p.arch.virtual_name()),
         None => format!("PTX {}{isa} needs a driver newer than every CUDA release launch knows", p.arch.virtual_name()),
     }
 }
 
 fn cubin_need(toolkit: CudaVersion) -> String {
-    let min = compat::min_driver_for_cubin(toolkit);
-    let linux = compat::linux_driver(min).map(|d| format!(", Linux {d}+")).unwrap_or_default();
+    let min = driver_rules::min_driver_for_cubin(toolkit);
+    let linux = min.toolkit().and_then(|t| t.linux_driver).map(|d| format!(", Linux {d}+")).unwrap_or_default();
     format!("cubins built by CUDA {toolkit} need a CUDA {} driver (>= {min}{linux})", toolkit.major)
 }
 
@@ -117,7 +123,7 @@ pub fn findings(p: &PackageKernels) -> Vec<Finding> {
             let cubin = m.cubins.iter().any(|c| compat::cubin_runs_on(c.arch, cc));
             let ptx: Vec<Ptx> = e.ptx_of(m).into_iter().filter(|x| compat::ptx_runs_on(x.arch, cc)).collect();
             // Nothing runs there whatever the driver (a file built for other arches only): not a driver matter.
-            let loads = (cubin && compat::cubin_loads_on(e.toolkit, driver)) || ptx.iter().any(|x| e.jits(x));
+            let loads = (cubin && driver_rules::cubin_loads_on(e.toolkit, driver)) || ptx.iter().any(|x| e.jits(x));
             if (cubin || !ptx.is_empty()) && !loads {
                 failing.push(m.file.as_str());
                 add_new(&mut needs, cubin.then(|| cubin_need(e.toolkit)).into_iter().chain(ptx.iter().map(ptx_need)));
@@ -187,14 +193,14 @@ pub fn needs(p: &PackageKernels) -> Vec<DriverNeed> {
     ptx.dedup();
     let mut out = Vec::new();
     if !cubins.is_empty() {
-        let min = compat::min_driver_for_cubin(e.toolkit);
+        let min = driver_rules::min_driver_for_cubin(e.toolkit);
         out.push(DriverNeed {
             package: p.package.clone(),
             image: ImageKind::Cubin,
             arches: cubins,
             ptx_isa: None,
             min_driver: Some(min.to_string()),
-            loads_on_min_driver: compat::cubin_loads_on(e.toolkit, e.min_driver),
+            loads_on_min_driver: driver_rules::cubin_loads_on(e.toolkit, e.min_driver),
         });
     }
     out.extend(ptx.iter().map(|x| DriverNeed {
@@ -202,7 +208,7 @@ pub fn needs(p: &PackageKernels) -> Vec<DriverNeed> {
         image: ImageKind::Ptx,
         arches: vec![x.arch],
         ptx_isa: x.isa.map(|(a, b)| format!("{a}.{b}")),
-        min_driver: x.isa.and_then(compat::min_driver_for_ptx).map(|v| v.to_string()),
+        min_driver: x.isa.and_then(driver_rules::min_driver_for_ptx).map(|v| v.to_string()),
         loads_on_min_driver: e.jits(x),
     }));
     out

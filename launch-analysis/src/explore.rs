@@ -38,7 +38,7 @@ pub fn cliffs(
     let mut out: Vec<Cliff> = Vec::new();
     for blocks in 1..=dev.max_blocks_per_sm {
         let Some(registers) =
-            occupancy::registers_for_blocks_with(dev, &attrs, threads, blocks, dynamic_smem, Carveout::Default)
+            occupancy::registers_for_blocks(dev, &attrs, threads, blocks, dynamic_smem, Carveout::Default)
         else {
             break;
         };

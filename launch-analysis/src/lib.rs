@@ -200,7 +200,7 @@ pub fn analyze(
     let (register_cap, notes) = notes::contract_notes(dev, contract, &attrs, &occ, arch);
     let next_block = if occ.limiters.contains(Limiter::Registers) {
         let blocks = occ.active_blocks + 1;
-        match occupancy::registers_for_blocks_with(dev, &attrs, threads, blocks, host.dynamic_smem, Carveout::Default) {
+        match occupancy::registers_for_blocks(dev, &attrs, threads, blocks, host.dynamic_smem, Carveout::Default) {
             Some(registers) if registers < r.registers => {
                 let fewer = FunctionAttrs { registers, ..attrs };
                 let o = occupancy::occupancy(dev, &fewer, threads, host.dynamic_smem, Carveout::Default)

@@ -114,7 +114,7 @@ pub(crate) fn contract_notes(
     let Some(c) = contract else { return (None, notes) };
     let Some(threads) = c.threads else { return (c.max_regs, notes) };
     let blocks = c.min_blocks.unwrap_or(1);
-    let fit = occupancy::registers_for_blocks_with(dev, attrs, threads, blocks, 0, Carveout::Default);
+    let fit = occupancy::registers_for_blocks(dev, attrs, threads, blocks, 0, Carveout::Default);
     if c.min_blocks.is_some() && fit.is_none() {
         let reason = if blocks * threads > dev.max_threads_per_sm {
             Impossible::ThreadsPerSm { max: dev.max_threads_per_sm }

@@ -15,6 +15,7 @@
 mod assemble;
 mod cache;
 mod cargo_directives;
+pub mod compat;
 mod compile;
 pub mod config;
 mod contract;

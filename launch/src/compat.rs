@@ -1,22 +1,18 @@
-//! Driver compatibility: which CUDA driver loads which embedded image. One table (per CUDA
-//! toolkit: the PTX ISA its NVRTC writes and the Linux driver it shipped with) and the rules,
-//! shared by `cargo launch check`/`report` (what would load on `min-driver`) and by
-//! `launch::cuda` (what a load error says). Pure data, no driver needed.
-//!
-//! The rules:
-//! * a cubin built by toolkit major M loads on a driver whose CUDA version has major >= M (minor
-//!   version compatibility: any CUDA 12 driver, R525+, runs CUDA 12.x cubins; CUDA 13 cubins need
-//!   a CUDA 13 driver, R580+), and only on its own major version at the same or a newer minor
-//!   (sm_80 on 8.6, not on 9.0), `a` builds only on their exact chip ([`cubin_runs_on`]);
-//! * PTX of ISA X is JIT-compiled only by a driver at least as new as the toolkit that introduced
-//!   X ([`ptx_jits_on`]), and base PTX runs on its compute capability and every newer one, `f`
-//!   PTX on its family (same major, same or newer minor), `a` PTX only on its own
-//!   ([`ptx_runs_on`]);
+//! Driver compatibility: which device and driver take which embedded image. One table (per CUDA
+//! toolkit: the PTX ISA its NVRTC writes and the Linux driver it shipped with, [`TOOLKITS`]) and
+//! the rules the run time loads by:
+//! * a cubin runs only on its own major version at the same or a newer minor (sm_80 on 8.6, not
+//!   on 9.0), `a` builds only on their exact chip ([`cubin_runs_on`]);
+//! * base PTX runs on its compute capability and every newer one, `f` PTX on its family (same
+//!   major, same or newer minor), `a` PTX only on its own ([`ptx_runs_on`]), and only a driver at
+//!   least as new as the toolkit that introduced its ISA JIT-compiles it ([`max_ptx_isa`]);
 //! * of several images the device takes the best cubin ([`best_cubin`]), else the lowest PTX
 //!   ([`best_ptx`]): the one rule `launch::cuda` loads by and `cargo launch coverage` predicts by.
+//!
+//! What a driver must be for a build (the minimum drivers, minor version compatibility) is asked
+//! only by the tools, from this table: `launch_engine::compat`. Pure data, no driver needed.
 
 use std::fmt;
-use std::str::FromStr;
 
 use crate::{Arch, Variant};
 
@@ -42,15 +38,6 @@ impl CudaVersion {
         Some(CudaVersion::new(v / 1000, (v % 1000) / 10))
     }
 
-    /// The major and minor of a release string (`12.9.86` → 12.9), as the manifest records the
-    /// toolchain; `None` for anything else (`none` in a docs.rs build).
-    pub fn of_release(release: &str) -> Option<CudaVersion> {
-        let mut parts = release.trim().split('.');
-        let major = parts.next()?.parse().ok()?;
-        let minor = parts.next()?.parse().ok()?;
-        Some(CudaVersion::new(major, minor))
-    }
-
     /// The row of [`TOOLKITS`] for this version, if NVIDIA released it.
     pub fn toolkit(self) -> Option<&'static Toolkit> {
         TOOLKITS.iter().find(|t| t.cuda == self)
@@ -60,61 +47,6 @@ impl CudaVersion {
 impl fmt::Display for CudaVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}.{}", self.major, self.minor)
-    }
-}
-
-/// Why a string is not a CUDA version of [`TOOLKITS`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct VersionParseError {
-    /// The rejected text (control characters escaped, cut short).
-    pub input: String,
-    /// Well formed (`12.7`) but not a CUDA release this table knows.
-    pub unknown: bool,
-}
-
-impl fmt::Display for VersionParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let known = || TOOLKITS.iter().map(|t| t.cuda.to_string()).collect::<Vec<_>>().join(", ");
-        if self.unknown {
-            return write!(
-                f,
-                "CUDA {} is not a CUDA release this version of launch knows; known: {}",
-                self.input,
-                known()
-            );
-        }
-        write!(f, "`{}` is not a CUDA version; expected \"MAJOR.MINOR\" such as \"12.4\"", self.input)?;
-        // A driver release (`550.54.14`) is the likeliest mistake: say which CUDA version it is.
-        if let Some(t) = CudaVersion::of_release(&self.input).and_then(|v| by_linux_driver(v.major)) {
-            write!(f, " (the CUDA version `nvidia-smi` shows; driver {} is CUDA {})", self.input, t.cuda)?;
-        }
-        write!(f, "; known: {}", known())
-    }
-}
-
-impl std::error::Error for VersionParseError {}
-
-impl FromStr for CudaVersion {
-    type Err = VersionParseError;
-
-    /// Exactly `MAJOR.MINOR` of a release in [`TOOLKITS`] (`12.4`; not `12`, `12.4.1` or `12.7`).
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let input: String = s
-            .chars()
-            .flat_map(|c| if c.is_control() { c.escape_debug().collect() } else { vec![c] })
-            .take(40)
-            .collect();
-        // Digits only (no sign, no space) and short, so `parse` cannot overflow.
-        let number = |t: &str| {
-            (!t.is_empty() && t.len() <= 3 && t.bytes().all(|c| c.is_ascii_digit())).then(|| t.parse::<u32>().ok())?
-        };
-        let parsed = s.split_once('.').and_then(|(a, b)| Some(CudaVersion::new(number(a)?, number(b)?)));
-        match parsed {
-            Some(v) if v.toolkit().is_some() => Ok(v),
-            Some(_) => Err(VersionParseError { input, unknown: true }),
-            None => Err(VersionParseError { input, unknown: false }),
-        }
     }
 }
 
@@ -171,18 +103,6 @@ pub const TOOLKITS: &[Toolkit] = &[
     row(13, 5, (9, 5), None),
 ];
 
-/// The release whose driver branch is `branch` (`550` → 12.4): reads a driver release number as
-/// the CUDA version it gives.
-fn by_linux_driver(branch: u32) -> Option<&'static Toolkit> {
-    let branch_of = |t: &Toolkit| t.linux_driver.and_then(|d| d.split('.').next()?.parse::<u32>().ok());
-    TOOLKITS.iter().find(|t| branch_of(t) == Some(branch))
-}
-
-/// The PTX ISA the toolkit `cuda` writes; `None` for a version not in [`TOOLKITS`].
-pub fn ptx_isa_of(cuda: CudaVersion) -> Option<(u32, u32)> {
-    cuda.toolkit().map(|t| t.ptx_isa)
-}
-
 /// The newest PTX ISA a driver of CUDA version `driver` JITs (12.9 → 8.8, 13.0 → 9.0); `None`
 /// for a driver older or newer than every row (a newer one takes at least the last row's, but
 /// how much more is not known here).
@@ -191,34 +111,6 @@ pub fn max_ptx_isa(driver: CudaVersion) -> Option<(u32, u32)> {
         return None;
     }
     TOOLKITS.iter().rev().find(|t| t.cuda <= driver).map(|t| t.ptx_isa)
-}
-
-/// The oldest driver that JITs PTX of ISA `isa`: the first toolkit that writes it or a newer one
-/// (ISA 8.6 → 12.8); `None` for an ISA newer than every row.
-pub fn min_driver_for_ptx(isa: (u32, u32)) -> Option<CudaVersion> {
-    TOOLKITS.iter().find(|t| t.ptx_isa >= isa).map(|t| t.cuda)
-}
-
-/// Whether a driver of CUDA version `driver` JITs PTX of ISA `isa`.
-pub fn ptx_jits_on(isa: (u32, u32), driver: CudaVersion) -> bool {
-    min_driver_for_ptx(isa).is_some_and(|v| driver >= v)
-}
-
-/// The oldest driver that loads cubins built by toolkit `toolkit`: the first of its major
-/// (minor version compatibility; 12.9 cubins → 12.0).
-pub fn min_driver_for_cubin(toolkit: CudaVersion) -> CudaVersion {
-    CudaVersion::new(toolkit.major, 0)
-}
-
-/// Whether a driver of CUDA version `driver` loads cubins built by toolkit `toolkit`: a driver of
-/// the same major or a newer one (12.9 cubins load on a 13.0 driver; 13.x cubins not on 12.x).
-pub fn cubin_loads_on(toolkit: CudaVersion, driver: CudaVersion) -> bool {
-    driver >= min_driver_for_cubin(toolkit)
-}
-
-/// The Linux driver a CUDA version needs at least (`12.4` → `550.54.14`), for messages.
-pub fn linux_driver(cuda: CudaVersion) -> Option<&'static str> {
-    cuda.toolkit().and_then(|t| t.linux_driver)
 }
 
 /// Whether a cubin built for `arch` runs on a device of compute capability `cc` as is: its own
@@ -263,14 +155,9 @@ pub fn ptx_isa_version(ptx: &str) -> Option<(u32, u32)> {
     ptx.lines().map(str::trim).find_map(parse_isa_directive)
 }
 
-/// `8.8` → (8, 8): the PTX ISA as the manifest records it.
-pub fn parse_ptx_isa(text: &str) -> Option<(u32, u32)> {
-    let (a, b) = text.trim().split_once('.')?;
-    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
-}
-
 fn parse_isa_directive(line: &str) -> Option<(u32, u32)> {
-    parse_ptx_isa(line.strip_prefix(".version")?)
+    let (a, b) = line.strip_prefix(".version")?.trim().split_once('.')?;
+    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
 }
 
 #[cfg(test)]

@@ -35,11 +35,6 @@ pub struct Contract {
 }
 
 impl Contract {
-    /// Warps per CTA, when the thread count is known.
-    pub fn warps(&self) -> Option<u32> {
-        self.threads.map(|t| t.div_ceil(32))
-    }
-
     /// The PTX directives the contract is (`.maxntid 256, 1, 1, .minnctapersm 2, .maxnreg 64`;
     /// `.reqntid` for an exact `__launch_bounds__`-style contract read from PTX).
     pub fn directives(&self) -> String {
@@ -265,7 +260,8 @@ pub struct Module {
 impl Module {
     /// The PTX texts, lowest architecture first: the fallback (when [`Module::ptx_arch`] is
     /// set), then [`Module::extra_ptx`].
-    pub fn ptx_texts(&self) -> impl Iterator<Item = (Arch, &'static str)> + '_ {
+    #[cfg(feature = "cudarc")]
+    pub(crate) fn ptx_texts(&self) -> impl Iterator<Item = (Arch, &'static str)> + '_ {
         self.ptx_arch.map(|a| (a, self.ptx)).into_iter().chain(self.extra_ptx.iter().map(|p| (p.arch, p.text)))
     }
 }
@@ -311,14 +307,8 @@ impl Kernel {
 
     /// Whether the build for this arch has the kernel (an `#if __CUDA_ARCH__` can leave it out).
     /// A kernel without recorded resources (a docs.rs build) is taken to exist everywhere.
-    pub fn exists_on(&self, arch: Arch) -> bool {
+    pub(crate) fn exists_on(&self, arch: Arch) -> bool {
         self.resources.is_empty() || self.resources.iter().any(|r| r.arch == arch)
-    }
-
-    /// `kernels/fill.cu::fill_f16`: the name that tells kernels of the same name in different
-    /// files apart.
-    pub fn qualified(&self) -> String {
-        format!("{}::{}", self.module.file, self.demangled)
     }
 
     /// Whether `name` names this kernel whatever other kernels there are: its symbol, its
@@ -455,7 +445,7 @@ mod tests {
         // A path must end at a `/`: `a.cu` is not `kernels/ba.cu`.
         assert_eq!(find(ALL, "s/a.cu::fill").unwrap_err(), FindError::NotFound { name: "s/a.cu::fill".into() });
         assert_eq!(find(ALL, "nope").unwrap_err(), FindError::NotFound { name: "nope".into() });
-        assert_eq!(FILL_B.qualified(), "kernels/sub/b.cu::fill");
+        assert_eq!(FILL_B.names().qualified(), "kernels/sub/b.cu::fill");
         assert!(std::ptr::eq(find(ALL, "kernels/sub/b.cu::void tmpl<8>(int*)").unwrap(), &TMPL));
     }
 

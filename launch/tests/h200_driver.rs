@@ -10,7 +10,7 @@
 //! and after the dynamic shared-memory opt-in.
 //!
 //! Both tests recompute every answer from the recorded ptxas numbers alone, with
-//! `DeviceLimits::for_compute_capability(9, 0)`, and require zero disagreements:
+//! `DeviceLimits::lookup(9, 0)`, and require zero disagreements:
 //! `occupancy_matches_h200_driver` for the attributes, the maximum block size and the blocks per
 //! SM; `launch_configuration_matches_h200_driver` for the suggested block size and the available
 //! dynamic shared memory.
@@ -208,7 +208,7 @@ fn load() -> Record {
 }
 
 fn compare(record: &Record, part: Part) -> Tally {
-    let dev = DeviceLimits::for_compute_capability(9, 0).expect("9.0 is in the table");
+    let dev = DeviceLimits::lookup(9, 0).expect("9.0 is in the table");
     assert_eq!(record.max_block_size, dev.max_threads_per_block, "the full sweep covers every block size");
     let full: Vec<u32> = (1..=record.max_block_size).collect();
     let num_sms = u32::try_from(record.device.attributes["MULTIPROCESSOR_COUNT"]).expect("SM count fits u32");
@@ -258,12 +258,12 @@ impl Comparison<'_> {
         let (dev, k, name) = (self.dev, self.kernel, self.kernel.name.as_str());
         let attr = |a: &str| *k.attributes.get(a).unwrap_or_else(|| panic!("{name}: no function attribute {a}"));
         let bounds = k.ptx.reqntid.as_ref().or(k.ptx.maxntid.as_ref()).map(|d| d.iter().product::<u32>());
-        let mut func = FunctionAttrs::new(k.ptxas.registers, k.ptxas.smem, k.ptxas.barriers);
-        if let Some(threads) = bounds {
-            func = func.with_launch_bounds(threads);
-        }
+        let func = FunctionAttrs {
+            max_threads_per_block: bounds,
+            ..FunctionAttrs::new(k.ptxas.registers, k.ptxas.smem, k.ptxas.barriers)
+        };
         let optin = &k.optin;
-        let optin_func = func.with_max_dynamic_shared(optin.max_dynamic_smem);
+        let optin_func = FunctionAttrs { max_dynamic_shared: Some(optin.max_dynamic_smem), ..func };
 
         if self.part == Part::Occupancy {
             // What the driver read from the cubin is what ptxas reported.

@@ -173,7 +173,10 @@ fn evaluate(input: &str, potentials: &mut HashMap<String, String>) -> String {
         "rfb" => {
             // rfb CC block blocks static dyn
             let dev = device(t[1]);
-            registers_for_blocks(dev, num(t[2]), num(t[3]), num(t[4]), num(t[5]))
+            // The oracle's kernel: one barrier, the default carveout, opted in to `dyn` bytes.
+            let dynamic = num(t[5]);
+            let func = FunctionAttrs::new(0, num(t[4]), 1).opted_in(dev, dynamic);
+            registers_for_blocks(dev, &func, num(t[2]), num(t[3]), dynamic, Carveout::Default)
                 .map_or_else(|| "-".to_string(), |r| r.to_string())
         }
         other => panic!("unknown oracle line kind `{other}`"),
@@ -245,7 +248,8 @@ fn function(t: &[&str]) -> FunctionAttrs {
 
 fn device(cc: &str) -> &'static DeviceLimits {
     let (major, minor) = cc.split_once('.').expect("CC as major.minor");
-    DeviceLimits::for_compute_capability(num(major), num(minor))
+    DeviceLimits::lookup(num(major), num(minor))
+        .ok()
         .unwrap_or_else(|| panic!("compute capability {cc} is not in the Rust table"))
 }
 

@@ -181,11 +181,11 @@ fn run() -> Result<bool> {
                 None => "none".into(),
             },
             block,
-            registers: k.driver_attributes().num_regs,
+            registers: k.function_info().registers,
             spills: if k.embedded().is_some() {
                 format!("{} / {}", r.spill_stores, r.spill_loads)
             } else {
-                format!("JIT, {} B local", k.driver_attributes().local_size_bytes)
+                format!("JIT, {} B local", k.function_info().local_bytes)
             },
             occupancy: format!(
                 "{} × {} = {}/{} warps ({:.1}%)",

@@ -66,7 +66,7 @@ pub fn run(dev: &Device, stream: &Arc<CudaStream>, rng: &mut SplitMix64, n: usiz
         println!(
             "cached winner: {} ({}), no timing: lookup and load {:.1} µs, lookup to the end of its first launch {:.1} µs; \
              {off} wrong elements",
-            best.name(),
+            best.kernel().name,
             best.kernel().contract.map_or("no contract".into(), |c| c.to_string()),
             lookup.as_secs_f64() * 1e6,
             first.as_secs_f64() * 1e6,

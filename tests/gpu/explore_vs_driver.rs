@@ -22,7 +22,7 @@ fn explores_registers_and_stack_equal_the_drivers_for_every_variant() {
         return;
     };
     let doc = Document::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let (major, minor) = dev.info().compute_capability;
+    let (major, minor) = dev.info().limits.compute_capability();
     let arch = format!("sm_{major}{minor}");
     let on_arch =
         doc.arches.iter().find(|a| a.arch.to_string() == arch).expect("the explore document has the GPU's arch");
@@ -43,18 +43,18 @@ fn explores_registers_and_stack_equal_the_drivers_for_every_variant() {
             .unwrap_or_else(|| panic!("{}: no explore record for {c}", v.name));
         let r = record.resources.expect("explore assembled it");
         let k = dev.load(v).unwrap();
-        let d = k.driver_attributes();
+        let d = k.function_info();
         say(&format!(
             "{:<23} {:<39} {:>8}/{:<9} {:>8}/{:<12} {}",
             v.name,
             c.to_string(),
             r.registers,
             r.stack_frame,
-            d.num_regs,
-            d.local_size_bytes,
+            d.registers,
+            d.local_bytes,
             k.image()
         ));
-        if (d.num_regs, d.local_size_bytes) != (r.registers, r.stack_frame) {
+        if (d.registers, d.local_bytes) != (r.registers, r.stack_frame) {
             differences.push(format!("{}: explore {r:?}, driver {d:?}", v.name));
         }
     }

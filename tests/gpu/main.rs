@@ -118,8 +118,8 @@ fn driver_attributes_equal_the_embedded_report() {
     say(&format!(
         "device: {} (sm_{}{}), {} SMs, driver {}; table differences: {:?}",
         info.name,
-        info.compute_capability.0,
-        info.compute_capability.1,
+        info.limits.major,
+        info.limits.minor,
         info.sms,
         info.driver_version,
         dev.table_differences()
@@ -129,15 +129,15 @@ fn driver_attributes_equal_the_embedded_report() {
     say("kernel               image        NUM_REGS  LOCAL  SHARED  MAX_THREADS  BINARY  embedded (regs/stack/smem/barriers)");
     for kernel in kernels() {
         let k = dev.load(kernel).unwrap();
-        let d = k.driver_attributes();
+        let d = k.function_info();
         let e = k.embedded().copied().unwrap_or_default();
         say(&format!(
             "{:<20} {:<12} {:>8} {:>6} {:>7} {:>12} {:>7}  {}/{}/{}/{}",
             kernel.name,
             k.image().to_string(),
-            d.num_regs,
-            d.local_size_bytes,
-            d.shared_size_bytes,
+            d.registers,
+            d.local_bytes,
+            d.shared_static,
             d.max_threads_per_block,
             d.binary_version,
             e.registers,
@@ -169,7 +169,7 @@ fn driver_occupancy_equals_ours_at_every_block_size() {
     let (mut compared, mut mismatches) = (0usize, Vec::new());
     for kernel in kernels() {
         let k = dev.load(kernel).unwrap();
-        let st = k.driver_attributes().shared_size_bytes;
+        let st = k.function_info().shared_static;
         let default_max = lim.smem_per_block.saturating_sub(st);
         let optin_max = lim.smem_per_block_optin - st;
         let phases: [(Option<u32>, Vec<u32>); 2] = [
@@ -239,7 +239,7 @@ struct Sweep {
 impl Sweep {
     /// Checks `cfg`; runs approved launches through the check and forces rejected ones past it.
     fn case(&mut self, k: &LoadedKernel, stream: &Arc<CudaStream>, b: &mut Buffers, cfg: LaunchConfig) {
-        let name = k.name();
+        let name = k.kernel().name;
         match k.check(&cfg) {
             Ok(_) => {
                 self.approved += 1;
@@ -287,7 +287,7 @@ fn approved_launches_run_and_rejected_ones_are_refused() {
     let mut sweep = Sweep::default();
     for kernel in kernels() {
         let k = dev.load(kernel).unwrap();
-        let st = k.driver_attributes().shared_size_bytes;
+        let st = k.function_info().shared_static;
         let default_max = lim.smem_per_block.saturating_sub(st);
         let optin_max = lim.smem_per_block_optin - st;
         let mut sizes = vec![
@@ -393,9 +393,9 @@ fn cubin_loads_in_a_fraction_of_the_ptx_jit() {
             say(&format!(
                 "  {:<20} JIT: {} registers, {} B local, max {} threads (cubin: {:?} registers)",
                 kernel.name,
-                k.driver_attributes().num_regs,
-                k.driver_attributes().local_size_bytes,
-                k.driver_attributes().max_threads_per_block,
+                k.function_info().registers,
+                k.function_info().local_bytes,
+                k.function_info().max_threads_per_block,
                 kernel.resources_on(cubin.image().arch()).map(|r| r.registers)
             ));
             for block in 1..=1024 {
@@ -417,7 +417,7 @@ fn cubin_loads_in_a_fraction_of_the_ptx_jit() {
 fn a_ptx_the_driver_cannot_take_is_an_error_naming_what_is_embedded() {
     let Some(dev) = device("a_ptx_the_driver_cannot_take_is_an_error_naming_what_is_embedded") else { return };
     let real = launch_template::POLY_EVAL.module;
-    let cc = dev.info().compute_capability;
+    let cc = dev.info().limits.compute_capability();
     // Only cubins for another arch, and a PTX whose ISA no driver knows yet.
     let other: &'static [Cubin] = Box::leak(
         real.cubins
@@ -533,8 +533,8 @@ fn an_arch_gated_kernel_is_jit_compiled_from_the_lowest_ptx_that_has_it() {
     );
     for (kernel, ptx_arch, mark) in cases {
         let k = dev.load(kernel).unwrap_or_else(|e| panic!("{}: {e}", kernel.name));
-        say(&format!("{}: loaded from {} ({})", kernel.name, k.image(), k.arch()));
-        if dev.info().compute_capability >= (9, 0) {
+        say(&format!("{}: loaded from {} ({})", kernel.name, k.image(), k.device().arch()));
+        if dev.info().limits.compute_capability() >= (9, 0) {
             assert!(k.image().is_jit(), "{}: {}", kernel.name, k.image());
             assert_eq!(k.image().arch().to_string(), ptx_arch, "{}", kernel.name);
         }

@@ -3,10 +3,11 @@
 //! and a PTX written by NVRTC 13.5 (ISA 9.5, `fixtures/ptx/`, made by tools/gpu/make_ptx_13_5.py)
 //! is refused by the driver exactly when `launch::compat`'s table says it would be.
 
-use launch::compat::{ptx_isa_version, ptx_jits_on, CudaVersion};
+use launch::compat::{ptx_isa_version, CudaVersion};
 use launch::cuda::cudarc::driver::{LaunchConfig, PushKernelArg};
 use launch::cuda::{Error, Image, Prefer};
 use launch::{Arch, Module, Variant};
+use launch_engine::compat::ptx_jits_on;
 
 const SM_90: Arch = Arch::new(9, 0, Variant::Base);
 
@@ -16,7 +17,7 @@ use crate::{device, say};
 fn a_cuda_13_0_cubin_loads_and_runs_on_this_driver() {
     let Some(dev) = device("a_cuda_13_0_cubin_loads_and_runs_on_this_driver") else { return };
     let k = dev.load(&fixture_gpu13::AXPB13).unwrap();
-    let (major, minor) = dev.info().compute_capability;
+    let (major, minor) = dev.info().limits.compute_capability();
     let stream = dev.context().default_stream();
     let n = 1 << 20;
     let xs: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
@@ -35,8 +36,8 @@ fn a_cuda_13_0_cubin_loads_and_runs_on_this_driver() {
          {} registers, binary version {}",
         k.image(),
         dev.info().driver_version,
-        k.driver_attributes().num_regs,
-        k.driver_attributes().binary_version
+        k.function_info().registers,
+        k.function_info().binary_version
     ));
     if (major, minor) == (9, 0) {
         assert_eq!(k.image(), Image::Cubin { arch: SM_90 }, "the 13.0 cubin, not a JIT");

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use launch::cuda::cudarc::driver::{CudaStream, DriverError, LaunchConfig, PushKernelArg};
-use launch::cuda::{LoadedKernel, Miss, Progress, Recall, Status, Tuner};
+use launch::cuda::{LoadedKernel, Progress, Recall, Status, Tuner};
+use launch::tune::Miss;
 use launch::tune::{TuneCache, TunePolicy};
 use launch::Kernel;
 
@@ -76,7 +77,7 @@ fn the_tuner_times_the_templates_builds_and_a_second_lookup_hits_the_cache() {
         }
     }
     assert!(matches!(report.winner().status, Status::Timed(_)));
-    assert_eq!(tuned.best.name(), report.winner().variant);
+    assert_eq!(tuned.best.kernel().name, report.winner().variant);
     let path = report.stored.clone().unwrap();
     assert!(path.is_file(), "{}", path.display());
 
@@ -87,7 +88,7 @@ fn the_tuner_times_the_templates_builds_and_a_second_lookup_hits_the_cache() {
         let start = Instant::now();
         let best = reader.best_of(&candidates, problem).unwrap().expect("a cache hit");
         hits.push(start.elapsed().as_secs_f64() * 1e6);
-        assert_eq!(best.name(), report.winner().variant);
+        assert_eq!(best.kernel().name, report.winner().variant);
     }
     // The first launch of the remembered winner, from the lookup on.
     let start = Instant::now();
@@ -140,5 +141,5 @@ fn the_tuner_times_a_kernel_and_its_build_time_variants() {
     let again =
         tuner.best_or_tune(kernel, "n=2^18", |_: &LoadedKernel, _: &Arc<CudaStream>| Err("not timed again")).unwrap();
     assert!(again.report.is_none());
-    assert_eq!(again.kernel.name(), chosen.kernel.name());
+    assert_eq!(again.kernel.kernel().name, chosen.kernel.kernel().name);
 }

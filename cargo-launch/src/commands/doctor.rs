@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use launch::compat::CudaVersion;
+use launch_engine::compat as driver_rules;
 use launch_engine::tooling::cache::{format_size, usage};
 use launch_engine::tooling::toolchain::{cache_dir, pin};
 use launch_engine::tooling::{Env, DOCUMENTED};
@@ -46,7 +47,7 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<(), Error> {
     let cache = cache_state(&env, &mut problems);
     let driver = launch_engine::tooling::driver::version().and_then(|d| {
         let v = CudaVersion::from_driver(d.version)?;
-        let toolkit = CudaVersion::of_release(needed.version).unwrap_or(v);
+        let toolkit = driver_rules::release_version(needed.version).unwrap_or(v);
         problems.extend(driver_check::problems(v, config.as_ref().and_then(|c| c.min_driver), toolkit));
         Some(DriverState { version: v.to_string(), library: d.library.to_string() })
     });

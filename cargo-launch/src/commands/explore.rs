@@ -309,7 +309,7 @@ fn refused(origin: &str, contract: Option<Contract>, host: HostLaunch, error: St
         threads_from,
         active_blocks: 0,
         percent: 0.0,
-        limiters: Limiters::NONE,
+        limiters: Limiters::default(),
         launch_error: None,
         max_threads_per_block: 0,
         frontier: false,

@@ -169,7 +169,7 @@ pub fn manifest(
     let unused_kernel_settings = plan.settle_kernels(&mut kernels)?;
 
     // Resolved here, where the toolchain is known: `min-driver`, else the toolchain's own version.
-    let min_driver = config.min_driver.or_else(|| launch::compat::CudaVersion::of_release(&toolchain.compilers.nvrtc));
+    let min_driver = config.min_driver.or_else(|| crate::compat::release_version(&toolchain.compilers.nvrtc));
     Ok(Manifest {
         schema: VERSION,
         package: config.package.clone(),

@@ -86,7 +86,7 @@ impl Doc<'_> {
     /// `min-driver = "12.4"`: a CUDA release of `launch::compat::TOOLKITS`.
     pub(super) fn cuda_version(&self, node: &Node) -> Result<launch::compat::CudaVersion, Error> {
         let text = self.string(node, "a CUDA version string such as \"12.4\"")?;
-        text.parse().map_err(|e: launch::compat::VersionParseError| {
+        crate::compat::parse_version(text).map_err(|e| {
             let message = format!("{e} (the oldest driver the crate must run on, as its CUDA version)");
             self.error(node.span.clone(), &node.path, message)
         })

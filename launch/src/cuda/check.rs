@@ -17,8 +17,6 @@ pub struct DeviceInfo {
     pub ordinal: usize,
     /// `cuDeviceGetName`.
     pub name: String,
-    /// Compute capability.
-    pub compute_capability: (u32, u32),
     /// `cuDriverGetVersion` (13000 = CUDA 13.0).
     pub driver_version: i32,
     /// Streaming multiprocessors.
@@ -35,7 +33,7 @@ pub struct DeviceInfo {
 impl DeviceInfo {
     /// `sm_90` for compute capability 9.0 (the base arch: a device has no `a`/`f` suffix).
     pub fn arch(&self) -> Arch {
-        Arch::new(self.compute_capability.0, self.compute_capability.1, Variant::Base)
+        Arch::new(self.limits.major, self.limits.minor, Variant::Base)
     }
 
     /// The information of a device that matches the occupancy table row `limits`, with `sms` SMs
@@ -45,7 +43,6 @@ impl DeviceInfo {
         DeviceInfo {
             ordinal: 0,
             name: format!("compute capability {}.{}", limits.major, limits.minor),
-            compute_capability: (limits.major, limits.minor),
             driver_version: 0,
             sms,
             limits,
@@ -55,8 +52,9 @@ impl DeviceInfo {
     }
 }
 
-/// What the check needs to know about a loaded function: the driver's attributes, the barrier
-/// count from the embedded report, the current dynamic shared-memory limit and carveout.
+/// A loaded function as the driver describes it (`cuFuncGetAttribute`, read once at load time),
+/// with the barrier count from the embedded report (no driver attribute reports it) and the
+/// current dynamic shared-memory limit and carveout: what the check and the cross-check work from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FunctionInfo {
     /// `CU_FUNC_ATTRIBUTE_NUM_REGS`.
@@ -73,6 +71,12 @@ pub struct FunctionInfo {
     pub max_dynamic_shared: u32,
     /// `CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`, as currently set.
     pub carveout: Carveout,
+    /// `CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES`: user constant memory.
+    pub const_bytes: u32,
+    /// `CU_FUNC_ATTRIBUTE_PTX_VERSION` (90 = compute_90).
+    pub ptx_version: u32,
+    /// `CU_FUNC_ATTRIBUTE_BINARY_VERSION` (90 = sm_90).
+    pub binary_version: u32,
 }
 
 impl FunctionInfo {
@@ -305,7 +309,7 @@ mod tests {
     use crate::ContractSource;
 
     fn h200() -> DeviceInfo {
-        DeviceInfo::from_limits(*DeviceLimits::for_compute_capability(9, 0).unwrap(), 132)
+        DeviceInfo::from_limits(*DeviceLimits::lookup(9, 0).unwrap(), 132)
     }
 
     fn func(registers: u32, shared_static: u32, maxntid: Option<u32>) -> FunctionInfo {
@@ -318,6 +322,9 @@ mod tests {
             max_threads_per_block: occupancy::max_threads_per_block(&dev.limits, registers, maxntid),
             max_dynamic_shared: dev.limits.smem_per_block - shared_static,
             carveout: Carveout::Default,
+            const_bytes: 0,
+            ptx_version: 90,
+            binary_version: 90,
         }
     }
 

@@ -79,7 +79,7 @@ impl Device {
     /// reports (`(field, table, driver)`); empty on a device the table describes exactly.
     pub fn table_differences(&self) -> Vec<(&'static str, u32, u32)> {
         let d = &self.info.limits;
-        let Some(t) = DeviceLimits::for_compute_capability(d.major, d.minor) else {
+        let Some(t) = DeviceLimits::lookup(d.major, d.minor).ok() else {
             return vec![("compute capability in the table", 0, 1)];
         };
         [
@@ -109,7 +109,7 @@ impl Device {
     /// No image for this device, a PTX the driver cannot take (the error names the embedded
     /// arches and the PTX ISA version), or a driver failure.
     pub fn load(&self, kernel: &'static Kernel) -> Result<LoadedKernel, Error> {
-        let image = select_image_for(kernel, self.info.compute_capability, Prefer::Auto)?;
+        let image = select_image_for(kernel, self.info.limits.compute_capability(), Prefer::Auto)?;
         let key = (kernel.module as *const Module as usize, image);
         let cached = self.modules.lock().unwrap_or_else(|p| p.into_inner()).get(&key).cloned();
         let module = match cached {
@@ -138,7 +138,7 @@ impl Device {
     /// # Errors
     /// As [`Device::load`].
     pub fn load_module(&self, module: &'static Module, prefer: Prefer) -> Result<LoadedModule, Error> {
-        let image = select_image(module, self.info.compute_capability, prefer)?;
+        let image = select_image(module, self.info.limits.compute_capability(), prefer)?;
         self.load_image(module, image)
     }
 
@@ -181,7 +181,7 @@ fn read_info(ctx: &Arc<CudaContext>) -> Result<DeviceInfo, DriverError> {
     unsafe { sys::cuDriverGetVersion(&mut driver_version) }.result()?;
     // The table's row for the per-arch constants (granularities, carveouts); for a compute
     // capability it does not list, the nearest older row.
-    let row = DeviceLimits::for_compute_capability(major, minor).copied().unwrap_or_else(|| {
+    let row = DeviceLimits::lookup(major, minor).ok().copied().unwrap_or_else(|| {
         *DeviceLimits::all()
             .iter()
             .rev()
@@ -206,7 +206,6 @@ fn read_info(ctx: &Arc<CudaContext>) -> Result<DeviceInfo, DriverError> {
     Ok(DeviceInfo {
         ordinal: ctx.ordinal(),
         name: ctx.name()?,
-        compute_capability: (major, minor),
         driver_version,
         sms: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
         limits,

@@ -86,24 +86,26 @@ impl LoadedModule {
             self.module.load_function(kernel.name)
         })?;
         let get = |a: F| guarded(&format!("reading {a:?} of `{}`", kernel.name), || func.get_attribute(a));
-        let driver = DriverAttributes {
-            num_regs: get(F::CU_FUNC_ATTRIBUTE_NUM_REGS)?.max(0) as u32,
-            local_size_bytes: get(F::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?.max(0) as u32,
-            shared_size_bytes: get(F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?.max(0) as u32,
-            const_size_bytes: get(F::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES)?.max(0) as u32,
-            max_threads_per_block: get(F::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?.max(0) as u32,
-            ptx_version: get(F::CU_FUNC_ATTRIBUTE_PTX_VERSION)?.max(0) as u32,
-            binary_version: get(F::CU_FUNC_ATTRIBUTE_BINARY_VERSION)?.max(0) as u32,
+        let attr = |a: F| get(a).map(|v| v.max(0) as u32);
+        // Barriers are not a driver attribute; the PTX names them, so every build of it has the
+        // same count: take the report of the image's arch (for JIT, the PTX's own arch).
+        let barriers = kernel.resources_on(self.image.arch()).map(|r| r.barriers).unwrap_or(0);
+        let driver = FunctionInfo {
+            registers: attr(F::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+            shared_static: attr(F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+            local_bytes: attr(F::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
+            barriers,
+            max_threads_per_block: attr(F::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            max_dynamic_shared: attr(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?,
+            carveout: Carveout::from_raw(get(F::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)?),
+            const_bytes: attr(F::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES)?,
+            ptx_version: attr(F::CU_FUNC_ATTRIBUTE_PTX_VERSION)?,
+            binary_version: attr(F::CU_FUNC_ATTRIBUTE_BINARY_VERSION)?,
         };
-        let max_dynamic = get(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?.max(0) as u32;
-        let carveout = get(F::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)?;
         let embedded = match self.image {
             Image::Cubin { arch } => kernel.resources_on(arch).copied(),
             Image::Ptx { .. } => None,
         };
-        // Barriers are not a driver attribute; the PTX names them, so every build of it has the
-        // same count: take the report of the image's arch (for JIT, the PTX's own arch).
-        let barriers = kernel.resources_on(self.image.arch()).map(|r| r.barriers).unwrap_or(0);
         Ok(LoadedKernel {
             kernel,
             func,
@@ -111,32 +113,11 @@ impl LoadedModule {
             info: self.info.clone(),
             image: self.image,
             embedded,
+            max_dynamic: AtomicU32::new(driver.max_dynamic_shared),
             driver,
-            barriers,
-            max_dynamic: AtomicU32::new(max_dynamic),
-            carveout: Carveout::from_raw(carveout),
             memo: CheckMemo::default(),
         })
     }
-}
-
-/// The driver's attributes of a loaded function (`cuFuncGetAttribute`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DriverAttributes {
-    /// `NUM_REGS`.
-    pub num_regs: u32,
-    /// `LOCAL_SIZE_BYTES` (the stack frame).
-    pub local_size_bytes: u32,
-    /// `SHARED_SIZE_BYTES` (static shared memory).
-    pub shared_size_bytes: u32,
-    /// `CONST_SIZE_BYTES`.
-    pub const_size_bytes: u32,
-    /// `MAX_THREADS_PER_BLOCK`.
-    pub max_threads_per_block: u32,
-    /// `PTX_VERSION` (90 = compute_90).
-    pub ptx_version: u32,
-    /// `BINARY_VERSION` (90 = sm_90).
-    pub binary_version: u32,
 }
 
 /// One disagreement between the embedded report and the driver.
@@ -165,10 +146,9 @@ pub struct LoadedKernel {
     info: Arc<DeviceInfo>,
     image: Image,
     embedded: Option<Resources>,
-    driver: DriverAttributes,
-    barriers: u32,
+    /// As read at load time; the dynamic shared-memory limit changes, so it is `max_dynamic`.
+    driver: FunctionInfo,
     max_dynamic: AtomicU32,
-    carveout: Carveout,
     /// The last approved launch (see memo.rs): a repeated launch is not checked again.
     memo: CheckMemo,
 }
@@ -190,11 +170,6 @@ impl LoadedKernel {
         self.kernel
     }
 
-    /// Its symbol.
-    pub fn name(&self) -> &'static str {
-        self.kernel.name
-    }
-
     /// The image its module came from.
     pub fn image(&self) -> Image {
         self.image
@@ -202,7 +177,7 @@ impl LoadedKernel {
 
     /// The device's arch (`sm_90`), which errors name; [`LoadedKernel::image`] says whether it
     /// runs a cubin or PTX the driver JIT-compiled, and for which arch.
-    pub fn arch(&self) -> Arch {
+    fn arch(&self) -> Arch {
         self.info.arch()
     }
 
@@ -234,27 +209,14 @@ impl LoadedKernel {
         self.embedded.as_ref()
     }
 
-    /// The driver's attributes, read at load time.
-    pub fn driver_attributes(&self) -> &DriverAttributes {
-        &self.driver
-    }
-
-    /// What the check works from: the driver's attributes, the current dynamic shared-memory
-    /// limit and carveout, the barrier count of the build.
+    /// The driver's attributes of the function, read at load time, with the current dynamic
+    /// shared-memory limit and the barrier count of the build: what the check works from.
     pub fn function_info(&self) -> FunctionInfo {
         self.function_info_at(self.max_dynamic.load(Ordering::Relaxed))
     }
 
     fn function_info_at(&self, max_dynamic_shared: u32) -> FunctionInfo {
-        FunctionInfo {
-            registers: self.driver.num_regs,
-            shared_static: self.driver.shared_size_bytes,
-            local_bytes: self.driver.local_size_bytes,
-            barriers: self.barriers,
-            max_threads_per_block: self.driver.max_threads_per_block,
-            max_dynamic_shared,
-            carveout: self.carveout,
-        }
+        FunctionInfo { max_dynamic_shared, ..self.driver }
     }
 
     /// Checks `cfg` without launching or changing anything.
@@ -283,7 +245,7 @@ impl LoadedKernel {
 
     /// The last launch configuration the check approved, as `(block, dynamic shared memory)`,
     /// and its approval; `None` before any approval and after a change of the function's limit.
-    pub fn last_approved(&self) -> Option<((u32, u32, u32), u32, Approval)> {
+    pub(crate) fn last_approved(&self) -> Option<((u32, u32, u32), u32, Approval)> {
         self.memo.last()
     }
 
@@ -398,15 +360,15 @@ impl LoadedKernel {
         };
         match (&self.embedded, self.image) {
             (Some(r), Image::Cubin { arch }) => {
-                cmp("NUM_REGS", r.registers, d.num_regs);
-                cmp("LOCAL_SIZE_BYTES", r.stack_frame, d.local_size_bytes);
-                cmp("SHARED_SIZE_BYTES", r.shared_static, d.shared_size_bytes);
+                cmp("NUM_REGS", r.registers, d.registers);
+                cmp("LOCAL_SIZE_BYTES", r.stack_frame, d.local_bytes);
+                cmp("SHARED_SIZE_BYTES", r.shared_static, d.shared_static);
                 let expected = occupancy::max_threads_per_block(&self.info.limits, r.registers, maxntid);
                 cmp("MAX_THREADS_PER_BLOCK", expected, d.max_threads_per_block);
                 cmp("BINARY_VERSION", arch.sm(), d.binary_version);
             }
             _ => {
-                let expected = occupancy::max_threads_per_block(&self.info.limits, d.num_regs, maxntid);
+                let expected = occupancy::max_threads_per_block(&self.info.limits, d.registers, maxntid);
                 cmp("MAX_THREADS_PER_BLOCK", expected, d.max_threads_per_block);
             }
         }

@@ -53,14 +53,13 @@ mod error;
 mod image;
 mod kernel;
 mod memo;
-pub mod tuner;
+mod tuner;
 
 pub use check::{check_launch, Approval, DeviceInfo, FunctionInfo, LaunchError, Problem};
 pub use device::{driver_present, Device};
 pub use error::{driver_error, Error};
 pub use image::{Image, NoImage, Prefer};
-pub use kernel::{Difference, DriverAttributes, LoadedKernel, LoadedModule};
+pub use kernel::{Difference, LoadedKernel, LoadedModule};
 pub use tuner::{
-    Chosen, Miss, NothingTimed, Progress, Recall, Row, RowOccupancy, Statistic, Status, Timing, TuneError, TuneReport,
-    Tuned, Tuner, Verdict,
+    Chosen, Progress, Recall, Row, Statistic, Status, Timing, TuneError, TuneReport, Tuned, Tuner, Verdict,
 };

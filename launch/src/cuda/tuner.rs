@@ -1,61 +1,4 @@
-//! Timing a kernel's variants on the device and remembering the winner ([`Tuner`]).
-//!
-//! ```no_run
-//! use launch::cuda::{cudarc::driver::{LaunchConfig, PushKernelArg}, Device, Tuner};
-//! # fn close(got: &[f32], want: &[f32]) -> bool { got == want }
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! # static MODULE: launch::Module = launch::Module {
-//! #     file: "kernels/poly.cu", cubins: &[], ptx: "", extra_ptx: &[],
-//! #     ptx_arch: Some(launch::Arch::new(9, 0, launch::Variant::Base)),
-//! # };
-//! # static POLY_EVAL: launch::Kernel = launch::Kernel {
-//! #     name: "poly_eval", demangled: "poly_eval", line: 1, module: &MODULE, contract: None,
-//! #     host_threads: 256, resources: &[], variants: &[],
-//! # };
-//! # let (n, want) = (1u32 << 20, vec![0.0f32; 1 << 20]);
-//!
-//! let dev = Device::new(0)?;
-//! let stream = dev.context().default_stream();
-//! let x = stream.alloc_zeros::<f32>(n as usize)?;
-//! let y = stream.alloc_zeros::<f32>(n as usize)?;
-//! let mut tuner = Tuner::new(&dev).repetitions(50).verify(|_variant, stream| {
-//!     stream.synchronize()?;                               // the probe launch wrote `y`
-//!     Ok::<_, Box<dyn std::error::Error>>(close(&stream.clone_dtoh(&y)?, &want))
-//! });
-//! let tuned = tuner.tune(&POLY_EVAL, "n=2^20", |variant, stream| {
-//!     let block = variant.kernel().block_size();
-//!     let cfg = LaunchConfig { grid_dim: (n.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
-//!     let mut args = variant.builder(stream);
-//!     let n_arg = n as i32;
-//!     args.arg(&x).arg(&y).arg(&n_arg);
-//!     // SAFETY: poly_eval takes (const float*, float*, int) and touches elements below n only.
-//!     unsafe { variant.launch(&mut args, cfg) }.map(|_| ())
-//! })?;
-//! println!("{}", tuned.report);                          // the table
-//! // Next run: the winner, no timing (a file read and a module lookup: microseconds).
-//! let k = tuner.best(&POLY_EVAL, "n=2^20")?.expect("tuned before");
-//! # let _ = k;
-//! # Ok(())
-//! # }
-//! ```
-//!
-//! * **Candidates**: [`Tuner::tune`] takes the kernel and its build-time variants
-//!   ([`Kernel::variants`]), the plain kernel first; [`Tuner::tune_candidates`] any list.
-//! * **Per candidate**: load it (a failure is listed, not fatal); one probe launch through the
-//!   caller's closure, whose checked launch the check may refuse (listed as refused with the
-//!   reason, never timed); the correctness hook ([`Tuner::verify`]) once (a variant it rejects is
-//!   listed as wrong, never crowned); the warm-up launches; then each timed launch between two
-//!   CUDA events recorded around the closure, all enqueued before one synchronisation.
-//! * **Ranking**: by the [`Statistic`] (median by default; min, max and mean kept); a tie goes to
-//!   the earlier candidate.
-//! * **Memory**: the winner is stored in the [`TuneCache`] under a [`TuneKey`] of the candidates'
-//!   code, their names and contracts, the device and driver, and the problem key.
-//!
-//! `LAUNCH_TUNE` ([`TunePolicy`]) decides: `off` — [`Tuner::tune`] is refused
-//! ([`TuneError::Off`]), [`Tuner::best`] reads nothing and answers `None`, and
-//! [`Tuner::best_or_tune`] loads the plain kernel; `cached` (the default) — `best` answers from
-//! the cache, `tune` times when called, `best_or_tune` times only on a miss; `always` — `best`
-//! answers `None` without reading, so every `best_or_tune` times and overwrites the winner.
+//! The tuner ([`Tuner`], documented there) and what it answers.
 
 mod key;
 mod outcome;
@@ -70,21 +13,77 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaStream};
 
-pub use outcome::{Chosen, Miss, Progress, Recall, TuneError, Tuned, Verdict};
-pub use report::{NothingTimed, Row, RowOccupancy, Statistic, Status, Timing, TuneReport};
+pub use outcome::{Chosen, Progress, Recall, TuneError, Tuned, Verdict};
+pub use report::{Row, Statistic, Status, Timing, TuneReport};
 
 use key::{candidates_hash, with_variants};
 
 use super::device::Device;
 use super::error::guarded;
 use super::kernel::LoadedKernel;
-use crate::tune::{variants_hash, DeviceKey, Lookup, NoCacheDir, TuneCache, TuneKey, TunePolicy, TunePolicyError};
+use crate::tune::{variants_hash, DeviceKey, Miss, NoCacheDir, TuneCache, TuneKey, TunePolicy, TunePolicyError};
 use crate::Kernel;
 
 type Hook<'a> = Box<dyn FnMut(&LoadedKernel, &Arc<CudaStream>) -> Result<(), String> + 'a>;
 
-/// Times a kernel's variants on one device and remembers the fastest; see the
-/// [module documentation](crate::cuda::tuner).
+/// Times a kernel's variants on one device and remembers the fastest.
+///
+/// ```no_run
+/// use launch::cuda::{cudarc::driver::{LaunchConfig, PushKernelArg}, Device, Tuner};
+/// # fn close(got: &[f32], want: &[f32]) -> bool { got == want }
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # static MODULE: launch::Module = launch::Module {
+/// #     file: "kernels/poly.cu", cubins: &[], ptx: "", extra_ptx: &[],
+/// #     ptx_arch: Some(launch::Arch::new(9, 0, launch::Variant::Base)),
+/// # };
+/// # static POLY_EVAL: launch::Kernel = launch::Kernel {
+/// #     name: "poly_eval", demangled: "poly_eval", line: 1, module: &MODULE, contract: None,
+/// #     host_threads: 256, resources: &[], variants: &[],
+/// # };
+/// # let (n, want) = (1u32 << 20, vec![0.0f32; 1 << 20]);
+///
+/// let dev = Device::new(0)?;
+/// let stream = dev.context().default_stream();
+/// let x = stream.alloc_zeros::<f32>(n as usize)?;
+/// let y = stream.alloc_zeros::<f32>(n as usize)?;
+/// let mut tuner = Tuner::new(&dev).repetitions(50).verify(|_variant, stream| {
+///     stream.synchronize()?;                               // the probe launch wrote `y`
+///     Ok::<_, Box<dyn std::error::Error>>(close(&stream.clone_dtoh(&y)?, &want))
+/// });
+/// let tuned = tuner.tune(&POLY_EVAL, "n=2^20", |variant, stream| {
+///     let block = variant.kernel().block_size();
+///     let cfg = LaunchConfig { grid_dim: (n.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+///     let mut args = variant.builder(stream);
+///     let n_arg = n as i32;
+///     args.arg(&x).arg(&y).arg(&n_arg);
+///     // SAFETY: poly_eval takes (const float*, float*, int) and touches elements below n only.
+///     unsafe { variant.launch(&mut args, cfg) }.map(|_| ())
+/// })?;
+/// println!("{}", tuned.report);                          // the table
+/// // Next run: the winner, no timing (a file read and a module lookup: microseconds).
+/// let k = tuner.best(&POLY_EVAL, "n=2^20")?.expect("tuned before");
+/// # let _ = k;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// * **Candidates**: [`Tuner::tune`] takes the kernel and its build-time variants
+///   ([`Kernel::variants`]), the plain kernel first; [`Tuner::tune_candidates`] any list.
+/// * **Per candidate**: load it (a failure is listed, not fatal); one probe launch through the
+///   caller's closure, whose checked launch the check may refuse (listed as refused with the
+///   reason, never timed); the correctness hook ([`Tuner::verify`]) once (a variant it rejects is
+///   listed as wrong, never crowned); the warm-up launches; then each timed launch between two
+///   CUDA events recorded around the closure, all enqueued before one synchronisation.
+/// * **Ranking**: by the [`Statistic`] (median by default; min, max and mean kept); a tie goes to
+///   the earlier candidate.
+/// * **Memory**: the winner is stored in the [`TuneCache`] under a [`TuneKey`] of the candidates'
+///   code, their names and contracts, the device and driver, and the problem key.
+///
+/// `LAUNCH_TUNE` ([`TunePolicy`]) decides: `off` — [`Tuner::tune`] is refused
+/// ([`TuneError::Off`]), [`Tuner::best`] reads nothing and answers `None`, and
+/// [`Tuner::best_or_tune`] loads the plain kernel; `cached` (the default) — `best` answers from
+/// the cache, `tune` times when called, `best_or_tune` times only on a miss; `always` — `best`
+/// answers `None` without reading, so every `best_or_tune` times and overwrites the winner.
 pub struct Tuner<'a> {
     device: &'a Device,
     stream: Option<Arc<CudaStream>>,
@@ -188,7 +187,7 @@ impl<'a> Tuner<'a> {
     }
 
     /// The cache key of `candidates` on this device for `problem`.
-    pub fn key(&self, candidates: &[&'static Kernel], problem: &str) -> TuneKey {
+    pub(crate) fn key(&self, candidates: &[&'static Kernel], problem: &str) -> TuneKey {
         TuneKey {
             kernel: candidates_hash(candidates),
             variants: variants_hash(candidates),
@@ -264,7 +263,7 @@ impl<'a> Tuner<'a> {
             rows,
             start.elapsed(),
         )
-        .map_err(TuneError::NothingTimed)?;
+        .map_err(|rows| TuneError::NothingTimed { kernel: name, rows })?;
         let best = match loaded.swap_remove(report.winner) {
             Some(k) => k,
             None => self.device.load(candidates[report.winner])?,
@@ -307,22 +306,14 @@ impl<'a> Tuner<'a> {
                 return (row, None);
             }
         };
-        row.registers = Some(k.driver_attributes().num_regs);
+        row.registers = Some(k.function_info().registers);
         row.spill_bytes = k.embedded().map(|r| r.spill_bytes());
         row.status = self.run(&k, stream, events, launch);
         // The block of the probe's checked launch; for a closure that launched unchecked, the
         // kernel's own block size.
-        row.occupancy = match k.last_approved() {
-            Some((_, _, a)) => Some(RowOccupancy {
-                threads: a.threads,
-                active_blocks: a.occupancy.active_blocks,
-                percent: a.occupancy.percent(),
-            }),
-            None => k.occupancy(kernel.block_size(), 0).ok().map(|o| RowOccupancy {
-                threads: kernel.block_size(),
-                active_blocks: o.active_blocks,
-                percent: o.percent(),
-            }),
+        (row.threads, row.occupancy) = match k.last_approved() {
+            Some((_, _, a)) => (Some(a.threads), Some(a.occupancy)),
+            None => (Some(kernel.block_size()), k.occupancy(kernel.block_size(), 0).ok()),
         };
         (row, Some(k))
     }
@@ -397,12 +388,11 @@ impl<'a> Tuner<'a> {
         }
         let Ok(cache) = &self.cache else { return Ok(Recall::Miss(Miss::NoCacheDir)) };
         Ok(match cache.get(&self.key(candidates, problem)) {
-            Lookup::Hit(winner) => match candidates.iter().find(|k| k.name == winner.variant) {
+            Ok(winner) => match candidates.iter().find(|k| k.name == winner.variant) {
                 Some(&kernel) => Recall::Hit { kernel, winner },
                 None => Recall::Miss(Miss::UnknownVariant(winner.variant)),
             },
-            Lookup::Miss => Recall::Miss(Miss::NotStored),
-            Lookup::Damaged(why) => Recall::Miss(Miss::Damaged(why)),
+            Err(miss) => Recall::Miss(miss),
         })
     }
 

@@ -42,7 +42,7 @@ pub const PTXAS_MAX_REGISTERS: u32 = 255;
 /// Hardware limits of one compute capability: the device properties the calculator reads
 /// (`cudaOccDeviceProp`) and the per-arch constants the header hard-codes.
 ///
-/// The static rows ([`DeviceLimits::for_compute_capability`]) cite their sources. A custom value
+/// The static rows ([`DeviceLimits::lookup`]) cite their sources. A custom value
 /// may be built for a device that is not in the table; the calculator then reads every constant
 /// from the fields, and keys only the behaviour changes between generations on `major` (carveout
 /// on >= 7, reserved memory on >= 8, barriers on >= 9) and the GP100 rule on exactly 6.0.
@@ -107,17 +107,15 @@ impl DeviceLimits {
     /// only if the compute capability is not in the table.
     pub fn for_arch(arch: crate::Arch) -> Option<&'static DeviceLimits> {
         let (major, minor) = arch.compute_capability();
-        Self::for_compute_capability(major, minor)
+        Self::lookup(major, minor).ok()
     }
 
-    /// The row of a compute capability, `None` if it is not in the table.
-    pub fn for_compute_capability(major: u32, minor: u32) -> Option<&'static DeviceLimits> {
-        limits::TABLE.iter().find(|d| d.major == major && d.minor == minor)
-    }
-
-    /// [`DeviceLimits::for_compute_capability`] with an [`OccupancyError::UnknownDevice`] error.
+    /// The row of a compute capability; [`OccupancyError::UnknownDevice`] if it is not in the table.
     pub fn lookup(major: u32, minor: u32) -> Result<&'static DeviceLimits, OccupancyError> {
-        Self::for_compute_capability(major, minor).ok_or(OccupancyError::UnknownDevice { major, minor })
+        limits::TABLE
+            .iter()
+            .find(|d| d.major == major && d.minor == minor)
+            .ok_or(OccupancyError::UnknownDevice { major, minor })
     }
 
     /// `(major, minor)`.
@@ -214,12 +212,13 @@ impl FunctionAttrs {
     }
 
     /// With `cudaFuncAttributeMaxDynamicSharedMemorySize` set to `bytes` (the opt-in).
-    pub fn with_max_dynamic_shared(self, bytes: u32) -> Self {
+    pub(crate) fn with_max_dynamic_shared(self, bytes: u32) -> Self {
         FunctionAttrs { max_dynamic_shared: Some(bytes), ..self }
     }
 
     /// With launch bounds of `threads` per block.
-    pub fn with_launch_bounds(self, threads: u32) -> Self {
+    #[cfg(any(test, feature = "cudarc"))]
+    pub(crate) fn with_launch_bounds(self, threads: u32) -> Self {
         FunctionAttrs { max_threads_per_block: Some(threads), ..self }
     }
 
@@ -301,7 +300,7 @@ pub enum Limiter {
 
 impl Limiter {
     /// Every limiter, in bit order.
-    pub const ALL: [Limiter; 5] =
+    pub(crate) const ALL: [Limiter; 5] =
         [Limiter::Warps, Limiter::Registers, Limiter::SharedMemory, Limiter::Blocks, Limiter::Barriers];
 
     /// The header's bit for this limiter.
@@ -342,14 +341,15 @@ pub struct Limiters(u8);
 
 impl Limiters {
     /// No limiter.
-    pub const NONE: Limiters = Limiters(0);
+    pub(crate) const NONE: Limiters = Limiters(0);
 
     /// From the header's bits (unknown bits are dropped).
-    pub fn from_bits(bits: u8) -> Limiters {
+    #[cfg(any(test, feature = "cudarc"))]
+    pub(crate) fn from_bits(bits: u8) -> Limiters {
         Limiters(bits & 0x1f)
     }
 
-    /// The header's bits.
+    /// The header's bits (`cudaOccLimitingFactor`'s encoding).
     pub fn bits(self) -> u8 {
         self.0
     }
@@ -1016,26 +1016,10 @@ pub fn available_dynamic_smem_per_block(
 }
 
 /// The largest register count (at most 255, ptxas's maximum) with which `blocks` blocks of
-/// `block_size` threads stay resident on one SM of `dev`, given `shared_static` bytes of static
-/// and `dynamic_smem` bytes of dynamic shared memory; `None` if no register count achieves it
-/// (or the input is invalid).
-///
-/// The kernel is modelled with one barrier, the default carveout, and a dynamic shared-memory
-/// limit raised to `dynamic_smem` when that exceeds the 48 KB default (as if the kernel opted
-/// in). Use [`registers_for_blocks_with`] to control these.
+/// `block_size` threads stay resident on one SM of `dev`, for a kernel described by `func` (its
+/// `registers` field is ignored) launched with `dynamic_smem` bytes of dynamic shared memory;
+/// `None` if no register count achieves it (or the input is invalid).
 pub fn registers_for_blocks(
-    dev: &DeviceLimits,
-    block_size: u32,
-    blocks: u32,
-    shared_static: u32,
-    dynamic_smem: u32,
-) -> Option<u32> {
-    let func = FunctionAttrs::new(0, shared_static, 1).opted_in(dev, dynamic_smem);
-    registers_for_blocks_with(dev, &func, block_size, blocks, dynamic_smem, Carveout::Default)
-}
-
-/// [`registers_for_blocks`] for a kernel described by `func` (its `registers` field is ignored).
-pub fn registers_for_blocks_with(
     dev: &DeviceLimits,
     func: &FunctionAttrs,
     block_size: u32,

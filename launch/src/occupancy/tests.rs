@@ -6,7 +6,7 @@ use super::*;
 const H200_SMS: u32 = 132;
 
 fn sm90() -> &'static DeviceLimits {
-    DeviceLimits::for_compute_capability(9, 0).unwrap()
+    DeviceLimits::lookup(9, 0).unwrap()
 }
 
 fn blocks(dev: &DeviceLimits, func: &FunctionAttrs, block: u32, dynamic: u32) -> u32 {
@@ -50,8 +50,8 @@ fn table_covers_every_compute_capability() {
             (12, 1)
         ]
     );
-    assert_eq!(DeviceLimits::for_compute_capability(10, 2), None);
-    assert_eq!(DeviceLimits::for_compute_capability(8, 8), None);
+    assert_eq!(DeviceLimits::lookup(10, 2).ok(), None);
+    assert_eq!(DeviceLimits::lookup(8, 8).ok(), None);
     assert_eq!(DeviceLimits::lookup(12, 2).unwrap_err(), OccupancyError::UnknownDevice { major: 12, minor: 2 });
     assert_eq!(DeviceLimits::lookup(12, 2).unwrap_err().code(), 2);
 }
@@ -95,16 +95,16 @@ fn table_rows_are_consistent() {
         assert_eq!(d.partitioned_gc, matches!((d.major, d.minor), (5, 2) | (5, 3) | (6, 1) | (6, 2)), "{cc}");
     }
     // 11.0 is 10.1 under its CUDA 13 name.
-    let thor = DeviceLimits::for_compute_capability(10, 1).unwrap();
-    let thor13 = DeviceLimits::for_compute_capability(11, 0).unwrap();
+    let thor = DeviceLimits::lookup(10, 1).unwrap();
+    let thor13 = DeviceLimits::lookup(11, 0).unwrap();
     assert_eq!(DeviceLimits { major: 10, minor: 1, chip: "Thor", ..*thor13 }, *thor);
     // §5.2: 5.2 has 65536 registers per block, 5.3 and 6.2 32768.
-    assert_eq!(DeviceLimits::for_compute_capability(5, 2).unwrap().regs_per_block, 65536);
-    assert_eq!(DeviceLimits::for_compute_capability(5, 3).unwrap().regs_per_block, 32768);
-    assert_eq!(DeviceLimits::for_compute_capability(6, 2).unwrap().regs_per_block, 32768);
+    assert_eq!(DeviceLimits::lookup(5, 2).unwrap().regs_per_block, 65536);
+    assert_eq!(DeviceLimits::lookup(5, 3).unwrap().regs_per_block, 32768);
+    assert_eq!(DeviceLimits::lookup(6, 2).unwrap().regs_per_block, 32768);
     assert_eq!(sm90().barriers_per_sm(), Some(64));
-    assert_eq!(DeviceLimits::for_compute_capability(12, 0).unwrap().barriers_per_sm(), Some(24));
-    assert_eq!(DeviceLimits::for_compute_capability(8, 0).unwrap().barriers_per_sm(), None);
+    assert_eq!(DeviceLimits::lookup(12, 0).unwrap().barriers_per_sm(), Some(24));
+    assert_eq!(DeviceLimits::lookup(8, 0).unwrap().barriers_per_sm(), None);
 }
 
 /// §6.1: `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK` on H200.
@@ -133,7 +133,7 @@ fn max_threads_per_block_matches_the_h200() {
     // More registers than the architecture accepts: no launch at all.
     assert_eq!(max_threads_per_block(dev, 257, None), 0);
     // 5.3 and 6.2 have 32768 registers per block.
-    let tx1 = DeviceLimits::for_compute_capability(5, 3).unwrap();
+    let tx1 = DeviceLimits::lookup(5, 3).unwrap();
     assert_eq!(max_threads_per_block(tx1, 64, None), 512);
     assert_eq!(max_threads_per_block(tx1, 255, None), 128);
 }
@@ -204,9 +204,9 @@ fn barriers_limit_blocks_on_hopper() {
     }
     assert_eq!(blocks(dev, &FunctionAttrs::new(10, 0, 16), 512, 0), 4);
     // 16 barriers on sm_120 leave one block per SM; nothing applies below 9.0.
-    let gb20x = DeviceLimits::for_compute_capability(12, 0).unwrap();
+    let gb20x = DeviceLimits::lookup(12, 0).unwrap();
     assert_eq!(blocks(gb20x, &FunctionAttrs::new(10, 0, 16), 32, 0), 1);
-    let ga100 = DeviceLimits::for_compute_capability(8, 0).unwrap();
+    let ga100 = DeviceLimits::lookup(8, 0).unwrap();
     let o = occupancy(ga100, &FunctionAttrs::new(10, 0, 16), 32, 0, Carveout::Default).unwrap();
     assert_eq!((o.active_blocks, o.block_limit_barriers), (32, None));
 }
@@ -214,7 +214,7 @@ fn barriers_limit_blocks_on_hopper() {
 /// §3: the tie quirk of the limiting factors.
 #[test]
 fn limiting_factors_keep_ties_and_earlier_bits() {
-    let gb20x = DeviceLimits::for_compute_capability(12, 0).unwrap();
+    let gb20x = DeviceLimits::lookup(12, 0).unwrap();
     let o = occupancy(gb20x, &FunctionAttrs::new(32, 0, 4), 32, 0, Carveout::Default).unwrap();
     assert_eq!(o.active_blocks, 6);
     assert_eq!(o.limiters.bits(), 0x18);
@@ -231,10 +231,10 @@ fn limiting_factors_keep_ties_and_earlier_bits() {
     assert_eq!(o.block_limit_smem, 228);
     assert_eq!(o.block_limit_regs, UNLIMITED);
     assert_eq!(o.limiters, [Limiter::Blocks].into_iter().collect());
-    let ga10x = DeviceLimits::for_compute_capability(8, 6).unwrap();
+    let ga10x = DeviceLimits::lookup(8, 6).unwrap();
     assert_eq!(occupancy(ga10x, &k(0), 32, 0, Carveout::Default).unwrap().block_limit_smem, 100);
     // Below 8.0, a block without shared memory is not limited by it.
-    let gv100 = DeviceLimits::for_compute_capability(7, 0).unwrap();
+    let gv100 = DeviceLimits::lookup(7, 0).unwrap();
     let o = occupancy(gv100, &k(0), 32, 0, Carveout::Default).unwrap();
     assert_eq!((o.block_limit_smem, o.allocated_smem_per_block), (UNLIMITED, 0));
 
@@ -273,9 +273,9 @@ fn nsight_compute_samples() {
     assert_eq!(o.percent(), 37.5);
     assert_eq!((o.active_blocks, o.allocated_regs_per_block, o.allocated_smem_per_block), (3, 18432, 5120));
     assert_eq!(o.limiters.iter().collect::<Vec<_>>(), [Limiter::Registers]);
-    let ga10x = DeviceLimits::for_compute_capability(8, 6).unwrap();
+    let ga10x = DeviceLimits::lookup(8, 6).unwrap();
     assert_eq!(occupancy(ga10x, &k(32), 256, 0, Carveout::Default).unwrap().percent(), 100.0);
-    let gb20x = DeviceLimits::for_compute_capability(12, 0).unwrap();
+    let gb20x = DeviceLimits::lookup(12, 0).unwrap();
     assert_eq!(occupancy(gb20x, &k(40), 128, 0, Carveout::Default).unwrap().percent(), 100.0);
 }
 
@@ -331,7 +331,7 @@ fn dynamic_shared_memory_opt_in_and_carveout() {
         let e = occupancy(dev, &s4k, 32, 0, Carveout::Percent(bad)).unwrap_err();
         assert_eq!(e.code(), 1);
         // 6.1: 96 KB / 4 KB static.
-        let gp10x = DeviceLimits::for_compute_capability(6, 1).unwrap();
+        let gp10x = DeviceLimits::lookup(6, 1).unwrap();
         assert_eq!(occupancy(gp10x, &s4k, 32, 0, Carveout::Percent(bad)).unwrap().active_blocks, 24);
     }
     // The default limit configuration never applies the opt-in, nor checks max_dynamic_shared.
@@ -361,22 +361,29 @@ fn available_dynamic_shared_memory_matches_the_h200() {
     assert_eq!(blocks(dev, &s4k, 32, 29184), 6);
 }
 
+/// [`registers_for_blocks`] for a kernel with one barrier and `shared_static` bytes of static
+/// shared memory, opted in to `dynamic` bytes (what `cargo launch occupancy` asks).
+fn regs_for(dev: &DeviceLimits, block: u32, blocks: u32, shared_static: u32, dynamic: u32) -> Option<u32> {
+    let func = FunctionAttrs::new(0, shared_static, 1).opted_in(dev, dynamic);
+    registers_for_blocks(dev, &func, block, blocks, dynamic, Carveout::Default)
+}
+
 #[test]
 fn registers_for_blocks_finds_the_largest_count() {
     let dev = sm90();
     // 4 blocks of 256: 64 registers is the seed's 50 %; 72 gives 3.
-    assert_eq!(registers_for_blocks(dev, 256, 4, 0, 0), Some(64));
-    assert_eq!(registers_for_blocks(dev, 256, 1, 0, 0), Some(255));
-    assert_eq!(registers_for_blocks(dev, 1024, 2, 0, 0), Some(32));
-    assert_eq!(registers_for_blocks(dev, 1024, 1, 0, 0), Some(64));
-    assert_eq!(registers_for_blocks(dev, 512, 1, 0, 0), Some(128));
+    assert_eq!(regs_for(dev, 256, 4, 0, 0), Some(64));
+    assert_eq!(regs_for(dev, 256, 1, 0, 0), Some(255));
+    assert_eq!(regs_for(dev, 1024, 2, 0, 0), Some(32));
+    assert_eq!(regs_for(dev, 1024, 1, 0, 0), Some(64));
+    assert_eq!(regs_for(dev, 512, 1, 0, 0), Some(128));
     // Impossible: 3 blocks of 1024 threads, or blocks above 1024 threads.
-    assert_eq!(registers_for_blocks(dev, 1024, 3, 0, 0), None);
-    assert_eq!(registers_for_blocks(dev, 1056, 1, 0, 0), None);
-    assert_eq!(registers_for_blocks(dev, 0, 1, 0, 0), None);
+    assert_eq!(regs_for(dev, 1024, 3, 0, 0), None);
+    assert_eq!(regs_for(dev, 1056, 1, 0, 0), None);
+    assert_eq!(regs_for(dev, 0, 1, 0, 0), None);
     // Shared memory binds first: 2 blocks of 100 KB dynamic fit (opt-in implied), 3 do not.
-    assert_eq!(registers_for_blocks(dev, 128, 2, 0, 100_000), Some(255));
-    assert_eq!(registers_for_blocks(dev, 128, 3, 0, 100_000), None);
+    assert_eq!(regs_for(dev, 128, 2, 0, 100_000), Some(255));
+    assert_eq!(regs_for(dev, 128, 3, 0, 100_000), None);
 }
 
 #[test]
@@ -400,7 +407,7 @@ fn bad_input_is_an_error_or_zero_never_a_panic() {
     assert_eq!(occupancy(&zero, &k(32), 32, 0, Carveout::Default).unwrap_err().code(), 1);
     assert_eq!(max_threads_per_block(&zero, 32, None), 0);
     assert_eq!(available_dynamic_smem_per_block(&zero, &k(32), 1, 32, Carveout::Default).unwrap_err().code(), 1);
-    assert_eq!(registers_for_blocks(&zero, 32, 1, 0, 0), None);
+    assert_eq!(regs_for(&zero, 32, 1, 0, 0), None);
     let o = occupancy(dev, &k(32), 1, 0, Carveout::Default).unwrap();
     assert_eq!((o.active_blocks, o.warps_per_block), (32, 1));
 }
@@ -409,17 +416,17 @@ fn bad_input_is_an_error_or_zero_never_a_panic() {
 /// registers, the GP10x check only 16.
 #[test]
 fn gp100_rule() {
-    let gp100 = DeviceLimits::for_compute_capability(6, 0).unwrap();
+    let gp100 = DeviceLimits::lookup(6, 0).unwrap();
     assert_eq!(max_threads_per_block(gp100, 104, None), 576);
     assert_eq!(blocks(gp100, &k(104), 512, 0), 1);
     assert_eq!(blocks(gp100, &k(104), 576, 0), 0);
-    let gp10x = DeviceLimits::for_compute_capability(6, 1).unwrap();
+    let gp10x = DeviceLimits::lookup(6, 1).unwrap();
     assert_eq!(max_threads_per_block(gp10x, 104, None), 512);
 }
 
 #[test]
 fn partitioned_global_caching() {
-    let gm20x = DeviceLimits::for_compute_capability(5, 2).unwrap();
+    let gm20x = DeviceLimits::lookup(5, 2).unwrap();
     let on = FunctionAttrs { partitioned_gc: PartitionedGc::On, ..k(32) };
     let strict = FunctionAttrs { partitioned_gc: PartitionedGc::OnStrict, ..k(32) };
     // 96 threads = 3 warps: half an SM holds 32 warps → 10 blocks per half, 20 in all.
@@ -441,6 +448,6 @@ fn partitioned_global_caching() {
 fn limiter_names() {
     let names: Vec<&str> = Limiter::ALL.iter().map(|l| l.name()).collect();
     assert_eq!(names, ["warps", "registers", "shared memory", "blocks per SM", "barriers"]);
-    assert_eq!(Limiters::NONE.to_string(), "none");
+    assert_eq!(Limiters::default().to_string(), "none");
     assert_eq!(Limiters::from_bits(0xff).bits(), 0x1f);
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use fuzz_harness::{ensure, mutate, random_bytes, run, Input, Rng};
 
 use super::store::{decode, encode};
-use super::{DeviceKey, Lookup, TuneCache, TuneKey, Winner};
+use super::{DeviceKey, Miss, TuneCache, TuneKey, Winner};
 
 const PACKAGE: &str = env!("CARGO_PKG_NAME");
 
@@ -121,10 +121,12 @@ fn tune_cache_file() {
                 let got = cache.get(key);
                 let _ = std::fs::remove_file(&path);
                 match (got, &decoded) {
-                    (Lookup::Hit(w), Ok((k, d))) => ensure(k == key && &w == d, || "get and decode disagree".into())?,
-                    (Lookup::Hit(w), Err(_)) => return Err(format!("a damaged file read as {w:?}")),
-                    (Lookup::Miss, Ok((k, _))) => ensure(k != key, || "a whole file of this key is a miss".into())?,
-                    (Lookup::Damaged(_), Ok(_)) => return Err("a whole file is damaged".into()),
+                    (Ok(w), Ok((k, d))) => ensure(k == key && &w == d, || "get and decode disagree".into())?,
+                    (Ok(w), Err(_)) => return Err(format!("a damaged file read as {w:?}")),
+                    (Err(Miss::NotStored), Ok((k, _))) => {
+                        ensure(k != key, || "a whole file of this key is a miss".into())?
+                    }
+                    (Err(Miss::Damaged(_)), Ok(_)) => return Err("a whole file is damaged".into()),
                     _ => {}
                 }
             }

@@ -64,7 +64,7 @@ impl StableHasher {
 /// its arch, the fallback PTX and the extra PTX). A rebuilt kernel whose code changed gets a new
 /// hash; a rebuild that produced the same images keeps it. Costs one pass over the module's
 /// images (about a millisecond per few megabytes): compute it once per kernel, not per launch.
-pub fn kernel_hash(kernel: &Kernel) -> u64 {
+pub(crate) fn kernel_hash(kernel: &Kernel) -> u64 {
     let mut h = StableHasher::new();
     h.field(b"kernel").field(kernel.name.as_bytes());
     let m = kernel.module;
@@ -85,7 +85,7 @@ pub fn kernel_hash(kernel: &Kernel) -> u64 {
 
 /// The hash of a variant set: each variant's symbol name and contract, in name order (the set's
 /// order does not matter). Adding, removing or re-contracting a variant changes it.
-pub fn variants_hash(variants: &[&Kernel]) -> u64 {
+pub(crate) fn variants_hash(variants: &[&Kernel]) -> u64 {
     let mut sorted: Vec<(&str, Option<Contract>)> = variants.iter().map(|k| (k.name, k.contract)).collect();
     sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
     let mut h = StableHasher::new();
@@ -126,9 +126,10 @@ pub struct DeviceKey {
 /// in any part is a miss.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TuneKey {
-    /// [`kernel_hash`] of the kernel being tuned.
+    /// The content hash of the kernel being tuned: its symbol name and every image of its module
+    /// (a rebuild that changed its code changes it).
     pub kernel: u64,
-    /// [`variants_hash`] of the variants timed.
+    /// The hash of the variants timed: each one's symbol name and contract, in name order.
     pub variants: u64,
     /// The device.
     pub device: DeviceKey,

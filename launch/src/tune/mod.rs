@@ -3,7 +3,7 @@
 //! feature `cudarc`, which reads and writes this cache).
 //!
 //! ```
-//! use launch::tune::{DeviceKey, Lookup, TuneCache, TuneKey, TunePolicy, Winner};
+//! use launch::tune::{DeviceKey, TuneCache, TuneKey, TunePolicy, Winner};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # static MODULE: launch::Module = launch::Module {
 //! #     file: "kernels/poly.cu", cubins: &[], ptx: "", extra_ptx: &[],
@@ -21,7 +21,7 @@
 //! let variants: Vec<&launch::Kernel> = POLY_EVAL.variants().iter().collect();
 //! let key = TuneKey::new(&POLY_EVAL, &variants, device, "n<=2^20");
 //! match cache.get(&key) {
-//!     Lookup::Hit(winner) if policy.reads() => println!("load {}", winner.variant),
+//!     Ok(winner) if policy.reads() => println!("load {}", winner.variant),
 //!     _ => {
 //!         // Time the variants, then remember the fastest:
 //!         let winner = Winner { variant: "poly_eval".into(), median_ms: 1.0, min_ms: 0.9, max_ms: 1.2, repetitions: 30, measured_at: 0 };
@@ -33,15 +33,15 @@
 //! # }
 //! ```
 //!
-//! * **The key** ([`TuneKey`]): the kernel's content hash ([`kernel_hash`]: its name and its
-//!   module's images), the variant set's hash ([`variants_hash`]: names and contracts), the device's
+//! * **The key** ([`TuneKey`]): the kernel's content hash (its name and its
+//!   module's images), the variant set's hash (names and contracts), the device's
 //!   name, compute capability and driver version, and the caller's problem key. A change in any
 //!   part is a miss.
 //! * **The store** ([`TuneCache`]): one versioned text file per key, named by the key's hash and
 //!   holding the whole key, so a hash collision reads as a miss, and a checksum of its lines, so an
-//!   edited or damaged file reads as [`Lookup::Damaged`]. Written to a temporary file and
+//!   edited or damaged file reads as [`Miss::Damaged`]. Written to a temporary file and
 //!   renamed into place; read with a size bound, never blocking on a FIFO. A file that cannot be
-//!   read as a result is [`Lookup::Damaged`] and is replaced by the next [`TuneCache::put`].
+//!   read as a result is [`Miss::Damaged`] and is replaced by the next [`TuneCache::put`].
 //!
 //! * **A fleet** ([`TuneCache::with_remote`], `LAUNCH_TUNE_CACHE_REMOTE`): a remote store behind
 //!   the local folder, read after it and written with it (never when
@@ -70,10 +70,12 @@ use std::ffi::OsString;
 
 #[cfg(feature = "cudarc")]
 pub(crate) use key::StableHasher;
-pub use key::{kernel_hash, variants_hash, DeviceKey, TuneKey};
+#[cfg(feature = "cudarc")]
+pub(crate) use key::{kernel_hash, variants_hash};
+pub use key::{DeviceKey, TuneKey};
 pub use policy::{TunePolicy, TunePolicyError};
 pub use shared::remote_config_from;
-pub use store::{Lookup, NoCacheDir, TuneCache, Winner, MAX_FILE_BYTES};
+pub use store::{Miss, NoCacheDir, TuneCache, Winner, MAX_FILE_BYTES};
 
 /// The one read of the environment in `launch::tune` (`LAUNCH_TUNE`, `LAUNCH_TUNE_CACHE_DIR`,
 /// `XDG_CACHE_HOME`, `HOME`, `LAUNCH_TUNE_CACHE_REMOTE*`, `AWS_REGION`, `AWS_DEFAULT_REGION`);

@@ -27,19 +27,28 @@ pub struct Winner {
     pub measured_at: u64,
 }
 
-/// What [`TuneCache::get`] found.
+/// Why no winner is remembered: what [`TuneCache::get`] says ([`Miss::NotStored`],
+/// [`Miss::Damaged`]), and the tuner's lookup besides (its policy, its cache, its candidates).
 #[derive(Clone, Debug, PartialEq)]
-pub enum Lookup {
-    /// A winner remembered for exactly this key.
-    Hit(Winner),
-    /// Nothing for this key (no file, or a file for another key whose hash is the same).
-    Miss,
+#[non_exhaustive]
+pub enum Miss {
+    /// `LAUNCH_TUNE=off`: the cache is not read.
+    Off,
+    /// `LAUNCH_TUNE=always`: the cache is not read; every run times.
+    Always,
+    /// No folder for the cache (see [`TuneCache::from_env`]).
+    NoCacheDir,
+    /// Nothing remembered for this key (never tuned, or a key part changed; or a file for another
+    /// key whose hash is the same).
+    NotStored,
     /// A file that cannot be read as a result (why, with its path): time again, and the next
     /// [`TuneCache::put`] replaces it.
     Damaged(String),
+    /// The remembered winner is none of the candidates.
+    UnknownVariant(String),
 }
 
-/// The first line of every cache file; a file with another version is [`Lookup::Damaged`].
+/// The first line of every cache file; a file with another version is [`Miss::Damaged`].
 const HEADER: &str = "cargo-launch tune cache v";
 /// The format this build writes and reads. Version 2 added the checksum line (version 1 files
 /// have none: they read as damaged and are replaced by the next tuning run).
@@ -150,36 +159,39 @@ impl TuneCache {
 
     /// The winner remembered for `key`. Never blocks on a FIFO and never reads more than
     /// [`MAX_FILE_BYTES`]; any file that is not a whole, current-version result is
-    /// [`Lookup::Damaged`].
-    pub fn get(&self, key: &TuneKey) -> Lookup {
+    /// [`Miss::Damaged`].
+    ///
+    /// # Errors
+    /// [`Miss::NotStored`] or [`Miss::Damaged`].
+    pub fn get(&self, key: &TuneKey) -> Result<Winner, Miss> {
         let local = self.get_local(key);
         let Some(remote) = self.remote.as_deref() else { return local };
-        if matches!(local, Lookup::Hit(_)) {
+        if local.is_ok() {
             return local;
         }
         match remote_get(remote, key) {
             Some(winner) => {
                 // Best effort: without the local copy the next run reads the remote again.
                 let _ = self.put_local(key, &winner);
-                Lookup::Hit(winner)
+                Ok(winner)
             }
             None => local,
         }
     }
 
     /// The local folder's answer alone.
-    fn get_local(&self, key: &TuneKey) -> Lookup {
+    fn get_local(&self, key: &TuneKey) -> Result<Winner, Miss> {
         let path = self.path(key);
-        let damaged = |why: String| Lookup::Damaged(format!("{}: {why}", path.display()));
+        let damaged = |why: String| Err(Miss::Damaged(format!("{}: {why}", path.display())));
         let text = match read_bounded(&path) {
             Ok(Some(text)) => text,
-            Ok(None) => return Lookup::Miss,
+            Ok(None) => return Err(Miss::NotStored),
             Err(why) => return damaged(self.folder_problem().unwrap_or(why)),
         };
         match decode(&text) {
-            Ok((stored, winner)) if stored == *key => Lookup::Hit(winner),
+            Ok((stored, winner)) if stored == *key => Ok(winner),
             // Another key with the same hash: not ours, and not damaged.
-            Ok(_) => Lookup::Miss,
+            Ok(_) => Err(Miss::NotStored),
             Err(why) => damaged(why),
         }
     }

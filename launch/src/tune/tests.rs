@@ -40,8 +40,8 @@ fn one_winner() -> (TempDir, TuneCache) {
     (tmp, cache)
 }
 
-fn is_damaged(l: &Lookup) -> bool {
-    matches!(l, Lookup::Damaged(_))
+fn is_damaged(l: &Result<Winner, Miss>) -> bool {
+    matches!(l, Err(Miss::Damaged(_)))
 }
 
 #[test]
@@ -49,12 +49,12 @@ fn a_put_is_a_hit_and_an_empty_or_absent_cache_a_miss() {
     let tmp = TempDir::new("tune");
     // The folder does not exist yet: a miss, and the put creates it.
     let cache = TuneCache::new(tmp.0.join("a/b"));
-    assert_eq!(cache.get(&key()), Lookup::Miss);
+    assert_eq!(cache.get(&key()), Err(Miss::NotStored));
     cache.put(&key(), &winner("k_t256")).unwrap();
-    assert_eq!(cache.get(&key()), Lookup::Hit(winner("k_t256")));
+    assert_eq!(cache.get(&key()), Ok(winner("k_t256")));
     // A second put overwrites (`LAUNCH_TUNE=always`).
     cache.put(&key(), &winner("k_t128_r64")).unwrap();
-    assert_eq!(cache.get(&key()), Lookup::Hit(winner("k_t128_r64")));
+    assert_eq!(cache.get(&key()), Ok(winner("k_t128_r64")));
     // The file's name is the key's hash (pinned: a change orphans every user's cache).
     assert_eq!(cache.path(&key()), cache.dir().join("a5bb4cc412303c4c.tune"));
     // One file, no temporary left behind.
@@ -79,9 +79,9 @@ fn a_change_in_any_key_part_is_a_miss() {
         let mut other = key();
         change(&mut other);
         assert_ne!(other.hash(), key().hash(), "{part}");
-        assert_eq!(cache.get(&other), Lookup::Miss, "{part}");
+        assert_eq!(cache.get(&other), Err(Miss::NotStored), "{part}");
     }
-    assert_eq!(cache.get(&key()), Lookup::Hit(winner("k_t256")));
+    assert_eq!(cache.get(&key()), Ok(winner("k_t256")));
 }
 
 #[test]
@@ -92,7 +92,7 @@ fn a_file_holding_another_key_is_a_miss_not_a_hit() {
     let other = TuneKey { problem: "n<=2^10".into(), ..key() };
     cache.put(&other, &winner("k_t64")).unwrap();
     fs::rename(cache.path(&other), cache.path(&key())).unwrap();
-    assert_eq!(cache.get(&key()), Lookup::Miss);
+    assert_eq!(cache.get(&key()), Err(Miss::NotStored));
 }
 
 #[test]
@@ -107,7 +107,7 @@ fn strings_with_newlines_backslashes_and_unicode_survive() {
     let w =
         Winner { variant: "void tmpl<8>(int*)\\".into(), median_ms: 1e-300, min_ms: 0.0, max_ms: 1e300, ..winner("") };
     cache.put(&odd, &w).unwrap();
-    assert_eq!(cache.get(&odd), Lookup::Hit(w));
+    assert_eq!(cache.get(&odd), Ok(w));
 }
 
 #[test]
@@ -130,13 +130,13 @@ fn damaged_then_replaced(cache: &TuneCache, contents: &[u8], why: &str) {
     let path = cache.path(&key());
     fs::write(&path, contents).unwrap();
     match cache.get(&key()) {
-        Lookup::Damaged(reason) => {
+        Err(Miss::Damaged(reason)) => {
             assert!(reason.starts_with(&path.display().to_string()) && reason.contains(why), "{why}: {reason}")
         }
         other => panic!("{why}: {other:?}"),
     }
     cache.put(&key(), &winner("k_t256")).unwrap();
-    assert_eq!(cache.get(&key()), Lookup::Hit(winner("k_t256")), "{why}");
+    assert_eq!(cache.get(&key()), Ok(winner("k_t256")), "{why}");
 }
 
 #[test]
@@ -149,7 +149,7 @@ fn every_cut_of_a_file_is_damaged_and_the_next_put_replaces_it() {
     }
     // Only the final newline missing: the file is whole.
     fs::write(cache.path(&key()), &whole[..whole.len() - 1]).unwrap();
-    assert_eq!(cache.get(&key()), Lookup::Hit(winner("k_t256")));
+    assert_eq!(cache.get(&key()), Ok(winner("k_t256")));
     damaged_then_replaced(&cache, b"", "not a tune cache file");
 }
 
@@ -187,9 +187,9 @@ fn a_folder_in_the_files_place_is_damaged_and_replaced() {
     let path = cache.path(&key());
     fs::create_dir_all(path.join("inside")).unwrap();
     fs::write(path.join("inside/file"), "x").unwrap();
-    assert!(matches!(cache.get(&key()), Lookup::Damaged(r) if r.contains("not a regular file (a folder)")));
+    assert!(matches!(cache.get(&key()), Err(Miss::Damaged(r)) if r.contains("not a regular file (a folder)")));
     cache.put(&key(), &winner("k_t256")).unwrap();
-    assert_eq!(cache.get(&key()), Lookup::Hit(winner("k_t256")));
+    assert_eq!(cache.get(&key()), Ok(winner("k_t256")));
 }
 
 #[cfg(unix)]
@@ -206,9 +206,9 @@ fn a_fifo_in_the_files_place_is_damaged_without_blocking_and_replaced() {
         }
     }
     // A read that blocked would hang here (no writer ever opens the FIFO).
-    assert!(matches!(cache.get(&key()), Lookup::Damaged(r) if r.contains("a FIFO")));
+    assert!(matches!(cache.get(&key()), Err(Miss::Damaged(r)) if r.contains("a FIFO")));
     cache.put(&key(), &winner("k_t256")).unwrap();
-    assert_eq!(cache.get(&key()), Lookup::Hit(winner("k_t256")));
+    assert_eq!(cache.get(&key()), Ok(winner("k_t256")));
     // A link to a FIFO is looked through, and refused the same way.
     #[cfg(target_os = "linux")]
     {
@@ -216,7 +216,7 @@ fn a_fifo_in_the_files_place_is_damaged_without_blocking_and_replaced() {
         assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
         fs::remove_file(&path).unwrap();
         std::os::unix::fs::symlink(&fifo, &path).unwrap();
-        assert!(matches!(cache.get(&key()), Lookup::Damaged(r) if r.contains("a FIFO")));
+        assert!(matches!(cache.get(&key()), Err(Miss::Damaged(r)) if r.contains("a FIFO")));
     }
 }
 
@@ -238,14 +238,14 @@ fn two_writers_at_once_leave_a_whole_file() {
         s.spawn(|| {
             for _ in 0..600 {
                 match cache.get(&key()) {
-                    Lookup::Miss => {}
-                    Lookup::Hit(w) => assert!(w == a || w == b, "{w:?}"),
-                    Lookup::Damaged(why) => panic!("a reader saw a damaged file: {why}"),
+                    Err(Miss::NotStored) => {}
+                    Ok(w) => assert!(w == a || w == b, "{w:?}"),
+                    Err(other) => panic!("a reader saw {other:?}"),
                 }
             }
         });
     });
-    assert!(matches!(cache.get(&key()), Lookup::Hit(w) if w == a || w == b));
+    assert!(matches!(cache.get(&key()), Ok(w) if w == a || w == b));
     assert_eq!(fs::read_dir(&tmp.0).unwrap().count(), 1, "temporary files left behind");
 }
 
@@ -277,7 +277,7 @@ fn a_cache_hit_costs_microseconds() {
             let start = Instant::now();
             let hit = cache.get(&k);
             let t = start.elapsed().as_nanos();
-            assert!(matches!(hit, Lookup::Hit(_)));
+            assert!(hit.is_ok());
             t
         })
         .collect();
@@ -311,7 +311,7 @@ fn every_edit_of_every_line_is_damaged_never_a_winner() {
     let mut expect_damaged = |text: String, what: &str| {
         fs::write(&path, &text).unwrap();
         match cache.get(&key()) {
-            Lookup::Damaged(why) => assert!(why.starts_with(&path.display().to_string()), "{what}: {why}"),
+            Err(Miss::Damaged(why)) => assert!(why.starts_with(&path.display().to_string()), "{what}: {why}"),
             other => panic!("{what} read as {other:?}:\n{text}"),
         }
         cases += 1;
@@ -361,13 +361,13 @@ fn crlf_line_ends_read_as_the_same_winner_and_versions_are_named_without_a_carri
     let path = cache.path(&key());
     let whole = fs::read_to_string(&path).unwrap();
     fs::write(&path, whole.replace('\n', "\r\n")).unwrap();
-    assert_eq!(cache.get(&key()), Lookup::Hit(winner("k_t256")));
+    assert_eq!(cache.get(&key()), Ok(winner("k_t256")));
     // Without the final line end too.
     fs::write(&path, whole.trim_end().replace('\n', "\r\n")).unwrap();
-    assert_eq!(cache.get(&key()), Lookup::Hit(winner("k_t256")));
+    assert_eq!(cache.get(&key()), Ok(winner("k_t256")));
     fs::write(&path, whole.replace(" v2\n", " v1\n").replace('\n', "\r\n")).unwrap();
     match cache.get(&key()) {
-        Lookup::Damaged(why) => assert!(why.ends_with("format version `1`, this build reads version 2"), "{why:?}"),
+        Err(Miss::Damaged(why)) => assert!(why.ends_with("format version `1`, this build reads version 2"), "{why:?}"),
         other => panic!("{other:?}"),
     }
 }
@@ -380,7 +380,7 @@ fn a_cache_folder_that_is_a_file_is_named_on_get_and_on_put() {
     for (dir, named) in [(file.clone(), "the tune cache folder"), (file.join("below"), "cannot be in it")] {
         let cache = TuneCache::new(&dir);
         match cache.get(&key()) {
-            Lookup::Damaged(why) => {
+            Err(Miss::Damaged(why)) => {
                 assert!(why.contains(&format!("{} is a file, not a folder", file.display())), "{why}");
                 assert!(why.contains(named) && why.contains("LAUNCH_TUNE_CACHE_DIR"), "{why}");
             }
@@ -405,23 +405,23 @@ fn a_shared_folder_serves_the_fleet_and_read_only_machines_write_nothing() {
     let other = TuneCache::new(&local_b.0).with_shared(&shared.0, true);
     let config = other.remote().unwrap().config();
     assert_eq!((&config.url, config.mode), (&RemoteUrl::Folder(shared.0.clone()), Mode::ReadOnly));
-    assert_eq!(other.get(&key()), Lookup::Hit(winner("k_t256")));
-    assert_eq!(TuneCache::new(&local_b.0).get(&key()), Lookup::Hit(winner("k_t256")), "copied local");
+    assert_eq!(other.get(&key()), Ok(winner("k_t256")));
+    assert_eq!(TuneCache::new(&local_b.0).get(&key()), Ok(winner("k_t256")), "copied local");
 
     // Read-only: its own winner for another problem stays local.
     let mut k2 = key();
     k2.problem = "n>2^20".into();
     other.put(&k2, &winner("k_t1024")).unwrap();
-    assert_eq!(TuneCache::new(shared.0.join("tune")).get(&k2), Lookup::Miss);
-    assert_eq!(TuneCache::new(&local_b.0).get(&k2), Lookup::Hit(winner("k_t1024")));
+    assert_eq!(TuneCache::new(shared.0.join("tune")).get(&k2), Err(Miss::NotStored));
+    assert_eq!(TuneCache::new(&local_b.0).get(&k2), Ok(winner("k_t1024")));
 
     // A damaged shared file is a miss, and a writer's next put replaces it.
     let shared_file = TuneCache::new(shared.0.join("tune")).path(&key());
     fs::write(&shared_file, "cargo-launch tune cache v2\nforged\n").unwrap();
     let third = TuneCache::new(&local_c.0).with_shared(&shared.0, false);
-    assert_eq!(third.get(&key()), Lookup::Miss);
+    assert_eq!(third.get(&key()), Err(Miss::NotStored));
     third.put(&key(), &winner("k_t512")).unwrap();
-    assert_eq!(TuneCache::new(shared.0.join("tune")).get(&key()), Lookup::Hit(winner("k_t512")));
+    assert_eq!(TuneCache::new(shared.0.join("tune")).get(&key()), Ok(winner("k_t512")));
     // A remote entry for another key under this key's name (a forged or colliding file) is a miss.
     let mut other_key = key();
     other_key.device.driver_version += 1;
@@ -429,7 +429,7 @@ fn a_shared_folder_serves_the_fleet_and_read_only_machines_write_nothing() {
     fs::write(&shared_file, forged).unwrap();
     let local_d = TempDir::new("tune");
     let fourth = TuneCache::new(&local_d.0).with_shared(&shared.0, true);
-    assert_eq!(fourth.get(&key()), Lookup::Miss);
+    assert_eq!(fourth.get(&key()), Err(Miss::NotStored));
     assert_eq!(fourth.remote().unwrap().usage().hits, 0);
 }
 

@@ -4,6 +4,7 @@
 use crate::gpus::Target;
 use launch::compat::{self, CudaVersion};
 use launch::Arch;
+use launch_engine::compat as driver_rules;
 use launch_schema::coverage::{Load, Outcome};
 use launch_schema::manifest::{KernelArch, Manifest, ModuleEntry};
 
@@ -30,8 +31,11 @@ pub(crate) struct Unit<'a> {
 
 /// Every kernel and tune variant of `m`, named with `prefix`.
 pub(crate) fn units<'a>(m: &'a Manifest, prefix: &str) -> Vec<Unit<'a>> {
-    let toolkit = CudaVersion::of_release(&m.toolchain.compilers.ptxas);
-    let own_isa = CudaVersion::of_release(&m.toolchain.compilers.nvrtc).or(toolkit).and_then(compat::ptx_isa_of);
+    let toolkit = driver_rules::release_version(&m.toolchain.compilers.ptxas);
+    let own_isa = driver_rules::release_version(&m.toolchain.compilers.nvrtc)
+        .or(toolkit)
+        .and_then(|v| v.toolkit())
+        .map(|t| t.ptx_isa);
     let arches = |a: &[KernelArch]| a.iter().map(|x| x.arch).collect::<Vec<_>>();
     let mut out = Vec::new();
     for k in &m.kernels {
@@ -70,12 +74,12 @@ pub(crate) fn predict(u: &Unit, gpu: &Target, driver: Option<CudaVersion>) -> Lo
         host: u.host,
     };
     if let Some(cubin) = compat::best_cubin(u.module.cubins.iter().map(|c| c.arch).filter(has), cc) {
-        let min = u.toolkit.map(compat::min_driver_for_cubin);
+        let min = u.toolkit.map(driver_rules::min_driver_for_cubin);
         let mut l = blank(Outcome::Native);
         l.image = Some(cubin);
         l.min_driver = min.map(|v| v.to_string());
         if let (Some(d), Some(t), Some(min)) = (driver, u.toolkit, min) {
-            if !compat::cubin_loads_on(t, d) {
+            if !driver_rules::cubin_loads_on(t, d) {
                 l.outcome = Outcome::DriverTooOld;
                 l.fix = Some(format!("update the driver to CUDA {min} or newer{}", linux(min)));
             }
@@ -93,7 +97,7 @@ pub(crate) fn predict(u: &Unit, gpu: &Target, driver: Option<CudaVersion>) -> Lo
         ));
         return l;
     }
-    let isa_of = |v: &str| compat::parse_ptx_isa(v).or(u.own_isa);
+    let isa_of = |v: &str| driver_rules::parse_ptx_isa(v).or(u.own_isa);
     let fallback = (!u.module.ptx.is_empty()).then(|| (u.module.ptx_arch, isa_of(&u.module.ptx_version)));
     let ptx: Vec<(Arch, Option<(u32, u32)>)> = fallback
         .into_iter()
@@ -102,13 +106,13 @@ pub(crate) fn predict(u: &Unit, gpu: &Target, driver: Option<CudaVersion>) -> Lo
         .collect();
     if let Some(best) = compat::best_ptx(ptx.iter().map(|(a, _)| *a), cc) {
         let isa = ptx.iter().find(|(a, _)| *a == best).and_then(|(_, i)| *i);
-        let min = isa.and_then(compat::min_driver_for_ptx);
+        let min = isa.and_then(driver_rules::min_driver_for_ptx);
         let mut l = blank(Outcome::Jit);
         l.image = Some(best);
         l.ptx_isa = isa.map(|(a, b)| format!("{a}.{b}"));
         l.min_driver = min.map(|v| v.to_string());
         if let (Some(d), Some(isa)) = (driver, isa) {
-            if !compat::ptx_jits_on(isa, d) {
+            if !driver_rules::ptx_jits_on(isa, d) {
                 l.outcome = Outcome::JitRefused;
                 l.error = Some(UNSUPPORTED_PTX);
                 l.fix = Some(match min {
@@ -142,7 +146,7 @@ pub(crate) fn predict(u: &Unit, gpu: &Target, driver: Option<CudaVersion>) -> Lo
 }
 
 fn linux(v: CudaVersion) -> String {
-    compat::linux_driver(v).map(|d| format!(" (Linux {d}+)")).unwrap_or_default()
+    v.toolkit().and_then(|t| t.linux_driver).map(|d| format!(" (Linux {d}+)")).unwrap_or_default()
 }
 
 /// `units`' outcomes on `gpu`, grouped: one entry per distinct outcome, in order of first use.

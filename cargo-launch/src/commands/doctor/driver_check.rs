@@ -1,6 +1,7 @@
 //! The GPU driver against what the crate embeds: pure, so it is tested without a GPU.
 
-use launch::compat::{self, CudaVersion};
+use launch::compat::CudaVersion;
+use launch_engine::compat as driver_rules;
 use launch_schema::doctor::Problem;
 
 /// What a driver of CUDA version `driver` (from `cuDriverGetVersion`) cannot do for a crate whose
@@ -8,7 +9,8 @@ use launch_schema::doctor::Problem;
 /// list when it runs everything.
 pub(crate) fn problems(driver: CudaVersion, min_driver: Option<CudaVersion>, toolkit: CudaVersion) -> Vec<Problem> {
     let mut out = Vec::new();
-    let linux = |v: CudaVersion| compat::linux_driver(v).map(|d| format!(" (Linux {d}+)")).unwrap_or_default();
+    let linux =
+        |v: CudaVersion| v.toolkit().and_then(|t| t.linux_driver).map(|d| format!(" (Linux {d}+)")).unwrap_or_default();
     if let Some(min) = min_driver.filter(|m| driver < *m) {
         out.push(Problem {
             blocking: false,
@@ -16,16 +18,16 @@ pub(crate) fn problems(driver: CudaVersion, min_driver: Option<CudaVersion>, too
             fix: format!("update the driver to CUDA {min} or newer{}", linux(min)),
         });
     }
-    if !compat::cubin_loads_on(toolkit, driver) {
-        let need = compat::min_driver_for_cubin(toolkit);
+    if !driver_rules::cubin_loads_on(toolkit, driver) {
+        let need = driver_rules::min_driver_for_cubin(toolkit);
         out.push(Problem {
             blocking: false,
             what: format!("cubins built by CUDA {toolkit} do not load on this CUDA {driver} driver"),
             fix: format!("update the driver to CUDA {need} or newer{}", linux(need)),
         });
     }
-    if let Some(isa) = compat::ptx_isa_of(toolkit).filter(|isa| !compat::ptx_jits_on(*isa, driver)) {
-        let need = compat::min_driver_for_ptx(isa).unwrap_or(toolkit);
+    if let Some(isa) = toolkit.toolkit().map(|t| t.ptx_isa).filter(|isa| !driver_rules::ptx_jits_on(*isa, driver)) {
+        let need = driver_rules::min_driver_for_ptx(isa).unwrap_or(toolkit);
         out.push(Problem {
             blocking: false,
             what: format!(
@@ -44,7 +46,7 @@ mod tests {
     use super::*;
 
     fn v(s: &str) -> CudaVersion {
-        s.parse().unwrap()
+        driver_rules::parse_version(s).unwrap()
     }
 
     #[test]

@@ -32,7 +32,7 @@ fn variant(origin: &str, threads: u32, bounds: Option<(Option<u32>, Option<u32>)
         threads_from: if contract.is_some() { ThreadsFrom::Contract } else { ThreadsFrom::Host },
         active_blocks: 1,
         percent: if regs == 0 { 0.0 } else { (f64::from(65536 / (regs.max(32) * threads)) * 12.5).min(100.0) },
-        limiters: Limiters::NONE,
+        limiters: Limiters::default(),
         launch_error: None,
         max_threads_per_block: 256,
         frontier: regs != 200,

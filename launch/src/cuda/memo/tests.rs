@@ -7,7 +7,7 @@ use crate::cuda::check::{check_launch, FunctionInfo};
 use crate::occupancy::{self, Carveout, DeviceLimits};
 
 fn h200() -> DeviceInfo {
-    DeviceInfo::from_limits(*DeviceLimits::for_compute_capability(9, 0).unwrap(), 132)
+    DeviceInfo::from_limits(*DeviceLimits::lookup(9, 0).unwrap(), 132)
 }
 
 /// A function of `registers` registers with 4 KB static shared memory and one barrier.
@@ -21,6 +21,9 @@ fn func(registers: u32, max_dynamic_shared: u32) -> FunctionInfo {
         max_threads_per_block: occupancy::max_threads_per_block(&dev.limits, registers, None),
         max_dynamic_shared,
         carveout: Carveout::Default,
+        const_bytes: 0,
+        ptx_version: 90,
+        binary_version: 90,
     }
 }
 

@@ -14,7 +14,7 @@ impl From<&DeviceInfo> for DeviceKey {
     fn from(info: &DeviceInfo) -> DeviceKey {
         DeviceKey {
             name: info.name.clone(),
-            compute_capability: info.compute_capability,
+            compute_capability: info.limits.compute_capability(),
             driver_version: info.driver_version,
         }
     }

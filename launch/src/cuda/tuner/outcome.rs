@@ -3,10 +3,10 @@
 
 use std::fmt;
 
-use super::report::{NothingTimed, TuneReport};
+use super::report::{Row, TuneReport};
 use crate::cuda::error::Error;
 use crate::cuda::kernel::LoadedKernel;
-use crate::tune::{TunePolicyError, Winner};
+use crate::tune::{Miss, TunePolicyError, Winner};
 use crate::Kernel;
 #[cfg(doc)]
 use {super::Tuner, crate::tune::TuneCache};
@@ -69,7 +69,12 @@ pub enum TuneError {
     /// `LAUNCH_TUNE` holds something else than `off`, `cached` or `always`.
     Policy(TunePolicyError),
     /// No candidate was timed (or there were none): each row says why.
-    NothingTimed(NothingTimed),
+    NothingTimed {
+        /// The kernel tuned.
+        kernel: &'static str,
+        /// Every candidate, none timed.
+        rows: Vec<Row>,
+    },
     /// A driver call of the tuner's own (events, synchronisation) or loading the winner failed.
     Cuda(Error),
 }
@@ -81,7 +86,16 @@ impl fmt::Display for TuneError {
                 "LAUNCH_TUNE=off: this program may not time kernels (unset it, or set `cached` or `always`)",
             ),
             TuneError::Policy(e) => e.fmt(f),
-            TuneError::NothingTimed(e) => e.fmt(f),
+            TuneError::NothingTimed { kernel, rows } if rows.is_empty() => {
+                write!(f, "no variant of `{kernel}` to time: the candidate list is empty")
+            }
+            TuneError::NothingTimed { kernel, rows } => {
+                write!(f, "no variant of `{kernel}` could be timed")?;
+                for row in rows {
+                    write!(f, "; {}: {} ({})", row.variant, row.status.word(), row.status.reason().unwrap_or("-"))?;
+                }
+                Ok(())
+            }
             TuneError::Cuda(e) => e.fmt(f),
         }
     }
@@ -91,9 +105,8 @@ impl std::error::Error for TuneError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             TuneError::Policy(e) => Some(e),
-            TuneError::NothingTimed(e) => Some(e),
             TuneError::Cuda(e) => Some(e),
-            TuneError::Off => None,
+            TuneError::Off | TuneError::NothingTimed { .. } => None,
         }
     }
 }
@@ -102,24 +115,6 @@ impl From<Error> for TuneError {
     fn from(e: Error) -> Self {
         TuneError::Cuda(e)
     }
-}
-
-/// Why [`Tuner::lookup`] found no winner.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum Miss {
-    /// `LAUNCH_TUNE=off`: the cache is not read.
-    Off,
-    /// `LAUNCH_TUNE=always`: the cache is not read; every run times.
-    Always,
-    /// No folder for the cache (see [`TuneCache::from_env`]).
-    NoCacheDir,
-    /// Nothing remembered for this key (never tuned, or a key part changed).
-    NotStored,
-    /// The file is damaged (why, with its path); the next tuning run replaces it.
-    Damaged(String),
-    /// The remembered winner is none of the candidates.
-    UnknownVariant(String),
 }
 
 /// What [`Tuner::lookup`] found.

@@ -5,6 +5,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::occupancy::Occupancy;
 use crate::tune::Winner;
 use crate::Contract;
 
@@ -66,7 +67,7 @@ impl Timing {
     }
 
     /// The number `statistic` ranks by.
-    pub fn get(&self, statistic: Statistic) -> f64 {
+    pub(crate) fn get(&self, statistic: Statistic) -> f64 {
         match statistic {
             Statistic::Median => self.median_ms,
             Statistic::Min => self.min_ms,
@@ -90,7 +91,7 @@ pub enum Status {
 
 impl Status {
     /// `timed`, `refused`, `wrong`, `failed`.
-    pub fn word(&self) -> &'static str {
+    pub(crate) fn word(&self) -> &'static str {
         match self {
             Status::Timed(_) => "timed",
             Status::Refused(_) => "refused",
@@ -100,23 +101,12 @@ impl Status {
     }
 
     /// The reason of a variant that was not timed.
-    pub fn reason(&self) -> Option<&str> {
+    pub(crate) fn reason(&self) -> Option<&str> {
         match self {
             Status::Timed(_) => None,
             Status::Refused(why) | Status::Wrong(why) | Status::Failed(why) => Some(why),
         }
     }
-}
-
-/// Resident blocks per SM of a variant's launch on the device.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RowOccupancy {
-    /// Threads per block of the launch.
-    pub threads: u32,
-    /// Resident blocks per SM.
-    pub active_blocks: u32,
-    /// Theoretical occupancy in percent.
-    pub percent: f64,
 }
 
 /// One variant in a [`TuneReport`].
@@ -130,8 +120,10 @@ pub struct Row {
     pub registers: Option<u32>,
     /// Spill stores + loads in bytes, as ptxas reported them (`None` for a JIT-compiled PTX).
     pub spill_bytes: Option<u32>,
-    /// Occupancy at the block size it was launched with (`None`: unknown).
-    pub occupancy: Option<RowOccupancy>,
+    /// Threads per block of the launch it was timed with (`None`: unknown).
+    pub threads: Option<u32>,
+    /// Occupancy at that block size, by the calculator (`None`: unknown).
+    pub occupancy: Option<Occupancy>,
     /// Timed, or why not.
     pub status: Status,
     /// Its ranking statistic over the winner's (1.0 for the winner); set when the tuner ranks the rows.
@@ -142,7 +134,16 @@ impl Row {
     /// A row with only a name, a contract and a status (what is known of a variant that did not
     /// load).
     pub(crate) fn new(variant: &'static str, contract: Option<Contract>, status: Status) -> Row {
-        Row { variant, contract, registers: None, spill_bytes: None, occupancy: None, status, relative: None }
+        Row {
+            variant,
+            contract,
+            registers: None,
+            spill_bytes: None,
+            threads: None,
+            occupancy: None,
+            status,
+            relative: None,
+        }
     }
 
     /// Its timing, when it was timed.
@@ -202,43 +203,18 @@ pub struct TuneReport {
     /// One per candidate, in the candidates' order.
     pub rows: Vec<Row>,
     /// The index of the winner in `rows`.
-    pub winner: usize,
+    pub(crate) winner: usize,
     /// How long the whole run took.
     pub elapsed: Duration,
     /// Where the winner was remembered, or why it was not.
     pub stored: Result<PathBuf, String>,
 }
 
-/// No candidate could be timed: each one's row says why.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct NothingTimed {
-    /// The kernel tuned.
-    pub kernel: &'static str,
-    /// Every candidate, none timed.
-    pub rows: Vec<Row>,
-}
-
-impl fmt::Display for NothingTimed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.rows.is_empty() {
-            return write!(f, "no variant of `{}` to time: the candidate list is empty", self.kernel);
-        }
-        write!(f, "no variant of `{}` could be timed", self.kernel)?;
-        for row in &self.rows {
-            write!(f, "; {}: {} ({})", row.variant, row.status.word(), row.status.reason().unwrap_or("-"))?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for NothingTimed {}
-
 impl TuneReport {
     /// Ranks `rows` (see [`rank`]) into a report; `stored` starts as "not stored".
     ///
     /// # Errors
-    /// [`NothingTimed`] when no row was timed (all refused, wrong or failed, or no rows).
+    /// The rows back when none was timed (all refused, wrong or failed, or no rows).
     pub(crate) fn new(
         kernel: &'static str,
         problem: impl Into<String>,
@@ -247,8 +223,8 @@ impl TuneReport {
         (warmup, repetitions): (u32, u32),
         mut rows: Vec<Row>,
         elapsed: Duration,
-    ) -> Result<TuneReport, NothingTimed> {
-        let Some(winner) = rank(&mut rows, statistic) else { return Err(NothingTimed { kernel, rows }) };
+    ) -> Result<TuneReport, Vec<Row>> {
+        let Some(winner) = rank(&mut rows, statistic) else { return Err(rows) };
         Ok(TuneReport {
             kernel,
             problem: problem.into(),
@@ -305,8 +281,8 @@ fn cells(row: &Row, winner: bool) -> [String; 11] {
         row.contract.map_or("none".into(), |c| c.to_string()),
         opt(row.registers),
         opt(row.spill_bytes),
-        opt(row.occupancy.map(|o| o.threads)),
-        row.occupancy.map_or("-".into(), |o| format!("{} blk, {:.1} %", o.active_blocks, o.percent)),
+        opt(row.threads),
+        row.occupancy.map_or("-".into(), |o| format!("{} blk, {:.1} %", o.active_blocks, o.percent())),
         ms(t.map(|t| t.median_ms)),
         ms(t.map(|t| t.min_ms)),
         ms(t.map(|t| t.max_ms)),

@@ -10,6 +10,10 @@ fn a(s: &str) -> Arch {
     s.parse().unwrap()
 }
 
+fn cuda(s: &str) -> CudaVersion {
+    driver_rules::parse_version(s).unwrap()
+}
+
 /// kernels/k.cu built for sm_80 and sm_90 by CUDA 12.9 (PTX ISA 8.8), its compute_90 PTX
 /// embedded for an arch-gated kernel.
 fn module() -> ModuleEntry {
@@ -32,14 +36,14 @@ fn unit<'a>(m: &'a ModuleEntry, on: &[&str]) -> Unit<'a> {
         module: m,
         on: on.iter().map(|x| a(x)).collect(),
         built: vec![a("sm_80"), a("sm_90")],
-        toolkit: Some("12.9".parse().unwrap()),
+        toolkit: Some(cuda("12.9")),
         own_isa: Some((8, 8)),
         host: false,
     }
 }
 
 fn at(u: &Unit, gpu: &str, driver: Option<&str>) -> (Outcome, Option<String>, Option<u32>) {
-    let d: Option<CudaVersion> = driver.map(|d| d.parse().unwrap());
+    let d: Option<CudaVersion> = driver.map(cuda);
     let l = predict(u, &lookup(gpu).unwrap(), d);
     (l.outcome, l.image.map(|x| x.to_string()), l.error)
 }
@@ -66,13 +70,13 @@ fn a_driver_older_than_the_ptx_isa_refuses_it_with_222_and_the_fix_names_the_dri
     let m = module();
     let every = unit(&m, &[]);
     assert_eq!(at(&every, "B200", Some("12.4")), (Outcome::JitRefused, Some("sm_80".into()), Some(222)));
-    let l = predict(&every, &lookup("B200").unwrap(), Some("12.4".parse().unwrap()));
+    let l = predict(&every, &lookup("B200").unwrap(), Some(cuda("12.4")));
     assert_eq!(l.fix.as_deref(), Some("update the driver to CUDA 12.9 or newer (Linux 575.51.03+)"));
     assert_eq!((l.ptx_isa.as_deref(), l.min_driver.as_deref()), (Some("8.8"), Some("12.9")));
     // The cubins of a CUDA 12 toolkit load on any CUDA 12 driver; a CUDA 13 build's do not.
     assert_eq!(at(&every, "A100", Some("12.4")).0, Outcome::Native);
     let mut thirteen = unit(&m, &[]);
-    thirteen.toolkit = Some("13.0".parse().unwrap());
+    thirteen.toolkit = Some(cuda("13.0"));
     assert_eq!(at(&thirteen, "A100", Some("12.9")).0, Outcome::DriverTooOld);
 }
 
@@ -127,7 +131,7 @@ fn ptx_of_isa_9_5_is_refused_by_the_h200s_13_0_driver() {
     m.ptx_arch = a("sm_90");
     m.ptx_version = "9.5".into();
     let u = unit(&m, &[]);
-    let l = predict(&u, &lookup("H200").unwrap(), Some("13.0".parse().unwrap()));
+    let l = predict(&u, &lookup("H200").unwrap(), Some(cuda("13.0")));
     assert_eq!((l.outcome, l.error, l.min_driver.as_deref()), (Outcome::JitRefused, Some(222), Some("13.5")));
     assert_eq!(l.fix.as_deref(), Some("update the driver to CUDA 13.5 or newer"));
 }
