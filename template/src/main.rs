@@ -94,8 +94,8 @@ fn run() -> Result<bool> {
         "device {}: {} (compute capability {}.{}), {} SMs, driver CUDA {}.{}",
         info.ordinal,
         info.name,
-        info.compute_capability.0,
-        info.compute_capability.1,
+        info.limits.major,
+        info.limits.minor,
         info.sms,
         info.driver_version / 1000,
         (info.driver_version % 1000) / 10
