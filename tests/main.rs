@@ -99,6 +99,9 @@ mod driver_compat;
 /// cannot target, a toolchain of the wrong major.
 mod toolchains;
 
+/// Issue 32 class 9: recursion's stack, recorded as the driver reports it with every toolchain.
+mod recursive_stack;
+
 /// `[package.metadata.launch.tune.<kernel>]`: variants embedded at build time with explore's
 /// numbers, `KERNEL.variants()`, no ptxas run on a rebuild, `check` on every variant.
 mod tune_variants;

@@ -75,7 +75,8 @@ pub fn rows(packages: &[PackageKernels], arches: &[Arch]) -> Result<Vec<Row>, Er
             let host = p.manifest.host_launch(k);
             for ka in k.arches.iter().filter(|ka| arches.is_empty() || arches.contains(&ka.arch)) {
                 let report = analysis::analyze(ka.arch, &ka.resources, k.contract, host)
-                    .map_err(|e| Error::Failure(anyhow::anyhow!("{}: {e}", k.display_name)))?;
+                    .map_err(|e| Error::Failure(anyhow::anyhow!("{}: {e}", k.display_name)))?
+                    .with_stack(ka.dynamic_stack.clone());
                 let (id, lines) = (kernel_id(&p.package, k), ka.ptxas_lines.clone());
                 out.push(Row { id, lines, report, spill_budget: k.max_spill_bytes });
             }
@@ -128,7 +129,8 @@ pub fn variants(packages: &[PackageKernels], arches: &[Arch]) -> Result<Variants
                 };
                 for ka in v.arches.iter().filter(|ka| wanted(&ka.arch)) {
                     let report = analysis::analyze(ka.arch, &ka.resources, Some(v.contract), host)
-                        .map_err(|e| Error::Failure(anyhow::anyhow!("{}: {e}", v.name)))?;
+                        .map_err(|e| Error::Failure(anyhow::anyhow!("{}: {e}", v.name)))?
+                        .with_stack(ka.dynamic_stack.clone());
                     let (id, lines) = (id.clone(), ka.ptxas_lines.clone());
                     out.rows.push((Row { id, lines, report, spill_budget: k.max_spill_bytes }, base.clone()));
                 }
@@ -235,6 +237,7 @@ pub(crate) mod testing {
                             ..Default::default()
                         },
                         ptxas_lines: vec![format!("ptxas info    : Used {} registers", 16 + i)],
+                        dynamic_stack: None,
                     })
                     .collect(),
                 missing: absent

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use super::{Note, ThreadsFrom};
+use super::{DynamicStack, Note, ThreadsFrom};
 use launch::failure::LaunchFailure;
 use launch::Arch;
 
@@ -50,6 +50,8 @@ pub enum FindingKind {
     Launch,
     /// Spill bytes over the budget, or spills with no budget set.
     Spills,
+    /// The stack cannot be sized statically (recursion).
+    Stack,
     /// Resources worse than the committed baseline.
     Regression,
     /// The toolchain cannot target a requested arch.
@@ -78,9 +80,10 @@ pub enum FindingKind {
 
 impl FindingKind {
     /// Every kind.
-    pub const ALL: [FindingKind; 13] = [
+    pub const ALL: [FindingKind; 14] = [
         FindingKind::Launch,
         FindingKind::Spills,
+        FindingKind::Stack,
         FindingKind::Regression,
         FindingKind::Arch,
         FindingKind::Contract,
@@ -99,6 +102,7 @@ impl FindingKind {
         match self {
             FindingKind::Launch => "launch",
             FindingKind::Spills => "spills",
+            FindingKind::Stack => "stack",
             FindingKind::Regression => "regression",
             FindingKind::Arch => "arch",
             FindingKind::Contract => "contract",
@@ -158,6 +162,8 @@ pub enum Detail {
         /// `max-spill-bytes`, when set.
         budget: Option<u32>,
     },
+    /// The stack cannot be sized statically.
+    Stack(DynamicStack),
     /// The contract asks for what the arch does not give.
     Contract(Note),
     /// No launch contract.
@@ -211,6 +217,7 @@ impl fmt::Display for Detail {
                     None => f.write_str("; no max-spill-bytes budget set"),
                 }
             }
+            Detail::Stack(stack) => stack.fmt(f),
             Detail::Contract(note) => note.fmt(f),
             Detail::Unbounded { threads, largest_block } => write!(
                 f,

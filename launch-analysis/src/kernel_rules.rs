@@ -6,8 +6,9 @@ use super::{Detail, FindingKind, KernelReport, Severity};
 
 /// The rules about one kernel on one arch, given its spill budget (`max-spill-bytes`, the
 /// kernel's own or the crate's): a launch that fails (error), spills over the budget (error) or
-/// without one (warning), what the contract asks that the arch does not give (warning), no
-/// contract (warning), a `max_regs` cap that forces spills (warning).
+/// without one (warning), a stack that cannot be sized statically (warning), what the contract
+/// asks that the arch does not give (warning), no contract (warning), a `max_regs` cap that
+/// forces spills (warning).
 pub fn kernel_findings(r: &KernelReport, spill_budget: Option<u32>) -> Vec<(Severity, FindingKind, Detail)> {
     let mut out = Vec::new();
     let o = &r.occupancy;
@@ -31,6 +32,9 @@ pub fn kernel_findings(r: &KernelReport, spill_budget: Option<u32>) -> Vec<(Seve
         Some(budget) if spills > budget => out.push((Severity::Error, FindingKind::Spills, detail(Some(budget)))),
         None if spills > 0 => out.push((Severity::Warning, FindingKind::Spills, detail(None))),
         _ => {}
+    }
+    if let Some(stack) = &r.dynamic_stack {
+        out.push((Severity::Warning, FindingKind::Stack, Detail::Stack(stack.clone())));
     }
     for n in &r.notes {
         out.push((Severity::Warning, FindingKind::Contract, Detail::Contract(*n)));

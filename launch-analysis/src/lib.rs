@@ -18,6 +18,7 @@ mod explore;
 mod findings;
 mod kernel_rules;
 mod notes;
+mod stack;
 
 use std::fmt;
 
@@ -26,6 +27,7 @@ pub use findings::{Detail, Finding, FindingKind, Location, Severity};
 pub use kernel_rules::{baseline_finding, kernel_findings, variant_findings};
 pub use launch::failure::{group, LaunchFailure};
 pub use notes::{Impossible, Note};
+pub use stack::DynamicStack;
 
 use launch::occupancy::{self, Carveout, DeviceLimits, FunctionAttrs, Limiter, Limiters, OccupancyError};
 use launch::{Arch, Contract, Resources};
@@ -126,9 +128,19 @@ pub struct KernelReport {
     /// When registers limit the blocks per SM: where one more block fits. `None` otherwise, or
     /// when no register count lets one more block fit (another limit is as tight).
     pub next_block: Option<NextBlock>,
+    /// When the kernel's stack cannot be sized statically (recursion), why; see
+    /// [`KernelReport::with_stack`].
+    pub dynamic_stack: Option<DynamicStack>,
 }
 
 impl KernelReport {
+    /// With what the build found about the kernel's stack on this arch (the manifest's record;
+    /// [`analyze`] reads only the numbers).
+    #[must_use]
+    pub fn with_stack(self, dynamic_stack: Option<DynamicStack>) -> KernelReport {
+        KernelReport { dynamic_stack, ..self }
+    }
+
     /// The contract's register cap where it binds: below the most registers a thread can have on
     /// this arch ([`DeviceLimits::max_registers_assigned`], 255), which every kernel has anyway.
     /// `None` without a cap.
@@ -232,6 +244,7 @@ pub fn analyze(
         notes,
         fails_at,
         next_block,
+        dynamic_stack: None,
     })
 }
 

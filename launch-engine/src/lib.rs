@@ -41,6 +41,7 @@ mod ptx;
 mod ptxas_log;
 pub mod quantity;
 mod source;
+mod stack;
 mod suggest;
 mod timeouts;
 mod toolchain;

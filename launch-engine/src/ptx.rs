@@ -423,5 +423,7 @@ fn find_span<'s>(ptx: &str, spans: &'s [EntrySpan], entry: &str) -> Result<&'s E
     })
 }
 
+pub(crate) mod calls;
+
 #[cfg(test)]
 mod tests;

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::ReadError;
 use launch::{Arch, Contract, Resources};
-use launch_analysis::HostLaunch;
+use launch_analysis::{DynamicStack, HostLaunch};
 
 /// The version of this document (its `schema` field): bumped on any incompatible change.
 pub const VERSION: u32 = 1;
@@ -274,6 +274,11 @@ pub struct KernelArch {
     pub resources: Resources,
     /// The kernel's `ptxas -v` lines, verbatim.
     pub ptxas_lines: Vec<String>,
+    /// Set when its stack cannot be sized statically (recursion): why, and the frame ptxas
+    /// printed (`resources.stack_frame` is what the driver reports). Absent otherwise, and in
+    /// manifests written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dynamic_stack: Option<DynamicStack>,
 }
 
 impl Manifest {
@@ -341,7 +346,12 @@ mod tests {
                     max_regs: None,
                     exact: true,
                 }),
-                arches: vec![KernelArch { arch, resources: Resources::default(), ptxas_lines: vec!["l".into()] }],
+                arches: vec![KernelArch {
+                    arch,
+                    resources: Resources::default(),
+                    ptxas_lines: vec!["l".into()],
+                    dynamic_stack: None,
+                }],
                 missing: Vec::new(),
                 host_threads: None,
                 dynamic_smem: Some(1024),

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::manifest::Toolchain;
 use launch::occupancy::Limiters;
 use launch::{Arch, Contract, Resources};
-use launch_analysis::{KernelReport, LaunchFailure, NextBlock, Note, ThreadsFrom};
+use launch_analysis::{DynamicStack, KernelReport, LaunchFailure, NextBlock, Note, ThreadsFrom};
 
 /// The version of this document.
 pub const VERSION: u32 = 2;
@@ -123,6 +123,10 @@ pub struct Record {
     /// null otherwise (added in version 2: absent in older documents).
     #[serde(default)]
     pub spills_by_line: Option<SpillsByLine>,
+    /// Set when the kernel's stack cannot be sized statically (recursion), with the sentence;
+    /// absent otherwise (and in documents written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dynamic_stack: Option<Explained<DynamicStack>>,
 }
 
 /// `spills_by_line`: what `nvdisasm -g` of the kernel compiled with line info says. Counted: the
@@ -282,6 +286,7 @@ impl Record {
             fails_at: r.fails_at.map(|f| FailsAt { threads: f.threads, reason: Explained::new(f.failure) }),
             next_block: r.next_block,
             spills_by_line: None,
+            dynamic_stack: r.dynamic_stack.clone().map(Explained::new),
         }
     }
 }

@@ -424,7 +424,12 @@ mod grouping {
             name: "k00__t128_r32".into(),
             contract,
             module: None,
-            arches: vec![KernelArch { arch: arch("sm_90"), resources: spilling, ptxas_lines: Vec::new() }],
+            arches: vec![KernelArch {
+                arch: arch("sm_90"),
+                resources: spilling,
+                ptxas_lines: Vec::new(),
+                dynamic_stack: None,
+            }],
             refused: vec![RefusedArch {
                 arch: arch("sm_75"),
                 reason: "cannot launch at 128 threads: too much shared memory".into(),

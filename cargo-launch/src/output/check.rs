@@ -269,6 +269,7 @@ fn group_line(members: &[&Finding]) -> String {
         (FindingKind::Baseline, _) => "are in the baseline but were not built (renamed, removed or moved?)".to_string(),
         (FindingKind::Contract, _) => "ask for what the arch does not give (ptxas ignores or overrides it)".to_string(),
         (FindingKind::MaxRegs, _) => "have a register cap that forces spills".to_string(),
+        (FindingKind::Stack, _) => "have a stack size that cannot be statically determined (recursion)".to_string(),
         (kind, _) => format!("have `{kind}` findings"),
     };
     format!(

@@ -80,6 +80,7 @@ pub(crate) fn rule(kind: FindingKind) -> Rule {
     match kind {
         FindingKind::Launch => LAUNCH,
         FindingKind::Spills => SPILLS,
+        FindingKind::Stack => STACK,
         FindingKind::Regression => REGRESSION,
         FindingKind::Arch => ARCH,
         FindingKind::Contract => CONTRACT,
@@ -113,6 +114,18 @@ const SPILLS: Rule = Rule {
     help: "Lower register pressure, raise the register cap of the launch contract, or accept the spills with \
            max-spill-bytes in [package.metadata.launch] or [package.metadata.launch.kernel.<name>].",
     level: Severity::Error,
+};
+
+const STACK: Rule = Rule {
+    name: "DynamicStack",
+    short: "A kernel's stack size cannot be statically determined.",
+    full: "The kernel reaches a recursion (direct or mutual) through a function with a stack frame, so each \
+           level takes another frame and the depth is known only at run time. The driver sizes the stack \
+           from cudaLimitStackSize (1,024 bytes per thread by default); a deeper recursion fails with an \
+           illegal address (CUDA error 700). The record's stack frame is what the driver reports.",
+    help: "Bound the recursion's depth (or rewrite it as a loop), or raise the limit with \
+           cuCtxSetLimit(CU_LIMIT_STACK_SIZE) before launching, to the deepest call's frames.",
+    level: Severity::Warning,
 };
 
 const REGRESSION: Rule = Rule {

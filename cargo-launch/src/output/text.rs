@@ -386,6 +386,9 @@ fn detailed(
     if let Some(cap) = a.binding_register_cap() {
         writeln!(out, "  register cap from the contract: {cap} per thread; ptxas used {}", a.resources.registers)?;
     }
+    if let Some(s) = &a.dynamic_stack {
+        writeln!(out, "  warning: {s}")?;
+    }
     for n in &a.notes {
         writeln!(out, "  warning: {n}")?;
     }

@@ -15,7 +15,7 @@ use crate::plan::Plan;
 use crate::warnings::Warnings;
 mod locate;
 
-use crate::{ptx, source};
+use crate::{ptx, source, stack};
 use launch_schema::manifest::{
     CubinEntry, KernelArch, KernelEntry, Manifest, MissingArch, ModuleEntry, Origin, PtxEntry, Toolchain,
     ToolchainInfo, VERSION,
@@ -305,11 +305,14 @@ fn found_in(f: &FileOutputs, unreached: &mut Vec<Diagnostic>) -> BTreeMap<String
             entry.in_ptx.push(*arch);
             entry.directives.get_or_insert(d);
         }
+        let mut stacks = stack::dynamic_stacks(&out.ptx, &out.report);
         for e in &out.report.entries {
+            let dynamic_stack = stacks.remove(&e.name);
             found.entry(e.name.clone()).or_default().arches.push(KernelArch {
                 arch: *arch,
-                resources: e.resources,
+                resources: stack::as_the_driver_reports(e.resources, dynamic_stack.as_ref()),
                 ptxas_lines: e.lines.clone(),
+                dynamic_stack,
             });
         }
     }

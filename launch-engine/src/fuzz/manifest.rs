@@ -6,6 +6,7 @@ use fuzz_harness::{ensure, mutate, random_bytes, run, text, Input, Rng};
 use launch::{Contract, ContractSource, Resources, KNOWN_ARCHES};
 
 use super::PACKAGE;
+use launch_analysis::DynamicStack;
 use launch_schema::manifest::{
     CubinEntry, HostFile, KernelArch, KernelEntry, Manifest, MissingArch, ModuleEntry, Origin, PtxEntry, Toolchain,
     ToolchainInfo, VERSION,
@@ -89,6 +90,11 @@ fn manifest(rng: &mut Rng) -> Manifest {
                         arch: arch(rng),
                         resources: resources(rng),
                         ptxas_lines: (0..rng.below(3)).map(|_| string(rng)).collect(),
+                        dynamic_stack: (rng.below(4) == 0).then(|| DynamicStack {
+                            through: (0..rng.below(3)).map(|_| string(rng)).collect(),
+                            ptxas_frame: rng.below(1000) as u32,
+                            ptxas_warned: rng.below(2) == 0,
+                        }),
                     })
                     .collect(),
                 missing: (0..rng.below(2)).map(|_| MissingArch { arch: arch(rng), reason: string(rng) }).collect(),

@@ -178,7 +178,6 @@ impl fmt::Display for ParseError {
 impl std::error::Error for ParseError {}
 
 impl PtxasLog {
-    #[cfg(test)]
     /// The first entry with this (mangled) name.
     pub fn entry(&self, name: &str) -> Option<&EntryReport> {
         self.entries.iter().find(|e| e.name == name)
@@ -190,7 +189,6 @@ impl PtxasLog {
         self.entries.iter().find(|e| e.name == name && e.arch == arch)
     }
 
-    #[cfg(test)]
     /// The first non-inlined device function with this name.
     pub fn function(&self, name: &str) -> Option<&FunctionReport> {
         self.functions.iter().find(|f| f.name == name)
@@ -202,7 +200,6 @@ impl PtxasLog {
         self.diagnostics.iter().filter(|d| d.severity >= Severity::Error)
     }
 
-    #[cfg(test)]
     /// The `warning` diagnostics.
     pub fn warnings(&self) -> impl Iterator<Item = &Diagnostic> {
         self.diagnostics.iter().filter(|d| d.severity == Severity::Warning)

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use launch::{Arch, Contract};
-use launch_analysis::analyze;
+use launch_analysis::{analyze, DynamicStack};
 
 use super::grid::{self, Planned, PlannedVariant};
 use super::{cached, PtxKernel, Variant};
@@ -24,6 +24,7 @@ use crate::compile::{bounded, sanitize, Compiler};
 use crate::config::Config;
 use crate::env::{var, Env};
 use crate::error::{Diagnostic, Error, FileFailure};
+use crate::stack::as_the_driver_reports;
 use crate::{cargo_directives, ptx};
 use launch_schema::manifest::{CubinEntry, KernelArch, Manifest, ModuleEntry, RefusedArch, VariantEntry};
 
@@ -130,7 +131,13 @@ pub fn build(
         match failure {
             Some(reason) => e.refused.push(RefusedArch { arch: job.arch, reason, resources: variant.resources }),
             None => {
-                e.arches.push(KernelArch { arch: job.arch, resources: variant.resources, ptxas_lines: variant.lines });
+                // A variant is its kernel's code under another contract: the same call graph, so
+                // the same recursion (ptxas's frame is the variant's own).
+                let dynamic_stack = k.arches.iter().find(|a| a.arch == job.arch).and_then(|a| a.dynamic_stack.clone());
+                let dynamic_stack =
+                    dynamic_stack.map(|d| DynamicStack { ptxas_frame: variant.resources.stack_frame, ..d });
+                let resources = as_the_driver_reports(variant.resources, dynamic_stack.as_ref());
+                e.arches.push(KernelArch { arch: job.arch, resources, ptxas_lines: variant.lines, dynamic_stack });
                 let files = &mut embedded[job.plan][job.variant];
                 files.ptx.get_or_insert((job.arch, job.text.clone()));
                 files.cubins.push((job.arch, variant.cubin));

@@ -261,6 +261,7 @@ mod tests {
                     arch: arch(a),
                     resources: Resources { registers: 64, ..Default::default() },
                     ptxas_lines: Vec::new(),
+                    dynamic_stack: None,
                 })
                 .collect(),
             missing: Vec::new(),
