@@ -99,6 +99,9 @@ mod driver_compat;
 /// cannot target, a toolchain of the wrong major.
 mod toolchains;
 
+/// Issue 33 item 1: kernel parameters recovered from the compiler and held to the PTX.
+mod signatures;
+
 /// Issue 32 class 9: recursion's stack, recorded as the driver reports it with every toolchain.
 mod recursive_stack;
 

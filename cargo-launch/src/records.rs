@@ -36,6 +36,8 @@ pub struct Row {
     /// The kernel's spill budget (its own `max-spill-bytes`, else the crate's), as the manifest
     /// records it; a variant's is its kernel's.
     pub spill_budget: Option<u32>,
+    /// The kernel's parameters as the build recovered them (a variant's are its kernel's).
+    pub params: Option<Vec<launch_schema::manifest::Param>>,
 }
 
 impl Row {
@@ -78,7 +80,7 @@ pub fn rows(packages: &[PackageKernels], arches: &[Arch]) -> Result<Vec<Row>, Er
                     .map_err(|e| Error::Failure(anyhow::anyhow!("{}: {e}", k.display_name)))?
                     .with_stack(ka.dynamic_stack.clone());
                 let (id, lines) = (kernel_id(&p.package, k), ka.ptxas_lines.clone());
-                out.push(Row { id, lines, report, spill_budget: k.max_spill_bytes });
+                out.push(Row { id, lines, report, spill_budget: k.max_spill_bytes, params: k.params.clone() });
             }
         }
     }
@@ -132,7 +134,8 @@ pub fn variants(packages: &[PackageKernels], arches: &[Arch]) -> Result<Variants
                         .map_err(|e| Error::Failure(anyhow::anyhow!("{}: {e}", v.name)))?
                         .with_stack(ka.dynamic_stack.clone());
                     let (id, lines) = (id.clone(), ka.ptxas_lines.clone());
-                    out.rows.push((Row { id, lines, report, spill_budget: k.max_spill_bytes }, base.clone()));
+                    let row = Row { id, lines, report, spill_budget: k.max_spill_bytes, params: k.params.clone() };
+                    out.rows.push((row, base.clone()));
                 }
                 for r in v.refused.iter().filter(|r| wanted(&r.arch)) {
                     out.refused.push(Refused {
@@ -252,6 +255,8 @@ pub(crate) mod testing {
                 dynamic_smem: None,
                 max_spill_bytes: None,
                 variants: Vec::new(),
+                params: None,
+                params_unknown: None,
             })
             .collect();
         let manifest = Manifest {

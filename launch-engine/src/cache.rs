@@ -74,8 +74,8 @@ pub use store::{LocalFolder, Store};
 pub use tool_digest::{read_digest, recorded, tool_digest};
 
 /// Version of the key and entry layout. Bump it whenever either changes, or whenever something
-/// new can change a compiler's output.
-pub const FORMAT: u32 = 2;
+/// new can change a compiler's output. 3: entries hold the signature probes.
+pub const FORMAT: u32 = 3;
 
 const MAGIC: &[u8; 8] = b"LAUNCHKC";
 
@@ -259,6 +259,9 @@ pub struct Entry {
     pub ptxas_log: String,
     /// NVRTC's log, with the crate root written as a placeholder.
     pub nvrtc_log: String,
+    /// The signature probes' lowered names, one `entry\tlowered` line per `extern "C"` entry
+    /// (nothing after the tab where the probe gave none).
+    pub probes: String,
 }
 
 /// The result of a lookup.
@@ -274,7 +277,8 @@ pub enum Lookup {
 
 /// Serialises an entry for `key`.
 pub fn encode(key: &Key, e: &Entry) -> Vec<u8> {
-    let sections: [&[u8]; 4] = [e.ptx.as_bytes(), &e.cubin, e.ptxas_log.as_bytes(), e.nvrtc_log.as_bytes()];
+    let sections: [&[u8]; 5] =
+        [e.ptx.as_bytes(), &e.cubin, e.ptxas_log.as_bytes(), e.nvrtc_log.as_bytes(), e.probes.as_bytes()];
     let mut out = Vec::with_capacity(8 + 4 + 32 + sections.iter().map(|s| s.len() + 8).sum::<usize>() + 32);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT.to_le_bytes());
@@ -291,7 +295,7 @@ pub fn encode(key: &Key, e: &Entry) -> Vec<u8> {
 /// Reads an entry back, checking the checksum, the format and that it belongs to `key`.
 pub fn decode(key: &Key, bytes: &[u8]) -> Result<Entry, String> {
     let header = MAGIC.len() + 4 + 32;
-    if bytes.len() < header + 4 * 8 + 32 {
+    if bytes.len() < header + 5 * 8 + 32 {
         return Err(format!("{} bytes: cut short", bytes.len()));
     }
     let (body, digest) = bytes.split_at(bytes.len() - 32);
@@ -325,10 +329,11 @@ pub fn decode(key: &Key, bytes: &[u8]) -> Result<Entry, String> {
     let cubin = section()?;
     let ptxas_log = text(section()?)?;
     let nvrtc_log = text(section()?)?;
+    let probes = text(section()?)?;
     if !rest.is_empty() {
         return Err("trailing bytes".into());
     }
-    Ok(Entry { ptx, cubin, ptxas_log, nvrtc_log })
+    Ok(Entry { ptx, cubin, ptxas_log, nvrtc_log, probes })
 }
 
 /// The kernel cache: entries encoded, checked and decoded here, their bytes kept in a [`Store`]

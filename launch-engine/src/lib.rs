@@ -40,6 +40,7 @@ mod process;
 mod ptx;
 mod ptxas_log;
 pub mod quantity;
+mod signature;
 mod source;
 mod stack;
 mod suggest;

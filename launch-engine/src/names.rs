@@ -232,6 +232,8 @@ mod tests {
             dynamic_smem: None,
             max_spill_bytes: None,
             variants: Vec::new(),
+            params: None,
+            params_unknown: None,
         }
     }
 

@@ -49,6 +49,8 @@ struct Api {
         *const *const c_char,
     ) -> NvrtcResult,
     compile: unsafe extern "C" fn(Program, c_int, *const *const c_char) -> NvrtcResult,
+    add_name_expression: unsafe extern "C" fn(Program, *const c_char) -> NvrtcResult,
+    lowered_name: unsafe extern "C" fn(Program, *const c_char, *mut *const c_char) -> NvrtcResult,
     log_size: unsafe extern "C" fn(Program, *mut usize) -> NvrtcResult,
     log: unsafe extern "C" fn(Program, *mut c_char) -> NvrtcResult,
     ptx_size: unsafe extern "C" fn(Program, *mut usize) -> NvrtcResult,
@@ -90,6 +92,8 @@ impl Nvrtc {
                 supported_archs: sym!(b"nvrtcGetSupportedArchs"),
                 create: sym!(b"nvrtcCreateProgram"),
                 compile: sym!(b"nvrtcCompileProgram"),
+                add_name_expression: sym!(b"nvrtcAddNameExpression"),
+                lowered_name: sym!(b"nvrtcGetLoweredName"),
                 log_size: sym!(b"nvrtcGetProgramLogSize"),
                 log: sym!(b"nvrtcGetProgramLog"),
                 ptx_size: sym!(b"nvrtcGetPTXSize"),
@@ -123,7 +127,7 @@ impl Nvrtc {
         headers: &[(String, String)],
         options: &[String],
     ) -> Result<(String, String), CompileFailure> {
-        self.api.compile_ptx(source, name, headers, options)
+        self.api.compile(source, name, headers, options, &[]).map(|c| (c.ptx, c.log))
     }
 
     /// [`Nvrtc::compile_ptx`] bounded by `timeout`: `None` when NVRTC had not finished by then
@@ -139,8 +143,35 @@ impl Nvrtc {
         let api = Arc::clone(&self.api);
         let (source, name, headers, options) =
             (source.to_string(), name.to_string(), headers.to_vec(), options.to_vec());
-        within(timeout, move || api.compile_ptx(&source, &name, &headers, &options))
+        within(timeout, move || api.compile(&source, &name, &headers, &options, &[]).map(|c| (c.ptx, c.log)))
     }
+
+    /// The lowered (mangled) name of each of `expressions` (`&probe<decltype(k)>`) in `source`,
+    /// compiled with `options` (pass `-fdevice-syntax-only`: the front end alone answers), bounded
+    /// by `timeout` like [`Nvrtc::compile_ptx_within`]. `None` in the list for an expression NVRTC
+    /// gave no name.
+    pub fn lowered_names_within(
+        &self,
+        source: &str,
+        name: &str,
+        headers: &[(String, String)],
+        options: &[String],
+        expressions: &[String],
+        timeout: Duration,
+    ) -> Option<Result<Vec<Option<String>>, CompileFailure>> {
+        let api = Arc::clone(&self.api);
+        let (source, name, headers, options, expressions) =
+            (source.to_string(), name.to_string(), headers.to_vec(), options.to_vec(), expressions.to_vec());
+        within(timeout, move || api.compile(&source, &name, &headers, &options, &expressions).map(|c| c.lowered))
+    }
+}
+
+/// What one program's compile gave.
+struct Compiled {
+    ptx: String,
+    log: String,
+    /// The lowered name of each name expression, in order.
+    lowered: Vec<Option<String>>,
 }
 
 /// `libnvrtc-builtins.so.<major>.<minor>` in `nvrtc`'s folder (the newest, when several), not the
@@ -227,15 +258,16 @@ impl Api {
         Err(format!("{what}: {msg}"))
     }
 
-    /// Compiles `source` (named `name` in messages) to PTX, with `headers` in memory. On failure
-    /// the log holds NVRTC's messages.
-    fn compile_ptx(
+    /// Compiles `source` (named `name` in messages) to PTX, with `headers` in memory, and lowers
+    /// `expressions`. On failure the log holds NVRTC's messages.
+    fn compile(
         &self,
         source: &str,
         name: &str,
         headers: &[(String, String)],
         options: &[String],
-    ) -> Result<(String, String), CompileFailure> {
+        expressions: &[String],
+    ) -> Result<Compiled, CompileFailure> {
         let fail = |log: String| CompileFailure { log };
         let src = CString::new(source).map_err(|_| fail(format!("{name}: the source contains a NUL byte")))?;
         let cname = CString::new(name).map_err(|_| fail(format!("{name}: the name contains a NUL byte")))?;
@@ -259,6 +291,11 @@ impl Api {
             .collect::<Result<_, _>>()
             .map_err(|_| fail("an option contains a NUL byte".into()))?;
         let opt_ptrs: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
+        let exprs: Vec<CString> = expressions
+            .iter()
+            .map(|e| CString::new(e.as_str()))
+            .collect::<Result<_, _>>()
+            .map_err(|_| fail("a name expression contains a NUL byte".into()))?;
 
         let mut prog: Program = ptr::null_mut();
         // SAFETY: all pointers are valid NUL-terminated strings that outlive the calls; the program
@@ -269,6 +306,12 @@ impl Api {
                 "nvrtcCreateProgram",
             )
             .map_err(fail)?;
+            for e in &exprs {
+                if let Err(m) = self.check((self.add_name_expression)(prog, e.as_ptr()), "nvrtcAddNameExpression") {
+                    (self.destroy)(&mut prog);
+                    return Err(fail(m));
+                }
+            }
             let rc = (self.compile)(prog, opt_ptrs.len() as c_int, opt_ptrs.as_ptr());
             let log = self.read(prog, self.log_size, self.log);
             let result = if rc != 0 {
@@ -276,8 +319,17 @@ impl Api {
                 let detail = self.check(rc, "nvrtcCompileProgram").err().unwrap_or_default();
                 Err(fail(if log.trim().is_empty() { detail } else { log }))
             } else {
+                // The lowered names point into the program: copied before it is destroyed.
+                let lowered = exprs
+                    .iter()
+                    .map(|e| {
+                        let mut out: *const c_char = ptr::null();
+                        let rc = (self.lowered_name)(prog, e.as_ptr(), &mut out);
+                        (rc == 0 && !out.is_null()).then(|| CStr::from_ptr(out).to_string_lossy().into_owned())
+                    })
+                    .collect();
                 match self.read(prog, self.ptx_size, self.ptx) {
-                    Ok(ptx) => Ok((ptx, log.unwrap_or_default())),
+                    Ok(ptx) => Ok(Compiled { ptx, log: log.unwrap_or_default(), lowered }),
                     Err(e) => Err(fail(e)),
                 }
             };

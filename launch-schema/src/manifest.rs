@@ -192,6 +192,55 @@ pub struct KernelEntry {
     /// of the JSON) without a grid.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub variants: Vec<VariantEntry>,
+    /// Its parameters as the compiler sees them, each held to the PTX's `.param` list on every
+    /// arch; `None` (left out of the JSON) when they could not be recovered, and
+    /// [`KernelEntry::params_unknown`] says why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Vec<Param>>,
+    /// Why [`KernelEntry::params`] is `None` (a `host` file's kernel, a probe that did not
+    /// compile).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params_unknown: Option<String>,
+}
+
+/// One parameter of a kernel: the type the compiler names (its mangled symbol, or for an
+/// `extern "C"` kernel the lowered name of a `decltype` probe), with its size and alignment from
+/// the PTX.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+pub struct Param {
+    /// The C++ type as the compiler writes it: `float const*`, `unsigned long`, `Params`.
+    pub ty: String,
+    /// What a launch from Rust passes for it.
+    #[serde(flatten)]
+    pub kind: ParamKind,
+    /// Bytes, from the PTX.
+    pub size: u32,
+    /// Alignment in bytes, from the PTX.
+    pub align: u32,
+}
+
+/// What a launch passes for a [`Param`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ParamKind {
+    /// A device pointer to `pointee` (the C++ type), which the kernel may write (`mutable`) or
+    /// only reads (`const`).
+    Pointer {
+        /// The pointed-to type as the compiler writes it.
+        pointee: String,
+        /// Whether the kernel may write through it.
+        mutable: bool,
+    },
+    /// A value whose Rust type is fixed by its C++ type: `i32` for `int`, `u64` for `unsigned
+    /// long` (`size_t`), `f16` for `__half`, `f32x4` for `float4`.
+    Value {
+        /// The Rust type's name.
+        rust: String,
+    },
+    /// Another type by value (a struct, an enum): only its size and alignment are known.
+    Opaque,
 }
 
 /// One variant of a kernel's tune grid: its PTX is the kernel's, with the contract's directives
@@ -357,6 +406,8 @@ mod tests {
                 dynamic_smem: Some(1024),
                 max_spill_bytes: None,
                 variants: Vec::new(),
+                params: None,
+                params_unknown: None,
             }],
             warnings: vec!["w".into()],
             min_driver: Some("12.4".into()),

@@ -127,6 +127,10 @@ pub struct Record {
     /// absent otherwise (and in documents written before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dynamic_stack: Option<Explained<DynamicStack>>,
+    /// The kernel's parameters as the compiler sees them (the manifest's `params`); absent when
+    /// the build could not recover them (and in documents written before them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Vec<crate::manifest::Param>>,
 }
 
 /// `spills_by_line`: what `nvdisasm -g` of the kernel compiled with line info says. Counted: the
@@ -287,6 +291,7 @@ impl Record {
             next_block: r.next_block,
             spills_by_line: None,
             dynamic_stack: r.dynamic_stack.clone().map(Explained::new),
+            params: None,
         }
     }
 }

@@ -72,6 +72,7 @@ pub(crate) fn run(args: &ReportArgs) -> Result<(), Error> {
                 .map(|r| {
                     let mut rec = Record::new(r.id.clone(), r.lines.clone(), &r.report);
                     rec.spills_by_line = spills.as_ref().and_then(|s| s.of(r)).cloned();
+                    rec.params = r.params.clone();
                     rec
                 })
                 .collect();

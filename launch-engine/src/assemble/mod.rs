@@ -1,6 +1,7 @@
 //! From compiler outputs to the manifest: which kernels exist, where they are defined, their
 //! contracts (read back from the PTX) and their per-arch resources (from ptxas).
 
+mod params;
 mod stage;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -152,7 +153,7 @@ pub fn manifest(
         let first_kernel = kernels.len();
         let mut finder = Locator::new(config, f);
         for (name, found) in found {
-            kernels.push(kernel_entry(config, f, &mut finder, name, found));
+            kernels.push(kernel_entry(config, f, &mut finder, name, found, &mut unreached));
         }
         clashes.extend(name_in_module(&mut kernels[first_kernel..], &rust_module));
     }
@@ -221,6 +222,8 @@ pub fn uncompiled(plan: &Plan, texts: &[String]) -> Manifest {
                 dynamic_smem: None,
                 max_spill_bytes: None,
                 variants: Vec::new(),
+                params: None,
+                params_unknown: Some("no toolchain compiled it".into()),
             });
         }
         modules.push(ModuleEntry {
@@ -393,10 +396,33 @@ impl<'f> Locator<'f> {
 }
 
 /// The manifest entry of kernel `name` of `f`; its settings are the plan's to fill in.
-fn kernel_entry(config: &Config, f: &FileOutputs, at: &mut Locator, name: String, found: Found) -> KernelEntry {
+/// The manifest entry of kernel `name`; a signature the PTX contradicts is an error in `errors`.
+fn kernel_entry(
+    config: &Config,
+    f: &FileOutputs,
+    at: &mut Locator,
+    name: String,
+    found: Found,
+    errors: &mut Vec<Diagnostic>,
+) -> KernelEntry {
     let demangled = demangle(&name);
     let base = base_name(&demangled);
     let (line, col, origin) = at.locate(&name, base);
+    let (params, params_unknown) = match params::recover(f, &name) {
+        params::Recovered::Params(p) => (Some(p), None),
+        params::Recovered::Unknown(why) => (None, Some(why)),
+        params::Recovered::Mismatch(how) => {
+            errors.push(Diagnostic::error(
+                f.name(),
+                line,
+                col,
+                format!(
+                    "the parameters of kernel `{demangled}` as the compiler names them disagree with its PTX: {how}"
+                ),
+            ));
+            (None, Some(how))
+        }
+    };
     // The contract as it reached the PTX; declared by @launch or by CUDA's own bounds.
     let annotated = at.annotated.contains(name.as_str()) || at.annotated.contains(base);
     let source = if annotated { ContractSource::Annotation } else { ContractSource::LaunchBounds };
@@ -436,6 +462,8 @@ fn kernel_entry(config: &Config, f: &FileOutputs, at: &mut Locator, name: String
         dynamic_smem: None,
         max_spill_bytes: None,
         variants: Vec::new(),
+        params,
+        params_unknown,
     }
 }
 

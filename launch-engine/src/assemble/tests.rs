@@ -40,7 +40,17 @@ fn output(a: &str, kernels: &[&str]) -> (Arch, JobOutput) {
         })
         .collect();
     let report = PtxasLog { gmem: None, cmem: Vec::new(), entries, functions: Vec::new(), diagnostics: Vec::new() };
-    (arch(a), JobOutput { ptx, cubin: Vec::new(), report, nvrtc_log: String::new(), ptxas_log: String::new() })
+    (
+        arch(a),
+        JobOutput {
+            ptx,
+            cubin: Vec::new(),
+            report,
+            nvrtc_log: String::new(),
+            ptxas_log: String::new(),
+            probes: Vec::new(),
+        },
+    )
 }
 
 fn source(file: &str) -> PlannedFile {

@@ -113,6 +113,7 @@ fn entry() -> Entry {
         cubin: vec![0x7f, b'E', b'L', b'F', 0, 1, 2],
         ptxas_log: "ptxas info    : Used 8 registers\n".into(),
         nvrtc_log: String::new(),
+        probes: String::new(),
     }
 }
 

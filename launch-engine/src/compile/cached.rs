@@ -363,8 +363,13 @@ fn unit_entries(key: &Key, out: &UnitOutput, pairs: &[(String, &str)]) -> Vec<(K
     };
     let mut entries: Vec<(Key, Entry)> =
         out.outputs.iter().map(|(arch, o)| (cache::part_key(key, &arch.to_string()), to_entry(o, pairs))).collect();
-    let object =
-        Entry { ptx: String::new(), cubin: object.clone(), ptxas_log: String::new(), nvrtc_log: String::new() };
+    let object = Entry {
+        ptx: String::new(),
+        cubin: object.clone(),
+        ptxas_log: String::new(),
+        nvrtc_log: String::new(),
+        probes: String::new(),
+    };
     entries.push((*key, object));
     entries
 }
@@ -527,6 +532,7 @@ fn to_entry(out: &JobOutput, pairs: &[(String, &str)]) -> Entry {
         cubin: out.cubin.clone(),
         ptxas_log: cache::to_placeholders(&out.ptxas_log, pairs),
         nvrtc_log: cache::to_placeholders(&out.nvrtc_log, pairs),
+        probes: out.probes.iter().map(|(k, l)| format!("{k}\t{}\n", l.as_deref().unwrap_or(""))).collect(),
     }
 }
 
@@ -539,6 +545,12 @@ fn from_entry(job: &Job, e: Entry, pairs: &[(String, &str)]) -> Result<JobOutput
         report,
         nvrtc_log: cache::from_placeholders(&e.nvrtc_log, pairs),
         ptxas_log,
+        probes: e
+            .probes
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(k, l)| (k.to_string(), (!l.is_empty()).then(|| l.to_string())))
+            .collect(),
     })
 }
 

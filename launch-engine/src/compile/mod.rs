@@ -50,6 +50,9 @@ pub struct JobOutput {
     /// What ptxas printed on stderr, verbatim: `report` is parsed from it (the cache stores this
     /// text, not the parsed form).
     pub ptxas_log: String,
+    /// Each `extern "C"` entry of the PTX with the lowered name of its signature probe
+    /// ([`crate::signature`]); `None` where NVRTC gave none (the probe did not compile).
+    pub probes: Vec<(String, Option<String>)>,
 }
 
 /// How long the two compilers took for one job.
@@ -315,6 +318,30 @@ impl Compiler {
         Ok((ptx, self.filter_log(&nvrtc_log)))
     }
 
+    /// The lowered name of each `extern "C"` entry's signature probe, from a second, front-end
+    /// only compile of the job's source with the probe template added. A C++ entry's mangled
+    /// name holds its types already. Never fails the job: a probe that does not compile (an
+    /// `extern "C"` kernel declared in a namespace, which `decltype` at file scope cannot name)
+    /// leaves its kernels' signatures unknown.
+    fn probe(&self, job: &Job, ptx: &str) -> Vec<(String, Option<String>)> {
+        let kernels: Vec<String> =
+            crate::ptx::entries(ptx).into_iter().map(|e| e.name).filter(|n| !n.starts_with("_Z")).collect();
+        if kernels.is_empty() {
+            return Vec::new();
+        }
+        let mut options = self.options(job, false);
+        options.push("-fdevice-syntax-only".into());
+        let source = format!("{}{}", job.text, crate::signature::PROBE);
+        let expressions: Vec<String> = kernels.iter().map(|k| crate::signature::probe_expression(k)).collect();
+        let file = &job.file.source.file;
+        let lowered = self
+            .nvrtc
+            .lowered_names_within(&source, file, job.headers, &options, &expressions, self.timeout)
+            .and_then(Result::ok)
+            .unwrap_or_else(|| vec![None; kernels.len()]);
+        kernels.into_iter().zip(lowered).collect()
+    }
+
     /// Runs one job: NVRTC to PTX, ptxas to cubin, then parses ptxas's report; also returns how
     /// long each compiler took.
     pub fn run_timed(&self, job: &Job) -> Result<(JobOutput, JobTiming), Error> {
@@ -323,6 +350,7 @@ impl Compiler {
         let started = Instant::now();
         // A `host` file compiles with nvcc instead, all its arches at once (`host::nvcc`).
         let (ptx, nvrtc_log) = self.nvrtc_ptx(job)?;
+        let probes = self.probe(job, &ptx);
         let nvrtc_time = started.elapsed();
 
         // `.maxnreg` cannot be written next to `__launch_bounds__` in CUDA C++ (NVRTC refuses it).
@@ -379,7 +407,7 @@ impl Compiler {
         let _ = std::fs::remove_file(&ptx_path);
         let _ = std::fs::remove_file(&cubin_path);
         Ok((
-            JobOutput { ptx, cubin, report, nvrtc_log, ptxas_log: log },
+            JobOutput { ptx, cubin, report, nvrtc_log, ptxas_log: log, probes },
             JobTiming { nvrtc: nvrtc_time, ptxas: ptxas_time },
         ))
     }

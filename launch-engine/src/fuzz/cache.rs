@@ -25,6 +25,7 @@ fn random_entry(rng: &mut Rng) -> Entry {
         cubin: rng.bytes(cubin_len),
         ptxas_log: random_text(rng),
         nvrtc_log: random_text(rng),
+        probes: random_text(rng),
     }
 }
 
@@ -210,6 +211,7 @@ fn the_forged_checksum_is_the_one_entries_carry() {
         cubin: vec![0x7f, b'E', b'L', b'F'],
         ptxas_log: "é".into(),
         nvrtc_log: String::new(),
+        probes: String::new(),
     };
     let good = cache::encode(&Key([7; 32]), &e);
     let mut forged = good.clone();

@@ -102,6 +102,8 @@ fn manifest(rng: &mut Rng) -> Manifest {
                 dynamic_smem: opt(rng),
                 max_spill_bytes: opt(rng),
                 variants: Vec::new(),
+                params: None,
+                params_unknown: None,
             })
             .collect(),
         warnings: (0..rng.below(3)).map(|_| string(rng)).collect(),

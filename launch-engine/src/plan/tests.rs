@@ -139,6 +139,8 @@ fn entry(file: &str, name: &str) -> KernelEntry {
         dynamic_smem: None,
         max_spill_bytes: None,
         variants: Vec::new(),
+        params: None,
+        params_unknown: None,
     }
 }
 

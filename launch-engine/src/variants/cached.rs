@@ -113,6 +113,7 @@ pub(crate) fn assemble(
                 cubin: v.cubin.clone(),
                 ptxas_log: cache::to_placeholders(&v.log, &pairs),
                 nvrtc_log: String::new(),
+                probes: String::new(),
             };
             vec![(*key, entry)]
         },

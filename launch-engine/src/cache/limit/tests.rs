@@ -61,7 +61,13 @@ fn key(i: u8) -> Key {
 }
 
 fn entry(size: usize, fill: u8) -> Entry {
-    Entry { ptx: "ptx".into(), cubin: vec![fill; size], ptxas_log: String::new(), nvrtc_log: String::new() }
+    Entry {
+        ptx: "ptx".into(),
+        cubin: vec![fill; size],
+        ptxas_log: String::new(),
+        nvrtc_log: String::new(),
+        probes: String::new(),
+    }
 }
 
 fn set_used(cache: &Cache, k: &Key, t: SystemTime) {

@@ -26,7 +26,13 @@ fn config(url: RemoteUrl, mode: Mode) -> RemoteConfig {
 }
 
 fn entry(tag: &str) -> Entry {
-    Entry { ptx: format!("ptx {tag}"), cubin: vec![1, 2, 3], ptxas_log: "log".into(), nvrtc_log: String::new() }
+    Entry {
+        ptx: format!("ptx {tag}"),
+        cubin: vec![1, 2, 3],
+        ptxas_log: "log".into(),
+        nvrtc_log: String::new(),
+        probes: String::new(),
+    }
 }
 
 /// A local cache in `dir/local` with a `file://` remote in `dir/remote`.

@@ -46,7 +46,16 @@ fn output(i: usize) -> String {
 // `compile_and_store` hands the entries function a `&T`, and `T` is `String` here.
 #[allow(clippy::ptr_arg)]
 fn entry_of(key: &Key, out: &String) -> Vec<(Key, Entry)> {
-    vec![(*key, Entry { ptx: out.clone(), cubin: vec![1, 2, 3], ptxas_log: String::new(), nvrtc_log: String::new() })]
+    vec![(
+        *key,
+        Entry {
+            ptx: out.clone(),
+            cubin: vec![1, 2, 3],
+            ptxas_log: String::new(),
+            nvrtc_log: String::new(),
+            probes: String::new(),
+        },
+    )]
 }
 
 fn found(cache: &Cache<&Memory>, keys: &[Key]) -> Found<String> {

@@ -138,7 +138,7 @@ fn read_outputs(jobs: &[Job], keep: &Path, ptxas_logs: Vec<String>) -> Result<Ve
                     log,
                 });
             }
-            Ok(JobOutput { ptx, cubin, report, nvrtc_log: String::new(), ptxas_log: log })
+            Ok(JobOutput { ptx, cubin, report, nvrtc_log: String::new(), ptxas_log: log, probes: Vec::new() })
         })
         .collect()
 }

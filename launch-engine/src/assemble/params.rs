@@ -1,0 +1,67 @@
+//! A kernel's parameters from its file's outputs (see [`crate::signature`]): the types from its
+//! mangled symbol or from its probe's lowered name (the lowest arch's compile), held to the PTX's
+//! `.param` list of every arch that has the kernel.
+
+use launch_schema::manifest::{Param, ParamKind};
+
+use crate::compile::FileOutputs;
+use crate::names::demangle;
+use crate::signature::{self, Kind};
+
+/// What the outputs say about `name`'s parameters.
+pub(super) enum Recovered {
+    /// Recovered, and every arch's PTX agrees.
+    Params(Vec<Param>),
+    /// Not recoverable: why.
+    Unknown(String),
+    /// Recovered, but an arch's PTX disagrees (a build error): how.
+    Mismatch(String),
+}
+
+pub(super) fn recover(f: &FileOutputs, name: &str) -> Recovered {
+    let in_ptx: Vec<_> = f
+        .outputs
+        .iter()
+        .filter_map(|(arch, out)| signature::ptx_params(&out.ptx, name).map(|p| (*arch, out, p)))
+        .collect();
+    let Some((_, lowest, _)) = in_ptx.first() else {
+        return Recovered::Unknown("the kernel is in no PTX of its file".into());
+    };
+    let types = if name.starts_with("_Z") {
+        signature::demangled_params(&demangle(name)).ok_or("its mangled name does not demangle to a parameter list")
+    } else {
+        match lowest.probes.iter().find(|(k, _)| k == name) {
+            Some((_, Some(lowered))) => signature::probe_params(&demangle(lowered))
+                .ok_or("its signature probe's name does not demangle to a function type"),
+            Some((_, None)) => Err("its signature probe did not compile (a kernel in a namespace?)"),
+            None => Err("no signature probe ran for it (the kernels of `host` files are not probed yet)"),
+        }
+    };
+    let types = match types {
+        Ok(t) => t,
+        Err(why) => return Recovered::Unknown(why.into()),
+    };
+    let mut first: Option<Vec<signature::Param>> = None;
+    for (arch, _, ptx) in &in_ptx {
+        match signature::check(&types, ptx) {
+            Ok(p) => match &first {
+                None => first = Some(p),
+                Some(f) if *f != p => {
+                    return Recovered::Mismatch(format!("its parameters on {arch} differ from the lowest arch's"))
+                }
+                Some(_) => {}
+            },
+            Err(m) => return Recovered::Mismatch(format!("{m} (PTX for {arch})")),
+        }
+    }
+    Recovered::Params(first.unwrap_or_default().into_iter().map(to_document).collect())
+}
+
+fn to_document(p: signature::Param) -> Param {
+    let kind = match p.kind {
+        Kind::Pointer { pointee, mutable } => ParamKind::Pointer { pointee, mutable },
+        Kind::Value(rust) => ParamKind::Value { rust: rust.to_string() },
+        Kind::Opaque => ParamKind::Opaque,
+    };
+    Param { ty: p.ty, kind, size: p.size, align: p.align }
+}
