@@ -353,10 +353,23 @@ fn candle_kernels_build_unmodified_and_match_cuobjdump() {
             .map(|f| format!("src/{f}.cu"))
             .collect();
     assert_eq!(modules, expected);
+
+    // Issue 33: every kernel's parameters recovered from the compiler (its mangled name, or the
+    // probe for the `extern "C"` ones, all of candle's macro-generated kernels) and equal to its
+    // PTX `.param` list on both arches (the build fails otherwise).
+    let untyped: Vec<(&str, Option<&str>)> = manifest
+        .kernels
+        .iter()
+        .filter(|k| k.params.is_none())
+        .map(|k| (k.name.as_str(), k.params_unknown.as_deref()))
+        .collect();
+    assert!(untyped.is_empty(), "kernels without a recovered signature: {untyped:?}");
+    let params: usize = manifest.kernels.iter().map(|k| k.params.as_ref().map_or(0, Vec::len)).sum();
     eprintln!(
         "candle-kernels {CANDLE_VERSION}: {} files, {checked} kernel × arch records equal to cuobjdump's; \
-         fetch {fetched:.1?}, build + report {built:.1?}, total {:.1?}",
+         {} kernels typed ({params} parameters); fetch {fetched:.1?}, build + report {built:.1?}, total {:.1?}",
         modules.len(),
+        manifest.kernels.len(),
         started.elapsed()
     );
 }

@@ -87,6 +87,23 @@ fn every_kernels_parameters_come_from_the_compiler_and_agree_with_the_ptx() {
     assert_eq!(r.params.as_ref().map(Vec::len), Some(3));
 }
 
+/// A `host` file (nvcc, toolchain 13.0): the `extern "C"` kernel's parameters from nvcc's host stub
+/// in the object (`__device_stub__Z6axpy_cfPKfPfm`, typedef resolved), the C++ template's from its
+/// mangled name.
+#[test]
+fn a_host_files_kernels_get_their_parameters_from_the_object_and_the_mangled_names() {
+    let dir = fixture("host_signatures");
+    let (code, _, stderr) = run(cargo_launch().args(["launch", "report", "--format", "json"]).current_dir(dir.path()));
+    assert_eq!(code, 0, "{stderr}");
+    let manifest = newest_manifest("fixture-host-signatures");
+    let types = |name: &str| {
+        let k = manifest.kernels.iter().find(|k| k.name == name).unwrap_or_else(|| panic!("{name}: {manifest:?}"));
+        k.params.as_ref().map(|p| p.iter().map(|p| short(&p.kind)).collect::<Vec<_>>())
+    };
+    assert_eq!(types("axpy_c"), Some(vec!["f32".into(), "&float".into(), "*float".into(), "u64".into()]));
+    assert_eq!(types("_Z4fillIdEvPT_S0_i"), Some(vec!["*double".into(), "f64".into(), "i32".into()]));
+}
+
 /// The manifest the last build of `package` wrote in the fixtures' target folder.
 fn newest_manifest(package: &str) -> Manifest {
     let build = fixtures_target().join("debug/build");

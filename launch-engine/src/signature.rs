@@ -172,6 +172,8 @@ const VALUES: &[(&str, &str, u32, u32)] = &[
     ("__nv_bfloat16", "bf16", 2, 2),
     ("__half2", "f16x2", 4, 4),
     ("__nv_bfloat162", "bf16x2", 4, 4),
+    ("__nv_fp8_e4m3", "f8e4m3", 1, 1),
+    ("__nv_fp8_e5m2", "f8e5m2", 1, 1),
     ("char2", "i8x2", 2, 2),
     ("uchar2", "u8x2", 2, 2),
     ("char4", "i8x4", 4, 4),

@@ -30,11 +30,21 @@ pub(super) fn recover(f: &FileOutputs, name: &str) -> Recovered {
     let types = if name.starts_with("_Z") {
         signature::demangled_params(&demangle(name)).ok_or("its mangled name does not demangle to a parameter list")
     } else {
+        // NVRTC's probe (`__launch_probe<void (…)>`), or for a `host` file nvcc's host stub
+        // (`__device_stub__k(…)`), whose own parameter list is the kernel's.
         match lowest.probes.iter().find(|(k, _)| k == name) {
-            Some((_, Some(lowered))) => signature::probe_params(&demangle(lowered))
-                .ok_or("its signature probe's name does not demangle to a function type"),
+            Some((_, Some(lowered))) => {
+                let d = demangle(lowered);
+                if d.contains("__launch_probe<") {
+                    signature::probe_params(&d)
+                } else {
+                    signature::demangled_params(&d)
+                }
+                .ok_or("its signature probe's name does not demangle to a function type")
+            }
+            Some((_, None)) if f.file.host => Err("its host object holds no stub for it"),
             Some((_, None)) => Err("its signature probe did not compile (a kernel in a namespace?)"),
-            None => Err("no signature probe ran for it (the kernels of `host` files are not probed yet)"),
+            None => Err("no signature probe ran for it"),
         }
     };
     let types = match types {

@@ -16,6 +16,7 @@
 //! `-ccbin` only when it is not the compiler nvcc would take by itself (`g++` on `PATH`).
 
 pub mod nvcc;
+mod symbols;
 
 use std::path::{Path, PathBuf};
 

@@ -99,6 +99,19 @@ pub fn run(compiler: &Compiler, tools: &Tools, jobs: &[Job], options: Vec<String
             o.nvrtc_log.clone_from(&nvcc_log);
         }
         let object = std::fs::read(&object_path).map_err(work_file("read nvcc output", &object_path, file))?;
+        // An `extern "C"` kernel's parameter types: its host stub's mangled name.
+        let names = super::symbols::names(&object);
+        for o in &mut outputs {
+            o.probes = crate::ptx::entries(&o.ptx)
+                .into_iter()
+                .map(|e| e.name)
+                .filter(|n| !n.starts_with("_Z"))
+                .map(|k| {
+                    let stub = super::symbols::stub_of(&names, &k).map(str::to_string);
+                    (k, stub)
+                })
+                .collect();
+        }
         Ok(HostOutput { outputs, object, time })
     });
     let _ = std::fs::remove_dir_all(&keep);
