@@ -22,8 +22,9 @@
 //!   is the *host* compiler's level; device code is optimised by default, `-G` turns that off, and
 //!   ptxas's level is `-Xptxas -O<n>`), `-g` (host debug information; device debug information is
 //!   `-G`), `-m64`, `--default-stream`, `-Xcompiler`, `--verbose`, `--threads`, `--no-exceptions`,
-//!   `--allow-unsupported-compiler`, `-Wno-deprecated-gpu-targets`, and `--expt-extended-lambda`
-//!   (NVRTC 12.9 and 13.0 have no such option and refuse `__device__`-annotated lambdas whatever
+//!   `--allow-unsupported-compiler`, `-Wno-deprecated-gpu-targets`, `--compress-mode` (the
+//!   fatbinary's), `--static-global-template-stub` (template kernels' host stubs), and
+//!   `--expt-extended-lambda` (NVRTC 12.9 and 13.0 have no such option and refuse `__device__`-annotated lambdas whatever
 //!   the flags; plain lambdas in device code need no flag). Those that would change device code
 //!   and that NVRTC lacks (`-Xcudafe`, `--ftemplate-depth`, `--ftemplate-backtrace-limit`,
 //!   `--keep-device-functions`) are for `host` files only: the plan refuses them where a device
@@ -196,6 +197,11 @@ const NVRTC: &[Spec] = &[
     spec(&["--threads", "-t"], Takes::Int(0, 256), Act::Nvcc("--threads")),
     spec(&["--no-exceptions", "-noeh"], NONE, Act::Nvcc("--no-exceptions")),
     spec(&["--allow-unsupported-compiler", "-allow-unsupported-compiler"], NONE, Act::Nvcc("--allow-unsupported-compiler")),
+    // The fatbinary's compression and how template kernels' host stubs are linked (nvcc ≥ 12.8;
+    // bitsandbytes passes `--compress-mode=size` for CUDA 13): neither changes what is produced
+    // nor where, and a device file (no fatbinary, no host stub) has nothing they apply to.
+    spec(&["--compress-mode", "-compress-mode"], Takes::Choice(&["default", "size", "speed", "balance", "none"]), Act::Nvcc("--compress-mode")),
+    spec(&["--static-global-template-stub", "-static-global-template-stub"], BOOL, Act::Nvcc("--static-global-template-stub")),
     // nvcc's options that change device code and that NVRTC lacks: `host` files only.
     spec(
         &["--cudafe-options", "-Xcudafe"],

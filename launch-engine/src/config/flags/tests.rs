@@ -207,6 +207,9 @@ fn nvcc_options_are_for_host_files() {
         (&["-Wno-deprecated-gpu-targets"], &[host(&["-Wno-deprecated-gpu-targets"])]),
         (&["-t", "4", "-noeh"], &[host(&["--threads", "4"]), host(&["--no-exceptions"])]),
         (&["-allow-unsupported-compiler"], &[host(&["--allow-unsupported-compiler"])]),
+        // Issue 32 class 11: bitsandbytes's CUDA 13 options, refused as unknown before.
+        (&["--compress-mode=size"], &[host(&["--compress-mode", "size"])]),
+        (&["-static-global-template-stub=false"], &[host(&["--static-global-template-stub", "false"])]),
         // Shared with NVRTC: one NVRTC option, which host files get in nvcc's spelling (host.rs).
         (&["--expt-relaxed-constexpr"], &[n("--device-as-default-execution-space")]),
         (&["-diag-suppress=177"], &[n("--diag-suppress=177")]),
