@@ -25,6 +25,10 @@ pub struct LibraryHeaders {
     pub wheel_13: &'static str,
     /// The `cargo launch setup --with` name that installs it, for the libraries setup pins.
     pub with: Option<&'static str>,
+    /// Its extra of NVIDIA's `cuda-toolkit` metapackage, which pins the library's wheel to one
+    /// CUDA release (`cuda-toolkit[cublas]==13.0.*`), for the toolkit's own libraries: their CUDA
+    /// 13 wheels carry no CUDA line in their name, so a plain `pip install` takes the newest.
+    pub toolkit_extra: Option<&'static str>,
 }
 
 /// The pinned CUDA lines by major (`toolchain::pin::PINS`); a note names the first of the
@@ -36,11 +40,23 @@ pub const LINES: [(u32, &str); 3] = [(12, "12.9"), (13, "13.0"), (13, "13.5")];
 pub const LIBRARIES: &[LibraryHeaders] = &[
     LibraryHeaders { with: Some("curand"), ..lib("cuRAND", &["curand"], &[], "nvidia-curand-cu12", "nvidia-curand") },
     LibraryHeaders { with: Some("nvtx"), ..lib("NVTX", &["nvtx3/"], &[], "nvidia-nvtx-cu12", "nvidia-nvtx") },
-    lib("cuBLAS", &["cublas"], &[], "nvidia-cublas-cu12", "nvidia-cublas"),
+    LibraryHeaders {
+        toolkit_extra: Some("cublas"),
+        ..lib("cuBLAS", &["cublas"], &[], "nvidia-cublas-cu12", "nvidia-cublas")
+    },
     lib("cuSPARSELt", &["cusparseLt"], &[], "nvidia-cusparselt-cu12", "nvidia-cusparselt-cu13"),
-    lib("cuSPARSE", &["cusparse"], &["cusparseLt"], "nvidia-cusparse-cu12", "nvidia-cusparse"),
-    lib("cuFFT", &["cufft"], &[], "nvidia-cufft-cu12", "nvidia-cufft"),
-    lib("cuSOLVER", &["cusolver"], &[], "nvidia-cusolver-cu12", "nvidia-cusolver"),
+    LibraryHeaders {
+        toolkit_extra: Some("cusparse"),
+        ..lib("cuSPARSE", &["cusparse"], &["cusparseLt"], "nvidia-cusparse-cu12", "nvidia-cusparse")
+    },
+    LibraryHeaders {
+        toolkit_extra: Some("cufft"),
+        ..lib("cuFFT", &["cufft"], &[], "nvidia-cufft-cu12", "nvidia-cufft")
+    },
+    LibraryHeaders {
+        toolkit_extra: Some("cusolver"),
+        ..lib("cuSOLVER", &["cusolver"], &[], "nvidia-cusolver-cu12", "nvidia-cusolver")
+    },
     lib("NCCL", &["nccl"], &[], "nvidia-nccl-cu12", "nvidia-nccl-cu13"),
     lib("cuDNN", &["cudnn"], &[], "nvidia-cudnn-cu12", "nvidia-cudnn-cu13"),
     lib("NVSHMEM", &["nvshmem"], &[], "nvidia-nvshmem-cu12", "nvidia-nvshmem-cu13"),
@@ -53,7 +69,7 @@ const fn lib(
     wheel_12: &'static str,
     wheel_13: &'static str,
 ) -> LibraryHeaders {
-    LibraryHeaders { library, prefixes, except, wheel_12, wheel_13, with: None }
+    LibraryHeaders { library, prefixes, except, wheel_12, wheel_13, with: None, toolkit_extra: None }
 }
 
 impl LibraryHeaders {
@@ -100,6 +116,15 @@ pub fn note(header: &str, major: Option<u32>) -> Option<String> {
         ));
     };
     let wheel = lib.wheel(major);
+    // `pip install nvidia-cublas` takes the newest release, of whatever CUDA line: pinned to the
+    // toolchain's by NVIDIA's metapackage where the library is one of the toolkit's.
+    let install = match lib.toolkit_extra {
+        Some(extra) => format!(
+            "`pip install \"cuda-toolkit[{extra}]=={line}.*\"` (NVIDIA's metapackage, which pins `{wheel}` to the \
+             CUDA {line} release; `pip install {wheel}` alone installs the newest, of another CUDA line)"
+        ),
+        None => format!("`pip install {wheel}` for CUDA {line}"),
+    };
     Some(match lib.with {
         Some(with) => format!(
             "`{header}` is {}'s, shipped in the `{wheel}` wheel: `cargo launch setup --toolchain {line} --with {with}` \
@@ -108,7 +133,7 @@ pub fn note(header: &str, major: Option<u32>) -> Option<String> {
         ),
         None => format!(
             "`{header}` is {}'s, shipped in the `{wheel}` wheel (which `cargo launch setup` does not install): \
-             `pip install {wheel}` for CUDA {line} and add its include folder (under `nvidia/` in site-packages) \
+             {install} and add its include folder (under `nvidia/` in site-packages) \
              to `include` in [package.metadata.launch], as an absolute path; {toolkit}",
             lib.library
         ),
@@ -207,7 +232,14 @@ mod tests {
         // A library setup does not pin: pip and `include`.
         let n = note("cublasLt.h", Some(12)).unwrap();
         assert!(n.contains("`nvidia-cublas-cu12` wheel (which `cargo launch setup` does not install)"), "{n}");
-        assert!(n.contains("`pip install nvidia-cublas-cu12`") && !n.contains("--with"), "{n}");
+        assert!(n.contains("`pip install \"cuda-toolkit[cublas]==12.9.*\"`") && !n.contains("--with"), "{n}");
+        // Issue 32 class 11: pinned to the toolchain's CUDA line (`nvidia-cublas` alone is the newest).
+        let n = note("cublas_v2.h", Some(13)).unwrap();
+        assert!(n.contains("`pip install \"cuda-toolkit[cublas]==13.0.*\"`"), "{n}");
+        assert!(n.contains("`pip install nvidia-cublas` alone installs the newest"), "{n}");
+        // A library outside the toolkit's metapackage keeps its CUDA major in its wheel's name.
+        let n = note("nccl.h", Some(13)).unwrap();
+        assert!(n.contains("`pip install nvidia-nccl-cu13` for CUDA 13.0"), "{n}");
         let n = note("cufft.h", None).unwrap();
         assert!(n.contains("`nvidia-cufft-cu12` wheel (CUDA 12) or `nvidia-cufft` (CUDA 13)"), "{n}");
         assert_eq!(note("kernels.cuh", Some(12)), None);
