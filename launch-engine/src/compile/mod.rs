@@ -324,6 +324,11 @@ impl Compiler {
     /// `extern "C"` kernel declared in a namespace, which `decltype` at file scope cannot name)
     /// leaves its kernels' signatures unknown.
     fn probe(&self, job: &Job, ptx: &str) -> Vec<(String, Option<String>)> {
+        // The signature is read from the file's lowest arch (`assemble::params`), then held to
+        // every arch's PTX: the other arches' jobs need no probe.
+        if job.file.arches.first() != Some(&job.arch) {
+            return Vec::new();
+        }
         let kernels: Vec<String> =
             crate::ptx::entries(ptx).into_iter().map(|e| e.name).filter(|n| !n.starts_with("_Z")).collect();
         if kernels.is_empty() {
