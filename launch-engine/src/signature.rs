@@ -6,6 +6,7 @@
 //! held to the PTX's `.param` list (count, size, alignment), which also gives a struct's size and
 //! alignment.
 
+use std::collections::HashMap;
 use std::fmt;
 
 /// The probe template added to a file's source for the name expressions.
@@ -23,20 +24,42 @@ pub(crate) struct PtxParam {
     pub align: u32,
 }
 
-/// The `.param` list of `entry` in `ptx`, in order; `None` when the entry is not there.
-pub(crate) fn ptx_params(ptx: &str, entry: &str) -> Option<Vec<PtxParam>> {
-    let head = ptx.lines().position(|l| crate::ptx::entry_name(l.trim()) == Some(entry))?;
-    let mut out = Vec::new();
-    for line in ptx.lines().skip(head) {
-        let t = line.trim();
-        if let Some(rest) = t.find(".param").map(|at| &t[at + ".param".len()..]) {
-            out.push(param(rest)?);
+/// The `.param` list of every entry in `ptx`, by name, in one pass over the text (a module of
+/// hundreds of kernels is tens of megabytes); an entry whose list does not read is left out.
+pub(crate) fn ptx_params_of_all(ptx: &str) -> HashMap<&str, Vec<PtxParam>> {
+    let mut out = HashMap::new();
+    let mut lines = ptx.lines();
+    while let Some(line) = lines.next() {
+        // Cheap before the word-by-word reading: few lines are entries.
+        if !line.contains(".entry") {
+            continue;
         }
-        if t.starts_with(')') || t.ends_with(')') || t.starts_with('{') {
-            break;
+        let Some(name) = crate::ptx::entry_name(line.trim()) else { continue };
+        let mut params = Some(Vec::new());
+        let mut t = line.trim();
+        loop {
+            if let Some(rest) = t.find(".param").map(|at| &t[at + ".param".len()..]) {
+                params = params.and_then(|mut p| param(rest).map(|x| { p.push(x); p }));
+            }
+            if t.starts_with(')') || t.ends_with(')') || t.starts_with('{') {
+                break;
+            }
+            match lines.next() {
+                Some(next) => t = next.trim(),
+                None => break,
+            }
+        }
+        if let Some(p) = params {
+            out.insert(name, p);
         }
     }
-    Some(out)
+    out
+}
+
+/// The `.param` list of `entry` in `ptx`, in order; `None` when the entry is not there.
+#[cfg(test)]
+pub(crate) fn ptx_params(ptx: &str, entry: &str) -> Option<Vec<PtxParam>> {
+    ptx_params_of_all(ptx).remove(entry)
 }
 
 /// ` .align 8 .b8 k_param_9[24],` → 24 bytes at 8; ` .u32 k_param_2,` → 4 at 4;

@@ -152,8 +152,9 @@ pub fn manifest(
         modules.push(module_entry(f, &found, &rust_module));
         let first_kernel = kernels.len();
         let mut finder = Locator::new(config, f);
+        let lists = params::PtxLists::of(f);
         for (name, found) in found {
-            kernels.push(kernel_entry(config, f, &mut finder, name, found, &mut unreached));
+            kernels.push(kernel_entry(config, (f, &lists), &mut finder, name, found, &mut unreached));
         }
         clashes.extend(name_in_module(&mut kernels[first_kernel..], &rust_module));
     }
@@ -399,7 +400,7 @@ impl<'f> Locator<'f> {
 /// The manifest entry of kernel `name`; a signature the PTX contradicts is an error in `errors`.
 fn kernel_entry(
     config: &Config,
-    f: &FileOutputs,
+    (f, lists): (&FileOutputs, &params::PtxLists<'_>),
     at: &mut Locator,
     name: String,
     found: Found,
@@ -408,7 +409,7 @@ fn kernel_entry(
     let demangled = demangle(&name);
     let base = base_name(&demangled);
     let (line, col, origin) = at.locate(&name, base);
-    let (params, params_unknown) = match params::recover(f, &name) {
+    let (params, params_unknown) = match params::recover(f, lists, &name) {
         params::Recovered::Params(p) => (Some(p), None),
         params::Recovered::Unknown(why) => (None, Some(why)),
         params::Recovered::Mismatch(how) => {

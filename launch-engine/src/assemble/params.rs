@@ -2,11 +2,23 @@
 //! mangled symbol or from its probe's lowered name (the lowest arch's compile), held to the PTX's
 //! `.param` list of every arch that has the kernel.
 
+use std::collections::HashMap;
+
+use launch::Arch;
 use launch_schema::manifest::{Param, ParamKind};
 
 use crate::compile::FileOutputs;
 use crate::names::demangle;
-use crate::signature::{self, Kind};
+use crate::signature::{self, Kind, PtxParam};
+
+/// Every arch's `.param` lists of a file's PTX, read once (lowest arch first).
+pub(super) struct PtxLists<'a>(Vec<(Arch, HashMap<&'a str, Vec<PtxParam>>)>);
+
+impl<'a> PtxLists<'a> {
+    pub(super) fn of(f: &'a FileOutputs) -> PtxLists<'a> {
+        PtxLists(f.outputs.iter().map(|(arch, out)| (*arch, signature::ptx_params_of_all(&out.ptx))).collect())
+    }
+}
 
 /// What the outputs say about `name`'s parameters.
 pub(super) enum Recovered {
@@ -18,11 +30,12 @@ pub(super) enum Recovered {
     Mismatch(String),
 }
 
-pub(super) fn recover(f: &FileOutputs, name: &str) -> Recovered {
+pub(super) fn recover(f: &FileOutputs, lists: &PtxLists<'_>, name: &str) -> Recovered {
     let in_ptx: Vec<_> = f
         .outputs
         .iter()
-        .filter_map(|(arch, out)| signature::ptx_params(&out.ptx, name).map(|p| (*arch, out, p)))
+        .zip(&lists.0)
+        .filter_map(|((arch, out), (_, by_name))| by_name.get(name).map(|p| (*arch, out, p)))
         .collect();
     let Some((_, lowest, _)) = in_ptx.first() else {
         return Recovered::Unknown("the kernel is in no PTX of its file".into());

@@ -25,6 +25,11 @@ pub struct Recursion {
 /// through frame-less functions costs nothing per level and does not count; a function ptxas did
 /// not report counts as having a frame.
 pub fn recursive_entries(ptx: &str, frame: impl Fn(&str) -> Option<u32>) -> BTreeMap<String, Recursion> {
+    // Most modules call nothing (everything inlined): no need to read them word by word (a
+    // module of hundreds of kernels is tens of megabytes, and build scripts run unoptimised).
+    if !ptx.contains("call") {
+        return BTreeMap::new();
+    }
     let graph = Graph::of(ptx);
     let costs = |f: &str| frame(f).is_none_or(|bytes| bytes > 0);
     let mut out = BTreeMap::new();
