@@ -39,7 +39,12 @@ pub(crate) fn ptx_params_of_all(ptx: &str) -> HashMap<&str, Vec<PtxParam>> {
         let mut t = line.trim();
         loop {
             if let Some(rest) = t.find(".param").map(|at| &t[at + ".param".len()..]) {
-                params = params.and_then(|mut p| param(rest).map(|x| { p.push(x); p }));
+                params = params.and_then(|mut p| {
+                    param(rest).map(|x| {
+                        p.push(x);
+                        p
+                    })
+                });
             }
             if t.starts_with(')') || t.ends_with(')') || t.starts_with('{') {
                 break;

@@ -23,11 +23,32 @@ fn arch(a: &str) -> Arch {
     a.parse().expect("known arch")
 }
 
+/// The `.param` lines NVRTC writes for a C++ kernel's parameters (as its mangled name says), so
+/// the synthetic PTX agrees with the signature the build reads from the name.
+fn ptx_params(symbol: &str) -> String {
+    use crate::signature::{demangled_params, kind, Kind};
+    let types =
+        if symbol.starts_with("_Z") { demangled_params(&demangle(symbol)).unwrap_or_default() } else { Vec::new() };
+    let decl = |ty: &str| match kind(ty) {
+        Kind::Value("bool" | "i8" | "u8") => ".u8",
+        Kind::Value("i16" | "u16" | "f16" | "bf16") => ".u16",
+        Kind::Value("i32" | "u32" | "f32") => ".u32",
+        _ => ".u64",
+    };
+    let lines: Vec<String> =
+        types.iter().enumerate().map(|(i, t)| format!("\t.param {} {symbol}_param_{i}", decl(t))).collect();
+    if lines.is_empty() {
+        String::new()
+    } else {
+        lines.join(",\n") + "\n"
+    }
+}
+
 /// The output of one job whose PTX and `ptxas -v` report hold `kernels`.
 fn output(a: &str, kernels: &[&str]) -> (Arch, JobOutput) {
     let ptx = format!(
         ".version 8.8\n.target {a}\n{}",
-        kernels.iter().map(|k| format!(".visible .entry {k}(\n)\n{{\n}}\n")).collect::<String>()
+        kernels.iter().map(|k| format!(".visible .entry {k}(\n{})\n{{\n}}\n", ptx_params(k))).collect::<String>()
     );
     let entries = kernels
         .iter()
