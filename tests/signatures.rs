@@ -71,6 +71,9 @@ fn every_kernels_parameters_come_from_the_compiler_and_agree_with_the_ptx() {
     assert_eq!(params("_Z10overloadedPi").unwrap().len(), 1);
     assert_eq!(params("_Z10overloadedPfi").unwrap().len(), 2);
     assert_eq!(params("_Z9no_paramsv"), Some(Vec::new()));
+    // A kernel only the higher arch builds (an `#if __CUDA_ARCH__` in its file): that arch's probe.
+    let gated = params("only_on_sm100").unwrap();
+    assert_eq!(gated.iter().map(|p| p.1.as_str()).collect::<Vec<_>>(), ["&double", "*double", "u32"]);
 
     // The file whose probe cannot compile: its extern "C" kernels have none, and say why.
     for name in ["in_namespace", "beside_it"] {

@@ -37,15 +37,17 @@ pub(super) fn recover(f: &FileOutputs, lists: &PtxLists<'_>, name: &str) -> Reco
         .zip(&lists.0)
         .filter_map(|((arch, out), (_, by_name))| by_name.get(name).map(|p| (*arch, out, p)))
         .collect();
-    let Some((_, lowest, _)) = in_ptx.first() else {
+    if in_ptx.is_empty() {
         return Recovered::Unknown("the kernel is in no PTX of its file".into());
-    };
+    }
     let types = if name.starts_with("_Z") {
         signature::demangled_params(&demangle(name)).ok_or("its mangled name does not demangle to a parameter list")
     } else {
         // NVRTC's probe (`__launch_probe<void (…)>`), or for a `host` file nvcc's host stub
-        // (`__device_stub__k(…)`), whose own parameter list is the kernel's.
-        match lowest.probes.iter().find(|(k, _)| k == name) {
+        // (`__device_stub__k(…)`), whose own parameter list is the kernel's; from the lowest
+        // arch whose job probed the kernel.
+        let probe = in_ptx.iter().find_map(|(_, out, _)| out.probes.iter().find(|(k, _)| k == name));
+        match probe {
             Some((_, Some(lowered))) => {
                 let d = demangle(lowered);
                 if d.contains("__launch_probe<") {
@@ -57,6 +59,10 @@ pub(super) fn recover(f: &FileOutputs, lists: &PtxLists<'_>, name: &str) -> Reco
             }
             Some((_, None)) if f.file.host => Err("its host object holds no stub for it"),
             Some((_, None)) => Err("its signature probe did not compile (a kernel in a namespace?)"),
+            None if in_ptx.len() < f.outputs.len() => {
+                Err("no signature probe ran for it: the file's lowest arch leaves it out, under an arch guard that is \
+                 not in the file itself (in a header)")
+            }
             None => Err("no signature probe ran for it"),
         }
     };

@@ -324,9 +324,13 @@ impl Compiler {
     /// `extern "C"` kernel declared in a namespace, which `decltype` at file scope cannot name)
     /// leaves its kernels' signatures unknown.
     fn probe(&self, job: &Job, ptx: &str) -> Vec<(String, Option<String>)> {
-        // The signature is read from the file's lowest arch (`assemble::params`), then held to
-        // every arch's PTX: the other arches' jobs need no probe.
-        if job.file.arches.first() != Some(&job.arch) {
+        // The signature is read from the lowest arch that has the kernel (`assemble::params`),
+        // then held to every arch's PTX. Another arch has kernels the lowest lacks only under an
+        // arch guard (`#if __CUDA_ARCH__ >= 900`): without one in the file, the lowest arch's
+        // probe is all there is to know, and the other jobs skip theirs (a guard in a header is
+        // not looked for; such a kernel says why it has no signature).
+        let lowest = job.file.arches.first() == Some(&job.arch);
+        if !lowest && !job.text.contains("__CUDA_ARCH__") {
             return Vec::new();
         }
         let kernels: Vec<String> =
