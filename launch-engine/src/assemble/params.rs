@@ -1,6 +1,6 @@
 //! A kernel's parameters from its file's outputs (see [`crate::signature`]): the types from its
-//! mangled symbol or from its probe's lowered name (the lowest arch's compile), held to the PTX's
-//! `.param` list of every arch that has the kernel.
+//! mangled symbol, or from the lowered name of its probe (the lowest arch that probed it) or of its
+//! host stub (a `host` file), held to the PTX's `.param` list of every arch that has the kernel.
 
 use std::collections::HashMap;
 
