@@ -109,6 +109,9 @@ mod recursive_stack;
 /// numbers, `KERNEL.variants()`, no ptxas run on a rebuild, `check` on every variant.
 mod tune_variants;
 
+/// Issue 33 item 2: wrong typed launches do not compile, and say which kernel and parameter.
+mod typed_launch;
+
 /// Issue 14 item 4: `report --spills` and `check --spills` on the template (the lines of
 /// `poly.cuh` that spill), and line info changing no instruction.
 mod spills;

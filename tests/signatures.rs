@@ -38,7 +38,7 @@ fn short(kind: &ParamKind) -> String {
     match kind {
         ParamKind::Pointer { pointee, mutable: true } => format!("*{pointee}"),
         ParamKind::Pointer { pointee, mutable: false } => format!("&{pointee}"),
-        ParamKind::Value { rust } => rust.clone(),
+        ParamKind::Value { rust } => rust.to_string(),
         ParamKind::Opaque => "?".into(),
     }
 }
@@ -51,7 +51,9 @@ fn every_kernels_parameters_come_from_the_compiler_and_agree_with_the_ptx() {
     let manifest = newest_manifest("fixture-signatures");
     let params = |name: &str| {
         let k = manifest.kernels.iter().find(|k| k.name == name).unwrap_or_else(|| panic!("{name}"));
-        k.params.as_ref().map(|p| p.iter().map(|p| (p.ty.clone(), short(&p.kind), p.size, p.align)).collect::<Vec<_>>())
+        k.params
+            .as_ref()
+            .map(|p| p.iter().map(|p| (p.ty.to_string(), short(&p.kind), p.size, p.align)).collect::<Vec<_>>())
     };
     let expected: Vec<_> = EVERY_KIND.iter().map(|(t, k, s, a)| (t.to_string(), k.to_string(), *s, *a)).collect();
     assert_eq!(params("every_kind"), Some(expected));

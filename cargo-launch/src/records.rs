@@ -274,6 +274,7 @@ pub(crate) mod testing {
             min_driver: None,
             host: Vec::new(),
             unused_kernel_settings: Vec::new(),
+            types: Default::default(),
         };
         PackageKernels { package: "pkg".into(), launch_dir: dir.join("out/launch"), manifest, config }
     }

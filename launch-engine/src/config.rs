@@ -109,6 +109,9 @@ pub struct Config {
     /// `cache-remote`: the shared remote kernel cache (`LAUNCH_CACHE_REMOTE` replaces it), with
     /// where it is written (`Cargo.toml:12:16`).
     pub cache_remote: Option<(crate::cache::RemoteUrl, String)>,
+    /// `[package.metadata.launch.types]`: the Rust type of each named C++ type (`"Params" =
+    /// "crate::Params"`), for typed launches.
+    pub types: std::collections::BTreeMap<String, String>,
     /// `host`: the kernel files compiled with the toolchain's nvcc (host code and all) into a
     /// static library linked into the crate, instead of NVRTC (see `host`).
     pub host: Vec<HostPattern>,
@@ -248,6 +251,7 @@ impl Config {
             toolchain: pin::DEFAULT,
             tune: Vec::new(),
             host: Vec::new(),
+            types: Default::default(),
             cache_remote: None,
             places: Places::default(),
         }
@@ -306,8 +310,10 @@ impl Config {
             Places { exclude: exclude_places, files: file_places, kernels: kernel_places, define_flags: define_places };
         let tune = get("tune").map(|t| doc.tune(&t)).transpose()?.unwrap_or_default();
         let cache_remote = get("cache-remote").map(|r| doc.cache_remote(&r)).transpose()?;
+        let types = get("types").map(|t| doc.rust_types(&t)).transpose()?.unwrap_or_default();
 
         Ok(Config {
+            types,
             cache_remote,
             tune,
             host,

@@ -226,6 +226,12 @@ const VALUES: &[(&str, &str, u32, u32)] = &[
     ("double2", "f64x2", 16, 16),
 ];
 
+/// The Rust type of the C++ value type `cpp` (`int` → `i32`, `float4` → `f32x4`); `None` for a
+/// type whose layout is not fixed by its name (a struct, `void`).
+pub(crate) fn rust_value(cpp: &str) -> Option<&'static str> {
+    VALUES.iter().find(|(c, ..)| *c == cpp.trim()).map(|(_, rust, ..)| *rust)
+}
+
 /// The kind of a parameter type as the demangler writes it (`float const*`, `unsigned long`).
 pub(crate) fn kind(ty: &str) -> Kind {
     let ty = ty.trim();

@@ -47,6 +47,11 @@ pub struct Manifest {
     /// Empty (and left out of the JSON) when every table names a kernel.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unused_kernel_settings: Vec<String>,
+    /// `[package.metadata.launch.types]`: the Rust type (a path from the crate root,
+    /// `crate::Params`) of each C++ type (as the compiler writes it, `Params`) that typed
+    /// launches pass by value or point to. Empty (and left out of the JSON) without the table.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub types: std::collections::BTreeMap<String, String>,
 }
 
 /// One `host` file (`host = [...]` in `[package.metadata.launch]`).
@@ -203,45 +208,8 @@ pub struct KernelEntry {
     pub params_unknown: Option<String>,
 }
 
-/// One parameter of a kernel: the type the compiler names (its mangled symbol, or for an
-/// `extern "C"` kernel the lowered name of a `decltype` probe), with its size and alignment from
-/// the PTX.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
-pub struct Param {
-    /// The C++ type as the compiler writes it: `float const*`, `unsigned long`, `Params`.
-    pub ty: String,
-    /// What a launch from Rust passes for it.
-    #[serde(flatten)]
-    pub kind: ParamKind,
-    /// Bytes, from the PTX.
-    pub size: u32,
-    /// Alignment in bytes, from the PTX.
-    pub align: u32,
-}
-
-/// What a launch passes for a [`Param`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ParamKind {
-    /// A device pointer to `pointee` (the C++ type), which the kernel may write (`mutable`) or
-    /// only reads (`const`).
-    Pointer {
-        /// The pointed-to type as the compiler writes it.
-        pointee: String,
-        /// Whether the kernel may write through it.
-        mutable: bool,
-    },
-    /// A value whose Rust type is fixed by its C++ type: `i32` for `int`, `u64` for `unsigned
-    /// long` (`size_t`), `f16` for `__half`, `f32x4` for `float4`.
-    Value {
-        /// The Rust type's name.
-        rust: String,
-    },
-    /// Another type by value (a struct, an enum): only its size and alignment are known.
-    Opaque,
-}
+/// One parameter of a kernel (the type is the run time's: `kernels.rs` embeds the same data).
+pub use launch::{Param, ParamKind};
 
 /// One variant of a kernel's tune grid: its PTX is the kernel's, with the contract's directives
 /// written in and the entry renamed, assembled by ptxas alone (no NVRTC run of its own).
@@ -417,6 +385,7 @@ mod tests {
                 library: Some("launch_host_p".into()),
             }],
             unused_kernel_settings: vec!["gone".into()],
+            types: [("Params".to_string(), "crate::Params".to_string())].into(),
         }
     }
 

@@ -1,6 +1,8 @@
 //! The types the generated `kernels.rs` instantiates: one [`Kernel`] static per `__global__`
 //! function, pointing at the [`Module`] (one `.cu` file) that holds its cubins and PTX.
 
+use std::borrow::Cow;
+
 use crate::Arch;
 
 /// Where a kernel's launch contract came from.
@@ -297,6 +299,52 @@ pub struct Kernel {
     /// own entry, derived from this kernel's PTX with the directives set and the entry renamed.
     /// Empty when the kernel has no tune grid. See [`Kernel::variants`].
     pub variants: &'static [Kernel],
+    /// Its parameters as the compiler sees them, each held to the PTX's `.param` list on every
+    /// arch; `None` where the build could not recover them (a `host` file's kernel without a
+    /// symbol table entry, a probe that did not compile). A variant has its kernel's.
+    pub params: Option<&'static [Param]>,
+}
+
+/// One parameter of a kernel: the C++ type the compiler names (from the kernel's mangled symbol,
+/// or for an `extern "C"` kernel the lowered name of a `decltype` probe), with its size and
+/// alignment from the PTX.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+pub struct Param {
+    /// The C++ type as the compiler writes it: `float const*`, `unsigned long`, `Params`.
+    pub ty: Cow<'static, str>,
+    /// What a launch from Rust passes for it.
+    #[cfg_attr(feature = "serde", serde(flatten))]
+    pub kind: ParamKind,
+    /// Bytes, from the PTX.
+    pub size: u32,
+    /// Alignment in bytes, from the PTX.
+    pub align: u32,
+}
+
+/// What a launch passes for a [`Param`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "serde", serde(tag = "kind", rename_all = "snake_case"))]
+pub enum ParamKind {
+    /// A device pointer to `pointee` (the C++ type), which the kernel may write (`mutable`) or
+    /// only reads (`const`).
+    Pointer {
+        /// The pointed-to type as the compiler writes it.
+        pointee: Cow<'static, str>,
+        /// Whether the kernel may write through it.
+        mutable: bool,
+    },
+    /// A value whose Rust type is fixed by its C++ type: `i32` for `int`, `u64` for `unsigned
+    /// long` (`size_t`), `f16` for `__half`, `f32x4` for `float4`.
+    Value {
+        /// The Rust type's name.
+        rust: Cow<'static, str>,
+    },
+    /// Another type by value (a struct, an enum): only its size and alignment are known.
+    Opaque,
 }
 
 impl Kernel {
@@ -402,7 +450,17 @@ mod tests {
     static A: Module = Module { file: "kernels/a.cu", cubins: &[], ptx_arch: Some(SM_80), ptx: "", extra_ptx: &[] };
     static B: Module = Module { file: "kernels/sub/b.cu", cubins: &[], ptx_arch: Some(SM_80), ptx: "", extra_ptx: &[] };
     const fn kernel(name: &'static str, demangled: &'static str, module: &'static Module) -> Kernel {
-        Kernel { name, demangled, line: 1, module, contract: None, host_threads: 256, resources: &[], variants: &[] }
+        Kernel {
+            name,
+            demangled,
+            line: 1,
+            module,
+            contract: None,
+            host_threads: 256,
+            resources: &[],
+            variants: &[],
+            params: None,
+        }
     }
     static FILL_A: Kernel = kernel("fill", "fill", &A);
     static FILL_B: Kernel = kernel("fill", "fill", &B);

@@ -23,7 +23,7 @@
 //! # };
 //! # static POLY_EVAL: launch::Kernel = launch::Kernel {
 //! #     name: "poly_eval", demangled: "poly_eval", line: 1, module: &MODULE, contract: None,
-//! #     host_threads: 256, resources: &[], variants: &[],
+//! #     host_threads: 256, resources: &[], variants: &[], params: None,
 //! # };
 //! # static KERNELS: &[&launch::Kernel] = &[&POLY_EVAL];
 //! let k = launch::find(KERNELS, "kernels/poly.cu::poly_eval")?; // or "poly_eval" when unique
@@ -58,15 +58,21 @@ pub mod cuda;
 pub mod failure;
 pub mod kernel;
 pub mod occupancy;
+pub mod signature;
 /// The remote store behind the tune cache, which launch-build's kernel cache shares: the crate
 /// `launch-remote`, re-exported because [`tune::TuneCache::with_remote`] takes its `RemoteStore`.
 pub use launch_remote as remote;
 #[cfg(test)]
 mod test_dir;
 pub mod tune;
+pub mod types;
 
 pub use arch::{Arch, ArchParseError, Variant, KNOWN_ARCHES};
-pub use kernel::{find, ArchResources, Contract, ContractSource, Cubin, FindError, Kernel, Module, PtxText, Resources};
+pub use kernel::{
+    find, ArchResources, Contract, ContractSource, Cubin, FindError, Kernel, Module, Param, ParamKind, PtxText,
+    Resources,
+};
+pub use signature::{Signature, Typed};
 
 /// Includes the module `launch-build` generated in `OUT_DIR` (`$OUT_DIR/launch/kernels.rs`).
 #[macro_export]

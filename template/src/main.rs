@@ -20,10 +20,14 @@ use std::process::ExitCode;
 
 mod tuned;
 
-use launch::cuda::cudarc::driver::{sys, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
-use launch::cuda::{Device, LoadedKernel};
+use std::sync::Arc;
+
+use launch::cuda::cudarc::driver::{sys, CudaSlice, CudaStream, LaunchConfig};
+use launch::cuda::{Approval, Device, LoadedKernel};
 use launch::failure::group;
+use launch::{Kernel, Signature, Typed};
 use launch_template::{fresh_seed, poly_eval_cpu, SplitMix64, KERNELS, POLY_EVAL};
+use launch_template::{POLY_EVAL_LB1024, POLY_EVAL_LB1024X2, POLY_EVAL_LB256, POLY_EVAL_LB256X4};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
@@ -129,7 +133,9 @@ fn run() -> Result<bool> {
     let mut reference = vec![0.0f32; n];
     let mut rows = Vec::new();
     let mut all_ok = true;
-    for kernel in KERNELS {
+    assert_eq!(BUILDS.len(), KERNELS.len(), "BUILDS lists every kernel of the crate");
+    for build in BUILDS {
+        let kernel = build.kernel();
         let k = dev.load(kernel)?;
         let block = kernel.block_size();
         let cfg = LaunchConfig {
@@ -144,7 +150,8 @@ fn run() -> Result<bool> {
         let x = stream.clone_htod(&xs)?;
         let once = |y: &mut CudaSlice<f32>| -> Result<()> {
             stream.memcpy_dtod(&nan, y)?;
-            launch(&k, &stream, &x, y, n, cfg)?;
+            // SAFETY: the kernels touch elements below n only, and both buffers hold n.
+            unsafe { build.launch(&k, &stream, cfg, (&x, y, n as i32)) }?;
             Ok(())
         };
         once(&mut y)?;
@@ -160,7 +167,8 @@ fn run() -> Result<bool> {
         for _ in 0..runs {
             stream.memcpy_dtod(&nan, &mut y)?;
             start.record(&stream)?;
-            launch(&k, &stream, &x, &mut y, n, cfg)?;
+            // SAFETY: as in `once`.
+            unsafe { build.launch(&k, &stream, cfg, (&x, &mut y, n as i32)) }?;
             end.record(&stream)?;
             times.push(f64::from(start.elapsed_ms(&end)?));
         }
@@ -246,21 +254,43 @@ fn run() -> Result<bool> {
     Ok(all_ok)
 }
 
-fn launch(
-    k: &LoadedKernel,
-    stream: &std::sync::Arc<CudaStream>,
-    x: &CudaSlice<f32>,
-    y: &mut CudaSlice<f32>,
-    n: usize,
-    cfg: LaunchConfig,
-) -> Result<()> {
-    let n_arg = n as i32;
-    let mut args = k.builder(stream);
-    args.arg(x).arg(y).arg(&n_arg);
-    // SAFETY: poly_eval* take (const float*, float*, int) and touch elements below n only.
-    unsafe { k.launch(&mut args, cfg) }?;
-    Ok(())
+/// The parameters all five builds share, as their generated signatures spell them.
+type PolyParams = (*const f32, *mut f32, i32);
+
+/// One of the five builds, launched typed: each is its own kernel (and signature type), so the
+/// loop holds them as this trait.
+trait PolyBuild: Sync {
+    fn kernel(&self) -> &'static Kernel;
+    /// # Safety
+    /// As [`Typed::launch`]: the buffers hold every element the launch touches.
+    unsafe fn launch(
+        &self,
+        k: &LoadedKernel,
+        stream: &Arc<CudaStream>,
+        cfg: LaunchConfig,
+        args: (&CudaSlice<f32>, &mut CudaSlice<f32>, i32),
+    ) -> std::result::Result<Approval, launch::cuda::Error>;
 }
+
+impl<K: Signature<Params = PolyParams>> PolyBuild for Typed<K> {
+    fn kernel(&self) -> &'static Kernel {
+        Typed::kernel(self)
+    }
+    unsafe fn launch(
+        &self,
+        k: &LoadedKernel,
+        stream: &Arc<CudaStream>,
+        cfg: LaunchConfig,
+        args: (&CudaSlice<f32>, &mut CudaSlice<f32>, i32),
+    ) -> std::result::Result<Approval, launch::cuda::Error> {
+        // SAFETY: the caller's.
+        unsafe { Typed::launch(self, k, stream, cfg, args) }
+    }
+}
+
+/// The five builds, in source order (as `KERNELS`).
+static BUILDS: [&dyn PolyBuild; 5] =
+    [&POLY_EVAL, &POLY_EVAL_LB256, &POLY_EVAL_LB1024, &POLY_EVAL_LB256X4, &POLY_EVAL_LB1024X2];
 
 /// Compares every element; returns how many were compared. Prints and clears `ok` on a mismatch.
 fn verify(name: &str, got: &[f32], want: &[f32], ok: &mut bool) -> usize {

@@ -11,7 +11,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Instant;
 
-use launch::cuda::cudarc::driver::{sys, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg};
+use launch::cuda::cudarc::driver::{sys, CudaSlice, CudaStream, DriverError, LaunchConfig};
 use launch::cuda::{Device, LoadedKernel, Progress, Status, Tuner};
 use launch::Kernel;
 use launch_template::{poly_eval_cpu, SplitMix64, POLY_EVAL};
@@ -24,12 +24,16 @@ fn config(k: &LoadedKernel, n: usize) -> LaunchConfig {
     LaunchConfig { grid_dim: ((n as u32).div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
 }
 
-fn launch(k: &LoadedKernel, stream: &Arc<CudaStream>, x: &CudaSlice<f32>, y: &CudaSlice<f32>, n: usize) -> Result<()> {
-    let n_arg = n as i32;
-    let mut args = k.builder(stream);
-    args.arg(x).arg(y).arg(&n_arg);
-    // SAFETY: poly_eval and its variants take (const float*, float*, int) and touch elements below n.
-    unsafe { k.launch(&mut args, config(k, n)) }?;
+/// A typed launch of `k`, poly_eval or one of its variants (which share its parameters).
+fn launch(
+    k: &LoadedKernel,
+    stream: &Arc<CudaStream>,
+    x: &CudaSlice<f32>,
+    y: &mut CudaSlice<f32>,
+    n: usize,
+) -> Result<()> {
+    // SAFETY: the kernels touch elements below n only, and both buffers hold n.
+    unsafe { POLY_EVAL.launch(k, stream, config(k, n), (x, y, n as i32)) }?;
     Ok(())
 }
 
@@ -41,7 +45,7 @@ fn wrong(got: &[f32], want: &[f32]) -> usize {
 /// Runs the tuner section; `Ok(false)` when an output was wrong or the exhaustive run disagrees.
 pub fn run(dev: &Device, stream: &Arc<CudaStream>, rng: &mut SplitMix64, n: usize, runs: usize) -> Result<bool> {
     let problem = format!("poly_eval n={n}");
-    let candidates: Vec<&'static Kernel> = std::iter::once(&POLY_EVAL).chain(POLY_EVAL.variants()).collect();
+    let candidates: Vec<&'static Kernel> = std::iter::once(POLY_EVAL.kernel()).chain(POLY_EVAL.variants()).collect();
     println!(
         "Tuner: poly_eval and its {} build-time variants (Cargo.toml [package.metadata.launch.tune.poly_eval]), \
          problem key `{problem}`",
@@ -59,7 +63,7 @@ pub fn run(dev: &Device, stream: &Arc<CudaStream>, rng: &mut SplitMix64, n: usiz
     let reader = Tuner::new(dev);
     if let Some(best) = reader.best(&POLY_EVAL, &problem)? {
         let lookup = start.elapsed();
-        launch(&best, stream, &x, &y.borrow(), n)?;
+        launch(&best, stream, &x, &mut y.borrow_mut(), n)?;
         stream.synchronize()?;
         let first = start.elapsed();
         let off = wrong(&stream.clone_dtoh(&*y.borrow())?, &want);
@@ -83,8 +87,8 @@ pub fn run(dev: &Device, stream: &Arc<CudaStream>, rng: &mut SplitMix64, n: usiz
         },
     );
     let start = Instant::now();
-    let tuned =
-        tuner.tune(&POLY_EVAL, &problem, |k: &LoadedKernel, s: &Arc<CudaStream>| launch(k, s, &x, &y.borrow(), n))?;
+    let tuned = tuner
+        .tune(&POLY_EVAL, &problem, |k: &LoadedKernel, s: &Arc<CudaStream>| launch(k, s, &x, &mut y.borrow_mut(), n))?;
     let tune_time = start.elapsed();
     println!("{}", tuned.report);
     println!(
@@ -110,13 +114,13 @@ pub fn run(dev: &Device, stream: &Arc<CudaStream>, rng: &mut SplitMix64, n: usiz
         let k = dev.load(kernel)?;
         let mut y = y.borrow_mut();
         for _ in 0..3 {
-            launch(&k, stream, &x, &y, n)?;
+            launch(&k, stream, &x, &mut y, n)?;
         }
         let mut times = Vec::with_capacity(runs);
         for _ in 0..runs {
             stream.memcpy_dtod(&nan, &mut *y)?;
             t0.record(stream)?;
-            launch(&k, stream, &x, &y, n)?;
+            launch(&k, stream, &x, &mut y, n)?;
             t1.record(stream)?;
             times.push(f64::from(t0.elapsed_ms(&t1)?));
         }

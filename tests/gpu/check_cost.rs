@@ -61,6 +61,28 @@ fn a_repeated_checked_launch_costs_under_one_percent_of_the_launch() {
         },
         sync,
     );
+    // The typed launch (issue 33): the same checked launch with its arguments pushed from a
+    // tuple the compiler checked; it should cost what the untyped checked launch does.
+    let mut q = stream.clone_htod(&vec![1.0f32; n as usize]).unwrap();
+    let typed_ns = median_ns(
+        || {
+            unsafe { fixture_gpu::TINY.launch(&k, &stream, cfg, (&mut q, n)) }.unwrap();
+        },
+        sync,
+    );
+    let checked_again_ns = median_ns(
+        || {
+            let mut args = k.builder(&stream);
+            args.arg(&p).arg(&n);
+            unsafe { k.launch(&mut args, cfg) }.unwrap();
+        },
+        sync,
+    );
+    say(&format!(
+        "typed launch {typed_ns:.0} ns, untyped checked launch {checked_ns:.0} ns then {checked_again_ns:.0} ns \
+         (typed / untyped = {:.3})",
+        typed_ns / checked_ns.min(checked_again_ns)
+    ));
     let ratio = check_ns / unchecked_ns;
     say(&format!(
         "launch check cost (medians of {BATCHES} × {CALLS} calls, `tiny` at {cfg:?}): check {check_ns:.1} ns, checked \

@@ -17,6 +17,7 @@ mod check_cost;
 mod explore_vs_driver;
 mod toolchains;
 mod tuner;
+mod typed;
 
 use std::io::Write;
 use std::sync::Arc;

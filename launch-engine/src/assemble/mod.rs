@@ -184,6 +184,7 @@ pub fn manifest(
         kernels,
         warnings: Vec::new(),
         unused_kernel_settings,
+        types: config.types.clone(),
     })
 }
 
@@ -256,6 +257,7 @@ pub fn uncompiled(plan: &Plan, texts: &[String]) -> Manifest {
         min_driver: None,
         host: Vec::new(),
         unused_kernel_settings,
+        types: config.types.clone(),
     }
 }
 

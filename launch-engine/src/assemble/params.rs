@@ -88,9 +88,9 @@ pub(super) fn recover(f: &FileOutputs, lists: &PtxLists<'_>, name: &str) -> Reco
 
 fn to_document(p: signature::Param) -> Param {
     let kind = match p.kind {
-        Kind::Pointer { pointee, mutable } => ParamKind::Pointer { pointee, mutable },
-        Kind::Value(rust) => ParamKind::Value { rust: rust.to_string() },
+        Kind::Pointer { pointee, mutable } => ParamKind::Pointer { pointee: pointee.into(), mutable },
+        Kind::Value(rust) => ParamKind::Value { rust: (*rust).into() },
         Kind::Opaque => ParamKind::Opaque,
     };
-    Param { ty: p.ty, kind, size: p.size, align: p.align }
+    Param { ty: p.ty.into(), kind, size: p.size, align: p.align }
 }

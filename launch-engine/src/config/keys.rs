@@ -177,6 +177,17 @@ pub const KEYS: &[Key] = &[
         example: r#"host = ["launch.cu", "moe/*.cu"]"#,
     },
     Key {
+        name: "types",
+        kind: "table of strings",
+        default: "`{}`",
+        description: "The Rust type of each C++ struct a kernel takes by value or points to, for typed launches: \
+            the key is the type as the compiler writes it (`Params`, `ns::Params`), the value a path from the crate \
+            root (`crate::Params`) of a `#[repr(C)]` type that implements cudarc's `DeviceRepr`. The generated code \
+            asserts at compile time that a type passed by value has the size and alignment the PTX declares. A \
+            kernel with a parameter that has no Rust type is launched untyped.",
+        example: r#"types = { Params = "crate::Params" }"#,
+    },
+    Key {
         name: "cache-remote",
         kind: "string (URL)",
         default: "none",

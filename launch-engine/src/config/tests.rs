@@ -71,9 +71,9 @@ fn every_bad_value_names_key_path_position_value_and_expectation() {
         ("[package.metadata.launch.kernel.k]\nmax-spill-bytes = 1.5", "Cargo.toml:8:19: `package.metadata.launch.kernel.k.max-spill-bytes`: 1.5 is a floating-point number; expected a non-negative integer number of bytes"),
         ("[package.metadata.launch.kernel.\"a b\"]\nthreads = 0", "Cargo.toml:8:11: `package.metadata.launch.kernel.\"a b\".threads`: 0 is not a block size; expected an integer from 1 to 1024 (the largest block any GPU allows)"),
         // unknown keys
-        ("archs = 1", "Cargo.toml:7:1: `package.metadata.launch.archs`: unknown key `archs` (did you mean `arch`?); the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel, exclude, flags, ptxas-flags, std-headers, file, min-driver, toolchain, tune, host, cache-remote"),
-        ("max_spill_bytes = 1", "Cargo.toml:7:1: `package.metadata.launch.max_spill_bytes`: unknown key `max_spill_bytes` (did you mean `max-spill-bytes`?); the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel, exclude, flags, ptxas-flags, std-headers, file, min-driver, toolchain, tune, host, cache-remote"),
-        ("optimize = true", "Cargo.toml:7:1: `package.metadata.launch.optimize`: unknown key `optimize`; the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel, exclude, flags, ptxas-flags, std-headers, file, min-driver, toolchain, tune, host, cache-remote"),
+        ("archs = 1", "Cargo.toml:7:1: `package.metadata.launch.archs`: unknown key `archs` (did you mean `arch`?); the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel, exclude, flags, ptxas-flags, std-headers, file, min-driver, toolchain, tune, host, types, cache-remote"),
+        ("max_spill_bytes = 1", "Cargo.toml:7:1: `package.metadata.launch.max_spill_bytes`: unknown key `max_spill_bytes` (did you mean `max-spill-bytes`?); the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel, exclude, flags, ptxas-flags, std-headers, file, min-driver, toolchain, tune, host, types, cache-remote"),
+        ("optimize = true", "Cargo.toml:7:1: `package.metadata.launch.optimize`: unknown key `optimize`; the keys [package.metadata.launch] accepts: arch, kernels, include, defines, threads, max-spill-bytes, kernel, exclude, flags, ptxas-flags, std-headers, file, min-driver, toolchain, tune, host, types, cache-remote"),
         ("[package.metadata.launch.kernel.k]\ndynamic_smem = 1", "Cargo.toml:8:1: `package.metadata.launch.kernel.k.dynamic_smem`: unknown key `dynamic_smem` (did you mean `dynamic-smem`?); the keys [package.metadata.launch.kernel.<name>] accepts: max-spill-bytes, dynamic-smem, threads"),
         // include
         ("include = \"inc\"", "Cargo.toml:7:11: `package.metadata.launch.include`: \"inc\" is a string; expected a list of folder paths such as [\"include\"]"),
@@ -87,6 +87,10 @@ fn every_bad_value_names_key_path_position_value_and_expectation() {
         ("defines = [\"N\"]", "Cargo.toml:7:11: `package.metadata.launch.defines`: [\"N\"] is a list; expected a table of macro definitions such as { N = 128 }"),
         ("defines = { N = [1] }", "Cargo.toml:7:17: `package.metadata.launch.defines.N`: [1] is a list; expected a string, integer, floating-point number or boolean (the macro's value)"),
         ("defines = { N = { M = 1 } }", "Cargo.toml:7:17: `package.metadata.launch.defines.N`: { M = 1 } is a table; expected a string, integer, floating-point number or boolean (the macro's value)"),
+        ("types = 1", "Cargo.toml:7:9: `package.metadata.launch.types`: 1 is an integer; expected a table of C++ type names and Rust paths such as { Params = \"crate::Params\" }"),
+        ("types = { Params = 1 }", "Cargo.toml:7:20: `package.metadata.launch.types.Params`: 1 is an integer; expected a Rust path such as \"crate::Params\""),
+        ("types = { Params = \"crate::Params<f32>\" }", "Cargo.toml:7:20: `package.metadata.launch.types.Params`: `crate::Params<f32>` is not a Rust type path; expected one such as \"crate::Params\" (identifiers joined by `::`)"),
+        ("types = { Params = \"\" }", "Cargo.toml:7:20: `package.metadata.launch.types.Params`: `` is not a Rust type path; expected one such as \"crate::Params\" (identifiers joined by `::`)"),
         ("defines = { \"1N\" = 1 }", "Cargo.toml:7:13: `package.metadata.launch.defines.1N`: `1N` is not a C identifier; expected a macro name of letters, digits and `_`, not starting with a digit"),
         ("defines = { \"A B\" = 1 }", "Cargo.toml:7:13: `package.metadata.launch.defines.\"A B\"`: `A B` is not a C identifier; expected a macro name of letters, digits and `_`, not starting with a digit"),
         ("defines = { N = nan }", "Cargo.toml:7:17: `package.metadata.launch.defines.N`: nan is not a finite number; C has no literal for it"),
@@ -527,4 +531,13 @@ fn every_key_of_the_tables_is_read_by_the_parser() {
         }
     }
     assert_eq!(cases, KEYS.len() + 4 + 3 + 3);
+}
+
+/// `types` maps each C++ type as the compiler writes it (namespaced too) to a Rust path, from
+/// the crate root or another crate.
+#[test]
+fn types_map_cpp_names_to_rust_paths() {
+    let c = parse("arch = [\"sm_90\"]\ntypes = { Params = \"crate::Params\", \"ns::Box\" = \"::dep::Box\" }").unwrap();
+    let got: Vec<(&str, &str)> = c.types.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(got, [("Params", "crate::Params"), ("ns::Box", "::dep::Box")]);
 }

@@ -128,6 +128,26 @@ impl Doc<'_> {
         }
     }
 
+    /// `types`: C++ type names → Rust paths (`crate::Params`, `::other_crate::Params`).
+    pub(super) fn rust_types(&self, t: &Node) -> Result<std::collections::BTreeMap<String, String>, Error> {
+        let entries =
+            self.table(t, "a table of C++ type names and Rust paths such as { Params = \"crate::Params\" }")?;
+        let mut types = std::collections::BTreeMap::new();
+        for (name, _) in entries.iter() {
+            let Some((key, item)) = entries.get_key_value(name) else { continue };
+            let Some(value) = t.entry(key, item) else { continue };
+            let path = self.string(&value, "a Rust path such as \"crate::Params\"")?;
+            if !is_rust_path(path) {
+                let message = format!(
+                    "`{path}` is not a Rust type path; expected one such as \"crate::Params\" (identifiers joined by `::`)"
+                );
+                return Err(self.error(value.span.clone(), &value.path, message));
+            }
+            types.insert(name.trim().to_string(), path.to_string());
+        }
+        Ok(types)
+    }
+
     /// A table of macro definitions, in the order written.
     pub(super) fn defines(&self, d: &Node) -> Result<Vec<(String, Option<String>)>, Error> {
         let entries = self.table(d, "a table of macro definitions such as { N = 128 }")?;
@@ -321,4 +341,11 @@ pub(super) fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
         && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// `crate::Params`, `::dep::m::Params`, `Params`: identifiers joined by `::` (no generics, which
+/// the generated code would have to spell).
+fn is_rust_path(path: &str) -> bool {
+    let rest = path.strip_prefix("::").unwrap_or(path);
+    !rest.is_empty() && rest.split("::").all(is_identifier)
 }

@@ -112,6 +112,7 @@ fn manifest(rng: &mut Rng) -> Manifest {
             .map(|_| HostFile { file: string(rng), compiler: string(rng), library: rng.one_in(2).then(|| string(rng)) })
             .collect(),
         unused_kernel_settings: (0..rng.below(2)).map(|_| string(rng)).collect(),
+        types: (0..rng.below(2)).map(|_| (string(rng), string(rng))).collect(),
     }
 }
 

@@ -71,6 +71,25 @@ pub enum Error {
         /// The arches whose builds have the kernel.
         exists_on: Vec<Arch>,
     },
+    /// A typed launch was given a loaded kernel that is neither its kernel nor one of its
+    /// variants ([`crate::Typed::launch`]).
+    WrongKernel {
+        /// The typed kernel's symbol.
+        expected: &'static str,
+        /// The loaded kernel's symbol.
+        found: &'static str,
+    },
+    /// The driver's parameter list of a loaded function is not the one the build recorded: the
+    /// image is not the build's (stale, or another crate's), and a launch would pass its
+    /// arguments at the wrong offsets.
+    Signature {
+        /// The kernel.
+        kernel: &'static str,
+        /// The image it was loaded from.
+        image: Image,
+        /// What differs, with both sides.
+        difference: String,
+    },
     /// No kernel, or several, of that name ([`crate::find`]).
     Find(crate::FindError),
     /// The launch check refused the launch.
@@ -134,6 +153,16 @@ impl fmt::Display for Error {
                 "`{kernel}` is not in the {image} build of {file}: it exists only on {}; load it with \
                  `Device::load`, which picks an image that has it",
                 arch_list(exists_on)
+            ),
+            Error::WrongKernel { expected, found } => write!(
+                f,
+                "the typed launch of `{expected}` was given the loaded kernel `{found}`: load `{expected}` (or one of \
+                 its variants) and pass that"
+            ),
+            Error::Signature { kernel, image, difference } => write!(
+                f,
+                "`{kernel}` in the loaded {image} does not take the parameters the build recorded ({difference}): the \
+                 image is not this build's; rebuild the crate"
             ),
             Error::Find(e) => e.fmt(f),
             Error::Launch(e) => e.fmt(f),

@@ -229,6 +229,7 @@ mod tests {
             host_threads: 256,
             resources: arches,
             variants: &[],
+            params: None,
         }
     }
     const R: crate::Resources = crate::Resources { registers: 8, ..crate::Resources::ZERO };

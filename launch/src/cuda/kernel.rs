@@ -62,10 +62,12 @@ impl LoadedModule {
         &self.module
     }
 
-    /// One of its kernels, with its attributes read from the driver.
+    /// One of its kernels, with its attributes read from the driver, and its parameter list
+    /// compared with the one the build recorded (where the driver can say: CUDA 12.4 and later).
     ///
     /// # Errors
-    /// [`Error::WrongModule`] when `kernel` belongs to another module; a driver failure.
+    /// [`Error::WrongModule`] when `kernel` belongs to another module; [`Error::Signature`] when
+    /// the loaded function's parameters are not the recorded ones; a driver failure.
     pub fn kernel(&self, kernel: &'static Kernel) -> Result<LoadedKernel, Error> {
         if !std::ptr::eq(kernel.module, self.source) {
             return Err(Error::WrongModule {
@@ -85,6 +87,7 @@ impl LoadedModule {
         let func = guarded(&format!("looking up `{}` in {}", kernel.name, self.source.file), || {
             self.module.load_function(kernel.name)
         })?;
+        super::param_check::check(kernel, &func, self.image, self.info.driver_version)?;
         let get = |a: F| guarded(&format!("reading {a:?} of `{}`", kernel.name), || func.get_attribute(a));
         let attr = |a: F| get(a).map(|v| v.max(0) as u32);
         // Barriers are not a driver attribute; the PTX names them, so every build of it has the

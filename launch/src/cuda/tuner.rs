@@ -38,7 +38,7 @@ type Hook<'a> = Box<dyn FnMut(&LoadedKernel, &Arc<CudaStream>) -> Result<(), Str
 /// # };
 /// # static POLY_EVAL: launch::Kernel = launch::Kernel {
 /// #     name: "poly_eval", demangled: "poly_eval", line: 1, module: &MODULE, contract: None,
-/// #     host_threads: 256, resources: &[], variants: &[],
+/// #     host_threads: 256, resources: &[], variants: &[], params: None,
 /// # };
 /// # let (n, want) = (1u32 << 20, vec![0.0f32; 1 << 20]);
 ///

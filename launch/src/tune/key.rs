@@ -185,7 +185,17 @@ mod tests {
     static M1: Module = module(&[Cubin { arch: SM_90, bytes: b"\x7fELF one" }]);
     static M2: Module = module(&[Cubin { arch: SM_90, bytes: b"\x7fELF two" }]);
     const fn kernel(name: &'static str, module: &'static Module, contract: Option<Contract>) -> Kernel {
-        Kernel { name, demangled: name, line: 1, module, contract, host_threads: 256, resources: &[], variants: &[] }
+        Kernel {
+            name,
+            demangled: name,
+            line: 1,
+            module,
+            contract,
+            host_threads: 256,
+            resources: &[],
+            variants: &[],
+            params: None,
+        }
     }
     const C128: Contract = Contract {
         source: ContractSource::Annotation,

@@ -11,7 +11,7 @@
 //! # };
 //! # static POLY_EVAL: launch::Kernel = launch::Kernel {
 //! #     name: "poly_eval", demangled: "poly_eval", line: 1, module: &MODULE, contract: None,
-//! #     host_threads: 256, resources: &[], variants: &[],
+//! #     host_threads: 256, resources: &[], variants: &[], params: None,
 //! # };
 //! # let dir = std::env::temp_dir().join(format!("launch-tune-doc-{}", std::process::id()));
 //! let policy = TunePolicy::from_env()?;            // LAUNCH_TUNE=off|cached|always

@@ -55,6 +55,7 @@ pub(super) static EMPTY: Kernel = Kernel {
     host_threads: 0,
     resources: &[],
     variants: &[],
+    params: None,
 };
 
 fn kernel_hash_once(kernel: &'static Kernel) -> u64 {

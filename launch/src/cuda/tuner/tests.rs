@@ -169,7 +169,17 @@ const fn module(file: &'static str, cubins: &'static [Cubin]) -> Module {
 static M1: Module = module("a.cu", &[Cubin { arch: SM_90, bytes: b"one" }]);
 static M2: Module = module("b.cu", &[Cubin { arch: SM_90, bytes: b"two" }]);
 const fn kernel(name: &'static str, module: &'static Module, variants: &'static [Kernel]) -> Kernel {
-    Kernel { name, demangled: name, line: 1, module, contract: None, host_threads: 256, resources: &[], variants }
+    Kernel {
+        name,
+        demangled: name,
+        line: 1,
+        module,
+        contract: None,
+        host_threads: 256,
+        resources: &[],
+        variants,
+        params: None,
+    }
 }
 static VARIANTS: [Kernel; 2] = [kernel("k_r64", &M1, &[]), kernel("k_r32", &M1, &[])];
 static K: Kernel = kernel("k", &M1, &VARIANTS);

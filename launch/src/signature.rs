@@ -1,0 +1,117 @@
+//! A kernel's parameters as the compiler sees them, and the type-level form the generated
+//! statics give them, so that a launch's arguments are checked when the user's crate compiles.
+//!
+//! The build recovers each kernel's parameter types from the compiler (its mangled name, or a
+//! `decltype` probe for an `extern "C"` kernel) and holds every one to the PTX's `.param` list
+//! on every arch. The data is [`Param`] ([`Kernel::params`], the manifest, the JSON report).
+//! Where every parameter maps to a Rust type, the generated static
+//! is a [`Typed`] kernel: its [`Signature`] names the parameters as Rust types, and
+//! `launch::cuda`'s typed launch takes a tuple of arguments that must match them, element by
+//! element, or the crate does not compile:
+//!
+//! | C++ parameter                 | [`Signature`] type | what a launch passes                                  |
+//! |-------------------------------|--------------------|-------------------------------------------------------|
+//! | `const T*`                    | `*const T`         | `&CudaSlice<T>`, `&CudaView<T>` or `&mut CudaSlice<T>` |
+//! | `T*`                          | `*mut T`           | `&mut CudaSlice<T>` or `&mut CudaViewMut<T>`          |
+//! | `const void*` / `void*`       | `*const Void` / `*mut Void` ([`types::Void`](crate::types::Void)) | as above, any element type |
+//! | `int`, `unsigned`, `float`, … | `i32`, `u32`, `f32`, … (exact width) | the value                           |
+//! | `size_t`, `long long`, …      | `u64`, `i64`       | the value (`usize`/`isize` too: the same width)        |
+//! | `__half`, `__nv_bfloat16`     | [`types::f16`](crate::types::f16), [`types::bf16`](crate::types::bf16) | the value |
+//! | `float4`, `int2`, `__half2`, … | [`types::f32x4`](crate::types::f32x4), …  | the value (same size and alignment) |
+//! | a struct named in `[package.metadata.launch.types]` | the Rust type named there | the value (size and alignment asserted at compile time) |
+//!
+//! A kernel with a parameter that maps to none of these (another struct by value, a pointer
+//! to a pointer) stays a plain [`Kernel`]: its launches go through the untyped
+//! builder, which is `unsafe` for the arguments too.
+
+use std::marker::PhantomData;
+
+use crate::kernel::Param;
+use crate::Kernel;
+
+/// The parameter offsets a launch's argument buffer has: each parameter at the next multiple
+/// of its alignment. What the driver reports per parameter (`cuFuncGetParamInfo`).
+pub fn offsets(params: &[Param]) -> impl Iterator<Item = (u32, u32)> + '_ {
+    let mut at = 0u32;
+    params.iter().map(move |p| {
+        let offset = at.next_multiple_of(p.align.max(1));
+        at = offset + p.size;
+        (offset, p.size)
+    })
+}
+
+/// The most parameters a typed launch takes (the tuples `launch::cuda::Args` is implemented
+/// for); the build leaves a kernel with more untyped. Rust implements its own traits for tuples
+/// up to 12; candle's widest kernel has 14.
+pub const MAX_PARAMS: usize = 16;
+
+/// A kernel's parameters as Rust types, in order: `(*const f32, *mut f32, i32)` for
+/// `(const float*, float*, int)`. The generated code implements it for a type named like the
+/// kernel's static (`POLY_EVAL`), so that a compile error about a launch names the kernel.
+pub trait Signature: 'static {
+    /// The tuple of parameter types (see the [module](self) for the mapping).
+    type Params;
+    /// The kernel's symbol, for messages.
+    const KERNEL: &'static str;
+}
+
+/// A kernel whose every parameter has a Rust type: what the generated statics are where the
+/// build could map them (see the [module](self)). It is the [`Kernel`] it wraps everywhere a
+/// `&'static Kernel` is expected (it dereferences to it), and, with feature `cudarc`, it
+/// launches with arguments checked against `K` at compile time (`launch::cuda`'s
+/// `Typed::launch`).
+pub struct Typed<K: Signature> {
+    kernel: &'static Kernel,
+    // `fn() -> K`: the marker is never held, and the static is `Sync` whatever `K` is.
+    signature: PhantomData<fn() -> K>,
+}
+
+impl<K: Signature> Typed<K> {
+    /// The typed form of `kernel`, whose parameters `K` describes.
+    ///
+    /// # Safety
+    /// `K` must be `kernel`'s signature: launches push the arguments `K` asks for. The generated
+    /// code calls it, for the `K` the build recovered from the compiler and checked against the
+    /// PTX.
+    #[doc(hidden)]
+    pub const unsafe fn new(kernel: &'static Kernel) -> Typed<K> {
+        Typed { kernel, signature: PhantomData }
+    }
+
+    /// The kernel.
+    pub const fn kernel(&self) -> &'static Kernel {
+        self.kernel
+    }
+}
+
+impl<K: Signature> std::ops::Deref for Typed<K> {
+    type Target = Kernel;
+    fn deref(&self) -> &Kernel {
+        self.kernel
+    }
+}
+
+impl<K: Signature> std::fmt::Debug for Typed<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Typed").field(&self.kernel.name).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::ParamKind;
+
+    fn param(size: u32, align: u32) -> Param {
+        Param { ty: "t".into(), kind: ParamKind::Opaque, size, align }
+    }
+
+    /// Offsets follow the C rule the PTX's parameter space has: each parameter at the next
+    /// multiple of its own alignment, with no tail padding counted.
+    #[test]
+    fn offsets_align_each_parameter() {
+        let ps = [param(8, 8), param(4, 4), param(16, 16), param(1, 1), param(12, 4)];
+        let got: Vec<(u32, u32)> = offsets(&ps).collect();
+        assert_eq!(got, [(0, 8), (8, 4), (16, 16), (32, 1), (36, 12)]);
+    }
+}
