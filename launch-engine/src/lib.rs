@@ -21,6 +21,7 @@ pub mod config;
 mod contract;
 mod diagnostics_file;
 mod driver;
+mod elf;
 mod embed;
 mod env;
 pub mod error;

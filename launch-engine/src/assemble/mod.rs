@@ -420,7 +420,7 @@ fn kernel_entry(
                 line,
                 col,
                 format!(
-                    "the parameters of kernel `{demangled}` as the compiler names them disagree with its PTX: {how}"
+                    "the parameters of kernel `{demangled}` as the compiler names them disagree with its compiled code: {how}"
                 ),
             ));
             (None, Some(how))

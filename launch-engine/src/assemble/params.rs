@@ -8,15 +8,23 @@ use launch::Arch;
 use launch_schema::manifest::{Param, ParamKind};
 
 use crate::compile::FileOutputs;
+use crate::elf::KernelParam;
 use crate::names::demangle;
 use crate::signature::{self, Kind, PtxParam};
 
-/// Every arch's `.param` lists of a file's PTX, read once (lowest arch first).
-pub(super) struct PtxLists<'a>(Vec<(Arch, HashMap<&'a str, Vec<PtxParam>>)>);
+/// Every arch's `.param` lists of a file's PTX and parameter tables of its cubin, read once
+/// (lowest arch first).
+pub(super) struct PtxLists<'a> {
+    ptx: Vec<(Arch, HashMap<&'a str, Vec<PtxParam>>)>,
+    cubins: Vec<(Arch, HashMap<&'a str, Vec<KernelParam>>)>,
+}
 
 impl<'a> PtxLists<'a> {
     pub(super) fn of(f: &'a FileOutputs) -> PtxLists<'a> {
-        PtxLists(f.outputs.iter().map(|(arch, out)| (*arch, signature::ptx_params_of_all(&out.ptx))).collect())
+        PtxLists {
+            ptx: f.outputs.iter().map(|(arch, out)| (*arch, signature::ptx_params_of_all(&out.ptx))).collect(),
+            cubins: f.outputs.iter().map(|(arch, out)| (*arch, crate::elf::kernel_params(&out.cubin))).collect(),
+        }
     }
 }
 
@@ -34,7 +42,7 @@ pub(super) fn recover(f: &FileOutputs, lists: &PtxLists<'_>, name: &str) -> Reco
     let in_ptx: Vec<_> = f
         .outputs
         .iter()
-        .zip(&lists.0)
+        .zip(&lists.ptx)
         .filter_map(|((arch, out), (_, by_name))| by_name.get(name).map(|p| (*arch, out, p)))
         .collect();
     if in_ptx.is_empty() {
@@ -83,7 +91,38 @@ pub(super) fn recover(f: &FileOutputs, lists: &PtxLists<'_>, name: &str) -> Reco
             Err(m) => return Recovered::Mismatch(format!("{m} (PTX for {arch})")),
         }
     }
-    Recovered::Params(first.unwrap_or_default().into_iter().map(to_document).collect())
+    let params: Vec<Param> = first.unwrap_or_default().into_iter().map(to_document).collect();
+    // The assembler's own table in each cubin (what the driver answers `cuFuncGetParamInfo`
+    // from): the same offsets and sizes.
+    for (arch, tables) in &lists.cubins {
+        if let Some(table) = tables.get(name) {
+            if let Some(how) = cubin_differs(&params, table) {
+                return Recovered::Mismatch(format!("{how} (the cubin for {arch})"));
+            }
+        }
+    }
+    Recovered::Params(params)
+}
+
+/// How a cubin's parameter table differs from `params`, if it does.
+fn cubin_differs(params: &[Param], table: &[KernelParam]) -> Option<String> {
+    if table.len() != params.len() {
+        return Some(format!(
+            "the assembler's table has {} parameters, the compiler's type names {}",
+            table.len(),
+            params.len()
+        ));
+    }
+    for (i, ((offset, size), t)) in launch::signature::offsets(params).zip(table).enumerate() {
+        if (t.ordinal, t.offset, t.size) != (i, offset as usize, size as usize) {
+            return Some(format!(
+                "parameter {i} (`{}`) is {} bytes at offset {} in the assembler's table, {size} bytes at offset {offset} by \
+                 its type",
+                params[i].ty, t.size, t.offset
+            ));
+        }
+    }
+    None
 }
 
 fn to_document(p: signature::Param) -> Param {
@@ -93,4 +132,33 @@ fn to_document(p: signature::Param) -> Param {
         Kind::Opaque => ParamKind::Opaque,
     };
     Param { ty: p.ty.into(), kind, size: p.size, align: p.align }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(ty: &str, size: u32, align: u32) -> Param {
+        Param { ty: ty.to_string().into(), kind: ParamKind::Opaque, size, align }
+    }
+
+    fn t(ordinal: usize, offset: usize, size: usize) -> KernelParam {
+        KernelParam { ordinal, offset, size }
+    }
+
+    /// The assembler's table agrees when it has the C offsets and sizes of the recovered types
+    /// (a struct's tail padding counted, as ptxas writes it); another count, offset or size is
+    /// named with both sides.
+    #[test]
+    fn the_cubins_table_is_held_to_the_recovered_types() {
+        let params = [p("double*", 8, 8), p("char", 1, 1), p("Pad", 16, 8), p("int", 4, 4)];
+        assert_eq!(cubin_differs(&params, &[t(0, 0, 8), t(1, 8, 1), t(2, 16, 16), t(3, 32, 4)]), None);
+        let short = cubin_differs(&params, &[t(0, 0, 8)]).unwrap();
+        assert_eq!(short, "the assembler's table has 1 parameters, the compiler's type names 4");
+        let moved = cubin_differs(&params, &[t(0, 0, 8), t(1, 8, 1), t(2, 12, 16), t(3, 32, 4)]).unwrap();
+        assert_eq!(
+            moved,
+            "parameter 2 (`Pad`) is 16 bytes at offset 12 in the assembler's table, 16 bytes at offset 16 by its type"
+        );
+    }
 }

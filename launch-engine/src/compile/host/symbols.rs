@@ -8,46 +8,15 @@
 
 /// The names in `object`'s symbol tables; empty for anything that is not an ELF64 LE object.
 pub(crate) fn names(object: &[u8]) -> Vec<&str> {
-    let u16_at = |at: usize| object.get(at..at + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize);
-    let u32_at =
-        |at: usize| object.get(at..at + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize);
-    let u64_at = |at: usize| {
-        object.get(at..at + 8).and_then(|b| usize::try_from(u64::from_le_bytes(b.try_into().expect("8 bytes"))).ok())
-    };
-    // ELF magic, 64-bit, little endian.
-    if object.get(..6) != Some(b"\x7fELF\x02\x01".as_slice()) {
-        return Vec::new();
-    }
-    let (Some(shoff), Some(shentsize), Some(shnum)) = (u64_at(0x28), u16_at(0x3a), u16_at(0x3c)) else {
-        return Vec::new();
-    };
-    let section = |i: usize| shoff.checked_add(i.checked_mul(shentsize)?);
+    let sections = crate::elf::sections(object);
     let mut out = Vec::new();
-    for i in 0..shnum {
-        let Some(s) = section(i) else { break };
-        // SHT_SYMTAB; its sh_link is the string table's index.
-        if u32_at(s + 4) != Some(2) {
-            continue;
-        }
-        let (Some(offset), Some(size), Some(link), Some(entsize)) =
-            (u64_at(s + 0x18), u64_at(s + 0x20), u32_at(s + 0x28), u64_at(s + 0x38))
-        else {
-            continue;
-        };
-        let Some(strtab) = section(link) else { continue };
-        let (Some(str_off), Some(str_size)) = (u64_at(strtab + 0x18), u64_at(strtab + 0x20)) else { continue };
-        let Some(strings) = str_off.checked_add(str_size).and_then(|end| object.get(str_off..end)) else { continue };
-        if entsize < 24 {
-            continue;
-        }
-        for sym in (0..size / entsize).map(|k| offset + k * entsize) {
-            let Some(name_at) = u32_at(sym) else { break };
-            let Some(tail) = strings.get(name_at..) else { continue };
-            let end = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
-            if let Ok(name) = std::str::from_utf8(&tail[..end]) {
-                if !name.is_empty() {
-                    out.push(name);
-                }
+    // SHT_SYMTAB; its sh_link is the string table's index.
+    for table in sections.iter().filter(|s| s.kind == 2 && s.entsize >= 24) {
+        let Some(strings) = sections.get(table.link) else { continue };
+        for sym in table.data.chunks_exact(table.entsize) {
+            let at = u32::from_le_bytes(sym[..4].try_into().expect("4 bytes")) as usize;
+            if let Some(name) = crate::elf::string_at(strings.data, at).filter(|n| !n.is_empty()) {
+                out.push(name);
             }
         }
     }
