@@ -51,8 +51,16 @@ nvidia-cuda-cuobjdump==13.5.37 \\
 /// The `src/` folder of candle-kernels 0.11.1 in cargo's registry folder: `cargo metadata` on a
 /// manifest that depends on it downloads it (nothing is built).
 fn candle_sources() -> PathBuf {
+    let src = registry_package("candle_kernels", CANDLE, CANDLE_VERSION).join("src");
+    assert!(src.join("quantized.cu").is_file(), "no quantized.cu in {}", src.display());
+    src
+}
+
+/// The folder of package `name` `version` in cargo's registry folder, fetched by `cargo
+/// metadata` on `fixtures/<fetch>/fetch/Cargo.toml` (which depends on it; nothing is built).
+pub fn registry_package(fetch: &str, name: &str, version: &str) -> PathBuf {
     let dir = tempfile::tempdir().expect("temp dir");
-    let from = root().join("fixtures/candle_kernels/fetch");
+    let from = root().join("fixtures").join(fetch).join("fetch");
     fs::create_dir_all(dir.path().join("src")).expect("create src");
     fs::copy(from.join("Cargo.toml"), dir.path().join("Cargo.toml")).expect("copy the fetch manifest");
     fs::copy(from.join("src/lib.rs"), dir.path().join("src/lib.rs")).expect("copy lib.rs");
@@ -62,18 +70,16 @@ fn candle_sources() -> PathBuf {
     }
     cmd.args(["metadata", "--format-version", "1", "--manifest-path"]).arg(dir.path().join("Cargo.toml"));
     let (code, stdout, stderr) = run(&mut cmd);
-    assert_eq!(code, 0, "cargo metadata could not fetch {CANDLE} {CANDLE_VERSION}:\n{stderr}");
+    assert_eq!(code, 0, "cargo metadata could not fetch {name} {version}:\n{stderr}");
     let meta: Value = serde_json::from_str(&stdout).expect("cargo metadata prints JSON");
     let package = meta["packages"]
         .as_array()
         .expect("packages")
         .iter()
-        .find(|p| p["name"] == CANDLE && p["version"] == CANDLE_VERSION)
-        .unwrap_or_else(|| panic!("{CANDLE} {CANDLE_VERSION} is not among the packages cargo resolved"));
+        .find(|p| p["name"] == name && p["version"] == version)
+        .unwrap_or_else(|| panic!("{name} {version} is not among the packages cargo resolved"));
     let manifest = PathBuf::from(package["manifest_path"].as_str().expect("manifest_path"));
-    let src = manifest.parent().expect("the manifest is in a folder").join("src");
-    assert!(src.join("quantized.cu").is_file(), "no quantized.cu in {}", src.display());
-    src
+    manifest.parent().expect("the manifest is in a folder").to_path_buf()
 }
 
 /// Copies a folder, files only (the registry's copy is read-only; the copies need not be).
@@ -93,24 +99,26 @@ fn copy_dir(from: &Path, to: &Path) {
 /// A crate named `package` whose kernel folder `kernels` is a copy of `sources`, with the one-line
 /// build.rs, `metadata` as its whole `[package.metadata.launch]`, and a library at `lib.rs` (the
 /// kernel folder may hold Rust files of its own project, which are not ours to compile).
-fn crate_with(package: &str, sources: &Path, kernels: &str, metadata: &str) -> tempfile::TempDir {
+pub fn crate_with(package: &str, sources: &Path, kernels: &str, metadata: &str) -> tempfile::TempDir {
     let dir = tempfile::Builder::new().prefix(&format!("launch-{package}-")).tempdir().expect("temp dir");
     copy_dir(sources, &dir.path().join(kernels));
     let root = root().display().to_string();
     let manifest = format!(
         "[package]\nname = \"{package}\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
          [lib]\npath = \"lib.rs\"\n\n[package.metadata.launch]\n{metadata}\n\n\
-         [dependencies]\nlaunch = {{ path = \"{root}/launch\" }}\n\n\
+         [dependencies]\nlaunch = {{ path = \"{root}/launch\", features = [\"cudarc\"] }}\n\n\
          [build-dependencies]\nlaunch-build = {{ path = \"{root}/launch-build\" }}\n\n[workspace]\n"
     );
     fs::write(dir.path().join("Cargo.toml"), manifest).expect("write Cargo.toml");
+    // The workspace's versions of launch's dependencies (cudarc, half, float8): nothing resolved anew.
+    fs::copy(crate::support::root().join("Cargo.lock"), dir.path().join("Cargo.lock")).expect("copy Cargo.lock");
     fs::write(dir.path().join("build.rs"), "fn main() {\n    launch_build::build()\n}\n").expect("write build.rs");
     fs::write(dir.path().join("lib.rs"), "#![allow(missing_docs)]\n\nlaunch::include_kernels!();\n").expect("lib.rs");
     dir
 }
 
 /// `cargo launch report --format json` on the crate: the parsed document.
-fn report_json(dir: &Path) -> Document {
+pub fn report_json(dir: &Path) -> Document {
     let (code, stdout, stderr) = run(cargo_launch()
         .args(["launch", "report", "--format", "json", "--manifest-path"])
         .arg(dir.join("Cargo.toml")));
@@ -120,7 +128,7 @@ fn report_json(dir: &Path) -> Document {
 
 /// `OUT_DIR/launch` of `package` in the fixtures' target folder: the one written last (a fixed
 /// package name keeps one build-script output folder across runs).
-fn launch_dir(package: &str) -> PathBuf {
+pub fn launch_dir(package: &str) -> PathBuf {
     let build = root().join("target/fixtures/debug/build");
     let prefix = format!("{package}-");
     fs::read_dir(&build)
@@ -134,7 +142,7 @@ fn launch_dir(package: &str) -> PathBuf {
 }
 
 /// `launch_dir/manifest.json`, read through the schema (its version checked).
-fn read_manifest(launch_dir: &Path) -> Manifest {
+pub fn read_manifest(launch_dir: &Path) -> Manifest {
     let path = launch_dir.join("manifest.json");
     let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     Manifest::from_json(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -365,9 +373,15 @@ fn candle_kernels_build_unmodified_and_match_cuobjdump() {
         .collect();
     assert!(untyped.is_empty(), "kernels without a recovered signature: {untyped:?}");
     let params: usize = manifest.kernels.iter().map(|k| k.params.as_ref().map_or(0, Vec::len)).sum();
+    // Every one launches typed: its generated static is a `launch::Typed`, which `report`'s
+    // `cargo check` of the crate compiled, with `launch`'s cudarc types.
+    let kernels_rs = fs::read_to_string(launch.join("kernels.rs")).expect("kernels.rs");
+    let (typed, untyped) = crate::support::typed_statics(&kernels_rs);
+    assert_eq!((typed, untyped.as_slice()), (manifest.kernels.len(), &[][..]), "kernels launched untyped");
     eprintln!(
         "candle-kernels {CANDLE_VERSION}: {} files, {checked} kernel × arch records equal to cuobjdump's; \
-         {} kernels typed ({params} parameters); fetch {fetched:.1?}, build + report {built:.1?}, total {:.1?}",
+         {} kernels with recovered parameters ({params} parameters), {typed} typed statics; fetch {fetched:.1?}, \
+         build + report {built:.1?}, total {:.1?}",
         modules.len(),
         manifest.kernels.len(),
         started.elapsed()

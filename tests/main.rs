@@ -109,6 +109,9 @@ mod recursive_stack;
 /// numbers, `KERNEL.variants()`, no ptxas run on a rebuild, `check` on every variant.
 mod tune_variants;
 
+/// Issue 33 item 6: dfdx's and mistralrs-quant's kernels, fetched, all typed.
+mod real_signatures;
+
 /// Issue 33 item 2: wrong typed launches do not compile, and say which kernel and parameter.
 mod typed_launch;
 

@@ -62,7 +62,6 @@ pub(crate) fn ptx_params_of_all(ptx: &str) -> HashMap<&str, Vec<PtxParam>> {
 }
 
 /// The `.param` list of `entry` in `ptx`, in order; `None` when the entry is not there.
-#[cfg(test)]
 pub(crate) fn ptx_params(ptx: &str, entry: &str) -> Option<Vec<PtxParam>> {
     ptx_params_of_all(ptx).remove(entry)
 }

@@ -19,9 +19,10 @@
 //! | `__half`, `__nv_bfloat16`     | [`types::f16`](crate::types::f16), [`types::bf16`](crate::types::bf16) | the value |
 //! | `float4`, `int2`, `__half2`, … | [`types::f32x4`](crate::types::f32x4), …  | the value (same size and alignment) |
 //! | a struct named in `[package.metadata.launch.types]` | the Rust type named there | the value (size and alignment asserted at compile time) |
+//! | another struct by value | [`types::Opaque<AlignA, N>`](crate::types::Opaque) | its bytes, of the struct's size and alignment |
 //!
-//! A kernel with a parameter that maps to none of these (another struct by value, a pointer
-//! to a pointer) stays a plain [`Kernel`]: its launches go through the untyped
+//! A kernel with a parameter that maps to none of these (a pointer to a struct not named in
+//! `types`, a pointer to a pointer) stays a plain [`Kernel`]: its launches go through the untyped
 //! builder, which is `unsafe` for the arguments too.
 
 use std::marker::PhantomData;

@@ -49,6 +49,65 @@ pub use stand_ins::{bf16, f16, f8e4m3, f8e5m2};
 #[derive(Debug)]
 pub enum Void {}
 
+/// A struct passed by value whose Rust type the crate does not name (in `[package.metadata.launch]
+/// types`): its `N` bytes, aligned like `A` ([`Align8`] for 8), which is all the PTX says of it.
+/// A typed launch holds it to the parameter's size and alignment; its bytes are the caller's (for
+/// a struct with no fields, such as an operation tag, [`Opaque::zeroed`]). Naming the struct's
+/// Rust type instead lets the compiler check its fields too.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Opaque<A: Align, const N: usize> {
+    _align: [A; 0],
+    bytes: [u8; N],
+}
+
+impl<A: Align, const N: usize> Opaque<A, N> {
+    /// All bytes zero.
+    pub const fn zeroed() -> Self {
+        Opaque { _align: [], bytes: [0; N] }
+    }
+
+    /// These bytes, in the struct's layout.
+    pub const fn from_bytes(bytes: [u8; N]) -> Self {
+        Opaque { _align: [], bytes }
+    }
+
+    /// Its bytes.
+    pub const fn bytes(&self) -> &[u8; N] {
+        &self.bytes
+    }
+}
+
+impl<A: Align, const N: usize> std::fmt::Debug for Opaque<A, N> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Opaque<align {}, {N} bytes>", std::mem::align_of::<A>())
+    }
+}
+
+// SAFETY: `repr(C)` bytes with the parameter's alignment: what the kernel reads for it.
+#[cfg(feature = "cudarc")]
+unsafe impl<A: Align, const N: usize> cudarc::driver::DeviceRepr for Opaque<A, N> {}
+
+/// An alignment for [`Opaque`]: `Align1` … `Align256`.
+pub trait Align: Copy + sealed::Sealed {}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! aligns {
+    ($($name:ident $n:literal),+) => {$(
+        #[doc = concat!("Aligned to ", $n, " bytes (for [`Opaque`]).")]
+        #[repr(align($n))]
+        #[derive(Clone, Copy, Debug)]
+        pub struct $name;
+        impl sealed::Sealed for $name {}
+        impl Align for $name {}
+    )+};
+}
+
+aligns!(Align1 1, Align2 2, Align4 4, Align8 8, Align16 16, Align32 32, Align64 64, Align128 128, Align256 256);
+
 macro_rules! vector {
     ($($name:ident: $cuda:literal, $elem:ty, align $align:literal, [$($field:ident),+];)+) => {$(
         #[doc = concat!("`", $cuda, "`: the same size, alignment and field order.")]
@@ -115,5 +174,9 @@ mod tests {
         assert_eq!((size_of::<f16x2>(), align_of::<f16x2>()), (4, 4));
         assert_eq!((size_of::<f64x2>(), align_of::<f64x2>()), (16, 16));
         assert_eq!((size_of::<f16>(), size_of::<bf16>(), size_of::<f8e4m3>(), size_of::<f8e5m2>()), (2, 2, 1, 1));
+        // An opaque struct: its size and alignment, its bytes where given.
+        assert_eq!((size_of::<Opaque<Align8, 24>>(), align_of::<Opaque<Align8, 24>>()), (24, 8));
+        assert_eq!((size_of::<Opaque<Align1, 1>>(), align_of::<Opaque<Align256, 256>>()), (1, 256));
+        assert_eq!(Opaque::<Align4, 4>::from_bytes([1, 2, 3, 4]).bytes(), &[1, 2, 3, 4]);
     }
 }

@@ -3,13 +3,14 @@
 //! (each kernel writes back what it was given); the load-time check refuses a kernel record
 //! whose parameters are not the image's; a typed launch given another kernel is refused.
 
-use launch::cuda::cudarc::driver::{LaunchConfig, PushKernelArg};
+use launch::cuda::cudarc::driver::{sys, LaunchConfig, PushKernelArg};
 use launch::cuda::Error;
 use launch::types::{bf16, bf16x2, f16, f16x2, f32x3, f32x4, f64x2, f8e4m3, f8e5m2, i16x2, i32x2, i8x4, u32x4, u8x2};
+use launch::types::{Align4, Opaque};
 use launch::{Kernel, Param, ParamKind};
 
 use fixture_typed_gpu::{Affine, Pad, AXPY, COPY_BYTES, HALVES, NOTHING, SCALARS, SCALE_DOUBLE, SCALE_FLOAT};
-use fixture_typed_gpu::{STRUCTS, SUM4, UNTYPED, VECTORS};
+use fixture_typed_gpu::{OPAQUE, STRUCTS, SUM4, UNTYPED, VECTORS};
 
 use crate::{device, say};
 
@@ -139,17 +140,22 @@ fn pointer_parameters_take_buffers_and_views_of_their_element_type() {
     assert!(stream.clone_dtoh(&vf).unwrap().iter().all(|v| *v == 1.5));
     assert!(stream.clone_dtoh(&vd).unwrap().iter().all(|v| *v == -6.0));
 
-    // No parameters; and a kernel with an unmapped struct, launched through the untyped builder.
+    // No parameters.
     let k = dev.load(&NOTHING).unwrap();
     unsafe { NOTHING.launch(&k, &stream, ONE, ()) }.unwrap();
-    let k = dev.load(&UNTYPED).unwrap();
+    // An unnamed struct by value: its bytes.
+    let k = dev.load(&OPAQUE).unwrap();
     let mut out = stream.alloc_zeros::<i32>(1).unwrap();
-    let value = 77i32; // `struct Unnamed { int a; }`: the same 4 bytes
-    let mut args = k.builder(&stream);
-    args.arg(&mut out).arg(&value);
-    // SAFETY: `untyped(int* out, Unnamed u)` writes out[0]; `Unnamed` is one int.
-    unsafe { k.launch(&mut args, ONE) }.unwrap();
+    let unnamed = Opaque::<Align4, 4>::from_bytes(77i32.to_ne_bytes()); // `struct Unnamed { int a; }`
+    unsafe { OPAQUE.launch(&k, &stream, ONE, (&mut out, unnamed)) }.unwrap();
     assert_eq!(stream.clone_dtoh(&out).unwrap(), [77]);
+    let k = dev.load(&UNTYPED).unwrap();
+    let inner = stream.clone_htod(&[-9i32]).unwrap();
+    let mut args = k.builder(&stream);
+    args.arg(&mut out).arg(&inner);
+    // SAFETY: `untyped(int* out, const Unnamed* u)` writes out[0] from u->a; `Unnamed` is one int.
+    unsafe { k.launch(&mut args, ONE) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), [-9]);
 
     // A typed launch given another loaded kernel is refused before the driver sees it.
     let err = unsafe { AXPY.launch(&kf, &stream, blocks(n), (&x, &mut y, 1.0f32, n)) }.unwrap_err();
@@ -175,7 +181,21 @@ fn the_load_time_check_refuses_an_image_whose_parameters_differ() {
     // The build's own record loads (so does the struct with tail padding, which the driver
     // counts without it).
     dev.load(axpy).unwrap();
-    dev.load(STRUCTS.kernel()).unwrap();
+    let structs = dev.load(STRUCTS.kernel()).unwrap();
+    // What the driver itself says of the struct parameters (`Pad` is 16 bytes with 4 of tail
+    // padding): the evidence for the check's padding rule.
+    let f = structs.function().cu_function();
+    let driver: Vec<(usize, usize)> = (0..5)
+        .map(|i| {
+            let (mut offset, mut size) = (0usize, 0usize);
+            // SAFETY: a loaded function and two out-pointers that outlive the call.
+            let r = unsafe { sys::cuFuncGetParamInfo(f, i, &mut offset, &mut size) };
+            assert_eq!(r, sys::cudaError_enum::CUDA_SUCCESS, "parameter {i}");
+            (offset, size)
+        })
+        .collect();
+    let layout: Vec<(u32, u32)> = launch::signature::offsets(STRUCTS.params.unwrap()).collect();
+    say(&format!("gpu::typed: structs(double*, char, Pad, geo::Affine, int): driver (offset, size) {driver:?}, recorded {layout:?}"));
     let n = |size: u32| Param { ty: "int".into(), kind: ParamKind::Value { rust: "i32".into() }, size, align: size };
     let cases = [
         (recorded[..3].to_vec(), "the driver's function has 4 parameters, the build recorded 3"),

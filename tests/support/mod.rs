@@ -174,3 +174,23 @@ pub fn linked_copy(src: &Path, dst: &Path) {
         }
     }
 }
+
+/// What a generated `kernels.rs` says about typed launches: how many kernels are `launch::Typed`
+/// statics, and `NAME: why` for each one that stays an untyped `launch::Kernel`.
+pub fn typed_statics(kernels_rs: &str) -> (usize, Vec<String>) {
+    const UNTYPED: &str = "/// Untyped (launch it through `LoadedKernel::builder`): ";
+    let (mut typed, mut untyped, mut why) = (0, Vec::new(), None);
+    for line in kernels_rs.lines().map(str::trim) {
+        if let Some(reason) = line.strip_prefix(UNTYPED) {
+            why = Some(reason.trim_end_matches('.').to_string());
+        } else if let Some(rest) = line.strip_prefix("pub static ") {
+            let (name, ty) = rest.split_once(':').unwrap_or((rest, ""));
+            if ty.trim_start().starts_with("::launch::Typed<") {
+                typed += 1;
+            } else if let Some(reason) = why.take() {
+                untyped.push(format!("{name}: {reason}"));
+            }
+        }
+    }
+    (typed, untyped)
+}

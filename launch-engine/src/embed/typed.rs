@@ -43,8 +43,16 @@ fn signature_type(p: &Param, types: &BTreeMap<String, String>) -> Option<String>
             target.map(|t| format!("{qualifier} {t}"))
         }
         ParamKind::Value { rust } => Some(value_path(rust)),
-        ParamKind::Opaque => types.get(p.ty.trim()).cloned(),
+        // A struct by value: the crate's Rust type for it, else its bytes (size and alignment).
+        ParamKind::Opaque => types.get(p.ty.trim()).cloned().or_else(|| opaque(p)),
     }
+}
+
+/// `launch::types::Opaque<AlignA, N>` for an unnamed struct of `N` bytes aligned to `A` (a power
+/// of two up to 256, as `launch::types` has them).
+fn opaque(p: &Param) -> Option<String> {
+    (p.align.is_power_of_two() && p.align <= 256 && p.size.is_multiple_of(p.align))
+        .then(|| format!("::launch::types::Opaque<::launch::types::Align{}, {}>", p.align, p.size))
 }
 
 /// The Rust types of all of `k`'s parameters, or why it is launched untyped.

@@ -182,6 +182,13 @@ fn jobs<'m>(plans: &'m [Planned], manifest: &'m Manifest, files: &[FileOutputs])
             let alone = ptx::keep_entry(&out.ptx, &k.name).map_err(not_editable)?;
             for (vi, PlannedVariant { name, contract }) in plan.variants.iter().enumerate() {
                 let text = ptx::with_contract(&alone, &k.name, Some(contract), Some(name)).map_err(not_editable)?;
+                if let Err(e) = same_params(k, &text, name) {
+                    let message = format!(
+                        "the tune variants of `{}` do not take its parameters on {}: {e}",
+                        k.display_name, ka.arch
+                    );
+                    return Err(Error::Kernels(vec![Diagnostic::error(&k.file, k.line, k.col, message)]));
+                }
                 jobs.push(Job {
                     plan: pi,
                     variant: vi,
@@ -196,6 +203,20 @@ fn jobs<'m>(plans: &'m [Planned], manifest: &'m Manifest, files: &[FileOutputs])
         }
     }
     Ok(jobs)
+}
+
+/// A variant launches through its kernel's typed static, so its entry must take the kernel's
+/// parameters: `variant`'s `.param` list in `text` against `k`'s recorded one.
+fn same_params(k: &launch_schema::manifest::KernelEntry, text: &str, variant: &str) -> Result<(), String> {
+    let Some(params) = &k.params else { return Ok(()) };
+    let ptx = crate::signature::ptx_params(text, variant).ok_or("its entry's parameters do not read")?;
+    let recorded: Vec<(u32, u32)> = params.iter().map(|p| (p.size, p.align)).collect();
+    let got: Vec<(u32, u32)> = ptx.iter().map(|p| (p.size, p.align)).collect();
+    if got == recorded {
+        Ok(())
+    } else {
+        Err(format!("variant `{variant}` declares the parameters (size, align) {got:?}, its kernel {recorded:?}"))
+    }
 }
 
 /// The module of variant `name` of a kernel of `file`, from what it is embedded with (none when
