@@ -178,8 +178,7 @@ fn the_load_time_check_refuses_an_image_whose_parameters_differ() {
     }
     let axpy = AXPY.kernel();
     let recorded = axpy.params.unwrap().to_vec();
-    // The build's own record loads (so does the struct with tail padding, which the driver
-    // counts without it).
+    // The build's own record loads (so does the struct kernel: `Pad` has 4 bytes of tail padding).
     dev.load(axpy).unwrap();
     let structs = dev.load(STRUCTS.kernel()).unwrap();
     // What the driver itself says of the struct parameters (`Pad` is 16 bytes with 4 of tail
