@@ -109,6 +109,9 @@ mod recursive_stack;
 /// numbers, `KERNEL.variants()`, no ptxas run on a rebuild, `check` on every variant.
 mod tune_variants;
 
+/// Issue 35: `report --pressure`, live registers by source line.
+mod pressure;
+
 /// Issue 33 item 6: dfdx's and mistralrs-quant's kernels, fetched, all typed.
 mod real_signatures;
 

@@ -14,9 +14,9 @@ use std::time::Instant;
 use launch::Arch;
 use launch_engine::tooling::lineinfo::{nvdisasm, Recompiler};
 use launch_engine::tooling::{var, Env, Tool};
-use launch_schema::report::{Document, Record};
+use launch_schema::report::Document;
 
-use crate::support::{cargo_launch, exact, root, run, toolchain_root};
+use crate::support::{cargo_launch, exact, record, root, run, toolchain_root};
 
 /// The `@launch(1024, 2)` build of the template: 32 registers, the most spills.
 const KERNEL: &str = "poly_eval_lb1024x2";
@@ -47,13 +47,6 @@ fn template_report(args: &[&str]) -> (String, String) {
         run(cargo_launch().args(["launch", "report", "--no-setup"]).args(args).arg("--manifest-path").arg(&manifest));
     assert_eq!(code, 0, "report {args:?} failed:\n{stderr}");
     (stdout, stderr)
-}
-
-fn record<'a>(doc: &'a Document, name: &str, arch: &str) -> &'a Record {
-    doc.records
-        .iter()
-        .find(|r| r.kernel.name == name && r.arch.to_string() == arch)
-        .unwrap_or_else(|| panic!("no record of {name} on {arch}"))
 }
 
 #[test]

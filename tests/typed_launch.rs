@@ -12,23 +12,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::support::{cargo_in, copy_dir, root, run};
-
-/// A copy of the typed fixture that builds outside the repository (its path dependencies made
-/// absolute, the workspace's lock file beside it so nothing is resolved anew).
-fn typed_fixture() -> tempfile::TempDir {
-    let dir = tempfile::Builder::new().prefix("launch-typed-").tempdir().unwrap();
-    copy_dir(&root().join("fixtures/crates/typed_gpu"), dir.path());
-    let manifest = dir.path().join("Cargo.toml");
-    let text = std::fs::read_to_string(&manifest).unwrap();
-    // Its own package name: the build-script hash leaves the folder out (see `support::fixture`).
-    let text = text
-        .replace("\"../../../", &format!("\"{}/", root().display()))
-        .replace("name = \"fixture-typed-gpu\"", &format!("name = \"fixture-typed-gpu-{}\"", std::process::id()));
-    std::fs::write(&manifest, text).unwrap();
-    std::fs::copy(root().join("Cargo.lock"), dir.path().join("Cargo.lock")).unwrap();
-    dir
-}
+use crate::support::{cargo_in, fixture_outside, root, run};
 
 /// `file → error lines` of cargo's short-format output.
 fn errors_by_file(stderr: &str) -> BTreeMap<String, Vec<String>> {
@@ -42,7 +26,7 @@ fn errors_by_file(stderr: &str) -> BTreeMap<String, Vec<String>> {
 
 #[test]
 fn every_wrong_launch_is_a_compile_error_naming_the_kernel_and_parameter() {
-    let dir = typed_fixture();
+    let dir = fixture_outside("typed_gpu");
     let cases = root().join("fixtures/crates/typed_gpu/compile_fail");
     let examples = dir.path().join("examples");
     std::fs::create_dir_all(&examples).unwrap();
@@ -84,7 +68,7 @@ fn every_wrong_launch_is_a_compile_error_naming_the_kernel_and_parameter() {
 
 #[test]
 fn a_named_struct_of_another_layout_does_not_compile() {
-    let dir = typed_fixture();
+    let dir = fixture_outside("typed_gpu");
     let lib = dir.path().join("src/lib.rs");
     let text = std::fs::read_to_string(&lib).unwrap();
     // `Pad` is `{ double d; int i; }` in C++, 16 bytes: an f32 first makes the Rust one 8.

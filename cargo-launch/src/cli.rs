@@ -430,6 +430,12 @@ pub struct ReportArgs {
     /// folder). JSON: `spills_by_line`.
     #[arg(long)]
     pub spills: bool,
+    /// For each kernel × arch: the live registers by source line — the peak after any
+    /// instruction beside ptxas's allocation, and the lines that hold the most (each file
+    /// compiled again with line info, nvdisasm's life ranges joined with its line table; cached
+    /// in the target folder). Needs a CUDA 13 toolchain's cubins. JSON: `pressure`.
+    #[arg(long)]
+    pub pressure: bool,
     /// Fail instead of installing the toolchain when none is found.
     #[arg(long)]
     pub no_setup: bool,

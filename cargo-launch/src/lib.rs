@@ -30,6 +30,7 @@ mod error;
 mod gpus;
 mod output;
 mod package_rules;
+mod pressure;
 mod records;
 mod regression;
 mod select;

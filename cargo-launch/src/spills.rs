@@ -10,7 +10,7 @@
 //! headers' contents, options, contracts, toolchain) and the nvdisasm file, so a second run
 //! compiles nothing. Files are done one at a time: the pass is on request, and light on CPU.
 
-mod sass;
+pub(crate) mod sass;
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
@@ -51,30 +51,59 @@ type Cached = BTreeMap<String, SpillsByLine>;
 /// # Errors
 /// No nvdisasm (exit 3, with every place looked at), or a compile or disassembly that fails.
 pub fn collect<'a>(packages: &[PackageKernels], rows: impl IntoIterator<Item = &'a Row>) -> Result<Lines, Error> {
+    let spilling = rows.into_iter().filter(|r| r.report.resources.spill_stores + r.report.resources.spill_loads > 0);
+    per_file(packages, spilling, "spills", |job| {
+        file_spills(job.recompiler, job.tool, job.dir, job.root, job.file, job.arch)
+    })
+    .map(Lines)
+}
+
+/// One file × arch of a line-info pass: what compiles and disassembles it, and where its
+/// results are cached.
+pub(crate) struct Job<'a> {
+    pub recompiler: &'a Recompiler,
+    pub tool: &'a nvdisasm::Located,
+    /// `OUT_DIR/launch/<pass>`.
+    pub dir: &'a Path,
+    /// The package root.
+    pub root: &'a Path,
+    pub file: &'a str,
+    pub arch: Arch,
+}
+
+/// Runs `each` on every file × arch of `rows` (per package, in a stable order; one recompiler
+/// and nvdisasm per package, results under `OUT_DIR/launch/<pass>`), and keys what it finds per
+/// function by package, symbol and arch. `--spills` and `--pressure` both.
+///
+/// # Errors
+/// No nvdisasm (exit 3, with every place looked at), or `each`'s.
+pub(crate) fn per_file<'a, T>(
+    packages: &[PackageKernels],
+    rows: impl IntoIterator<Item = &'a Row>,
+    pass: &str,
+    mut each: impl FnMut(Job<'_>) -> Result<BTreeMap<String, T>, Error>,
+) -> Result<HashMap<(String, String, Arch), T>, Error> {
     let env = Env::cli();
-    // Per package, the (file, arch) pairs with a spilling kernel, in a stable order.
     let mut wanted: BTreeMap<&str, std::collections::BTreeSet<(String, Arch)>> = BTreeMap::new();
     for r in rows {
-        if r.report.resources.spill_stores + r.report.resources.spill_loads > 0 {
-            wanted.entry(r.id.package.as_str()).or_default().insert((r.id.file.clone(), r.arch()));
-        }
+        wanted.entry(r.id.package.as_str()).or_default().insert((r.id.file.clone(), r.arch()));
     }
-    let mut lines = Lines::default();
+    let mut found = HashMap::new();
     for p in packages {
         let Some(jobs) = wanted.get(p.package.as_str()) else { continue };
-        let dir = p.launch_dir.join("spills");
+        let dir = p.launch_dir.join(pass);
         let recompiler = Recompiler::new(&env, &p.config, &dir.join("work"))
             .map_err(|e| Error::Failure(anyhow::Error::new(e).context("preparing the line-info compile")))?;
         let tool = nvdisasm::locate(&env, recompiler.toolchain(), recompiler.timeout())
             .map_err(|e| Error::NoToolchain(e.into()))?;
         for (file, arch) in jobs {
-            let functions = file_spills(&recompiler, &tool, &dir, p.config.root(), file, *arch)?;
-            for (symbol, s) in functions {
-                lines.0.insert((p.package.clone(), symbol, *arch), s);
+            let job = Job { recompiler: &recompiler, tool: &tool, dir: &dir, root: p.config.root(), file, arch: *arch };
+            for (symbol, value) in each(job)? {
+                found.insert((p.package.clone(), symbol, *arch), value);
             }
         }
     }
-    Ok(lines)
+    Ok(found)
 }
 
 /// The spill lines of every function of `file` on `arch`, from the cache or compiled now.
@@ -88,7 +117,7 @@ fn file_spills(
 ) -> Result<Cached, Error> {
     let failed = |what: &str| format!("{what} {file} for {arch} with line info");
     let compile_key = recompiler.key(file, arch).map_err(|e| Error::Failure(anyhow::Error::new(e)))?;
-    let entry = dir.join(format!("{}.json", cache_key(&compile_key, tool)));
+    let entry = dir.join(format!("{}.json", cache_key(FORMAT, &compile_key, tool)));
     // A damaged or unreadable entry is a miss: it is computed again and replaced.
     if let Some(cached) = std::fs::read(&entry).ok().and_then(|b| serde_json::from_slice::<Cached>(&b).ok()) {
         return Ok(cached);
@@ -118,11 +147,12 @@ fn file_spills(
     Ok(cached)
 }
 
-/// The cache entry's name: the line-info compile's key, the nvdisasm (path, version, size,
-/// modified time: another or a reinstalled nvdisasm misses) and [`FORMAT`].
-fn cache_key(compile_key: &str, tool: &nvdisasm::Located) -> String {
+/// A cache entry's name: the line-info compile's key, the nvdisasm (path, version, size,
+/// modified time: another or a reinstalled nvdisasm misses) and the entry's `format` ([`FORMAT`],
+/// `--pressure`'s own).
+pub(crate) fn cache_key(format: &str, compile_key: &str, tool: &nvdisasm::Located) -> String {
     let mut h = Sha256::new();
-    for part in [FORMAT, compile_key, &tool.path.display().to_string(), &tool.version] {
+    for part in [format, compile_key, &tool.path.display().to_string(), &tool.version] {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part.as_bytes());
     }

@@ -131,6 +131,60 @@ pub struct Record {
     /// the build could not recover them (and in documents written before them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<Vec<crate::manifest::Param>>,
+    /// With `--pressure`: the live registers by source line; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pressure: Option<Pressure>,
+}
+
+/// `pressure`: the live registers of the kernel compiled with line info, as `nvdisasm
+/// --print-life-ranges` counts them after every instruction (`--life-range-mode count`), joined
+/// on the instruction's offset with the source line `nvdisasm -g` gives it. A live count is the
+/// registers holding a value the code still needs at that instruction; ptxas's `allocated` count
+/// is at least the peak (it also counts the registers it reserves, and rounds).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+pub struct Pressure {
+    /// The nvdisasm that read the cubin (`13.5.37`).
+    pub nvdisasm: String,
+    /// Why there are no live counts (nvdisasm cannot follow the data flow of this cubin: a CUDA
+    /// 12 cubin read by a CUDA 13 nvdisasm); the other fields are then zero and empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+    /// The most live registers after any instruction.
+    pub peak: LiveCount,
+    /// ptxas's `Used N registers` for the kernel (of the build, not the line-info compile).
+    pub allocated: u32,
+    /// Every source line with instructions, most live general registers first (then file and
+    /// line): the most live after one of its instructions.
+    pub lines: Vec<PressureLine>,
+    /// Instructions nvdisasm gave no source line for.
+    pub unattributed: u32,
+}
+
+/// Live registers after an instruction, by kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+pub struct LiveCount {
+    /// General-purpose registers (`R`).
+    pub gpr: u32,
+    /// Predicates (`P`).
+    pub pred: u32,
+    /// Uniform registers (`UR`, sm_75 and later).
+    pub ugpr: u32,
+}
+
+/// One source line's pressure.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+pub struct PressureLine {
+    /// The file, relative to the package root where it lies under it (else as the compiler named it).
+    pub file: String,
+    /// 1-based line (the innermost location of code inlined from a header).
+    pub line: u32,
+    /// The most live registers after one of its instructions.
+    pub live: LiveCount,
+    /// Its instructions.
+    pub instructions: u32,
 }
 
 /// `spills_by_line`: what `nvdisasm -g` of the kernel compiled with line info says. Counted: the
@@ -290,6 +344,7 @@ impl Record {
             fails_at: r.fails_at.map(|f| FailsAt { threads: f.threads, reason: Explained::new(f.failure) }),
             next_block: r.next_block,
             spills_by_line: None,
+            pressure: None,
             dynamic_stack: r.dynamic_stack.clone().map(Explained::new),
             params: None,
         }

@@ -194,3 +194,35 @@ pub fn typed_statics(kernels_rs: &str) -> (usize, Vec<String>) {
     }
     (typed, untyped)
 }
+
+/// A copy of `fixtures/crates/<name>` — one the workspace also builds as a dependency, whose path
+/// dependencies are relative (`../../../launch`) — that builds outside the repository: those
+/// paths made absolute, its own package name (the build-script hash leaves the folder out, see
+/// [`fixture`]), and the workspace's lock file beside it, so nothing is resolved anew.
+pub fn fixture_outside(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new().prefix(&format!("launch-{name}-")).tempdir().expect("temp dir");
+    copy_dir(&root().join("fixtures/crates").join(name), dir.path());
+    let manifest = dir.path().join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).expect("fixture has Cargo.toml");
+    let text = text.replace("\"../../../", &format!("\"{}/", root().display()));
+    static COPIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let at = text.find("name = \"").expect("a package name") + "name = \"".len();
+    let end = at + text[at..].find('"').expect("quoted name");
+    let text = format!("{}-{}-{n}{}", &text[..end], std::process::id(), &text[end..]);
+    std::fs::write(&manifest, text).expect("write Cargo.toml");
+    std::fs::copy(root().join("Cargo.lock"), dir.path().join("Cargo.lock")).expect("copy Cargo.lock");
+    dir
+}
+
+/// The record of kernel `name` (its symbol) on `arch` in a report document.
+pub fn record<'a>(
+    doc: &'a launch_schema::report::Document,
+    name: &str,
+    arch: &str,
+) -> &'a launch_schema::report::Record {
+    doc.records
+        .iter()
+        .find(|r| r.kernel.name == name && r.arch.to_string() == arch)
+        .unwrap_or_else(|| panic!("no record of {name} on {arch}"))
+}

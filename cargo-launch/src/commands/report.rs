@@ -47,6 +47,7 @@ pub(crate) fn run(args: &ReportArgs) -> Result<(), Error> {
     }
     // Only when asked: the spilling files are compiled again with line info (cached).
     let spills = if args.spills { Some(crate::spills::collect(&packages, shown.iter().copied())?) } else { None };
+    let pressure = if args.pressure { Some(crate::pressure::collect(&packages, shown.iter().copied())?) } else { None };
     let mut out = crate::stdout::stdout();
     match args.format {
         Format::Text => {
@@ -58,6 +59,7 @@ pub(crate) fn run(args: &ReportArgs) -> Result<(), Error> {
                 arches: &arches,
                 filter: &filter,
                 spills: spills.as_ref(),
+                pressure: pressure.as_ref(),
             };
             if compact {
                 text::compact(&mut out, &view)
@@ -73,6 +75,7 @@ pub(crate) fn run(args: &ReportArgs) -> Result<(), Error> {
                     let mut rec = Record::new(r.id.clone(), r.lines.clone(), &r.report);
                     rec.spills_by_line = spills.as_ref().and_then(|s| s.of(r)).cloned();
                     rec.params = r.params.clone();
+                    rec.pressure = pressure.as_ref().and_then(|p| p.of(r));
                     rec
                 })
                 .collect();

@@ -31,6 +31,8 @@ pub(crate) struct View<'a> {
     pub(crate) filter: &'a Filter,
     /// `--spills`: the spill lines found.
     pub(crate) spills: Option<&'a crate::spills::Lines>,
+    /// `--pressure`: the live registers found.
+    pub(crate) pressure: Option<&'a crate::pressure::Found>,
 }
 
 impl View<'_> {
@@ -303,9 +305,16 @@ pub(crate) fn compact(out: &mut impl Write, view: &View) -> io::Result<()> {
             writeln!(out, "{line}")?;
         }
         for r in view.shown.iter().filter(|r| r.id.package == p.package) {
-            if let Some(s) = view.spills.and_then(|l| l.of(r)) {
+            let spills = view.spills.and_then(|l| l.of(r));
+            let pressure = view.pressure.and_then(|f| f.of(r));
+            if spills.is_some() || pressure.is_some() {
                 writeln!(out, "{} {}:", short.of(&r.id.display_name), r.arch())?;
+            }
+            if let Some(s) = spills {
                 crate::spills::block(out, r, s)?;
+            }
+            if let Some(p) = pressure {
+                crate::pressure::block(out, &p)?;
             }
         }
         not_compiled(out, view, p, &short)?;
@@ -329,7 +338,7 @@ pub(crate) fn text(out: &mut impl Write, view: &View) -> io::Result<()> {
         writeln!(out)?;
         let short = short_names(p, view.shown, names::KERNEL_WIDTH);
         for r in view.shown.iter().filter(|r| r.id.package == p.package) {
-            detailed(out, r, &m.toolchain.compilers.ptxas, view.spills, &short)?;
+            detailed(out, r, &m.toolchain.compilers.ptxas, (view.spills, view.pressure), &short)?;
         }
         not_compiled(out, view, p, &short)?;
         for w in &m.warnings {
@@ -344,7 +353,7 @@ fn detailed(
     out: &mut impl Write,
     r: &Row,
     ptxas: &str,
-    spills: Option<&crate::spills::Lines>,
+    (spills, pressure): (Option<&crate::spills::Lines>, Option<&crate::pressure::Found>),
     short: &Short,
 ) -> io::Result<()> {
     let a = &r.report;
@@ -400,6 +409,9 @@ fn detailed(
     if let Some(s) = spills.and_then(|l| l.of(r)) {
         crate::spills::block(out, r, s)?;
     }
+    if let Some(p) = pressure.and_then(|f| f.of(r)) {
+        crate::pressure::block(out, &p)?;
+    }
     writeln!(out)
 }
 
@@ -416,8 +428,15 @@ mod tests {
         if let Some(k) = sort {
             select::sort(&mut shown, k);
         }
-        let view =
-            View { packages: std::slice::from_ref(p), all: &all, shown: &shown, arches: &[], filter, spills: None };
+        let view = View {
+            packages: std::slice::from_ref(p),
+            all: &all,
+            shown: &shown,
+            arches: &[],
+            filter,
+            spills: None,
+            pressure: None,
+        };
         let mut out = Vec::new();
         if detailed {
             text(&mut out, &view).unwrap();

@@ -97,14 +97,14 @@ enum Op {
 }
 
 /// ` .text.poly_eval,"ax",@progbits` → `poly_eval`; other sections → `None`.
-fn section_symbol(rest: &str) -> Option<String> {
+pub(crate) fn section_symbol(rest: &str) -> Option<String> {
     let name = rest.trim_start().strip_prefix(".text.")?;
     let end = name.find(|c: char| c == ',' || c.is_whitespace()).unwrap_or(name.len());
     (end > 0).then(|| name[..end].to_string())
 }
 
 /// `/abs/poly.cuh", line 21` (after `//## File "`) → `("/abs/poly.cuh", 21)`.
-fn line_comment(rest: &str) -> Option<(&str, u32)> {
+pub(crate) fn line_comment(rest: &str) -> Option<(&str, u32)> {
     let (file, after) = rest.split_once('"')?;
     let after = after.trim_start().strip_prefix(',')?.trim_start().strip_prefix("line")?.trim_start();
     let digits = after.find(|c: char| !c.is_ascii_digit()).unwrap_or(after.len());
@@ -141,12 +141,23 @@ fn spill_op(t: &str) -> Option<(Op, u32)> {
 }
 
 /// `file` relative to `root` when it lies under it (`/`-separated), else as it is.
-fn relative(file: &str, root: &Path) -> String {
+pub(crate) fn relative(file: &str, root: &Path) -> String {
     let p = Path::new(file);
+    let joined = |rel: &Path| rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
     let canonical = root.canonicalize().ok();
     for base in std::iter::once(root).chain(canonical.as_deref()) {
         if let Ok(rel) = p.strip_prefix(base) {
-            return rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+            return joined(rel);
+        }
+    }
+    // The compile names a kernel file relative to the crate (`kernels/axpb.cu`), and the line
+    // table makes that absolute against the directory `cargo launch` ran in: from outside the
+    // crate (`--manifest-path`), the crate's file under that directory's name.
+    #[allow(clippy::disallowed_methods)] // the process's own directory, not configuration
+    let cwd = std::env::current_dir().ok();
+    if let Some(rel) = cwd.as_deref().and_then(|d| p.strip_prefix(d).ok()) {
+        if root.join(rel).is_file() {
+            return joined(rel);
         }
     }
     file.to_string()

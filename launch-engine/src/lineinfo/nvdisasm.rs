@@ -174,12 +174,49 @@ pub fn version(nvdisasm: &Path, timeout: Duration) -> Result<String, Error> {
 /// Spill stores and loads carry nvdisasm's `(*"SpillRefill"*)` mark. Its warnings (it disassembles
 /// older cubins in its "old format") are not errors.
 pub fn disassemble(nvdisasm: &Path, cubin: &[u8], work_dir: &Path, timeout: Duration) -> Result<String, Error> {
+    with_cubin(cubin, work_dir, |path| {
+        Ok(Tool::new(nvdisasm).args(["-g", "-c"]).arg(path).timeout(timeout).run()?.stdout)
+    })
+}
+
+/// `nvdisasm -lrm count -c` of `cubin`: after every instruction, the live general, predicate and
+/// uniform registers (`// |   3   |   1    |        |`). `Ok(Err(why))` where nvdisasm cannot:
+/// it follows no data flow through a cubin of another format generation (a CUDA 13 nvdisasm and
+/// a CUDA 12 cubin), and says so (its last error line).
+pub fn life_ranges(
+    nvdisasm: &Path,
+    cubin: &[u8],
+    work_dir: &Path,
+    timeout: Duration,
+) -> Result<Result<String, String>, Error> {
+    with_cubin(cubin, work_dir, |path| {
+        let (status, out) =
+            Tool::new(nvdisasm).args(["-lrm", "count", "-c"]).arg(path).timeout(timeout).run_unchecked()?;
+        if status.success() {
+            return Ok(Ok(out.stdout));
+        }
+        // `nvdisasm error   : Cannot print life ranges as flow analysis is disabled`, after the
+        // warning that it reads the cubin in its "Old format".
+        let said = |word: &str| {
+            out.stderr.lines().rev().find(|l| l.contains(word)).map(|l| {
+                let text = l.split_once(':').map_or(l, |(_, t)| t);
+                text.split_whitespace().collect::<Vec<_>>().join(" ")
+            })
+        };
+        let why = said("error").unwrap_or_else(|| format!("it failed ({status})"));
+        let old = if out.stderr.contains("Old format") { ", as it reads this cubin in its old format" } else { "" };
+        Ok(Err(format!("nvdisasm follows no data flow through this cubin{old}: \"{why}\"")))
+    })
+}
+
+/// Runs `f` on `cubin` written into `work_dir` (removed afterwards).
+fn with_cubin<T>(cubin: &[u8], work_dir: &Path, f: impl FnOnce(&Path) -> Result<T, Error>) -> Result<T, Error> {
     std::fs::create_dir_all(work_dir).map_err(Error::io("create folder", work_dir))?;
     let path = work_dir.join(format!("nvdisasm-{}.cubin", std::process::id()));
     std::fs::write(&path, cubin).map_err(Error::io("write", &path))?;
-    let out = Tool::new(nvdisasm).args(["-g", "-c"]).arg(&path).timeout(timeout).run();
+    let out = f(&path);
     let _ = std::fs::remove_file(&path);
-    Ok(out?.stdout)
+    out
 }
 
 #[cfg(test)]

@@ -1,0 +1,139 @@
+//! Reading nvdisasm twice over one cubin compiled with line info, and joining the two on the
+//! instruction's offset: `nvdisasm -lrm count -c` prints after every instruction the number of
+//! live registers (`// |  GPR  |  PRED  |  UGPR  |` columns, blank for none), and `nvdisasm -g -c`
+//! the `//## File "<path>", line <N>` comment before each source line's instructions; nvdisasm
+//! ignores line info when it prints life ranges, so neither run alone says which line holds the
+//! registers.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use launch_schema::report::{LiveCount, PressureLine};
+
+use crate::spills::sass::{line_comment, relative, section_symbol};
+
+/// The live registers after one instruction.
+type Live = LiveCount;
+
+/// `section symbol → (offset → live counts)` from `nvdisasm -lrm count -c`.
+pub fn live(text: &str) -> BTreeMap<String, BTreeMap<u32, Live>> {
+    let mut out: BTreeMap<String, BTreeMap<u32, Live>> = BTreeMap::new();
+    let mut symbol: Option<String> = None;
+    for l in text.lines() {
+        let t = l.trim_start();
+        if let Some(rest) = t.strip_prefix(".section") {
+            symbol = section_symbol(rest);
+        } else if let (Some(sym), Some(offset)) = (&symbol, offset(t)) {
+            let Some((_, columns)) = t.split_once("// |") else { continue };
+            let mut cells = columns.split('|').map(|c| c.trim().parse::<u32>().unwrap_or(0));
+            let live = Live {
+                gpr: cells.next().unwrap_or(0),
+                pred: cells.next().unwrap_or(0),
+                ugpr: cells.next().unwrap_or(0),
+            };
+            out.entry(sym.clone()).or_default().insert(offset, live);
+        }
+    }
+    out
+}
+
+/// `section symbol → (offset → (file, line))` from `nvdisasm -g -c`: each instruction under the
+/// last line comment of its section. File names under `root` become relative to it.
+pub fn lines(text: &str, root: &Path) -> BTreeMap<String, BTreeMap<u32, (String, u32)>> {
+    let mut out: BTreeMap<String, BTreeMap<u32, (String, u32)>> = BTreeMap::new();
+    let mut symbol: Option<String> = None;
+    let mut at: Option<(String, u32)> = None;
+    let mut names: BTreeMap<String, String> = BTreeMap::new();
+    for l in text.lines() {
+        let t = l.trim_start();
+        if let Some(rest) = t.strip_prefix(".section") {
+            symbol = section_symbol(rest);
+            at = None;
+        } else if let Some(rest) = t.strip_prefix("//## File \"") {
+            at = line_comment(rest).map(|(file, line)| {
+                let name = names.entry(file.to_string()).or_insert_with(|| relative(file, root)).clone();
+                (name, line)
+            });
+        } else if let (Some(sym), Some(offset), Some(place)) = (&symbol, offset(t), &at) {
+            out.entry(sym.clone()).or_default().insert(offset, place.clone());
+        }
+    }
+    out
+}
+
+/// One function's pressure: the peak after any instruction, and per source line the most live
+/// registers after one of its instructions (most first, then file and line).
+pub struct Joined {
+    pub peak: Live,
+    pub lines: Vec<PressureLine>,
+    /// Instructions with a count but no source line.
+    pub unattributed: u32,
+}
+
+/// Joins one function's live counts with its lines.
+pub fn join(live: &BTreeMap<u32, Live>, lines: Option<&BTreeMap<u32, (String, u32)>>) -> Joined {
+    let mut peak = Live::default();
+    let mut by_line: BTreeMap<(String, u32), (Live, u32)> = BTreeMap::new();
+    let mut unattributed = 0;
+    for (offset, l) in live {
+        peak = Live { gpr: peak.gpr.max(l.gpr), pred: peak.pred.max(l.pred), ugpr: peak.ugpr.max(l.ugpr) };
+        match lines.and_then(|m| m.get(offset)) {
+            Some(place) => {
+                let (m, n) = by_line.entry(place.clone()).or_default();
+                *m = Live { gpr: m.gpr.max(l.gpr), pred: m.pred.max(l.pred), ugpr: m.ugpr.max(l.ugpr) };
+                *n += 1;
+            }
+            None => unattributed += 1,
+        }
+    }
+    let mut lines: Vec<PressureLine> = by_line
+        .into_iter()
+        .map(|((file, line), (live, instructions))| PressureLine { file, line, live, instructions })
+        .collect();
+    lines.sort_by(|a, b| b.live.gpr.cmp(&a.live.gpr).then(a.file.cmp(&b.file)).then(a.line.cmp(&b.line)));
+    Joined { peak, lines, unattributed }
+}
+
+/// `/*0040*/ IMAD …` → `0x40`.
+fn offset(t: &str) -> Option<u32> {
+    let hex = t.strip_prefix("/*")?.split_once("*/")?.0;
+    u32::from_str_radix(hex.trim(), 16).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIVE: &str = r#"
+	.section	.text.k,"ax",@progbits
+        /*0000*/                   LDC R1, c[0x0][0x28] ;                  // |   1   |        |        |
+        /*0010*/                   S2R R0, SR_TID.X ;                      // |   2   |        |        |
+        /*0020*/                   S2UR UR4, SR_CTAID.X ;                  // |   2   |        |   1    |
+        /*0030*/                   IMAD R7, R7, UR4, R0 ;                  // |   3   |   1    |   1    |
+        /*0040*/                   EXIT ;                                  // |       |        |        |
+"#;
+    const LINES: &str = r#"
+	.section	.text.k,"ax",@progbits
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+	//## File "/crate/kernels/k.cu", line 4
+        /*0010*/                   S2R R0, SR_TID.X ;
+        /*0020*/                   S2UR UR4, SR_CTAID.X ;
+	//## File "/crate/kernels/k.cuh", line 9 inlined at "/crate/kernels/k.cu", line 5
+        /*0030*/                   IMAD R7, R7, UR4, R0 ;
+        /*0040*/                   EXIT ;
+"#;
+
+    /// The two runs join on the offset: each line's most live registers, the peak over the
+    /// function, the instructions before any line comment counted apart; blank columns are 0.
+    #[test]
+    fn live_counts_join_their_source_lines_on_the_offset() {
+        let live = live(LIVE);
+        let lines = lines(LINES, Path::new("/crate"));
+        let j = join(&live["k"], lines.get("k"));
+        assert_eq!((j.peak.gpr, j.peak.pred, j.peak.ugpr), (3, 1, 1));
+        let got: Vec<(&str, u32, u32, u32)> =
+            j.lines.iter().map(|l| (l.file.as_str(), l.line, l.live.gpr, l.instructions)).collect();
+        assert_eq!(got, [("kernels/k.cuh", 9, 3, 2), ("kernels/k.cu", 4, 2, 2)]);
+        assert_eq!(j.unattributed, 1);
+    }
+}
