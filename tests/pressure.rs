@@ -74,3 +74,21 @@ fn a_cuda_13_build_has_its_counts_with_the_file_relative_to_the_crate() {
     assert!(stdout.contains(&want), "{stdout}");
     assert!(stdout.contains(&format!("kernels/axpb.cu:{}", p.lines[0].line)), "{stdout}");
 }
+
+/// With `--spills` too, each line's spill code stands beside its live count: under
+/// `__launch_bounds__(1024, 2)` the `acc[k]` update is at the allocation and holds most of the
+/// spill code.
+#[test]
+fn with_spills_each_line_shows_its_spill_code_beside_its_live_count() {
+    toolchain_root();
+    let (code, stdout, stderr) = run(cargo_launch()
+        .args(["launch", "report", "--no-setup", "--pressure", "--spills", "--kernel", "lb1024x2$", "--manifest-path"])
+        .arg(root().join("template/Cargo.toml")));
+    assert_eq!(code, 0, "{stderr}");
+    let line = stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with("kernels/poly.cuh:21 ") && l.contains(" live "))
+        .find(|l| l.contains("spill stores"))
+        .unwrap_or_else(|| panic!("no pressure line for poly.cuh:21 with its spills:\n{stdout}"));
+    assert!(line.contains("30 live") && line.contains("1049 spill stores, 1028 loads here"), "{line}");
+}

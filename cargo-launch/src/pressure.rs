@@ -18,7 +18,7 @@ use std::path::Path;
 use anyhow::anyhow;
 use launch::Arch;
 use launch_engine::tooling::lineinfo::{nvdisasm, Recompiler};
-use launch_schema::report::Pressure;
+use launch_schema::report::{Pressure, SpillsByLine};
 
 use crate::error::Error;
 use crate::records::{PackageKernels, Row};
@@ -102,8 +102,10 @@ fn file_pressure(
     Ok(functions)
 }
 
-/// The text block under a kernel: the peak against ptxas's allocation, the top [`SHOWN`] lines.
-pub fn block(out: &mut impl Write, p: &Pressure) -> io::Result<()> {
+/// The text block under a kernel: the peak against ptxas's allocation, the top [`SHOWN`] lines,
+/// and with `--spills` each line's spill code beside its live count (a line at the allocation is
+/// where the registers ran out: its values that do not fit are the spills).
+pub fn block(out: &mut impl Write, p: &Pressure, spills: Option<&SpillsByLine>) -> io::Result<()> {
     if let Some(why) = &p.unavailable {
         return writeln!(out, "  live registers: unknown ({why})");
     }
@@ -116,7 +118,12 @@ pub fn block(out: &mut impl Write, p: &Pressure) -> io::Result<()> {
     let place: Vec<String> = shown.iter().map(|l| format!("{}:{}", l.file, l.line)).collect();
     let width = place.iter().map(|s| s.chars().count()).max().unwrap_or(0);
     for (l, at) in shown.iter().zip(&place) {
-        writeln!(out, "    {at:<width$}  {:>3} live  ({} instructions)", l.live.gpr, l.instructions)?;
+        write!(out, "    {at:<width$}  {:>3} live  ({} instructions)", l.live.gpr, l.instructions)?;
+        let spilled = spills.and_then(|s| s.lines.iter().find(|x| x.file == l.file && x.line == l.line));
+        match spilled {
+            Some(x) => writeln!(out, "  {} spill stores, {} loads here", x.count.stores, x.count.loads)?,
+            None => writeln!(out)?,
+        }
     }
     if p.lines.len() > SHOWN {
         writeln!(out, "    … {} more lines (--format json lists them all)", p.lines.len() - SHOWN)?;

@@ -314,7 +314,7 @@ pub(crate) fn compact(out: &mut impl Write, view: &View) -> io::Result<()> {
                 crate::spills::block(out, r, s)?;
             }
             if let Some(p) = pressure {
-                crate::pressure::block(out, &p)?;
+                crate::pressure::block(out, &p, spills)?;
             }
         }
         not_compiled(out, view, p, &short)?;
@@ -410,7 +410,7 @@ fn detailed(
         crate::spills::block(out, r, s)?;
     }
     if let Some(p) = pressure.and_then(|f| f.of(r)) {
-        crate::pressure::block(out, &p)?;
+        crate::pressure::block(out, &p, spills.and_then(|l| l.of(r)))?;
     }
     writeln!(out)
 }
