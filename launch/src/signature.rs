@@ -43,7 +43,8 @@ pub fn offsets(params: &[Param]) -> impl Iterator<Item = (u32, u32)> + '_ {
 
 /// The most parameters a typed launch takes (the tuples `launch::cuda::Args` is implemented
 /// for); the build leaves a kernel with more untyped. Rust implements its own traits for tuples
-/// up to 12; candle's widest kernel has 14.
+/// up to 12; the widest kernels of the real folders tested take 11 (candle-kernels), 12 (dfdx)
+/// and 14 (mistralrs-quant).
 pub const MAX_PARAMS: usize = 16;
 
 /// A kernel's parameters as Rust types, in order: `(*const f32, *mut f32, i32)` for
