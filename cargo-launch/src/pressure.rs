@@ -47,9 +47,27 @@ impl Found {
 /// No nvdisasm (exit 3, with every place looked at), or a compile or disassembly that fails.
 pub fn collect<'a>(packages: &[PackageKernels], rows: impl IntoIterator<Item = &'a Row>) -> Result<Found, Error> {
     crate::spills::per_file(packages, rows, "pressure", |job| {
-        file_pressure(job.recompiler, job.tool, job.dir, job.root, job.file, job.arch)
+        let cached = file_pressure(job.recompiler, job.tool, job.dir, job.root, job.file, job.arch)?;
+        let unavailable = |why: &str| empty(&job.tool.version, Some(why.to_string()));
+        let mut found = match cached {
+            Cached::Counts(functions) => functions,
+            Cached::Unavailable(why) => job.kernels.iter().map(|k| (k.clone(), unavailable(&why))).collect(),
+        };
+        // A kernel nvdisasm printed no counts for is said to be so, never left out.
+        for k in job.kernels {
+            found.entry(k.clone()).or_insert_with(|| unavailable("nvdisasm printed no live registers for this kernel"));
+        }
+        Ok(found)
     })
     .map(Found)
+}
+
+/// What one file × arch gave, as cached: every function's counts, or why nvdisasm gave none for
+/// the whole cubin.
+#[derive(serde::Serialize, serde::Deserialize)]
+enum Cached {
+    Counts(BTreeMap<String, Pressure>),
+    Unavailable(String),
 }
 
 /// The pressure of every function of `file` on `arch`, from the cache or computed now.
@@ -60,7 +78,7 @@ fn file_pressure(
     root: &Path,
     file: &str,
     arch: Arch,
-) -> Result<BTreeMap<String, Pressure>, Error> {
+) -> Result<Cached, Error> {
     let failed = |what: &str| format!("{what} {file} for {arch} with line info");
     let compile_key = recompiler.key(file, arch).map_err(|e| Error::Failure(anyhow::Error::new(e)))?;
     let entry = dir.join(format!("{}.json", crate::spills::cache_key(FORMAT, &compile_key, tool)));
@@ -77,29 +95,34 @@ fn file_pressure(
     let lines = nvdisasm::disassemble(&tool.path, &compiled.cubin, &work, timeout).map_err(disassembly)?;
     let live = nvdisasm::life_ranges(&tool.path, &compiled.cubin, &work, timeout).map_err(disassembly)?;
     let lines = parse::lines(&lines, root);
-    let empty = |unavailable: Option<String>| Pressure {
-        nvdisasm: tool.version.clone(),
-        unavailable,
-        peak: Default::default(),
-        allocated: 0,
-        lines: Vec::new(),
-        unattributed: 0,
+    let cached = match live {
+        Err(why) => Cached::Unavailable(why),
+        Ok(text) => Cached::Counts(
+            parse::live(&text)
+                .iter()
+                .map(|(symbol, live)| {
+                    let j = parse::join(live, lines.get(symbol));
+                    let counts = Pressure {
+                        peak: j.peak,
+                        lines: j.lines,
+                        unattributed: j.unattributed,
+                        ..empty(&tool.version, None)
+                    };
+                    (symbol.clone(), counts)
+                })
+                .collect(),
+        ),
     };
-    let functions: BTreeMap<String, Pressure> = match live {
-        // Every function of the cubin is in the line map (its section), whether or not it runs.
-        Err(why) => lines.keys().map(|s| (s.clone(), empty(Some(why.clone())))).collect(),
-        Ok(text) => parse::live(&text)
-            .iter()
-            .map(|(symbol, live)| {
-                let j = parse::join(live, lines.get(symbol));
-                (symbol.clone(), Pressure { peak: j.peak, lines: j.lines, unattributed: j.unattributed, ..empty(None) })
-            })
-            .collect(),
-    };
-    let bytes = serde_json::to_vec(&functions).map_err(|e| Error::Failure(anyhow!(e)))?;
+    let bytes = serde_json::to_vec(&cached).map_err(|e| Error::Failure(anyhow!(e)))?;
     launch_engine::tooling::write_if_changed(&entry, &bytes)
         .map_err(|e| Error::Failure(anyhow::Error::new(e).context(format!("writing {}", entry.display()))))?;
-    Ok(functions)
+    Ok(cached)
+}
+
+/// A record with no counts (yet): `unavailable` says why, if anything is.
+fn empty(nvdisasm: &str, unavailable: Option<String>) -> Pressure {
+    let peak = Default::default();
+    Pressure { nvdisasm: nvdisasm.into(), unavailable, peak, allocated: 0, lines: Vec::new(), unattributed: 0 }
 }
 
 /// The text block under a kernel: the peak against ptxas's allocation, the top [`SHOWN`] lines,

@@ -69,6 +69,8 @@ pub(crate) struct Job<'a> {
     pub root: &'a Path,
     pub file: &'a str,
     pub arch: Arch,
+    /// The symbols of the rows of this file × arch.
+    pub kernels: &'a [String],
 }
 
 /// Runs `each` on every file × arch of `rows` (per package, in a stable order; one recompiler
@@ -84,9 +86,10 @@ pub(crate) fn per_file<'a, T>(
     mut each: impl FnMut(Job<'_>) -> Result<BTreeMap<String, T>, Error>,
 ) -> Result<HashMap<(String, String, Arch), T>, Error> {
     let env = Env::cli();
-    let mut wanted: BTreeMap<&str, std::collections::BTreeSet<(String, Arch)>> = BTreeMap::new();
+    let mut wanted: BTreeMap<&str, BTreeMap<(String, Arch), Vec<String>>> = BTreeMap::new();
     for r in rows {
-        wanted.entry(r.id.package.as_str()).or_default().insert((r.id.file.clone(), r.arch()));
+        let kernels = wanted.entry(r.id.package.as_str()).or_default().entry((r.id.file.clone(), r.arch()));
+        kernels.or_default().push(r.id.name.clone());
     }
     let mut found = HashMap::new();
     for p in packages {
@@ -96,8 +99,9 @@ pub(crate) fn per_file<'a, T>(
             .map_err(|e| Error::Failure(anyhow::Error::new(e).context("preparing the line-info compile")))?;
         let tool = nvdisasm::locate(&env, recompiler.toolchain(), recompiler.timeout())
             .map_err(|e| Error::NoToolchain(e.into()))?;
-        for (file, arch) in jobs {
-            let job = Job { recompiler: &recompiler, tool: &tool, dir: &dir, root: p.config.root(), file, arch: *arch };
+        for ((file, arch), kernels) in jobs {
+            let root = p.config.root();
+            let job = Job { recompiler: &recompiler, tool: &tool, dir: &dir, root, file, arch: *arch, kernels };
             for (symbol, value) in each(job)? {
                 found.insert((p.package.clone(), symbol, *arch), value);
             }

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use launch_schema::report::{LiveCount, PressureLine};
 
-use crate::spills::sass::{line_comment, relative, section_symbol};
+use crate::spills::sass::{line_comment, relative, section_directive, section_symbol};
 
 /// The live registers after one instruction.
 type Live = LiveCount;
@@ -21,7 +21,7 @@ pub fn live(text: &str) -> BTreeMap<String, BTreeMap<u32, Live>> {
     let mut symbol: Option<String> = None;
     for l in text.lines() {
         let t = l.trim_start();
-        if let Some(rest) = t.strip_prefix(".section") {
+        if let Some(rest) = section_directive(t) {
             symbol = section_symbol(rest);
         } else if let (Some(sym), Some(offset)) = (&symbol, offset(t)) {
             let Some((_, columns)) = t.split_once("// |") else { continue };
@@ -46,7 +46,7 @@ pub fn lines(text: &str, root: &Path) -> BTreeMap<String, BTreeMap<u32, (String,
     let mut names: BTreeMap<String, String> = BTreeMap::new();
     for l in text.lines() {
         let t = l.trim_start();
-        if let Some(rest) = t.strip_prefix(".section") {
+        if let Some(rest) = section_directive(t) {
             symbol = section_symbol(rest);
             at = None;
         } else if let Some(rest) = t.strip_prefix("//## File \"") {
@@ -106,6 +106,7 @@ mod tests {
 
     const LIVE: &str = r#"
 	.section	.text.k,"ax",@progbits
+	.sectioninfo	@"SHI_REGISTERS=8"
         /*0000*/                   LDC R1, c[0x0][0x28] ;                  // |   1   |        |        |
         /*0010*/                   S2R R0, SR_TID.X ;                      // |   2   |        |        |
         /*0020*/                   S2UR UR4, SR_CTAID.X ;                  // |   2   |        |   1    |
@@ -124,7 +125,8 @@ mod tests {
 "#;
 
     /// The two runs join on the offset: each line's most live registers, the peak over the
-    /// function, the instructions before any line comment counted apart; blank columns are 0.
+    /// function, the instructions before any line comment counted apart; blank columns are 0; a
+    /// `.sectioninfo` line (CUDA 13's sm_80 cubins) is no section of its own.
     #[test]
     fn live_counts_join_their_source_lines_on_the_offset() {
         let live = live(LIVE);

@@ -63,7 +63,7 @@ pub fn parse(sass: &str, root: &Path) -> BTreeMap<String, FunctionSpills> {
     let mut names: BTreeMap<String, String> = BTreeMap::new();
     for l in sass.lines() {
         let t = l.trim_start();
-        if let Some(rest) = t.strip_prefix(".section") {
+        if let Some(rest) = section_directive(t) {
             symbol = section_symbol(rest);
             at = None;
         } else if let Some(rest) = t.strip_prefix("//## File \"") {
@@ -94,6 +94,12 @@ pub fn parse(sass: &str, root: &Path) -> BTreeMap<String, FunctionSpills> {
 enum Op {
     Store,
     Load,
+}
+
+/// The operands of a `.section` directive; `None` for any other line, `.sectioninfo` (which
+/// nvdisasm writes after an sm_80 cubin's `.section` of CUDA 13) included.
+pub(crate) fn section_directive(t: &str) -> Option<&str> {
+    t.strip_prefix(".section").filter(|rest| rest.starts_with(char::is_whitespace))
 }
 
 /// ` .text.poly_eval,"ax",@progbits` → `poly_eval`; other sections → `None`.
@@ -167,8 +173,10 @@ pub(crate) fn relative(file: &str, root: &Path) -> String {
 mod tests {
     use super::*;
 
+    // `.sectioninfo` follows each `.section` in CUDA 13's sm_80 cubins.
     const SASS: &str = r#"
 	.section	.text.k,"ax",@progbits
+	.sectioninfo	@"SHI_REGISTERS=32"
 .text.k:
         /*0000*/                   LDC R1, c[0x0][0x28] ;
         /*0010*/                   STL [R1+0x10], R9 (*"SpillRefill"*) ;

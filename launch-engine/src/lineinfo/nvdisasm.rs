@@ -192,7 +192,9 @@ pub fn life_ranges(
     with_cubin(cubin, work_dir, |path| {
         let (status, out) =
             Tool::new(nvdisasm).args(["-lrm", "count", "-c"]).arg(path).timeout(timeout).run_unchecked()?;
-        if status.success() {
+        // In its old format nvdisasm may also succeed and print no counts (an sm_80 cubin of
+        // CUDA 12.9): the warning says so.
+        if status.success() && !out.stderr.contains("Old format") {
             return Ok(Ok(out.stdout));
         }
         // `nvdisasm error   : Cannot print life ranges as flow analysis is disabled`, after the
@@ -203,7 +205,7 @@ pub fn life_ranges(
                 text.split_whitespace().collect::<Vec<_>>().join(" ")
             })
         };
-        let why = said("error").unwrap_or_else(|| format!("it failed ({status})"));
+        let why = said("error").or_else(|| said("Old format")).unwrap_or_else(|| format!("it failed ({status})"));
         let old = if out.stderr.contains("Old format") { ", as it reads this cubin in its old format" } else { "" };
         Ok(Err(format!("nvdisasm follows no data flow through this cubin{old}: \"{why}\"")))
     })
