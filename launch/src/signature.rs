@@ -30,15 +30,31 @@ use std::marker::PhantomData;
 use crate::kernel::Param;
 use crate::Kernel;
 
-/// The parameter offsets a launch's argument buffer has: each parameter at the next multiple
-/// of its alignment. What the driver reports per parameter (`cuFuncGetParamInfo`).
+/// The parameters' `(offset, size)` in a parameter buffer aligned to the largest of them: each
+/// at the next multiple of its alignment (C's layout).
 pub fn offsets(params: &[Param]) -> impl Iterator<Item = (u32, u32)> + '_ {
-    let mut at = 0u32;
+    offsets_from(params, 0)
+}
+
+/// The same when the buffer starts `base` bytes past a multiple of the largest alignment.
+fn offsets_from(params: &[Param], base: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
+    let mut at = base;
     params.iter().map(move |p| {
-        let offset = at.next_multiple_of(p.align.max(1));
-        at = offset + p.size;
-        (offset, p.size)
+        let address = at.next_multiple_of(p.align.max(1));
+        at = address + p.size;
+        (address - base, p.size)
     })
+}
+
+/// Whether `laid_out` (each parameter's `(offset, size)` as the assembler's table in a cubin or
+/// the driver's `cuFuncGetParamInfo` gives it) is `params`' layout. The offsets count from where
+/// the parameters start in the constant bank, which is 4-byte aligned but not always aligned to
+/// the largest parameter (measured: a 64-byte-aligned `CUtensorMap` first is at offset 32 on
+/// sm_80): so the layout agrees if it is C's from some 4-byte-aligned start.
+pub fn same_layout(params: &[Param], laid_out: &[(u32, u32)]) -> bool {
+    let largest = params.iter().map(|p| p.align).max().unwrap_or(1).max(4);
+    laid_out.len() == params.len()
+        && (0..largest).step_by(4).any(|base| offsets_from(params, base).eq(laid_out.iter().copied()))
 }
 
 /// The most parameters a typed launch takes (the tuples `launch::cuda::Args` is implemented
@@ -115,5 +131,19 @@ mod tests {
         let ps = [param(8, 8), param(4, 4), param(16, 16), param(1, 1), param(12, 4)];
         let got: Vec<(u32, u32)> = offsets(&ps).collect();
         assert_eq!(got, [(0, 8), (8, 4), (16, 16), (32, 1), (36, 12)]);
+        assert!(same_layout(&ps, &got));
+    }
+
+    /// A layout from a start that is not aligned to the largest parameter agrees (a 64-byte
+    /// struct first at 32 on sm_80, whose parameters start at 0x160); any other does not.
+    #[test]
+    fn a_layout_from_an_unaligned_start_agrees() {
+        let ps = [param(128, 64), param(4, 4)];
+        assert!(same_layout(&ps, &[(0, 128), (128, 4)]));
+        assert!(same_layout(&ps, &[(32, 128), (160, 4)]));
+        assert!(!same_layout(&ps, &[(32, 128), (164, 4)]));
+        assert!(!same_layout(&ps, &[(2, 128), (130, 4)]), "a start is 4-byte aligned");
+        assert!(!same_layout(&ps, &[(0, 128)]), "the count");
+        assert!(!same_layout(&[param(8, 8), param(4, 4)], &[(0, 8), (12, 4)]));
     }
 }

@@ -113,6 +113,11 @@ fn cubin_differs(params: &[Param], table: &[KernelParam]) -> Option<String> {
             params.len()
         ));
     }
+    let laid_out: Vec<(u32, u32)> = table.iter().map(|t| (t.offset as u32, t.size as u32)).collect();
+    if table.iter().enumerate().all(|(i, t)| t.ordinal == i) && launch::signature::same_layout(params, &laid_out) {
+        return None;
+    }
+    // Named against C's layout from an aligned start, the first place it differs.
     for (i, ((offset, size), t)) in launch::signature::offsets(params).zip(table).enumerate() {
         if (t.ordinal, t.offset, t.size) != (i, offset as usize, size as usize) {
             return Some(format!(
@@ -155,6 +160,9 @@ mod tests {
         assert_eq!(cubin_differs(&params, &[t(0, 0, 8), t(1, 8, 1), t(2, 16, 16), t(3, 32, 4)]), None);
         let short = cubin_differs(&params, &[t(0, 0, 8)]).unwrap();
         assert_eq!(short, "the assembler's table has 1 parameters, the compiler's type names 4");
+        // Shifted as a whole by an unaligned start of the parameters: the same layout.
+        let ps = [p("CUtensorMap", 128, 64), p("int", 4, 4)];
+        assert_eq!(cubin_differs(&ps, &[t(0, 32, 128), t(1, 160, 4)]), None);
         let moved = cubin_differs(&params, &[t(0, 0, 8), t(1, 8, 1), t(2, 12, 16), t(3, 32, 4)]).unwrap();
         assert_eq!(
             moved,
