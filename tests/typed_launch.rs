@@ -79,3 +79,38 @@ fn a_named_struct_of_another_layout_does_not_compile() {
     assert!(stderr.contains(want), "{stderr}");
     assert!(!Path::new(&dir.path().join("examples")).exists());
 }
+
+/// A documentation build (docs.rs: `DOCS_RS` set, no toolchain, nothing compiled) types every
+/// kernel as `launch::signature::Uncompiled`, so a crate whose code launches its kernels still
+/// builds there.
+#[test]
+fn a_documentation_build_of_code_that_launches_typed_compiles() {
+    let dir = fixture_outside("typed_gpu");
+    let cases = root().join("fixtures/crates/typed_gpu/compile_fail");
+    let wrapper = std::fs::read_to_string(cases.join("main.rs.in")).unwrap();
+    let case = std::fs::read_to_string(cases.join("ok.rs")).unwrap();
+    std::fs::create_dir_all(dir.path().join("examples")).unwrap();
+    std::fs::write(dir.path().join("examples/ok.rs"), wrapper.replace("    // CASE\n", &case)).unwrap();
+    let (code, _, stderr) =
+        run(cargo_in(dir.path()).env("DOCS_RS", "1").args(["check", "--examples", "--message-format", "short"]));
+    assert_eq!(code, 0, "{stderr}");
+    let kernels_rs = walk_for(&crate::support::fixtures_target().join("debug/build"), dir.path())
+        .unwrap_or_else(|| panic!("no kernels.rs of the documentation build"));
+    let text = std::fs::read_to_string(kernels_rs).unwrap();
+    assert!(text.contains("type Params = ::launch::signature::Uncompiled;"), "{text}");
+    assert!(text.contains("pub static AXPY: ::launch::Typed<AXPY>"), "{text}");
+}
+
+/// The newest `OUT_DIR/launch/kernels.rs` under `build` of the package at `dir` (its folder
+/// name starts with the package name the copy was given).
+fn walk_for(build: &std::path::Path, dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
+    let name = manifest.lines().find_map(|l| l.strip_prefix("name = \"")?.strip_suffix('"'))?.to_string();
+    std::fs::read_dir(build)
+        .ok()?
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&format!("{name}-")))
+        .map(|e| e.path().join("out/launch/kernels.rs"))
+        .filter(|p| p.is_file())
+        .max_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+}

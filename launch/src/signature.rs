@@ -63,6 +63,13 @@ pub fn same_layout(params: &[Param], laid_out: &[(u32, u32)]) -> bool {
 /// and 14 (mistralrs-quant).
 pub const MAX_PARAMS: usize = 16;
 
+/// The `Params` of a kernel that no toolchain compiled (a documentation build, such as docs.rs'):
+/// any tuple of arguments type-checks, so a crate whose code launches its kernels still builds
+/// its documentation. Nothing of such a build loads (its modules hold no image), and a launch
+/// through it panics before anything reaches a driver.
+#[derive(Debug)]
+pub enum Uncompiled {}
+
 /// A kernel's parameters as Rust types, in order: `(*const f32, *mut f32, i32)` for
 /// `(const float*, float*, int)`. The generated code implements it for a type named like the
 /// kernel's static (`POLY_EVAL`), so that a compile error about a launch names the kernel.

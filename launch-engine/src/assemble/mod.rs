@@ -188,6 +188,10 @@ pub fn manifest(
     })
 }
 
+/// Why an uncompiled build's kernels have no parameters (the generator types them
+/// `launch::signature::Uncompiled`, so the crate's documentation builds).
+pub(crate) const UNCOMPILED: &str = "no toolchain compiled it (a documentation build)";
+
 /// The manifest of a build that compiles nothing (docs.rs: no network, no toolchain): every
 /// kernel found in the sources (`texts`, one per planned file), without cubins, so the crate's
 /// documentation builds. Each file's module names its empty fallback PTX.
@@ -225,7 +229,7 @@ pub fn uncompiled(plan: &Plan, texts: &[String]) -> Manifest {
                 max_spill_bytes: None,
                 variants: Vec::new(),
                 params: None,
-                params_unknown: Some("no toolchain compiled it".into()),
+                params_unknown: Some(UNCOMPILED.into()),
             });
         }
         modules.push(ModuleEntry {

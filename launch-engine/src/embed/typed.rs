@@ -58,6 +58,11 @@ fn opaque(p: &Param) -> Option<String> {
 /// The Rust types of all of `k`'s parameters, or why it is launched untyped.
 pub(super) fn signature(k: &KernelEntry, types: &BTreeMap<String, String>) -> Result<Vec<String>, String> {
     let Some(params) = &k.params else {
+        // A documentation build (docs.rs) compiles nothing: its statics are typed all the same,
+        // so code that launches them builds there (`launch::signature::Uncompiled`).
+        if k.params_unknown.as_deref() == Some(crate::assemble::UNCOMPILED) {
+            return Ok(Vec::new());
+        }
         return Err(k.params_unknown.clone().unwrap_or_else(|| "its parameters were not recovered".into()));
     };
     if params.len() > MAX_PARAMS {
@@ -133,10 +138,13 @@ fn emit_signature(s: &mut String, indent: &str, name: &str, k: &KernelEntry, typ
         types.join(", ")
     );
     let tuple: String = types.iter().map(|t| format!("{t}, ")).collect();
+    let params = match k.params {
+        Some(_) => format!("({})", tuple.trim_end()),
+        None => "::launch::signature::Uncompiled".into(),
+    };
     let _ = writeln!(
         s,
-        "{indent}impl ::launch::Signature for {name} {{\n{indent}    type Params = ({});\n{indent}    const KERNEL: &'static str = {:?};\n{indent}}}",
-        tuple.trim_end(),
+        "{indent}impl ::launch::Signature for {name} {{\n{indent}    type Params = {params};\n{indent}    const KERNEL: &'static str = {:?};\n{indent}}}",
         k.name
     );
 }

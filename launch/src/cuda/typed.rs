@@ -139,6 +139,13 @@ pub unsafe trait Args<K, P> {
     fn push<'a>(&'a mut self, args: &mut LaunchArgs<'a>);
 }
 
+// SAFETY: it pushes nothing and never returns: a documentation build's kernels cannot launch.
+unsafe impl<K, A> Args<K, crate::signature::Uncompiled> for A {
+    fn push<'a>(&'a mut self, _args: &mut LaunchArgs<'a>) {
+        panic!("a kernel of a documentation build (no toolchain compiled it) cannot launch");
+    }
+}
+
 /// The tuples up to [`MAX_PARAMS`](crate::signature::MAX_PARAMS) elements; the build leaves a
 /// kernel with more parameters untyped. The parameter tuple is a trait parameter (not matched
 /// through `K`'s associated type), so a tuple of another length matches no impl and the
