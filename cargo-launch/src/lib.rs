@@ -28,6 +28,7 @@ mod destination;
 mod diff;
 mod error;
 mod gpus;
+mod line_info;
 mod output;
 mod package_rules;
 mod pressure;

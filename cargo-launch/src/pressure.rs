@@ -2,12 +2,14 @@
 //! JSON field `pressure`).
 //!
 //! Per kernel file × arch shown: the file is compiled again with line info, as for `--spills`
-//! (`launch_engine::tooling::lineinfo`: the build's options plus `-lineinfo`, the same
-//! instructions), and nvdisasm reads the cubin twice — `-lrm count` for the live registers after
-//! each instruction, `-g` for each instruction's source line — and [`parse`] joins the two on the
-//! offset. The result is cached in the package's `OUT_DIR/launch/pressure/`, keyed like the spill
-//! lines, so a second run compiles and disassembles nothing. Only when asked: a plain build or
-//! report never pays for it.
+//! (`crate::line_info`: the build's options plus `-lineinfo`, the same instructions), and
+//! nvdisasm reads the cubin twice — `-lrm count` for the live registers after each instruction,
+//! `-gi` for each instruction's source line and inline frames — and [`parse`] joins the two on
+//! the offset. For a kernel that spills under a register budget, the file is compiled once more
+//! with the contract directives removed: what the code asks for, and so which lines the budget
+//! cuts. Cached in the package's `OUT_DIR/launch/pressure/`, keyed like the spill lines, so a
+//! second run compiles and disassembles nothing. Only when asked: a plain build or report never
+//! pays for it.
 
 mod parse;
 
@@ -15,30 +17,113 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 use std::path::Path;
 
-use anyhow::anyhow;
-use launch::Arch;
-use launch_engine::tooling::lineinfo::{nvdisasm, Recompiler};
-use launch_schema::report::{Pressure, SpillsByLine};
+use launch::{Arch, Resources};
+use launch_analysis::HostLaunch;
+use launch_engine::tooling::lineinfo::Compiled;
+use launch_schema::report::{AtPeak, LiveCount, Pressure, PressureLine, SpillsByLine, Unbounded};
 
 use crate::error::Error;
+use crate::line_info::{per_file, Job};
 use crate::records::{PackageKernels, Row};
 
 /// Bumped when what is cached changes shape or meaning.
-const FORMAT: &str = "pressure-1";
+const FORMAT: &str = "pressure-2";
+/// The same for the compile without contracts.
+const FORMAT_UNBOUNDED: &str = "pressure-unbounded-1";
 
 /// Lines shown per kernel × arch in the text report (JSON lists every line).
 pub const SHOWN: usize = 5;
 
-/// The pressure found, per package, kernel symbol and arch (`allocated` still 0: it is the row's).
+/// The text's widest line, as the summary table's.
+const WIDTH: usize = 120;
+
+/// One function's counts in one compile, as cached.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+struct Counted {
+    peak: LiveCount,
+    /// ptxas's `Used N registers` in this compile.
+    allocated: u32,
+    lines: Vec<PressureLine>,
+    unattributed: u32,
+}
+
+/// What one file × arch gave, as cached: every function's counts, or why nvdisasm gave none for
+/// the whole cubin.
+#[derive(serde::Serialize, serde::Deserialize)]
+enum Cached {
+    Counts(BTreeMap<String, Counted>),
+    Unavailable(String),
+}
+
+/// One kernel × arch: the nvdisasm that read it and its counts, or why there are none.
+#[derive(Debug)]
+struct Measured {
+    nvdisasm: String,
+    counts: Result<Counted, String>,
+}
+
+type Key = (String, String, Arch);
+
+/// The pressure found, per package, kernel symbol and arch: as built, and without the contract
+/// where the kernel spills under a register budget.
 #[derive(Debug, Default)]
-pub struct Found(HashMap<(String, String, Arch), Pressure>);
+pub struct Found {
+    built: HashMap<Key, Measured>,
+    unbounded: HashMap<Key, Measured>,
+}
 
 impl Found {
-    /// Those of `r`'s kernel × arch, with ptxas's allocation; `None` when it was not looked at.
+    /// Those of `r`'s kernel × arch, with ptxas's allocation, the contract's budget and the
+    /// occupancy at the peak; `None` when it was not looked at.
     pub fn of(&self, r: &Row) -> Option<Pressure> {
-        let p = self.0.get(&(r.id.package.clone(), r.id.name.clone(), r.arch()))?;
-        Some(Pressure { allocated: r.report.resources.registers, ..p.clone() })
+        let key = (r.id.package.clone(), r.id.name.clone(), r.arch());
+        let m = self.built.get(&key)?;
+        let budget = r.report.register_cap;
+        let mut p = Pressure {
+            nvdisasm: m.nvdisasm.clone(),
+            unavailable: None,
+            peak: LiveCount::default(),
+            allocated: r.report.resources.registers,
+            budget,
+            at_peak: None,
+            lines: Vec::new(),
+            unattributed: 0,
+            unbounded: None,
+        };
+        match &m.counts {
+            Err(why) => p.unavailable = Some(why.clone()),
+            Ok(c) => {
+                (p.peak, p.lines, p.unattributed) = (c.peak, c.lines.clone(), c.unattributed);
+                p.at_peak = at_peak(r, c.peak.gpr);
+                // The file's other kernels were compiled without contracts too: only those cut by
+                // their budget show it.
+                let u = self.unbounded.get(&key).filter(|_| cut_by_budget(r)).and_then(|u| u.counts.as_ref().ok());
+                p.unbounded = u.zip(budget).map(|(u, budget)| Unbounded {
+                    allocated: u.allocated,
+                    peak: u.peak,
+                    over_budget: u.lines.iter().filter(|l| l.live.gpr > budget).cloned().collect(),
+                });
+            }
+        }
+        Some(p)
     }
+}
+
+/// The occupancy at `r`'s block size with `registers` allocated (the calculator rounds them up
+/// as ptxas's allocation is).
+fn at_peak(r: &Row, registers: u32) -> Option<AtPeak> {
+    let o = &r.report.occupancy;
+    let resources = Resources { registers, ..r.report.resources };
+    let host = HostLaunch { threads: o.threads, dynamic_smem: o.dynamic_smem };
+    let k = launch_analysis::analyze(r.arch(), &resources, r.report.contract, host).ok()?;
+    let o = &k.occupancy;
+    Some(AtPeak { active_blocks: o.active_blocks, active_warps: o.active_warps, percent: o.percent })
+}
+
+/// Whether `r` spills under a register budget that binds: then the compile without its contract
+/// says which lines the budget cuts.
+fn cut_by_budget(r: &Row) -> bool {
+    r.spill_bytes() > 0 && r.report.binding_register_cap().is_some()
 }
 
 /// Finds the pressure of every row in `rows`.
@@ -46,110 +131,144 @@ impl Found {
 /// # Errors
 /// No nvdisasm (exit 3, with every place looked at), or a compile or disassembly that fails.
 pub fn collect<'a>(packages: &[PackageKernels], rows: impl IntoIterator<Item = &'a Row>) -> Result<Found, Error> {
-    crate::spills::per_file(packages, rows, "pressure", |job| {
-        let cached = file_pressure(job.recompiler, job.tool, job.dir, job.root, job.file, job.arch)?;
-        let unavailable = |why: &str| empty(&job.tool.version, Some(why.to_string()));
-        let mut found = match cached {
-            Cached::Counts(functions) => functions,
-            Cached::Unavailable(why) => job.kernels.iter().map(|k| (k.clone(), unavailable(&why))).collect(),
-        };
-        // A kernel nvdisasm printed no counts for is said to be so, never left out.
-        for k in job.kernels {
-            found.entry(k.clone()).or_insert_with(|| unavailable("nvdisasm printed no live registers for this kernel"));
-        }
-        Ok(found)
-    })
-    .map(Found)
+    let rows: Vec<&Row> = rows.into_iter().collect();
+    let built = per_file(packages, rows.iter().copied(), "pressure", |job| {
+        let cached = job.cached(FORMAT, "pressure", || counts(&job, &job.compile()?))?;
+        Ok(per_kernel(&job, cached))
+    })?;
+    let cut = rows.iter().copied().filter(|r| cut_by_budget(r));
+    let unbounded = per_file(packages, cut, "pressure", |job| {
+        let cached = job
+            .cached(FORMAT_UNBOUNDED, "pressure (without the contracts)", || counts(&job, &job.compile_unbounded()?))?;
+        Ok(per_kernel(&job, cached))
+    })?;
+    Ok(Found { built, unbounded })
 }
 
-/// What one file × arch gave, as cached: every function's counts, or why nvdisasm gave none for
-/// the whole cubin.
-#[derive(serde::Serialize, serde::Deserialize)]
-enum Cached {
-    Counts(BTreeMap<String, Pressure>),
-    Unavailable(String),
-}
-
-/// The pressure of every function of `file` on `arch`, from the cache or computed now.
-fn file_pressure(
-    recompiler: &Recompiler,
-    tool: &nvdisasm::Located,
-    dir: &Path,
-    root: &Path,
-    file: &str,
-    arch: Arch,
-) -> Result<Cached, Error> {
-    let failed = |what: &str| format!("{what} {file} for {arch} with line info");
-    let compile_key = recompiler.key(file, arch).map_err(|e| Error::Failure(anyhow::Error::new(e)))?;
-    let entry = dir.join(format!("{}.json", crate::spills::cache_key(FORMAT, &compile_key, tool)));
-    if let Some(cached) = std::fs::read(&entry).ok().and_then(|b| serde_json::from_slice(&b).ok()) {
-        return Ok(cached);
-    }
-    eprintln!("pressure: compiling {file} for {arch} with line info and disassembling it twice (cached afterwards)");
-    let compiled = recompiler
-        .compile(file, arch, true)
-        .map_err(|e| Error::Failure(anyhow::Error::new(e).context(failed("compiling"))))?;
-    let (work, timeout) = (recompiler.work_dir(), recompiler.timeout());
-    let disassembly =
-        |e: launch_engine::error::Error| Error::Failure(anyhow::Error::new(e).context(failed("disassembling")));
-    let lines = nvdisasm::disassemble(&tool.path, &compiled.cubin, &work, timeout).map_err(disassembly)?;
-    let live = nvdisasm::life_ranges(&tool.path, &compiled.cubin, &work, timeout).map_err(disassembly)?;
-    let lines = parse::lines(&lines, root);
-    let cached = match live {
-        Err(why) => Cached::Unavailable(why),
-        Ok(text) => Cached::Counts(
-            parse::live(&text)
-                .iter()
-                .map(|(symbol, live)| {
-                    let j = parse::join(live, lines.get(symbol));
-                    let counts = Pressure {
-                        peak: j.peak,
-                        lines: j.lines,
-                        unattributed: j.unattributed,
-                        ..empty(&tool.version, None)
-                    };
-                    (symbol.clone(), counts)
-                })
-                .collect(),
-        ),
+/// Every kernel of the job with its counts; one nvdisasm printed none for is said to be so,
+/// never left out.
+fn per_kernel(job: &Job<'_>, cached: Cached) -> BTreeMap<String, Measured> {
+    let measured = |counts| Measured { nvdisasm: job.tool.version.clone(), counts };
+    let mut found: BTreeMap<String, Measured> = match cached {
+        Cached::Counts(functions) => functions.into_iter().map(|(k, c)| (k, measured(Ok(c)))).collect(),
+        Cached::Unavailable(why) => job.kernels.iter().map(|k| (k.clone(), measured(Err(why.clone())))).collect(),
     };
-    let bytes = serde_json::to_vec(&cached).map_err(|e| Error::Failure(anyhow!(e)))?;
-    launch_engine::tooling::write_if_changed(&entry, &bytes)
-        .map_err(|e| Error::Failure(anyhow::Error::new(e).context(format!("writing {}", entry.display()))))?;
-    Ok(cached)
+    for k in job.kernels {
+        let none = || measured(Err("nvdisasm printed no live registers for this kernel".into()));
+        found.entry(k.clone()).or_insert_with(none);
+    }
+    found
 }
 
-/// A record with no counts (yet): `unavailable` says why, if anything is.
-fn empty(nvdisasm: &str, unavailable: Option<String>) -> Pressure {
-    let peak = Default::default();
-    Pressure { nvdisasm: nvdisasm.into(), unavailable, peak, allocated: 0, lines: Vec::new(), unattributed: 0 }
+/// The live counts of every function of `compiled`, joined with their lines and the lines' text.
+fn counts(job: &Job<'_>, compiled: &Compiled) -> Result<Cached, Error> {
+    let lines = parse::lines(&job.disassemble(&compiled.cubin)?, job.root);
+    let live = match job.life_ranges(&compiled.cubin)? {
+        Err(why) => return Ok(Cached::Unavailable(why)),
+        Ok(text) => parse::live(&text),
+    };
+    let registers = compiled.registers();
+    let mut sources = Sources::new(job.root);
+    let functions = live
+        .iter()
+        .map(|(symbol, live)| {
+            let j = parse::join(live, lines.get(symbol));
+            let mut lines = j.lines;
+            for l in &mut lines {
+                l.text = sources.line(&l.file, l.line);
+            }
+            let allocated = registers.get(symbol).copied().unwrap_or(0);
+            (symbol.clone(), Counted { peak: j.peak, allocated, lines, unattributed: j.unattributed })
+        })
+        .collect();
+    Ok(Cached::Counts(functions))
 }
 
-/// The text block under a kernel: the peak against ptxas's allocation, the top [`SHOWN`] lines,
-/// and with `--spills` each line's spill code beside its live count (a line at the allocation is
-/// where the registers ran out: its values that do not fit are the spills).
+/// Source files read once each, for the lines' text.
+struct Sources<'r> {
+    root: &'r Path,
+    files: HashMap<String, Option<Vec<String>>>,
+}
+
+impl<'r> Sources<'r> {
+    fn new(root: &'r Path) -> Self {
+        Sources { root, files: HashMap::new() }
+    }
+
+    /// Line `line` of `file` (relative to the root, or as nvdisasm named it), trimmed; `None`
+    /// where it cannot be read.
+    fn line(&mut self, file: &str, line: u32) -> Option<String> {
+        let root = self.root;
+        let lines = self.files.entry(file.to_string()).or_insert_with(|| {
+            let text = std::fs::read_to_string(root.join(file)).ok()?;
+            Some(text.lines().map(str::to_string).collect())
+        });
+        let text = lines.as_ref()?.get(usize::try_from(line).ok()?.checked_sub(1)?)?.trim();
+        (!text.is_empty()).then(|| text.to_string())
+    }
+}
+
+/// The text block under a kernel: the peak against ptxas's allocation and the budget, the
+/// occupancy at the peak, the top [`SHOWN`] lines, and with `--spills` each line's spill code
+/// beside its live count (a line at the allocation is where the registers ran out: its values
+/// that do not fit are the spills). For a kernel cut by its budget, the lines above it without
+/// the contract.
 pub fn block(out: &mut impl Write, p: &Pressure, spills: Option<&SpillsByLine>) -> io::Result<()> {
     if let Some(why) = &p.unavailable {
         return writeln!(out, "  live registers: unknown ({why})");
     }
+    let budget = p.budget.map_or_else(String::new, |b| format!(", a budget of {b}"));
     writeln!(
         out,
-        "  live registers (nvdisasm {}, after each instruction): peak {} of the {} allocated, {} predicates, {} uniform",
+        "  live registers (nvdisasm {}, after each instruction): peak {} of the {} allocated{budget}; {} predicates, {} uniform",
         p.nvdisasm, p.peak.gpr, p.allocated, p.peak.pred, p.peak.ugpr
     )?;
-    let shown = &p.lines[..p.lines.len().min(SHOWN)];
+    if let Some(a) = &p.at_peak {
+        writeln!(
+            out,
+            "  with the peak as the allocation: {} blocks/SM, {} warps ({:.1} %)",
+            a.active_blocks, a.active_warps, a.percent
+        )?;
+    }
+    lines(out, &p.lines, spills)?;
+    if let (Some(u), Some(budget)) = (&p.unbounded, p.budget) {
+        writeln!(
+            out,
+            "  without its contract: {} allocated, peak {} live; {} lines above the budget of {budget} (where it spills):",
+            u.allocated,
+            u.peak.gpr,
+            u.over_budget.len()
+        )?;
+        lines(out, &u.over_budget, spills)?;
+    }
+    Ok(())
+}
+
+/// The top [`SHOWN`] of `all`, each `file:line  N live  (M instructions)`, the spill code on it
+/// when `spills` has the line, its text, and its inline frames on the next line.
+fn lines(out: &mut impl Write, all: &[PressureLine], spills: Option<&SpillsByLine>) -> io::Result<()> {
+    let shown = &all[..all.len().min(SHOWN)];
     let place: Vec<String> = shown.iter().map(|l| format!("{}:{}", l.file, l.line)).collect();
     let width = place.iter().map(|s| s.chars().count()).max().unwrap_or(0);
     for (l, at) in shown.iter().zip(&place) {
-        write!(out, "    {at:<width$}  {:>3} live  ({} instructions)", l.live.gpr, l.instructions)?;
+        let mut row = format!("    {at:<width$}  {:>3} live  {:>5} instructions", l.live.gpr, l.instructions);
         let spilled = spills.and_then(|s| s.lines.iter().find(|x| x.file == l.file && x.line == l.line));
-        match spilled {
-            Some(x) => writeln!(out, "  {} spill stores, {} loads here", x.count.stores, x.count.loads)?,
-            None => writeln!(out)?,
+        if let Some(x) = spilled {
+            row.push_str(&format!("  {} spill stores, {} loads here", x.count.stores, x.count.loads));
+        }
+        if let Some(text) = &l.text {
+            row.push_str("  ");
+            row.push_str(text);
+        }
+        writeln!(out, "{}", crate::words::clip(&row, WIDTH))?;
+        if !l.inlined_at.is_empty() {
+            let frames: Vec<String> = l.inlined_at.iter().map(|f| format!("{}:{}", f.file, f.line)).collect();
+            let row = format!("    {:width$}  inlined at {}", "", frames.join(" ← "));
+            writeln!(out, "{}", crate::words::clip(&row, WIDTH))?;
         }
     }
-    if p.lines.len() > SHOWN {
-        writeln!(out, "    … {} more lines (--format json lists them all)", p.lines.len() - SHOWN)?;
+    if all.len() > SHOWN {
+        writeln!(out, "    … {} more lines (--format json lists them all)", all.len() - SHOWN)?;
     }
     Ok(())
 }

@@ -13,6 +13,17 @@ pub fn thousands(n: usize) -> String {
     group(n as u64)
 }
 
+/// At most `width` characters: `s`, its end cut at a `…` when longer (a source line's text after
+/// its numbers).
+pub fn clip(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
 /// A contract as its source spells it, `none` without one.
 pub fn contract(c: Option<Contract>) -> String {
     c.map_or_else(|| "none".to_string(), |c| c.to_string())

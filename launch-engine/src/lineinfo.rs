@@ -39,6 +39,14 @@ pub struct Compiled {
     pub ptxas_log: String,
 }
 
+impl Compiled {
+    /// ptxas's `Used N registers` per entry, from its `-v` log; empty where the log cannot be read.
+    pub fn registers(&self) -> std::collections::BTreeMap<String, u32> {
+        let log = crate::ptxas_log::parse(&self.ptxas_log).ok();
+        log.iter().flat_map(|l| &l.entries).map(|e| (e.name.clone(), e.resources.registers)).collect()
+    }
+}
+
 /// A kernel file ready to compile: the source as the build compiles it and its contracts.
 struct Prepared<'p> {
     file: &'p PlannedFile,
@@ -122,6 +130,19 @@ impl Recompiler {
 
     /// Compiles `file` for `arch` as the build does, adding line info when `line_info`.
     pub fn compile(&self, file: &str, arch: Arch, line_info: bool) -> Result<Compiled, Error> {
+        self.compile_as(file, arch, line_info, false)
+    }
+
+    /// Compiles `file` for `arch` with line info as the build does, but with every entry's
+    /// contract directives (`.maxntid`, `.reqntid`, `.minnctapersm`, `.maxnreg`) removed from the
+    /// PTX before ptxas: what the code asks for when nothing bounds it (`report --pressure` shows
+    /// where a register budget cuts it). The crate's own ptxas options stay, a `--maxrregcount`
+    /// among them.
+    pub fn compile_unbounded(&self, file: &str, arch: Arch) -> Result<Compiled, Error> {
+        self.compile_as(file, arch, true, true)
+    }
+
+    fn compile_as(&self, file: &str, arch: Arch, line_info: bool, unbounded: bool) -> Result<Compiled, Error> {
         let p = self.prepare(file)?;
         let job = Job { file: p.file, text: &p.text, annotations: &p.annotations, headers: &p.headers, arch };
         let c = &self.compiler;
@@ -144,11 +165,24 @@ impl Recompiler {
             arch: arch.to_string(),
             log: f.log,
         })?;
-        let ptx = contract::apply_to_ptx(&ptx, &p.annotations);
+        let mut ptx = contract::apply_to_ptx(&ptx, &p.annotations);
+        if unbounded {
+            for e in crate::ptx::entries(&ptx) {
+                ptx = crate::ptx::with_contract(&ptx, &e.name, None, None).map_err(|e| Error::Report {
+                    file: p.file.source.file.clone(),
+                    arch: arch.to_string(),
+                    reason: format!("its PTX cannot be written without the contract directives: {e}"),
+                })?;
+            }
+        }
         let work = c.work_dir();
         std::fs::create_dir_all(work).map_err(Error::io("create folder", work))?;
         // Two `--spills` runs may share the folder: each writes files of its own.
-        let kind = if line_info { "lineinfo" } else { "plain" };
+        let kind = match (line_info, unbounded) {
+            (_, true) => "unbounded",
+            (true, false) => "lineinfo",
+            (false, false) => "plain",
+        };
         let stem = format!("{}.{arch}.{kind}.{}", compile::sanitize(&p.file.source.file), std::process::id());
         let ptx_path = work.join(format!("{stem}.ptx"));
         let cubin_path = work.join(format!("{stem}.cubin"));

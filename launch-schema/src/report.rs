@@ -138,10 +138,10 @@ pub struct Record {
 
 /// `pressure`: the live registers of the kernel compiled with line info, as `nvdisasm
 /// --print-life-ranges` counts them after every instruction (`--life-range-mode count`), joined
-/// on the instruction's offset with the source line `nvdisasm -g` gives it. A live count is the
-/// registers holding a value the code still needs at that instruction; ptxas's `allocated` count
-/// is at least the peak (it also counts the registers it reserves, and rounds).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// on the instruction's offset with the source line (and inline frames) `nvdisasm -gi` gives it. A
+/// live count is the registers holding a value the code still needs at that instruction; ptxas's
+/// `allocated` count is at least the peak (it also counts the registers it reserves, and rounds).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Pressure {
     /// The nvdisasm that read the cubin (`13.5.37`).
@@ -154,11 +154,51 @@ pub struct Pressure {
     pub peak: LiveCount,
     /// ptxas's `Used N registers` for the kernel (of the build, not the line-info compile).
     pub allocated: u32,
+    /// The contract's register budget on this arch: `.maxnreg`, or the most registers per thread
+    /// with which `.minnctapersm` (default 1) blocks of `.maxntid` threads fit, whichever is
+    /// lower; absent without a contract.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<u32>,
+    /// The occupancy at the record's block size if ptxas allocated the peak (rounded up to the
+    /// arch's allocation unit as any allocation is); absent when the counts are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_peak: Option<AtPeak>,
     /// Every source line with instructions, most live general registers first (then file and
     /// line): the most live after one of its instructions.
     pub lines: Vec<PressureLine>,
     /// Instructions nvdisasm gave no source line for.
     pub unattributed: u32,
+    /// For a kernel that spills under a register budget: the same file compiled again with the
+    /// contract directives (`.maxntid`, `.reqntid`, `.minnctapersm`, `.maxnreg`) removed, i.e.
+    /// what the code asks for, and the lines whose live count there is above the budget. Those
+    /// are the lines the budget cuts, where the spills are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unbounded: Option<Unbounded>,
+}
+
+/// `at_peak`: the occupancy the peak would allow as the allocation.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+pub struct AtPeak {
+    /// CTAs resident per SM.
+    pub active_blocks: u32,
+    /// Warps resident per SM.
+    pub active_warps: u32,
+    /// active_warps / the SM's warps × 100, to one decimal.
+    pub percent: f64,
+}
+
+/// `unbounded`: the kernel without its contract.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+pub struct Unbounded {
+    /// ptxas's `Used N registers` without the contract.
+    pub allocated: u32,
+    /// The most live registers after any instruction without the contract.
+    pub peak: LiveCount,
+    /// The lines whose most live general registers without the contract are above the budget,
+    /// most first.
+    pub over_budget: Vec<PressureLine>,
 }
 
 /// Live registers after an instruction, by kind.
@@ -173,7 +213,8 @@ pub struct LiveCount {
     pub ugpr: u32,
 }
 
-/// One source line's pressure.
+/// One source line's pressure: one entry per line and inline call stack (a header function
+/// inlined at two places is two entries).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct PressureLine {
@@ -181,10 +222,27 @@ pub struct PressureLine {
     pub file: String,
     /// 1-based line (the innermost location of code inlined from a header).
     pub line: u32,
+    /// For code inlined from a function: the lines it was inlined at, the innermost caller first
+    /// (a header function's call in the kernel last); absent for the kernel's own code.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inlined_at: Vec<SourceLine>,
+    /// The line's text, trimmed; absent when the file cannot be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
     /// The most live registers after one of its instructions.
     pub live: LiveCount,
     /// Its instructions.
     pub instructions: u32,
+}
+
+/// A file and a 1-based line.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+pub struct SourceLine {
+    /// As [`PressureLine::file`].
+    pub file: String,
+    /// 1-based.
+    pub line: u32,
 }
 
 /// `spills_by_line`: what `nvdisasm -g` of the kernel compiled with line info says. Counted: the

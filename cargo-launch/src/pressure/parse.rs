@@ -1,16 +1,16 @@
 //! Reading nvdisasm twice over one cubin compiled with line info, and joining the two on the
 //! instruction's offset: `nvdisasm -lrm count -c` prints after every instruction the number of
-//! live registers (`// |  GPR  |  PRED  |  UGPR  |` columns, blank for none), and `nvdisasm -g -c`
-//! the `//## File "<path>", line <N>` comment before each source line's instructions; nvdisasm
+//! live registers (`// |  GPR  |  PRED  |  UGPR  |` columns, blank for none), and `nvdisasm -gi -c`
+//! the `//## File "<path>", line <N>` comments before each source line's instructions; nvdisasm
 //! ignores line info when it prints life ranges, so neither run alone says which line holds the
 //! registers.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use launch_schema::report::{LiveCount, PressureLine};
+use launch_schema::report::{LiveCount, PressureLine, SourceLine};
 
-use crate::spills::sass::{line_comment, relative, section_directive, section_symbol};
+use crate::line_info::disassembly::{section_directive, section_symbol, walk, At};
 
 /// The live registers after one instruction.
 type Live = LiveCount;
@@ -37,32 +37,20 @@ pub fn live(text: &str) -> BTreeMap<String, BTreeMap<u32, Live>> {
     out
 }
 
-/// `section symbol → (offset → (file, line))` from `nvdisasm -g -c`: each instruction under the
-/// last line comment of its section. File names under `root` become relative to it.
-pub fn lines(text: &str, root: &Path) -> BTreeMap<String, BTreeMap<u32, (String, u32)>> {
-    let mut out: BTreeMap<String, BTreeMap<u32, (String, u32)>> = BTreeMap::new();
-    let mut symbol: Option<String> = None;
-    let mut at: Option<(String, u32)> = None;
-    let mut names: BTreeMap<String, String> = BTreeMap::new();
-    for l in text.lines() {
-        let t = l.trim_start();
-        if let Some(rest) = section_directive(t) {
-            symbol = section_symbol(rest);
-            at = None;
-        } else if let Some(rest) = t.strip_prefix("//## File \"") {
-            at = line_comment(rest).map(|(file, line)| {
-                let name = names.entry(file.to_string()).or_insert_with(|| relative(file, root)).clone();
-                (name, line)
-            });
-        } else if let (Some(sym), Some(offset), Some(place)) = (&symbol, offset(t), &at) {
-            out.entry(sym.clone()).or_default().insert(offset, place.clone());
+/// `section symbol → (offset → where)` from `nvdisasm -gi -c`: each instruction under its line and
+/// inline frames (`line_info::disassembly::walk`). File names under `root` become relative to it.
+pub fn lines(text: &str, root: &Path) -> BTreeMap<String, BTreeMap<u32, At>> {
+    let mut out: BTreeMap<String, BTreeMap<u32, At>> = BTreeMap::new();
+    walk(text, root, |symbol, at, t| {
+        if let (Some(at), Some(offset)) = (at, offset(t)) {
+            out.entry(symbol.to_string()).or_default().insert(offset, at.clone());
         }
-    }
+    });
     out
 }
 
-/// One function's pressure: the peak after any instruction, and per source line the most live
-/// registers after one of its instructions (most first, then file and line).
+/// One function's pressure: the peak after any instruction, and per source line (and inline
+/// stack) the most live registers after one of its instructions (most first, then file and line).
 pub struct Joined {
     pub peak: Live,
     pub lines: Vec<PressureLine>,
@@ -71,16 +59,17 @@ pub struct Joined {
 }
 
 /// Joins one function's live counts with its lines.
-pub fn join(live: &BTreeMap<u32, Live>, lines: Option<&BTreeMap<u32, (String, u32)>>) -> Joined {
+pub fn join(live: &BTreeMap<u32, Live>, lines: Option<&BTreeMap<u32, At>>) -> Joined {
+    let most = |a: Live, b: &Live| Live { gpr: a.gpr.max(b.gpr), pred: a.pred.max(b.pred), ugpr: a.ugpr.max(b.ugpr) };
     let mut peak = Live::default();
-    let mut by_line: BTreeMap<(String, u32), (Live, u32)> = BTreeMap::new();
+    let mut by_line: BTreeMap<&At, (Live, u32)> = BTreeMap::new();
     let mut unattributed = 0;
     for (offset, l) in live {
-        peak = Live { gpr: peak.gpr.max(l.gpr), pred: peak.pred.max(l.pred), ugpr: peak.ugpr.max(l.ugpr) };
+        peak = most(peak, l);
         match lines.and_then(|m| m.get(offset)) {
-            Some(place) => {
-                let (m, n) = by_line.entry(place.clone()).or_default();
-                *m = Live { gpr: m.gpr.max(l.gpr), pred: m.pred.max(l.pred), ugpr: m.ugpr.max(l.ugpr) };
+            Some(at) => {
+                let (m, n) = by_line.entry(at).or_default();
+                *m = most(*m, l);
                 *n += 1;
             }
             None => unattributed += 1,
@@ -88,9 +77,25 @@ pub fn join(live: &BTreeMap<u32, Live>, lines: Option<&BTreeMap<u32, (String, u3
     }
     let mut lines: Vec<PressureLine> = by_line
         .into_iter()
-        .map(|((file, line), (live, instructions))| PressureLine { file, line, live, instructions })
+        .map(|(at, (live, instructions))| PressureLine {
+            file: at.place.0.clone(),
+            line: at.place.1,
+            inlined_at: at
+                .inlined_at
+                .iter()
+                .map(|(file, line)| SourceLine { file: file.clone(), line: *line })
+                .collect(),
+            text: None,
+            live,
+            instructions,
+        })
         .collect();
-    lines.sort_by(|a, b| b.live.gpr.cmp(&a.live.gpr).then(a.file.cmp(&b.file)).then(a.line.cmp(&b.line)));
+    lines.sort_by(|a, b| {
+        (b.live.gpr.cmp(&a.live.gpr))
+            .then_with(|| a.file.cmp(&b.file))
+            .then(a.line.cmp(&b.line))
+            .then_with(|| a.inlined_at.cmp(&b.inlined_at))
+    });
     Joined { peak, lines, unattributed }
 }
 
@@ -119,13 +124,15 @@ mod tests {
 	//## File "/crate/kernels/k.cu", line 4
         /*0010*/                   S2R R0, SR_TID.X ;
         /*0020*/                   S2UR UR4, SR_CTAID.X ;
-	//## File "/crate/kernels/k.cuh", line 9 inlined at "/crate/kernels/k.cu", line 5
+	//## File "/crate/kernels/k.cuh", line 9 inlined at "/crate/kernels/k.cuh", line 12
+	//## File "/crate/kernels/k.cuh", line 12 inlined at "/crate/kernels/k.cu", line 5
+	//## File "/crate/kernels/k.cu", line 5
         /*0030*/                   IMAD R7, R7, UR4, R0 ;
         /*0040*/                   EXIT ;
 "#;
 
-    /// The two runs join on the offset: each line's most live registers, the peak over the
-    /// function, the instructions before any line comment counted apart; blank columns are 0; a
+    /// The two runs join on the offset: each line's most live registers with its inline frames
+    /// (`-gi`: one comment per frame, innermost first), the peak over the function, the instructions before any line comment counted apart; blank columns are 0; a
     /// `.sectioninfo` line (CUDA 13's sm_80 cubins) is no section of its own.
     #[test]
     fn live_counts_join_their_source_lines_on_the_offset() {
@@ -136,6 +143,10 @@ mod tests {
         let got: Vec<(&str, u32, u32, u32)> =
             j.lines.iter().map(|l| (l.file.as_str(), l.line, l.live.gpr, l.instructions)).collect();
         assert_eq!(got, [("kernels/k.cuh", 9, 3, 2), ("kernels/k.cu", 4, 2, 2)]);
+        // The inline frames, innermost caller first; the kernel's own line has none.
+        let frames: Vec<(&str, u32)> = j.lines[0].inlined_at.iter().map(|f| (f.file.as_str(), f.line)).collect();
+        assert_eq!(frames, [("kernels/k.cuh", 12), ("kernels/k.cu", 5)]);
+        assert!(j.lines[1].inlined_at.is_empty());
         assert_eq!(j.unattributed, 1);
     }
 }

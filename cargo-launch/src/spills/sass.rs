@@ -1,15 +1,18 @@
-//! Reading `nvdisasm -g -c`: per function, the spill stores and loads under each source line.
+//! Reading `nvdisasm -gi -c`: per function, the spill stores and loads under each source line
+//! (`line_info::disassembly::walk`, which `--pressure` shares).
 //!
 //! nvdisasm writes each code section as `.section .text.<symbol>,...`, a `//## File "<path>",
-//! line <N>` comment before the instructions of each source line (with `-gi`, `, inlined at ...`
-//! follows; the first location is the innermost, the line the code comes from), and marks spill
-//! code with `(*"SpillRefill"*)`. Only marked `STL`/`LDL` count: a kernel's own local arrays are
+//! line <N>` comment before the instructions of each source line (with `-gi`, one per inline
+//! frame: see `walk`; the spill code counts under the innermost, the line it comes from), and
+//! marks spill code with `(*"SpillRefill"*)`. Only marked `STL`/`LDL` count: a kernel's own local arrays are
 //! also `STL`/`LDL`, unmarked. One pass over the text, a map lookup per counted instruction.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use launch_schema::report::{SpillCount, SpillLine};
+
+use crate::line_info::disassembly::walk;
 
 /// The mark nvdisasm gives spill and refill instructions.
 const MARK: &str = "(*\"SpillRefill\"*)";
@@ -57,36 +60,21 @@ impl FunctionSpills {
 /// relative to it (`kernels/poly.cuh`).
 pub fn parse(sass: &str, root: &Path) -> BTreeMap<String, FunctionSpills> {
     let mut out: BTreeMap<String, FunctionSpills> = BTreeMap::new();
-    let mut symbol: Option<String> = None;
-    let mut at: Option<(String, u32)> = None;
-    // The same few files recur on every line comment: each is made relative once.
-    let mut names: BTreeMap<String, String> = BTreeMap::new();
-    for l in sass.lines() {
-        let t = l.trim_start();
-        if let Some(rest) = section_directive(t) {
-            symbol = section_symbol(rest);
-            at = None;
-        } else if let Some(rest) = t.strip_prefix("//## File \"") {
-            at = line_comment(rest).map(|(file, line)| {
-                let name = names.entry(file.to_string()).or_insert_with(|| relative(file, root)).clone();
-                (name, line)
-            });
-        } else if t.contains(MARK) {
-            let (Some(sym), Some((op, bytes))) = (&symbol, spill_op(t)) else { continue };
-            let f = out.entry(sym.clone()).or_default();
-            let c = match &at {
-                Some(key) => f.lines.entry(key.clone()).or_default(),
-                None => &mut f.unattributed,
-            };
-            if op == Op::Store {
-                c.stores += 1;
-                c.store_bytes += bytes;
-            } else {
-                c.loads += 1;
-                c.load_bytes += bytes;
-            }
+    walk(sass, root, |symbol, at, t| {
+        let Some((op, bytes)) = t.contains(MARK).then(|| spill_op(t)).flatten() else { return };
+        let f = out.entry(symbol.to_string()).or_default();
+        let c = match at {
+            Some(at) => f.lines.entry(at.place.clone()).or_default(),
+            None => &mut f.unattributed,
+        };
+        if op == Op::Store {
+            c.stores += 1;
+            c.store_bytes += bytes;
+        } else {
+            c.loads += 1;
+            c.load_bytes += bytes;
         }
-    }
+    });
     out
 }
 
@@ -94,28 +82,6 @@ pub fn parse(sass: &str, root: &Path) -> BTreeMap<String, FunctionSpills> {
 enum Op {
     Store,
     Load,
-}
-
-/// The operands of a `.section` directive; `None` for any other line, `.sectioninfo` (which
-/// nvdisasm writes after an sm_80 cubin's `.section` of CUDA 13) included.
-pub(crate) fn section_directive(t: &str) -> Option<&str> {
-    t.strip_prefix(".section").filter(|rest| rest.starts_with(char::is_whitespace))
-}
-
-/// ` .text.poly_eval,"ax",@progbits` → `poly_eval`; other sections → `None`.
-pub(crate) fn section_symbol(rest: &str) -> Option<String> {
-    let name = rest.trim_start().strip_prefix(".text.")?;
-    let end = name.find(|c: char| c == ',' || c.is_whitespace()).unwrap_or(name.len());
-    (end > 0).then(|| name[..end].to_string())
-}
-
-/// `/abs/poly.cuh", line 21` (after `//## File "`) → `("/abs/poly.cuh", 21)`.
-pub(crate) fn line_comment(rest: &str) -> Option<(&str, u32)> {
-    let (file, after) = rest.split_once('"')?;
-    let after = after.trim_start().strip_prefix(',')?.trim_start().strip_prefix("line")?.trim_start();
-    let digits = after.find(|c: char| !c.is_ascii_digit()).unwrap_or(after.len());
-    let line = after[..digits].parse().ok()?;
-    (line > 0).then_some((file, line))
 }
 
 /// `/*0070*/ @!P0 STL.64 [R1+0x27c], R2 (*"SpillRefill"*) ;` → `(Store, 8)`: the opcode after
@@ -144,29 +110,6 @@ fn spill_op(t: &str) -> Option<(Op, u32)> {
         })
         .unwrap_or(4);
     Some((kind, bytes))
-}
-
-/// `file` relative to `root` when it lies under it (`/`-separated), else as it is.
-pub(crate) fn relative(file: &str, root: &Path) -> String {
-    let p = Path::new(file);
-    let joined = |rel: &Path| rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
-    let canonical = root.canonicalize().ok();
-    for base in std::iter::once(root).chain(canonical.as_deref()) {
-        if let Ok(rel) = p.strip_prefix(base) {
-            return joined(rel);
-        }
-    }
-    // The compile names a kernel file relative to the crate (`kernels/axpb.cu`), and the line
-    // table makes that absolute against the directory `cargo launch` ran in: from outside the
-    // crate (`--manifest-path`), the crate's file under that directory's name.
-    #[allow(clippy::disallowed_methods)] // the process's own directory, not configuration
-    let cwd = std::env::current_dir().ok();
-    if let Some(rel) = cwd.as_deref().and_then(|d| p.strip_prefix(d).ok()) {
-        if root.join(rel).is_file() {
-            return joined(rel);
-        }
-    }
-    file.to_string()
 }
 
 #[cfg(test)]

@@ -169,13 +169,14 @@ pub fn version(nvdisasm: &Path, timeout: Duration) -> Result<String, Error> {
         .unwrap_or_else(|| text.lines().next().unwrap_or_default().to_string()))
 }
 
-/// `nvdisasm -g -c` of `cubin` (written to `work_dir` for the run): the code sections, each
-/// instruction after the `//## File "...", line N` comment of the source line it comes from.
+/// `nvdisasm -gi -c` of `cubin` (written to `work_dir` for the run): the code sections, each
+/// instruction after the `//## File "...", line N` comment of the source line it comes from
+/// (with one more per frame, `inlined at …`, for code inlined from a function).
 /// Spill stores and loads carry nvdisasm's `(*"SpillRefill"*)` mark. Its warnings (it disassembles
 /// older cubins in its "old format") are not errors.
 pub fn disassemble(nvdisasm: &Path, cubin: &[u8], work_dir: &Path, timeout: Duration) -> Result<String, Error> {
     with_cubin(cubin, work_dir, |path| {
-        Ok(Tool::new(nvdisasm).args(["-g", "-c"]).arg(path).timeout(timeout).run()?.stdout)
+        Ok(Tool::new(nvdisasm).args(["-gi", "-c"]).arg(path).timeout(timeout).run()?.stdout)
     })
 }
 
