@@ -14,7 +14,7 @@ use launch_schema::diff::{Delta, Document};
 use launch_schema::manifest::Toolchain;
 use launch_schema::report::{self, KernelId, Record};
 
-use crate::support::{cargo_launch, copy_dir, exact, fixture, root, run};
+use crate::support::{cargo_launch, copy_dir, exact, fixture, git, root, run};
 
 /// Whether both pinned toolchains are installed; the test skips, saying so, when not
 /// (`LAUNCH_TEST_REQUIRE_TOOLCHAINS=1` makes that a failure).
@@ -122,16 +122,6 @@ fn registers_that_differ_between_toolkits_are_listed_by_impact() {
     assert!(stdout.contains("occupancy at 256 threads 100.0% → 75.0% (8 → 6 blocks/SM)"), "{stdout}");
     assert!(stdout.contains("regressed  pow_mix  sm_90  kernels/math.cu:11"), "{stdout}");
     assert!(stderr.contains("3 regression(s) (--fail-on regression)"), "{stderr}");
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .output()
-        .expect("run git");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// A temporary repository holding the fixture; the working tree gives `sincospi_mix` a contract

@@ -8,7 +8,7 @@
 
 use launch_schema::report::Document;
 
-use crate::support::{cargo_launch, exact, fixture_outside, record, root, run, toolchain_root};
+use crate::support::{cargo_launch, exact, fixture_outside, git, record, root, run, toolchain_root};
 
 fn report_json(manifest: &std::path::Path) -> Document {
     toolchain_root();
@@ -151,4 +151,168 @@ fn the_peak_never_exceeds_the_allocation_on_any_arch_or_toolchain() {
         *by_gap.entry(*g).or_default() += 1;
     }
     eprintln!("allocated − live peak over {} kernel × arch × toolchain records: {by_gap:?} (gap: records)", gaps.len());
+}
+
+/// `fixture_outside("pressure")` with its `toolchain` set to `toolchain`.
+fn pressure_fixture(toolchain: &str) -> tempfile::TempDir {
+    let dir = fixture_outside("pressure");
+    let manifest = dir.path().join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, text.replace("toolchain = \"13.0\"", &format!("toolchain = \"{toolchain}\""))).unwrap();
+    dir
+}
+
+/// A kernel whose pressure sits in a header function inlined two frames deep: `windowed`'s peak
+/// (53 live of 56 allocated, every toolchain) is at `gather`'s load (window.cuh:10), inlined at
+/// `window`'s loop (window.cuh:16), inlined at the kernel's call (pressure.cu:8) — each frame
+/// named, the line's text beside it. On sm_90, CUDA 12.9's cubin has no data flow for nvdisasm 13:
+/// said so, never guessed.
+#[test]
+fn a_header_functions_pressure_is_named_with_its_inline_frames() {
+    for toolchain in ["12.9", "13.0"] {
+        let dir = pressure_fixture(toolchain);
+        let doc = report_json(&dir.path().join("Cargo.toml"));
+        for arch in ["sm_90", "sm_100"] {
+            let p = record(&doc, "windowed", arch).pressure.as_ref().expect("pressure");
+            let at = format!("{toolchain} {arch}");
+            if toolchain == "12.9" && arch == "sm_90" {
+                assert!(p.unavailable.as_deref().is_some_and(|w| w.contains("old format")), "{at}: {p:?}");
+                continue;
+            }
+            assert_eq!((p.peak.gpr, p.allocated), (53, 56), "{at}");
+            let top = &p.lines[0];
+            assert_eq!((top.file.as_str(), top.line, top.live.gpr), ("kernels/window.cuh", 10, 53), "{at}");
+            let frames: Vec<(&str, u32)> = top.inlined_at.iter().map(|f| (f.file.as_str(), f.line)).collect();
+            assert_eq!(frames, [("kernels/window.cuh", 16), ("kernels/pressure.cu", 8)], "{at}");
+            assert_eq!(top.text.as_deref(), Some("return x[(i + k * 97) % n];"), "{at}");
+            // The kernel's own line has no frames.
+            let own = p.lines.iter().find(|l| l.file == "kernels/pressure.cu" && l.line == 8).expect("the call");
+            assert!(own.inlined_at.is_empty(), "{at}: {own:?}");
+            // No contract: no budget, and the occupancy at the peak is the calculator's.
+            assert_eq!(p.budget, None);
+            assert_eq!(p.at_peak.map(|a| a.active_blocks), Some(4), "{at}: 53 → 56 registers × 256 threads");
+        }
+    }
+}
+
+/// A kernel with uniform registers: `block_sums` keeps its row base, bound and stride in 5
+/// uniform registers (UR) on every arch and toolchain measured, counted apart from the general
+/// ones — ptxas's `Used 14 registers` holds the general registers alone, so the peak's general
+/// count is within it and the two kinds together are not.
+#[test]
+fn uniform_registers_are_counted_apart_from_the_allocation() {
+    for toolchain in ["12.9", "13.0"] {
+        let dir = pressure_fixture(toolchain);
+        let doc = report_json(&dir.path().join("Cargo.toml"));
+        let mut counted = 0;
+        for r in doc.records.iter().filter(|r| r.kernel.name == "block_sums") {
+            let p = r.pressure.as_ref().expect("pressure");
+            if p.unavailable.is_some() {
+                continue;
+            }
+            counted += 1;
+            let at = format!("{toolchain} {}", r.arch);
+            assert_eq!((p.peak.gpr, p.peak.ugpr, p.allocated), (11, 5, 14), "{at}");
+            assert!(p.peak.gpr <= p.allocated && p.peak.gpr + p.peak.ugpr > p.allocated, "{at}");
+            assert!(p.lines.iter().any(|l| l.live.ugpr == 5), "{at}: the uniform peak is on a line");
+        }
+        assert_eq!(counted, if toolchain == "12.9" { 1 } else { 2 }, "{toolchain}");
+    }
+}
+
+/// Item 3, `explore --pressure`: each variant's peak beside its allocation. `poly_eval_lb1024` on
+/// sm_100 (CUDA 12.9): the current build and its `__maxnreg__(64)` twin 62 of 64, no bounds 158
+/// of 167, 32 registers 30; on sm_90 the arch says once why there are no counts.
+#[test]
+fn explore_shows_each_variants_peak() {
+    toolchain_root();
+    let (code, stdout, stderr) = run(cargo_launch()
+        .args([
+            "launch",
+            "explore",
+            "poly_eval_lb1024",
+            "--pressure",
+            "--no-setup",
+            "--format",
+            "json",
+            "--manifest-path",
+        ])
+        .arg(root().join("template/Cargo.toml")));
+    assert_eq!(code, 0, "{stderr}");
+    let doc = exact(&stdout, launch_schema::explore::Document::from_json);
+    assert!(doc.nvdisasm.is_some());
+    for a in &doc.arches {
+        let peaks: Vec<Option<u32>> = a.variants.iter().map(|v| v.live_peak.map(|p| p.gpr)).collect();
+        if a.arch.to_string() == "sm_90" {
+            assert!(a.live_unavailable.as_deref().is_some_and(|w| w.contains("old format")), "{a:?}");
+            assert!(peaks.iter().all(Option::is_none));
+            continue;
+        }
+        assert_eq!(a.live_unavailable, None);
+        let regs: Vec<u32> = a.variants.iter().map(|v| v.resources.as_ref().unwrap().registers).collect();
+        assert_eq!(regs, [64, 167, 64, 32]);
+        assert_eq!(peaks, [Some(62), Some(158), Some(62), Some(30)]);
+    }
+    let (code, stdout, stderr) = run(cargo_launch()
+        .args(["launch", "explore", "poly_eval_lb1024", "--pressure", "--no-setup", "--arch", "sm_100"])
+        .arg("--manifest-path")
+        .arg(root().join("template/Cargo.toml")));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains(" live ") && stdout.lines().any(|l| l.contains(" 167 ") && l.contains(" 158 ")),
+        "{stdout}"
+    );
+}
+
+/// Item 3, `diff --rev --pressure`: the window shrunk from 48 taps to 32 in the working tree, the
+/// diff names the lines whose live registers changed most, as a pull-request comment would say
+/// it ("kernels/window.cuh:10 went from 53 to …"); `--pressure` with two files is refused.
+#[test]
+fn diff_names_the_lines_whose_live_registers_changed() {
+    toolchain_root();
+    let dir = pressure_fixture("13.0");
+    let manifest = dir.path().join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, text.replace("arch = [\"sm_90\", \"sm_100\"]", "arch = [\"sm_90\"]")).unwrap();
+    for args in [&["init", "--quiet"][..], &["add", "-A"], &["commit", "--quiet", "-m", "fixture"]] {
+        git(dir.path(), args);
+    }
+    let header = dir.path().join("kernels/window.cuh");
+    let text = std::fs::read_to_string(&header).unwrap();
+    std::fs::write(&header, text.replace("#define WINDOW 48", "#define WINDOW 32")).unwrap();
+
+    let (code, stdout, stderr) = run(cargo_launch()
+        .args(["launch", "diff", "--rev", "HEAD", "--pressure", "--no-setup", "--format", "json", "--manifest-path"])
+        .arg(&manifest));
+    assert_eq!(code, 0, "{stderr}");
+    let doc = exact(&stdout, launch_schema::diff::Document::from_json);
+    let c = doc.changes.iter().find(|c| c.name == "windowed").unwrap_or_else(|| panic!("{stdout}"));
+    let peak = c.live_peak.expect("the peak moved");
+    assert_eq!(peak.old, 53);
+    assert!(peak.new < peak.old, "{peak:?}");
+    let first = &c.live_lines[0];
+    assert_eq!((first.file.as_str(), first.line, first.live.old), ("kernels/window.cuh", 10, Some(53)), "{c:?}");
+    assert!(first.live.new.is_some_and(|n| n < 53), "{first:?}");
+    assert!(doc.changes.iter().all(|c| c.name != "block_sums"), "block_sums did not change: {stdout}");
+
+    let (code, stdout, stderr) = run(cargo_launch()
+        .args([
+            "launch",
+            "diff",
+            "--rev",
+            "HEAD",
+            "--pressure",
+            "--no-setup",
+            "--format",
+            "markdown",
+            "--manifest-path",
+        ])
+        .arg(&manifest));
+    assert_eq!(code, 0, "{stderr}");
+    let want = format!("kernels/window.cuh:10 went from 53 to {} live registers", first.live.new.unwrap());
+    assert!(stdout.contains(&want), "{stdout}");
+
+    let (code, _, stderr) = run(cargo_launch().args(["launch", "diff", "--pressure", "a.json", "b.json"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("report --pressure --format json"), "{stderr}");
 }

@@ -205,6 +205,11 @@ pub struct DiffArgs {
     /// launching at its block size.
     #[arg(long = "fail-on", value_name = "WHAT", value_parser = ["regression"])]
     pub fail_on: Option<String>,
+    /// With --toolchain or --rev: also each side's live registers by source line (as `report
+    /// --pressure`), and the lines whose live registers changed most. Two `report --pressure
+    /// --format json` documents are compared so without it.
+    #[arg(long)]
+    pub pressure: bool,
     /// Do not install a toolchain when one is missing (exit 3 instead).
     #[arg(long)]
     pub no_setup: bool,
@@ -302,6 +307,10 @@ pub struct ExploreArgs {
     /// cap, occupancy on a second axis, one panel per arch (see below).
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Also each variant's peak of live registers (nvdisasm's life ranges of its cubin, cached in
+    /// the target folder), beside the registers ptxas allocated. JSON: `live_peak`.
+    #[arg(long)]
+    pub pressure: bool,
     /// Do not install the toolchain when none is found (exit 3 instead).
     #[arg(long)]
     pub no_setup: bool,
@@ -433,7 +442,9 @@ pub struct ReportArgs {
     /// For each kernel × arch: the live registers by source line — the peak after any
     /// instruction beside ptxas's allocation, and the lines that hold the most (each file
     /// compiled again with line info, nvdisasm's life ranges joined with its line table; cached
-    /// in the target folder). Needs a CUDA 13 toolchain's cubins. JSON: `pressure`.
+    /// in the target folder); for a kernel that spills under its register budget, also the
+    /// lines above the budget in the same code compiled without its contract. Needs cubins that
+    /// nvdisasm 13 can follow (CUDA 13's; CUDA 12.9's for sm_100). JSON: `pressure`.
     #[arg(long)]
     pub pressure: bool,
     /// Fail instead of installing the toolchain when none is found.

@@ -9,10 +9,10 @@ use std::collections::BTreeMap;
 
 use launch::Arch;
 use launch_schema::diff::{
-    ArchOnly, Change, Delta, Document, Kernel, LaunchChange, Moved, OccupancyDelta, Renamed, ResourceDelta, Side,
-    Totals, VERSION,
+    ArchOnly, Change, Delta, Document, Kernel, LaunchChange, LiveLineChange, Moved, OccupancyDelta, Renamed,
+    ResourceDelta, Side, Totals, VERSION,
 };
-use launch_schema::report::Record;
+use launch_schema::report::{Pressure, Record};
 
 use crate::regression::{self, Measure};
 
@@ -157,18 +157,58 @@ fn change(a: &Record, b: &Record) -> Option<Change> {
         next_block_registers: delta(a.next_block.map(|n| n.registers), b.next_block.map(|n| n.registers)),
         largest_block: delta(a.max_threads_per_block, b.max_threads_per_block),
         launch,
+        live_peak: None,
+        live_lines: Vec::new(),
         regression: false,
     };
+    if let (Some(pa), Some(pb)) = (counted(a), counted(b)) {
+        c.live_peak = delta(pa.peak.gpr, pb.peak.gpr);
+        c.live_lines = live_lines(pa, pb);
+    }
     let nothing = c.resources.is_empty()
         && c.occupancy.is_none()
         && c.next_block_registers.is_none()
         && c.largest_block.is_none()
-        && c.launch.is_none();
+        && c.launch.is_none()
+        && c.live_peak.is_none()
+        && c.live_lines.is_empty();
     if nothing {
         return None;
     }
     c.regression = !regression::regressions(&measure(a), &measure(b)).is_empty();
     Some(c)
+}
+
+/// The record's live counts, when it has them.
+fn counted(r: &Record) -> Option<&Pressure> {
+    r.pressure.as_ref().filter(|p| p.unavailable.is_none())
+}
+
+/// The lines whose most live registers differ, by file and line (the most over the places a line
+/// is inlined at), most change first: a line on one side only counts its whole count.
+fn live_lines(a: &Pressure, b: &Pressure) -> Vec<LiveLineChange> {
+    let by_line = |p: &Pressure| {
+        let mut m: BTreeMap<(String, u32), u32> = BTreeMap::new();
+        for l in &p.lines {
+            let e = m.entry((l.file.clone(), l.line)).or_default();
+            *e = (*e).max(l.live.gpr);
+        }
+        m
+    };
+    let (old, new) = (by_line(a), by_line(b));
+    let mut lines: Vec<LiveLineChange> = old
+        .keys()
+        .chain(new.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .filter_map(|key| {
+            let live = Delta { old: old.get(key).copied(), new: new.get(key).copied() };
+            (live.old != live.new).then(|| LiveLineChange { file: key.0.clone(), line: key.1, live })
+        })
+        .collect();
+    let size = |l: &LiveLineChange| i64::from(l.live.new.unwrap_or(0)).abs_diff(i64::from(l.live.old.unwrap_or(0)));
+    lines.sort_by(|x, y| size(y).cmp(&size(x)).then_with(|| (&x.file, x.line).cmp(&(&y.file, y.line))));
+    lines
 }
 
 /// Every field of the resources that differs, by the field table (so none is skipped).
@@ -220,8 +260,8 @@ fn count(t: &mut Totals, c: &Change) {
 
 /// How much a change matters, largest first: a launch that stops or starts working, then the
 /// occupancy moved (tenths of a percent), the spill bytes, the largest block, the registers, the
-/// stack and shared memory.
-fn impact(c: &Change) -> (u8, u32, u64, u64, u64, u64) {
+/// stack and shared memory, the live peak.
+fn impact(c: &Change) -> (u8, u32, u64, u64, u64, u64, u64) {
     let abs = |d: Option<Delta<u32>>| signed(d).unsigned_abs();
     let launch = c.launch.as_ref().map_or(0, |l| if l.fails_now { 2 } else { 1 });
     let occupancy = c.occupancy.map_or(0, |o| ((o.percent.new - o.percent.old).abs() * 10.0).round() as u32);
@@ -232,6 +272,7 @@ fn impact(c: &Change) -> (u8, u32, u64, u64, u64, u64) {
         abs(c.largest_block),
         abs(c.registers),
         abs(c.stack_frame) + abs(c.shared_static),
+        abs(c.live_peak),
     )
 }
 

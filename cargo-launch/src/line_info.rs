@@ -42,8 +42,7 @@ impl Job<'_> {
     /// names the work on stderr (`pressure: compiling kernels/a.cu for sm_90 …`).
     ///
     /// # Errors
-    /// `compute`'s, or a cache entry that cannot be written. A damaged or unreadable entry is a
-    /// miss: it is computed again and replaced.
+    /// `compute`'s, or a cache entry that cannot be written (see [`cached_in`]).
     pub fn cached<T: Serialize + DeserializeOwned>(
         &self,
         format: &str,
@@ -52,20 +51,13 @@ impl Job<'_> {
     ) -> Result<T, Error> {
         let compile_key =
             self.recompiler.key(self.file, self.arch).map_err(|e| Error::Failure(anyhow::Error::new(e)))?;
-        let entry = self.dir.join(format!("{}.json", cache_key(format, &compile_key, self.tool)));
-        if let Some(hit) = std::fs::read(&entry).ok().and_then(|b| serde_json::from_slice(&b).ok()) {
-            return Ok(hit);
-        }
-        eprintln!(
-            "{pass}: compiling {} for {} with line info and disassembling it (cached afterwards)",
-            self.file, self.arch
-        );
-        let value = compute()?;
-        let bytes = serde_json::to_vec(&value).map_err(|e| Error::Failure(anyhow!(e)))?;
-        launch_engine::tooling::write_if_changed(&entry, &bytes).map_err(|e| {
-            Error::Failure(anyhow::Error::new(e).context(format!("writing the {pass} cache entry {}", entry.display())))
-        })?;
-        Ok(value)
+        cached_in(self.dir, &cache_key(format, &compile_key, self.tool), pass, || {
+            eprintln!(
+                "{pass}: compiling {} for {} with line info and disassembling it (cached afterwards)",
+                self.file, self.arch
+            );
+            compute()
+        })
     }
 
     /// The file compiled for the arch with line info, as the build compiles it.
@@ -133,9 +125,33 @@ pub(crate) fn per_file<'a, T>(
     Ok(found)
 }
 
-/// A cache entry's name: the line-info compile's key, the nvdisasm (path, version, size,
+/// What `compute` gives, from the cache entry `dir/<key>.json` or computed now and stored there;
+/// `pass` names the entry in an error. A damaged or unreadable entry is a miss: it is computed
+/// again and replaced.
+///
+/// # Errors
+/// `compute`'s, or an entry that cannot be written.
+pub(crate) fn cached_in<T: Serialize + DeserializeOwned>(
+    dir: &Path,
+    key: &str,
+    pass: &str,
+    compute: impl FnOnce() -> Result<T, Error>,
+) -> Result<T, Error> {
+    let entry = dir.join(format!("{key}.json"));
+    if let Some(hit) = std::fs::read(&entry).ok().and_then(|b| serde_json::from_slice(&b).ok()) {
+        return Ok(hit);
+    }
+    let value = compute()?;
+    let bytes = serde_json::to_vec(&value).map_err(|e| Error::Failure(anyhow!(e)))?;
+    launch_engine::tooling::write_if_changed(&entry, &bytes).map_err(|e| {
+        Error::Failure(anyhow::Error::new(e).context(format!("writing the {pass} cache entry {}", entry.display())))
+    })?;
+    Ok(value)
+}
+
+/// A cache entry's name: the line-info compile's key (or another key of what was disassembled), the nvdisasm (path, version, size,
 /// modified time: another or a reinstalled nvdisasm misses) and the entry's `format`.
-fn cache_key(format: &str, compile_key: &str, tool: &nvdisasm::Located) -> String {
+pub(crate) fn cache_key(format: &str, compile_key: &str, tool: &nvdisasm::Located) -> String {
     let mut h = Sha256::new();
     for part in [format, compile_key, &tool.path.display().to_string(), &tool.version] {
         h.update((part.len() as u64).to_le_bytes());

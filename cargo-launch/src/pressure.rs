@@ -16,11 +16,15 @@ mod parse;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 use std::path::Path;
+use std::time::Duration;
 
 use launch::{Arch, Resources};
 use launch_analysis::HostLaunch;
-use launch_engine::tooling::lineinfo::Compiled;
+use launch_engine::tooling::lineinfo::{nvdisasm, Compiled};
+use launch_engine::tooling::toolchain::Toolchain;
+use launch_engine::tooling::Env;
 use launch_schema::report::{AtPeak, LiveCount, Pressure, PressureLine, SpillsByLine, Unbounded};
+use sha2::{Digest, Sha256};
 
 use crate::error::Error;
 use crate::line_info::{per_file, Job};
@@ -30,6 +34,8 @@ use crate::records::{PackageKernels, Row};
 const FORMAT: &str = "pressure-2";
 /// The same for the compile without contracts.
 const FORMAT_UNBOUNDED: &str = "pressure-unbounded-1";
+/// The same for a cubin's peak alone (`explore --pressure`).
+const FORMAT_PEAK: &str = "pressure-peak-1";
 
 /// Lines shown per kernel × arch in the text report (JSON lists every line).
 pub const SHOWN: usize = 5;
@@ -182,6 +188,53 @@ fn counts(job: &Job<'_>, compiled: &Compiled) -> Result<Cached, Error> {
         })
         .collect();
     Ok(Cached::Counts(functions))
+}
+
+/// The nvdisasm that counts live registers for `toolchain`'s cubins (as `--spills` finds it), and
+/// how long a run may take (`LAUNCH_COMPILE_TIMEOUT`).
+///
+/// # Errors
+/// No usable nvdisasm (exit 3, with every place looked at), or a malformed timeout.
+pub fn locate(toolchain: &Toolchain) -> Result<(nvdisasm::Located, Duration), Error> {
+    let env = Env::cli();
+    let timeout = env.compile_timeout().map_err(|e| Error::Usage(anyhow::Error::new(e)))?;
+    let tool = nvdisasm::locate(&env, toolchain, timeout).map_err(|e| Error::NoToolchain(e.into()))?;
+    Ok((tool, timeout))
+}
+
+/// The peak of live registers of entry `entry` in each cubin (`nvdisasm -lrm count`; the code of
+/// the entry's section, where a called function that was not inlined has a section of its own),
+/// each cached under `dir` by the cubin's bytes: `cargo launch explore --pressure`. `Err(why)`
+/// for a cubin nvdisasm follows no data flow through.
+///
+/// # Errors
+/// nvdisasm that cannot run, or a cache entry that cannot be written.
+pub fn peaks(
+    (tool, timeout): &(nvdisasm::Located, Duration),
+    cubins: &[&[u8]],
+    entry: &str,
+    dir: &Path,
+) -> Result<Vec<Result<LiveCount, String>>, Error> {
+    let work = dir.join("work");
+    cubins
+        .iter()
+        .map(|cubin| {
+            let digest: String = Sha256::digest(cubin).iter().map(|b| format!("{b:02x}")).collect();
+            let key = crate::line_info::cache_key(FORMAT_PEAK, &format!("{digest} {entry}"), tool);
+            crate::line_info::cached_in(dir, &key, "live-register", || {
+                let counting = |e| {
+                    Error::Failure(anyhow::Error::new(e).context(format!("counting the live registers of {entry}")))
+                };
+                let text = nvdisasm::life_ranges(&tool.path, cubin, &work, *timeout).map_err(counting)?;
+                Ok(text.and_then(|text| {
+                    let live = parse::live(&text);
+                    let counts =
+                        live.get(entry).ok_or_else(|| format!("nvdisasm printed no live registers for {entry}"))?;
+                    Ok(parse::peak(counts.values()))
+                }))
+            })
+        })
+        .collect()
 }
 
 /// Source files read once each, for the lines' text.

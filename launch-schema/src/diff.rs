@@ -198,11 +198,32 @@ pub struct Change {
     pub largest_block: Option<Delta<u32>>,
     /// The launch at the block size stops or starts working.
     pub launch: Option<LaunchChange>,
+    /// With live registers on both sides (`report --pressure` documents, `diff --pressure`): the
+    /// peak after any instruction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_peak: Option<Delta<u32>>,
+    /// With live registers on both sides: each source line whose most live registers changed
+    /// (over all the places it is inlined at), most change first; null on the side where the line
+    /// has no instructions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub live_lines: Vec<LiveLineChange>,
     /// Whether this is a regression, as `check --baseline` judges one too: a resource the field
     /// table marks "more is worse" grew (registers, stack frame, spill stores or loads, static
     /// shared memory), the occupancy at the block size fell, or a launch at the block size fails
     /// now (what `--fail-on regression` fails on).
     pub regression: bool,
+}
+
+/// One source line's most live registers, before and after.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+pub struct LiveLineChange {
+    /// The file, relative to the package root.
+    pub file: String,
+    /// 1-based line.
+    pub line: u32,
+    /// Live general registers.
+    pub live: Delta<Option<u32>>,
 }
 
 /// Sums over the pairs compared.

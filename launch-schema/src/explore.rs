@@ -21,6 +21,9 @@ pub struct Document {
     pub toolchain: Toolchain,
     /// The kernel.
     pub kernel: KernelId,
+    /// With `--pressure`: the nvdisasm that counted the live registers (`13.5.37`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvdisasm: Option<String>,
     /// One entry per arch, lowest first.
     pub arches: Vec<ArchVariants>,
 }
@@ -41,6 +44,10 @@ pub struct ArchVariants {
     /// The current build's cliff: the registers at which one more block fits (null when
     /// registers are not the limit).
     pub next_block: Option<NextBlock>,
+    /// With `--pressure`: why this arch's variants have no live counts (nvdisasm follows no data
+    /// flow through their cubins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_unavailable: Option<String>,
     /// The variants, the current build first.
     pub variants: Vec<Variant>,
 }
@@ -55,6 +62,10 @@ pub struct Variant {
     pub contract: Option<Contract>,
     /// What ptxas reported for it; null when ptxas refused it (see `error`).
     pub resources: Option<Resources>,
+    /// With `--pressure`: the most live registers after any instruction of its cubin (nvdisasm
+    /// `-lrm count`), at most `resources.registers`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_peak: Option<crate::report::LiveCount>,
     /// Why ptxas refused it.
     pub error: Option<String>,
     /// Block size evaluated.

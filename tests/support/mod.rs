@@ -195,6 +195,17 @@ pub fn typed_statics(kernels_rs: &str) -> (usize, Vec<String>) {
     (typed, untyped)
 }
 
+/// Runs `git args` in `dir` as a throwaway identity (no signing), asserting that it succeeds.
+pub fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .expect("run git");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// A copy of `fixtures/crates/<name>` — one the workspace also builds as a dependency, whose path
 /// dependencies are relative (`../../../launch`) — that builds outside the repository: those
 /// paths made absolute, its own package name (the build-script hash leaves the folder out, see

@@ -24,6 +24,12 @@ type Records = (Side, Vec<Record>);
 
 /// Runs `cargo launch diff`.
 pub(crate) fn run(args: &DiffArgs) -> Result<(), Error> {
+    if args.pressure && args.toolchain.is_none() && args.rev.is_none() {
+        return Err(Error::Usage(anyhow::anyhow!(
+            "--pressure builds each side with line info, and two files are not built: make them with `cargo launch \
+             report --pressure --format json` (their live registers are then compared), or use --toolchain or --rev"
+        )));
+    }
     let (old, new) = if let Some((a, b)) = args.toolchain {
         toolchains(args, a, b)?
     } else if let Some(rev) = &args.rev {
@@ -58,12 +64,21 @@ fn file(path: &Path) -> Result<Records, Error> {
     Ok((Side { label: path.display().to_string(), toolchain: doc.toolchain }, doc.records))
 }
 
-/// The records of a build, as `report --format json` writes them (tune variants left out).
-fn records_of(label: String, packages: &[PackageKernels]) -> Result<Records, Error> {
+/// The records of a build, as `report --format json` writes them (tune variants left out), with
+/// their live registers when `pressure`.
+fn records_of(label: String, packages: &[PackageKernels], pressure: bool) -> Result<Records, Error> {
     let rows = records::rows(packages, &[])?;
     let t = &packages[0].manifest.toolchain;
     let toolchain = t.compilers.clone();
-    let records = rows.into_iter().map(|r| Record::new(r.id, r.lines, &r.report)).collect();
+    let found = if pressure { Some(crate::pressure::collect(packages, &rows)?) } else { None };
+    let records = rows
+        .iter()
+        .map(|r| {
+            let mut rec = Record::new(r.id.clone(), r.lines.clone(), &r.report);
+            rec.pressure = found.as_ref().and_then(|f| f.of(r));
+            rec
+        })
+        .collect();
     Ok((Side { label, toolchain }, records))
 }
 
@@ -96,7 +111,7 @@ fn toolchains(args: &DiffArgs, old: Pin, new: Pin) -> Result<(Records, Records),
         let selection = Selection::of(&args.packages)?;
         let target = selection.target_dir().join("launch-diff").join(format!("cuda-{}", pin.name));
         let packages = selection.for_diff(target, Some(pin)).build(&arches)?;
-        sides.push(records_of(format!("toolchain {}", pin.name), &packages)?);
+        sides.push(records_of(format!("toolchain {}", pin.name), &packages, args.pressure)?);
     }
     let new = sides.pop().expect("two sides");
     Ok((sides.pop().expect("two sides"), new))
@@ -126,9 +141,9 @@ fn revision(args: &DiffArgs, rev: &str) -> Result<(Records, Records), Error> {
     let target = selection.target_dir().join("launch-diff").join("rev");
     let at_rev = Selection::of(&rev_args)?.for_diff(target, None).build(&[])?;
     let short: String = sha.chars().take(12).collect();
-    let old = records_of(format!("{rev} ({short})"), &at_rev)?;
+    let old = records_of(format!("{rev} ({short})"), &at_rev, args.pressure)?;
     drop(tree);
-    let new = records_of("working tree".into(), &selection.build(&[])?)?;
+    let new = records_of("working tree".into(), &selection.build(&[])?, args.pressure)?;
     Ok((old, new))
 }
 

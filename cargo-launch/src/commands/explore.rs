@@ -42,10 +42,12 @@ pub(crate) fn run(args: &ExploreArgs) -> Result<(), Error> {
     let tc = launch_engine::tooling::toolchain::discover_for(&env, &p.config.toolchain)
         .map_err(|e| Error::NoToolchain(e.into()))?;
     let mut cache = CacheCounts::default();
+    let nvdisasm = if args.pressure { Some(crate::pressure::locate(&tc)?) } else { None };
     let mut doc = Document {
         schema: launch_schema::explore::VERSION,
         toolchain: p.manifest.toolchain.compilers.clone(),
         kernel: records::kernel_id(&p.package, k),
+        nvdisasm: nvdisasm.as_ref().map(|(tool, _)| tool.version.clone()),
         arches: Vec::new(),
     };
     for ka in k.arches.iter().filter(|ka| arches.is_empty() || arches.contains(&ka.arch)) {
@@ -62,13 +64,27 @@ pub(crate) fn run(args: &ExploreArgs) -> Result<(), Error> {
             .map_or_else(|| p.config.ptxas_flags.clone(), |m| m.ptxas_flags.clone());
         // The cache the build just used, so a variant is assembled once, whoever asked first.
         options.cache = variants::KernelCache::open(&env, &p.launch_dir)?;
-        let assembled = variants::assemble_variants(&tc, &kernel, &contracts, &options)
-            .map_err(|e| Error::Failure(anyhow::anyhow!("{}: {e}", k.display_name)))?;
+        let assemble = |contracts: &[Option<Contract>]| {
+            variants::assemble_variants(&tc, &kernel, contracts, &options)
+                .map_err(|e| Error::Failure(anyhow::anyhow!("{}: {e}", k.display_name)))
+        };
+        let assembled = assemble(&contracts)?;
         cache.add(assembled.cache);
-        // The current build's numbers are the embedded ones; the others are what ptxas said.
-        let results = std::iter::once(Ok(ka.resources))
-            .chain(assembled.variants.into_iter().map(|r| r.map(|v| v.resources).map_err(|e| e.to_string())));
-        doc.arches.push(arch_variants(ka.arch, host, &grid, results)?);
+        let mut arch = {
+            // The current build's numbers are the embedded ones; the others are what ptxas said.
+            let results = std::iter::once(Ok(ka.resources))
+                .chain(assembled.variants.iter().map(|r| r.as_ref().map(|v| v.resources).map_err(|e| e.to_string())));
+            arch_variants(ka.arch, host, &grid, results)?
+        };
+        if let Some(nvdisasm) = &nvdisasm {
+            // The current build's cubin again: its PTX and contract give the build's bytes.
+            let current = assemble(&[grid[0].1])?;
+            cache.add(current.cache);
+            let cubins =
+                current.variants.iter().chain(&assembled.variants).map(|r| r.as_ref().ok().map(|v| &v.cubin[..]));
+            live_peaks(&mut arch, cubins, nvdisasm, &k.name, &p.launch_dir.join("explore/pressure"))?;
+        }
+        doc.arches.push(arch);
     }
     if doc.arches.is_empty() {
         return Err(Error::Usage(anyhow::anyhow!(
@@ -273,7 +289,29 @@ fn arch_variants(
     for (v, on) in variants.iter_mut().zip(frontier(&points)) {
         v.frontier = on && v.resources.is_some() && v.launch_error.is_none();
     }
-    Ok(ArchVariants { arch, next_block, variants })
+    Ok(ArchVariants { arch, next_block, live_unavailable: None, variants })
+}
+
+/// `--pressure`: each assembled variant's peak of live registers, in `arch`'s variants' order;
+/// an arch whose cubins nvdisasm follows no data flow through says why once.
+fn live_peaks<'c>(
+    arch: &mut ArchVariants,
+    cubins: impl Iterator<Item = Option<&'c [u8]>>,
+    nvdisasm: &(launch_engine::tooling::lineinfo::nvdisasm::Located, std::time::Duration),
+    entry: &str,
+    dir: &std::path::Path,
+) -> Result<(), Error> {
+    let cubins: Vec<Option<&[u8]>> = cubins.collect();
+    let present: Vec<&[u8]> = cubins.iter().flatten().copied().collect();
+    let mut peaks = crate::pressure::peaks(nvdisasm, &present, entry, dir)?.into_iter();
+    for (v, cubin) in arch.variants.iter_mut().zip(&cubins) {
+        let Some(peak) = cubin.and_then(|_| peaks.next()) else { continue };
+        match peak {
+            Ok(p) => v.live_peak = Some(p),
+            Err(why) => arch.live_unavailable = Some(why),
+        }
+    }
+    Ok(())
 }
 
 fn variant(origin: &str, contract: Option<Contract>, resources: Resources, a: &KernelReport) -> Variant {
@@ -281,6 +319,7 @@ fn variant(origin: &str, contract: Option<Contract>, resources: Resources, a: &K
         origin: origin.to_string(),
         contract,
         resources: Some(resources),
+        live_peak: None,
         error: None,
         threads: a.occupancy.threads,
         threads_from: a.occupancy.threads_from,
@@ -304,6 +343,7 @@ fn refused(origin: &str, contract: Option<Contract>, host: HostLaunch, error: St
         origin: origin.to_string(),
         contract,
         resources: None,
+        live_peak: None,
         error: Some(error),
         threads,
         threads_from,
@@ -320,6 +360,7 @@ fn refused(origin: &str, contract: Option<Contract>, host: HostLaunch, error: St
 fn text(out: &mut impl Write, doc: &Document) -> std::io::Result<()> {
     const HEAD: [&str; 9] =
         ["", "contract", "regs", "spill st/ld", "stack", "threads", "occupancy", "limited by", "largest"];
+    const RIGHT: [bool; 9] = [false, false, true, true, true, true, true, false, true];
     for (i, a) in doc.arches.iter().enumerate() {
         if i > 0 {
             writeln!(out)?;
@@ -330,10 +371,21 @@ fn text(out: &mut impl Write, doc: &Document) -> std::io::Result<()> {
         if let (Some(n), Some(r)) = (&a.next_block, &current.resources) {
             writeln!(out, "cliff from the current build: {}", words::next_block(n, r.registers))?;
         }
-        let rows: Vec<Vec<String>> = a.variants.iter().map(row).collect();
-        const RIGHT: [bool; 9] = [false, false, true, true, true, true, true, false, true];
-        for line in text::table(&HEAD, &RIGHT, &rows) {
+        let mut rows: Vec<Vec<String>> = a.variants.iter().map(row).collect();
+        let (mut head, mut right) = (HEAD.to_vec(), RIGHT.to_vec());
+        if doc.nvdisasm.is_some() {
+            // `--pressure`: the peak of live registers beside the allocation.
+            head.insert(3, "live");
+            right.insert(3, true);
+            for (r, v) in rows.iter_mut().zip(&a.variants) {
+                r.insert(3, v.live_peak.map_or_else(|| "-".into(), |p| p.gpr.to_string()));
+            }
+        }
+        for line in text::table(&head, &right, &rows) {
             writeln!(out, "{line}")?;
+        }
+        if let Some(why) = &a.live_unavailable {
+            writeln!(out, "live: unknown on {} ({why})", a.arch)?;
         }
         for v in a.variants.iter().filter(|v| v.error.is_some()) {
             writeln!(out, "{}: ptxas refused it: {}", words::contract(v.contract), v.error.as_deref().unwrap_or(""))?;
@@ -343,7 +395,11 @@ fn text(out: &mut impl Write, doc: &Document) -> std::io::Result<()> {
         out,
         "\n*: on the frontier (no other variant has at least its occupancy and at most its spill bytes, and more of one); \
          threads*: the host's block size (no contract); measure the frontier on a GPU before choosing."
-    )
+    )?;
+    if let Some(v) = &doc.nvdisasm {
+        writeln!(out, "live: the most live registers after any instruction (nvdisasm {v}), at most regs.")?;
+    }
+    Ok(())
 }
 
 fn row(v: &Variant) -> Vec<String> {

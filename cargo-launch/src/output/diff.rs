@@ -102,8 +102,28 @@ pub fn phrases(c: &Change) -> Vec<String> {
         let show = |r: Option<u32>| r.map_or("none".to_string(), |r| format!("≤ {r} registers"));
         out.push(format!("next-block cliff {} → {}", show(d.old), show(d.new)));
     }
+    if let Some(d) = c.live_peak {
+        out.push(format!("live registers at the peak {}", arrow(d)));
+    }
+    for l in c.live_lines.iter().take(LIVE_LINES) {
+        out.push(match (l.live.old, l.live.new) {
+            (Some(old), Some(new)) => format!("{}:{} went from {old} to {new} live registers", l.file, l.line),
+            (None, Some(new)) => format!("{}:{} is new, with {new} live registers", l.file, l.line),
+            (Some(old), None) => format!("{}:{} has no code now (it had {old} live registers)", l.file, l.line),
+            (None, None) => continue,
+        });
+    }
+    if c.live_lines.len() > LIVE_LINES {
+        out.push(format!(
+            "{} more lines' live registers changed (--format json lists them)",
+            c.live_lines.len() - LIVE_LINES
+        ));
+    }
     out
 }
+
+/// Lines whose live registers changed, shown per kernel × arch.
+const LIVE_LINES: usize = 3;
 
 fn verdict(c: &Change) -> &'static str {
     if c.regression {

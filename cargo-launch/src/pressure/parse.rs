@@ -58,9 +58,17 @@ pub struct Joined {
     pub unattributed: u32,
 }
 
+/// The most of each kind over `counts`.
+pub fn peak<'a>(counts: impl IntoIterator<Item = &'a Live>) -> Live {
+    counts.into_iter().fold(Live::default(), most)
+}
+
+fn most(a: Live, b: &Live) -> Live {
+    Live { gpr: a.gpr.max(b.gpr), pred: a.pred.max(b.pred), ugpr: a.ugpr.max(b.ugpr) }
+}
+
 /// Joins one function's live counts with its lines.
 pub fn join(live: &BTreeMap<u32, Live>, lines: Option<&BTreeMap<u32, At>>) -> Joined {
-    let most = |a: Live, b: &Live| Live { gpr: a.gpr.max(b.gpr), pred: a.pred.max(b.pred), ugpr: a.ugpr.max(b.ugpr) };
     let mut peak = Live::default();
     let mut by_line: BTreeMap<&At, (Live, u32)> = BTreeMap::new();
     let mut unattributed = 0;

@@ -27,6 +27,7 @@ fn variant(origin: &str, threads: u32, bounds: Option<(Option<u32>, Option<u32>)
         origin: origin.into(),
         contract,
         resources,
+        live_peak: None,
         error: resources.is_none().then(|| "ptxas error : too few registers".into()),
         threads,
         threads_from: if contract.is_some() { ThreadsFrom::Contract } else { ThreadsFrom::Host },
@@ -45,6 +46,7 @@ fn doc() -> Document {
     let arch = |name: &str| ArchVariants {
         arch: name.parse().unwrap(),
         next_block: Some(NextBlock { registers: 128, active_blocks: 2, percent: 25.0 }),
+        live_unavailable: None,
         variants: vec![
             variant("current", 256, None, 167, 0),
             variant("cliff", 256, Some((Some(2), Some(128))), 128, 432),
@@ -68,6 +70,7 @@ fn doc() -> Document {
             file: "kernels/p.cu".into(),
             line: 1,
         },
+        nvdisasm: None,
         arches: vec![arch("sm_90"), arch("sm_100")],
     }
 }
