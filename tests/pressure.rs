@@ -316,3 +316,26 @@ fn diff_names_the_lines_whose_live_registers_changed() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("report --pressure --format json"), "{stderr}");
 }
+
+/// The line-info compiles read the crate's own files wherever `cargo launch` runs: run from a
+/// folder holding another copy of the crate whose header differs (as a `diff --rev` worktree's
+/// working tree is), both passes give the crate's numbers — `windowed`'s 53 live registers
+/// (a 48-tap window), not the other copy's — and its own file names.
+#[test]
+fn the_line_info_compile_reads_the_crates_files_from_any_directory() {
+    toolchain_root();
+    let (ours, other) = (pressure_fixture("13.0"), pressure_fixture("13.0"));
+    let header = other.path().join("kernels/window.cuh");
+    let text = std::fs::read_to_string(&header).unwrap();
+    std::fs::write(&header, text.replace("#define WINDOW 48", "#define WINDOW 8")).unwrap();
+    let (code, stdout, stderr) = run(cargo_launch()
+        .current_dir(other.path())
+        .args(["launch", "report", "--no-setup", "--pressure", "--format", "json", "--arch", "sm_90"])
+        .arg("--manifest-path")
+        .arg(ours.path().join("Cargo.toml")));
+    assert_eq!(code, 0, "{stderr}");
+    let doc = exact(&stdout, Document::from_json);
+    let p = record(&doc, "windowed", "sm_90").pressure.as_ref().expect("pressure");
+    assert_eq!((p.peak.gpr, p.allocated), (53, 56), "{p:?}");
+    assert_eq!((p.lines[0].file.as_str(), p.lines[0].line), ("kernels/window.cuh", 10));
+}

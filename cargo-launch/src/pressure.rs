@@ -31,9 +31,9 @@ use crate::line_info::{per_file, Job};
 use crate::records::{PackageKernels, Row};
 
 /// Bumped when what is cached changes shape or meaning.
-const FORMAT: &str = "pressure-2";
+const FORMAT: &str = "pressure-3";
 /// The same for the compile without contracts.
-const FORMAT_UNBOUNDED: &str = "pressure-unbounded-1";
+const FORMAT_UNBOUNDED: &str = "pressure-unbounded-2";
 /// The same for a cubin's peak alone (`explore --pressure`).
 const FORMAT_PEAK: &str = "pressure-peak-1";
 
@@ -277,9 +277,10 @@ pub fn block(out: &mut impl Write, p: &Pressure, spills: Option<&SpillsByLine>) 
         p.nvdisasm, p.peak.gpr, p.allocated, p.peak.pred, p.peak.ugpr
     )?;
     if let Some(a) = &p.at_peak {
+        let blocks = if a.active_blocks == 1 { "block" } else { "blocks" };
         writeln!(
             out,
-            "  with the peak as the allocation: {} blocks/SM, {} warps ({:.1} %)",
+            "  with the peak as the allocation: {} {blocks}/SM, {} warps ({:.1}%)",
             a.active_blocks, a.active_warps, a.percent
         )?;
     }

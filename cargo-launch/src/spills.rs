@@ -20,7 +20,7 @@ use crate::line_info::{per_file, Job};
 use crate::records::{PackageKernels, Row};
 
 /// Bumped when what is cached changes shape or meaning.
-const FORMAT: &str = "spills-1";
+const FORMAT: &str = "spills-2";
 
 /// Lines shown per kernel × arch in the text report (JSON lists every line).
 pub const SHOWN: usize = 5;

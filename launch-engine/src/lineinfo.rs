@@ -149,16 +149,17 @@ impl Recompiler {
         let options = with_line_info(c.options(&job, false), line_info);
         let nvrtc_name = format!("NVRTC {}", c.toolchain.nvrtc_version);
         let timeout = self.timeout;
-        let compiled = self
-            .nvrtc
-            .compile_ptx_within(&p.text, &p.file.source.file, &p.headers, &options, timeout)
-            .ok_or_else(|| Error::ToolTimedOut {
-                tool: nvrtc_name.clone(),
-                command: format!("`{}`", compile::nvrtc_command_line(&p.file.source.file, &options)),
-                file: Some(p.file.source.file.clone()),
-                arch: Some(arch.to_string()),
-                timeout,
-            })?;
+        let compiled = {
+            let _in_root = InDir::enter(self.plan.root())?;
+            self.nvrtc.compile_ptx_within(&p.text, &p.file.source.file, &p.headers, &options, timeout)
+        }
+        .ok_or_else(|| Error::ToolTimedOut {
+            tool: nvrtc_name.clone(),
+            command: format!("`{}`", compile::nvrtc_command_line(&p.file.source.file, &options)),
+            file: Some(p.file.source.file.clone()),
+            arch: Some(arch.to_string()),
+            timeout,
+        })?;
         let (ptx, _log) = compiled.map_err(|f| Error::Compile {
             compiler: nvrtc_name,
             file: p.file.source.file.clone(),
@@ -221,6 +222,30 @@ impl Recompiler {
     /// The folder it writes in.
     pub fn work_dir(&self) -> PathBuf {
         self.compiler.work_dir().to_path_buf()
+    }
+}
+
+/// The process in another working directory until dropped.
+///
+/// NVRTC looks a quoted `#include` up first in the directory of the name it compiles, and the
+/// build names a file relative to the package (`kernels/a.cu`), so that lookup is against the
+/// process's directory: the build script's is the package root (cargo runs it there), while
+/// `cargo launch` runs anywhere — from a folder with a `kernels/a.cuh` of its own (another copy
+/// of the crate, a `diff --rev` worktree's working tree) NVRTC would read that one. The
+/// recompile runs NVRTC from the root, as the build does (the CLI compiles one file at a time).
+struct InDir(PathBuf);
+
+impl InDir {
+    fn enter(dir: &Path) -> Result<InDir, Error> {
+        let before = std::env::current_dir().map_err(Error::io("read the working directory", dir))?;
+        std::env::set_current_dir(dir).map_err(Error::io("enter", dir))?;
+        Ok(InDir(before))
+    }
+}
+
+impl Drop for InDir {
+    fn drop(&mut self) {
+        let _ = std::env::set_current_dir(&self.0);
     }
 }
 

@@ -88,15 +88,5 @@ fn relative(file: &str, root: &Path) -> String {
             return joined(rel);
         }
     }
-    // The compile names a kernel file relative to the crate (`kernels/axpb.cu`), and the line
-    // table makes that absolute against the directory `cargo launch` ran in: from outside the
-    // crate (`--manifest-path`), the crate's file under that directory's name.
-    #[allow(clippy::disallowed_methods)] // the process's own directory, not configuration
-    let cwd = std::env::current_dir().ok();
-    if let Some(rel) = cwd.as_deref().and_then(|d| p.strip_prefix(d).ok()) {
-        if root.join(rel).is_file() {
-            return joined(rel);
-        }
-    }
     file.to_string()
 }
