@@ -132,7 +132,10 @@ fn the_peak_never_exceeds_the_allocation_on_any_arch_or_toolchain() {
         std::fs::write(&manifest, text).unwrap();
         let doc = report_json(&manifest);
         assert_eq!(doc.records.len(), 20, "{toolchain}: 10 kernels × 2 arches");
-        for r in &doc.records {
+        let pressure = pressure_fixture(toolchain);
+        let more = report_json(&pressure.path().join("Cargo.toml"));
+        assert_eq!(more.records.len(), 4, "{toolchain}: 2 kernels × sm_90, sm_100");
+        for r in doc.records.iter().chain(&more.records) {
             let p = r.pressure.as_ref().expect("pressure");
             let at = format!("{toolchain} {} {}", r.kernel.name, r.arch);
             match &p.unavailable {
@@ -144,8 +147,13 @@ fn the_peak_never_exceeds_the_allocation_on_any_arch_or_toolchain() {
             }
         }
     }
-    // CUDA 13's records all have counts; 12.9's sm_90 ones are read in nvdisasm's old format.
-    assert_eq!(gaps.iter().filter(|(at, _)| !at.starts_with("12.9")).count(), 40, "{gaps:?}");
+    // CUDA 13's records all have counts; 12.9's sm_80 and sm_90 ones are read in nvdisasm's old
+    // format, its sm_100 ones have them.
+    assert_eq!(gaps.iter().filter(|(at, _)| !at.starts_with("12.9")).count(), 48, "{gaps:?}");
+    assert_eq!(gaps.iter().filter(|(at, _)| at.starts_with("12.9")).count(), 2, "{gaps:?}");
+    // ptxas counts the highest register the code names, plus one, plus two it reserves: never
+    // fewer than the peak + 2.
+    assert!(gaps.iter().all(|(_, g)| *g >= 2), "{gaps:?}");
     let mut by_gap: std::collections::BTreeMap<u32, usize> = std::collections::BTreeMap::new();
     for (_, g) in &gaps {
         *by_gap.entry(*g).or_default() += 1;

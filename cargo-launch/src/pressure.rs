@@ -142,7 +142,10 @@ pub fn collect<'a>(packages: &[PackageKernels], rows: impl IntoIterator<Item = &
         let cached = job.cached(FORMAT, "pressure", || counts(&job, &job.compile()?))?;
         Ok(per_kernel(&job, cached))
     })?;
-    let cut = rows.iter().copied().filter(|r| cut_by_budget(r));
+    // Where nvdisasm cannot follow the build's cubin it cannot follow the unbounded one either.
+    let counted =
+        |r: &Row| built.get(&(r.id.package.clone(), r.id.name.clone(), r.arch())).is_some_and(|m| m.counts.is_ok());
+    let cut = rows.iter().copied().filter(|r| cut_by_budget(r) && counted(r));
     let unbounded = per_file(packages, cut, "pressure", |job| {
         let cached = job
             .cached(FORMAT_UNBOUNDED, "pressure (without the contracts)", || counts(&job, &job.compile_unbounded()?))?;
