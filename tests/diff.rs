@@ -14,7 +14,7 @@ use launch_schema::diff::{Delta, Document};
 use launch_schema::manifest::Toolchain;
 use launch_schema::report::{self, KernelId, Record};
 
-use crate::support::{cargo_launch, copy_dir, exact, fixture, git, root, run};
+use crate::support::{cargo_launch, exact, fixture, git, root, run, template_outside};
 
 /// Whether both pinned toolchains are installed; the test skips, saying so, when not
 /// (`LAUNCH_TEST_REQUIRE_TOOLCHAINS=1` makes that a failure).
@@ -41,21 +41,6 @@ fn diff(args: &[&str], manifest: Option<&Path>) -> (i32, String, String) {
     run(&mut cmd)
 }
 
-/// The template, copied with its path dependencies made absolute, in a workspace of its own.
-fn template() -> tempfile::TempDir {
-    let dir = tempfile::Builder::new().prefix("launch-template-diff-").tempdir().expect("temp dir");
-    copy_dir(&root().join("template"), dir.path());
-    let _ = std::fs::remove_dir_all(dir.path().join("target"));
-    let manifest = dir.path().join("Cargo.toml");
-    let text = std::fs::read_to_string(&manifest).expect("template Cargo.toml");
-    let text = text
-        .replace("path = \"../", &format!("path = \"{}/", root().display()))
-        .replace("name = \"launch-template\"", &format!("name = \"launch-template-diff-{}\"", std::process::id()));
-    std::fs::write(&manifest, format!("{text}\n[lib]\nname = \"launch_template\"\n\n[workspace]\n")).unwrap();
-    std::fs::copy(root().join("Cargo.lock"), dir.path().join("Cargo.lock")).expect("copy Cargo.lock");
-    dir
-}
-
 /// Measured: ptxas 12.9.86 and 13.0.88 give the template's five kernels the same registers,
 /// spills, stack and occupancy on sm_90 and sm_100 (as `toolchains.rs` pins for 13.0 alone).
 #[test]
@@ -63,7 +48,7 @@ fn the_template_is_the_same_with_12_9_and_13_0() {
     if !both_toolchains() {
         return;
     }
-    let dir = template();
+    let dir = template_outside();
     let manifest = dir.path().join("Cargo.toml");
     let (code, stdout, stderr) = diff(&["--toolchain", "12.9..13.0", "--no-setup"], Some(&manifest));
     assert_eq!(code, 0, "{stderr}");

@@ -1,10 +1,12 @@
-//! Issue 35: `report --pressure`, the live registers by source line. On the template's five
-//! builds (CUDA 12.9): on sm_100 the unbounded build's peak is at the `acc[k]` update
-//! (poly.cuh:21, inlined at the kernel's call), the capped builds' peaks are at their caps, every
-//! peak is at most ptxas's allocation, and each build that spills under its budget names the
-//! lines the budget cuts — the `acc[k]` lines, as the seed article tells it; on sm_90 nvdisasm 13
-//! follows no data flow through a 12.9 cubin, and the record says so instead of guessing. On a CUDA 13.0 build (fixture `gpu13`, sm_90) the counts are there,
-//! with the kernel file relative to the crate when `cargo launch` runs elsewhere.
+//! Issue 35: `report --pressure`, the live registers by source line, and `explore`/`diff` with
+//! them. On the template's five builds, with CUDA 12.9 (sm_100) and 13.0 (sm_90, sm_100): the
+//! unbounded build's peak is at the `acc[k]` update (poly.cuh:21, inlined at the kernel's call),
+//! the capped builds' peaks two below their caps, every peak at most ptxas's allocation, and each
+//! build that spills under its budget names the lines the budget cuts — the `acc[k]` lines, as
+//! the seed article tells it; on sm_90 nvdisasm 13 follows no data flow through a 12.9 cubin, and
+//! the record says so instead of guessing. The `pressure` fixture pins a peak two inline frames
+//! deep in a header and a kernel's uniform registers; `gpu13`, file names relative to the crate
+//! when `cargo launch` runs elsewhere.
 
 use launch_schema::report::Document;
 
@@ -22,16 +24,35 @@ fn report_json(manifest: &std::path::Path) -> Document {
 #[test]
 fn the_templates_builds_peak_where_the_article_says() {
     let doc = report_json(&root().join("template/Cargo.toml"));
-    for r in &doc.records {
+    the_articles_story(&doc, &["sm_100"]);
+    for r in doc.records.iter().filter(|r| r.arch.to_string() == "sm_90") {
+        // nvdisasm 13 reads a CUDA 12.9 sm_90 cubin in its old format, without data flow.
+        let p = r.pressure.as_ref().unwrap_or_else(|| panic!("{}: no pressure", r.kernel.name));
+        let why = p.unavailable.as_deref().unwrap_or_default();
+        assert!(why.contains("old format"), "{} sm_90: {why:?}", r.kernel.name);
+        assert!(p.lines.is_empty() && p.unbounded.is_none());
+    }
+}
+
+/// The same five builds with CUDA 13.0, which nvdisasm follows on both arches: the same story on
+/// sm_90 and sm_100.
+#[test]
+fn the_templates_builds_read_the_same_with_cuda_13() {
+    let dir = crate::support::template_outside();
+    let manifest = dir.path().join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let pinned = text.replace("arch = [\"sm_90\", \"sm_100\"]", "arch = [\"sm_90\", \"sm_100\"]\ntoolchain = \"13.0\"");
+    std::fs::write(&manifest, pinned).unwrap();
+    let doc = report_json(&manifest);
+    assert_eq!(doc.toolchain.ptxas, "13.0.88");
+    the_articles_story(&doc, &["sm_90", "sm_100"]);
+}
+
+/// The template's five builds on each of `arches`, as the seed article tells them.
+fn the_articles_story(doc: &Document, arches: &[&str]) {
+    for r in doc.records.iter().filter(|r| arches.contains(&r.arch.to_string().as_str())) {
         let p = r.pressure.as_ref().unwrap_or_else(|| panic!("{} {}: no pressure", r.kernel.name, r.arch));
         assert_eq!(p.allocated, r.ptxas.resources.registers, "{}", r.kernel.name);
-        if r.arch.to_string() == "sm_90" {
-            // nvdisasm 13 reads a CUDA 12.9 sm_90 cubin in its old format, without data flow.
-            let why = p.unavailable.as_deref().unwrap_or_default();
-            assert!(why.contains("old format"), "{} sm_90: {why:?}", r.kernel.name);
-            assert!(p.lines.is_empty());
-            continue;
-        }
         assert_eq!(p.unavailable, None, "{} {}", r.kernel.name, r.arch);
         assert!(
             p.peak.gpr > 0 && p.peak.gpr <= p.allocated,
@@ -45,33 +66,37 @@ fn the_templates_builds_peak_where_the_article_says() {
         assert_eq!(top.live.gpr, p.peak.gpr, "the first line holds the peak");
         assert!(top.file == "kernels/poly.cuh", "{top:?}");
     }
-    // The unbounded build: 167 allocated, the peak at the acc[k] update of the 8 × 128 loop, in
-    // the header function inlined at poly.cu:10; no budget, one block of 256 per SM at the peak.
-    let unbounded = record(&doc, "poly_eval", "sm_100").pressure.as_ref().unwrap();
-    let top = &unbounded.lines[0];
-    assert_eq!((top.file.as_str(), top.line), ("kernels/poly.cuh", 21));
-    let frames: Vec<(&str, u32)> = top.inlined_at.iter().map(|f| (f.file.as_str(), f.line)).collect();
-    assert_eq!(frames, [("kernels/poly.cu", 10)]);
-    assert!(top.text.as_deref().is_some_and(|t| t.contains("acc[k] = fmaf(")), "{:?}", top.text);
-    assert_eq!((unbounded.budget, unbounded.unbounded.as_ref()), (None, None));
-    let at = unbounded.at_peak.expect("occupancy at the peak");
-    assert_eq!((at.active_blocks, at.active_warps), (1, 8), "158 registers × 256 threads: one block");
-    // Under a cap, the peak is at it (ptxas keeps a register or two for itself).
-    for (name, cap) in [("poly_eval_lb1024", 64), ("poly_eval_lb256x4", 64), ("poly_eval_lb1024x2", 32)] {
-        let p = record(&doc, name, "sm_100").pressure.as_ref().unwrap();
-        assert!(p.peak.gpr <= cap && p.peak.gpr + 4 >= cap, "{name}: peak {} under a cap of {cap}", p.peak.gpr);
-        assert_eq!(p.budget, Some(cap), "{name}");
-        // Item 2: without the contract the same code wants what poly_eval allocates, and the
-        // lines above the budget are the acc[k] initialisation, update and sum.
-        let u = p.unbounded.as_ref().unwrap_or_else(|| panic!("{name}: spills under its budget, no unbounded view"));
-        assert_eq!(u.allocated, unbounded.allocated, "{name}");
-        let over: Vec<u32> = u.over_budget.iter().map(|l| l.line).collect();
-        assert_eq!(over, [21, 24, 17], "{name}");
-        assert!(u.over_budget.iter().all(|l| l.file == "kernels/poly.cuh" && l.live.gpr > cap), "{name}");
+    for arch in arches {
+        // The unbounded build: 167 allocated, the peak at the acc[k] update of the 8 × 128 loop,
+        // in the header function inlined at poly.cu:10; no budget, one block of 256 per SM at
+        // the peak.
+        let unbounded = record(doc, "poly_eval", arch).pressure.as_ref().unwrap();
+        let top = &unbounded.lines[0];
+        assert_eq!((top.file.as_str(), top.line), ("kernels/poly.cuh", 21), "{arch}");
+        let frames: Vec<(&str, u32)> = top.inlined_at.iter().map(|f| (f.file.as_str(), f.line)).collect();
+        assert_eq!(frames, [("kernels/poly.cu", 10)]);
+        assert!(top.text.as_deref().is_some_and(|t| t.contains("acc[k] = fmaf(")), "{:?}", top.text);
+        assert_eq!((unbounded.budget, unbounded.unbounded.as_ref()), (None, None));
+        let at = unbounded.at_peak.expect("occupancy at the peak");
+        assert_eq!((at.active_blocks, at.active_warps), (1, 8), "158 registers × 256 threads: one block");
+        // Under a cap, the peak is at it (ptxas keeps two registers for itself).
+        for (name, cap) in [("poly_eval_lb1024", 64), ("poly_eval_lb256x4", 64), ("poly_eval_lb1024x2", 32)] {
+            let p = record(doc, name, arch).pressure.as_ref().unwrap();
+            assert_eq!(p.peak.gpr, cap - 2, "{name} {arch}: peak under a cap of {cap}");
+            assert_eq!(p.budget, Some(cap), "{name}");
+            // Item 2: without the contract the same code wants what poly_eval allocates, and the
+            // lines above the budget are the acc[k] update, sum and initialisation.
+            let u =
+                p.unbounded.as_ref().unwrap_or_else(|| panic!("{name}: spills under its budget, no unbounded view"));
+            assert_eq!(u.allocated, unbounded.allocated, "{name} {arch}");
+            let over: Vec<u32> = u.over_budget.iter().map(|l| l.line).collect();
+            assert_eq!(over, [21, 24, 17], "{name} {arch}");
+            assert!(u.over_budget.iter().all(|l| l.file == "kernels/poly.cuh" && l.live.gpr > cap), "{name}");
+        }
+        // __launch_bounds__(256) caps at 255: nothing binds, nothing is cut.
+        let loose = record(doc, "poly_eval_lb256", arch).pressure.as_ref().unwrap();
+        assert_eq!((loose.budget, loose.unbounded.as_ref()), (Some(255), None), "{arch}");
     }
-    // __launch_bounds__(256) caps at 255: nothing binds, nothing is cut.
-    let loose = record(&doc, "poly_eval_lb256", "sm_100").pressure.as_ref().unwrap();
-    assert_eq!((loose.budget, loose.unbounded.as_ref()), (Some(255), None));
 }
 
 #[test]

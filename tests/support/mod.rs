@@ -195,6 +195,24 @@ pub fn typed_statics(kernels_rs: &str) -> (usize, Vec<String>) {
     (typed, untyped)
 }
 
+/// The template, copied with its path dependencies made absolute, in a workspace of its own (a
+/// package name of its own, the workspace's lock file).
+pub fn template_outside() -> tempfile::TempDir {
+    let dir = tempfile::Builder::new().prefix("launch-template-").tempdir().expect("temp dir");
+    copy_dir(&root().join("template"), dir.path());
+    let _ = std::fs::remove_dir_all(dir.path().join("target"));
+    let manifest = dir.path().join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).expect("template Cargo.toml");
+    static COPIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let text = text
+        .replace("path = \"../", &format!("path = \"{}/", root().display()))
+        .replace("name = \"launch-template\"", &format!("name = \"launch-template-{}-{n}\"", std::process::id()));
+    std::fs::write(&manifest, format!("{text}\n[lib]\nname = \"launch_template\"\n\n[workspace]\n")).unwrap();
+    std::fs::copy(root().join("Cargo.lock"), dir.path().join("Cargo.lock")).expect("copy Cargo.lock");
+    dir
+}
+
 /// Runs `git args` in `dir` as a throwaway identity (no signing), asserting that it succeeds.
 pub fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
