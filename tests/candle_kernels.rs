@@ -130,14 +130,7 @@ pub fn report_json(dir: &Path) -> Document {
 /// package name keeps one build-script output folder across runs).
 pub fn launch_dir(package: &str) -> PathBuf {
     let build = root().join("target/fixtures/debug/build");
-    let prefix = format!("{package}-");
-    fs::read_dir(&build)
-        .expect("the fixtures' build folder")
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-        .map(|e| e.path().join("out/launch"))
-        .filter(|d| d.join("manifest.json").is_file())
-        .max_by_key(|d| fs::metadata(d.join("manifest.json")).and_then(|m| m.modified()).ok())
+    crate::support::newest_launch_dir(&build, package, "manifest.json")
         .unwrap_or_else(|| panic!("no {package}-*/out/launch/manifest.json under {}", build.display()))
 }
 

@@ -105,12 +105,6 @@ fn a_documentation_build_of_code_that_launches_typed_compiles() {
 /// name starts with the package name the copy was given).
 fn walk_for(build: &std::path::Path, dir: &std::path::Path) -> Option<std::path::PathBuf> {
     let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
-    let name = manifest.lines().find_map(|l| l.strip_prefix("name = \"")?.strip_suffix('"'))?.to_string();
-    std::fs::read_dir(build)
-        .ok()?
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(&format!("{name}-")))
-        .map(|e| e.path().join("out/launch/kernels.rs"))
-        .filter(|p| p.is_file())
-        .max_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+    let name = manifest.lines().find_map(|l| l.strip_prefix("name = \"")?.strip_suffix('"'))?;
+    crate::support::newest_launch_dir(build, name, "kernels.rs").map(|d| d.join("kernels.rs"))
 }

@@ -213,6 +213,19 @@ pub fn template_outside() -> tempfile::TempDir {
     dir
 }
 
+/// The newest `<build>/<package>-<hash>/out/launch` folder that holds `file` (cargo gives a build
+/// script's output folder the package name and a hash; after a rebuild several may exist).
+pub fn newest_launch_dir(build: &Path, package: &str, file: &str) -> Option<PathBuf> {
+    let prefix = format!("{package}-");
+    std::fs::read_dir(build)
+        .ok()?
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path().join("out/launch"))
+        .filter(|d| d.join(file).is_file())
+        .max_by_key(|d| std::fs::metadata(d.join(file)).and_then(|m| m.modified()).ok())
+}
+
 /// Runs `git args` in `dir` as a throwaway identity (no signing), asserting that it succeeds.
 pub fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")

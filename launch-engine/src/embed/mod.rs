@@ -157,9 +157,9 @@ pub fn generate(m: &Manifest) -> String {
         m.package
     );
     let _ = writeln!(s, "// NVRTC {}, ptxas {}.\n", m.toolchain.compilers.nvrtc, m.toolchain.compilers.ptxas);
-    s.push_str(&typed::layout_assertions(m));
     // Each kernel's Rust parameter types, or why it is launched untyped.
     let sigs: Vec<Result<Vec<String>, String>> = m.kernels.iter().map(|k| typed::signature(k, &m.types)).collect();
+    s.push_str(&typed::layout_assertions(m, &sigs));
     let mut root = Node::default();
     let mut module_of: HashMap<&str, usize> = HashMap::new();
     for (i, module) in m.modules.iter().enumerate() {

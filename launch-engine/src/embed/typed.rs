@@ -151,11 +151,14 @@ fn emit_signature(s: &mut String, indent: &str, name: &str, k: &KernelEntry, typ
 
 /// One compile-time assertion per value type the typed statics pass by value: its size and
 /// alignment are the PTX's, so a `[package.metadata.launch.types]` struct of another layout (or
-/// a vector type of the wrong one) does not compile.
-pub(super) fn layout_assertions(m: &Manifest) -> String {
+/// a vector type of the wrong one) does not compile. `sigs` are [`signature`]'s, per kernel: an
+/// untyped kernel's parameters are passed as bytes, and nothing is asserted of them.
+pub(super) fn layout_assertions(m: &Manifest, sigs: &[Result<Vec<String>, String>]) -> String {
     let mut seen: BTreeSet<(String, u32, u32, String)> = BTreeSet::new();
-    for k in &m.kernels {
-        let Ok(_) = signature(k, &m.types) else { continue };
+    for (k, sig) in m.kernels.iter().zip(sigs) {
+        if sig.is_err() {
+            continue;
+        }
         for p in k.params.iter().flatten() {
             let rust = match &p.kind {
                 // A primitive's layout is Rust's own: nothing to assert.
