@@ -79,6 +79,12 @@ pub enum Error {
         /// The loaded kernel's symbol.
         found: &'static str,
     },
+    /// A typed launch of a kernel of a documentation build (`DOCS_RS` set when the crate was
+    /// built: no toolchain compiled it, and its parameters are not known).
+    Uncompiled {
+        /// The kernel's symbol.
+        kernel: &'static str,
+    },
     /// The driver's parameter list of a loaded function is not the one the build recorded: the
     /// image is not the build's (stale, or another crate's), and a launch would pass its
     /// arguments at the wrong offsets.
@@ -158,6 +164,11 @@ impl fmt::Display for Error {
                 f,
                 "the typed launch of `{expected}` was given the loaded kernel `{found}`: load `{expected}` (or one of \
                  its variants) and pass that"
+            ),
+            Error::Uncompiled { kernel } => write!(
+                f,
+                "`{kernel}` is a kernel of a documentation build: DOCS_RS was set when the crate was built, so no \
+                 toolchain compiled it; build without DOCS_RS to launch it"
             ),
             Error::Signature { kernel, image, difference } => write!(
                 f,

@@ -134,16 +134,21 @@ void_pointers! {
     note = "`{K}` takes one tuple with an argument for each of its parameters, in order: `{P}`"
 )]
 pub unsafe trait Args<K, P> {
+    /// A documentation build's kernel ([`Uncompiled`](crate::signature::Uncompiled) parameters):
+    /// nothing compiled it, and [`Typed::launch`] says so instead of launching.
+    #[doc(hidden)]
+    const UNCOMPILED: bool = false;
+
     /// Pushes every argument in order.
     #[doc(hidden)]
     fn push<'a>(&'a mut self, args: &mut LaunchArgs<'a>);
 }
 
-// SAFETY: it pushes nothing and never returns: a documentation build's kernels cannot launch.
+// SAFETY: never pushed: `Typed::launch` returns `Error::Uncompiled` first.
 unsafe impl<K, A> Args<K, crate::signature::Uncompiled> for A {
-    fn push<'a>(&'a mut self, _args: &mut LaunchArgs<'a>) {
-        panic!("a kernel of a documentation build (no toolchain compiled it) cannot launch");
-    }
+    const UNCOMPILED: bool = true;
+
+    fn push<'a>(&'a mut self, _args: &mut LaunchArgs<'a>) {}
 }
 
 /// The tuples up to [`MAX_PARAMS`](crate::signature::MAX_PARAMS) elements; the build leaves a
@@ -204,7 +209,8 @@ impl<K: Signature> Typed<K> {
     /// length) and not race with other work on them.
     ///
     /// # Errors
-    /// [`Error::WrongKernel`] when `k` is another kernel; a launch the check refuses (nothing
+    /// [`Error::WrongKernel`] when `k` is another kernel; [`Error::Uncompiled`] for a kernel of
+    /// a documentation build (`DOCS_RS`: no toolchain compiled it); a launch the check refuses (nothing
     /// reaches the driver); the driver's error.
     #[inline]
     pub unsafe fn launch<A: Args<K, K::Params>>(
@@ -214,6 +220,9 @@ impl<K: Signature> Typed<K> {
         cfg: LaunchConfig,
         mut args: A,
     ) -> Result<Approval, Error> {
+        if A::UNCOMPILED {
+            return Err(Error::Uncompiled { kernel: K::KERNEL });
+        }
         if !is_or_varies(self.kernel(), k.kernel()) {
             return Err(Error::WrongKernel { expected: K::KERNEL, found: k.kernel().name });
         }
@@ -229,4 +238,24 @@ impl<K: Signature> Typed<K> {
 /// derives them from its PTX with only the directives and the entry's name changed).
 fn is_or_varies(kernel: &'static Kernel, loaded: &'static Kernel) -> bool {
     std::ptr::eq(kernel, loaded) || kernel.variants.iter().any(|v| std::ptr::eq(v, loaded))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::signature::Uncompiled;
+
+    /// A documentation build's kernel takes any arguments and is refused at the launch (an
+    /// `Error::Uncompiled`, never a panic); a compiled kernel's arguments are launched.
+    #[test]
+    fn only_a_documentation_builds_arguments_are_refused() {
+        const fn uncompiled<K, P, A: Args<K, P>>() -> bool {
+            A::UNCOMPILED
+        }
+        assert!(uncompiled::<(), Uncompiled, (u8, &str)>());
+        assert!(!uncompiled::<(), (i32, f32), (i32, f32)>());
+        assert!(!uncompiled::<(), (), ()>());
+        let message = Error::Uncompiled { kernel: "axpy" }.to_string();
+        assert!(message.contains("`axpy`") && message.contains("DOCS_RS"), "{message}");
+    }
 }
