@@ -78,11 +78,14 @@ fn a_repeated_checked_launch_costs_under_one_percent_of_the_launch() {
         },
         sync,
     );
+    let typed_ratio = typed_ns / checked_ns.min(checked_again_ns);
     say(&format!(
         "typed launch {typed_ns:.0} ns, untyped checked launch {checked_ns:.0} ns then {checked_again_ns:.0} ns \
-         (typed / untyped = {:.3})",
-        typed_ns / checked_ns.min(checked_again_ns)
+         (typed / untyped = {typed_ratio:.3})"
     ));
+    // Measured 0.990 on the H200 (tools/gpu/results-2026-12-02-issue33-typed); the bound leaves
+    // room for the noise of two medians, not for a typed launch that does more work.
+    assert!(typed_ratio < 1.10, "the typed launch costs {typed_ratio:.3} × the untyped checked launch");
     let ratio = check_ns / unchecked_ns;
     say(&format!(
         "launch check cost (medians of {BATCHES} × {CALLS} calls, `tiny` at {cfg:?}): check {check_ns:.1} ns, checked \
