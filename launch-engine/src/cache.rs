@@ -68,9 +68,11 @@ pub mod build_log;
 pub mod limit;
 pub mod remote;
 mod store;
+mod tool_answer;
 mod tool_digest;
 pub use remote::{Remote, RemoteConfig, RemoteUrl};
 pub use store::{LocalFolder, Store};
+pub use tool_answer::tool_answer;
 pub use tool_digest::{read_digest, recorded, tool_digest};
 
 /// Version of the key and entry layout. Bump it whenever either changes, or whenever something

@@ -37,10 +37,10 @@ const MAX_TOOLS: usize = 256;
 
 /// What a memoised digest is valid for.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct Stamp {
-    path: PathBuf,
-    size: u64,
-    mtime_ns: u128,
+pub(super) struct Stamp {
+    pub(super) path: PathBuf,
+    pub(super) size: u64,
+    pub(super) mtime_ns: u128,
 }
 
 type Memo = HashMap<Stamp, [u8; 32]>;
@@ -122,7 +122,7 @@ fn digest_with(path: &Path, memo_dir: Option<&Path>, memory: &Mutex<Memo>, sourc
     digest
 }
 
-fn stamp_of(path: &Path) -> io::Result<Stamp> {
+pub(super) fn stamp_of(path: &Path) -> io::Result<Stamp> {
     let meta = fs::metadata(path)?;
     let mtime_ns = meta.modified()?.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     Ok(Stamp { path: path.to_path_buf(), size: meta.len(), mtime_ns })

@@ -109,24 +109,21 @@ pub fn tools(
     let cxx = cxx.map_err(|why| missing_tool(first, format!(
         "`host` files need a host C++ compiler (nvcc compiles their host code with it), and {why}; install g++ or clang++, or set CXX to one"
     )))?;
-    let nvcc_version = Tool::new(&nvcc)
-        .arg("--version")
-        .timeout(crate::process::PROBE_TIMEOUT)
-        .run()
-        .ok()
-        .and_then(|o| crate::toolchain::parse_ptxas_version(&o.stdout))
-        .unwrap_or_else(|| toolchain.ptxas_version.clone());
+    // Asked once per install (memoised by the file's stamp): a rerun starts no tool to ask.
+    let nvcc_version = crate::cache::tool_answer(&nvcc, "--version", memo.as_deref(), || {
+        let out = Tool::new(&nvcc).arg("--version").timeout(crate::process::PROBE_TIMEOUT).run().ok()?;
+        crate::toolchain::parse_ptxas_version(&out.stdout)
+    })
+    .unwrap_or_else(|| toolchain.ptxas_version.clone());
     // nvcc takes `g++` from PATH unless told otherwise.
     let nvcc_default = on_path("g++", env).and_then(|p| std::fs::canonicalize(p).ok());
     let ccbin = (std::fs::canonicalize(&cxx).ok() != nvcc_default || nvcc_default.is_none()).then(|| cxx.clone());
     let cudart_dir = cudart_dir(&nvcc);
-    let cxx_id = Tool::new(&cxx)
-        .arg("--version")
-        .timeout(crate::process::PROBE_TIMEOUT)
-        .run()
-        .ok()
-        .and_then(|o| o.stdout.lines().next().map(str::to_string))
-        .unwrap_or_else(|| format!("unknown ({})", cxx.display()));
+    let cxx_id = crate::cache::tool_answer(&cxx, "--version", memo.as_deref(), || {
+        let out = Tool::new(&cxx).arg("--version").timeout(crate::process::PROBE_TIMEOUT).run().ok()?;
+        out.stdout.lines().next().map(str::to_string)
+    })
+    .unwrap_or_else(|| format!("unknown ({})", cxx.display()));
     Ok(Tools { nvcc, nvcc_name: format!("nvcc {nvcc_version}"), cxx, cxx_id, ccbin, cudart_dir })
 }
 
