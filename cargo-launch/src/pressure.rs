@@ -287,6 +287,14 @@ pub fn block(out: &mut impl Write, p: &Pressure, spills: Option<&SpillsByLine>) 
             a.active_blocks, a.active_warps, a.percent
         )?;
     }
+    if p.lines.is_empty() && p.unattributed > 0 {
+        // Counts without lines: the line table nvdisasm printed is not one this reads.
+        writeln!(
+            out,
+            "    no source line for any of its {} instructions (nvdisasm -gi printed no line comments this reads)",
+            p.unattributed
+        )?;
+    }
     lines(out, &p.lines, spills)?;
     if let (Some(u), Some(budget)) = (&p.unbounded, p.budget) {
         writeln!(
@@ -328,4 +336,59 @@ fn lines(out: &mut impl Write, all: &[PressureLine], spills: Option<&SpillsByLin
         writeln!(out, "    … {} more lines (--format json lists them all)", all.len() - SHOWN)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pressure(lines: Vec<PressureLine>, unattributed: u32) -> Pressure {
+        Pressure {
+            nvdisasm: "13.5.37".into(),
+            unavailable: None,
+            peak: LiveCount { gpr: 9, pred: 1, ugpr: 2 },
+            allocated: 12,
+            budget: None,
+            at_peak: None,
+            lines,
+            unattributed,
+            unbounded: None,
+        }
+    }
+
+    /// Counts without any source line are said to be so, never shown as a kernel without lines;
+    /// a record without counts says why and nothing else.
+    #[test]
+    fn counts_without_lines_and_records_without_counts_say_so() {
+        let mut out = Vec::new();
+        block(&mut out, &pressure(Vec::new(), 40), None).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("peak 9 of the 12 allocated"), "{text}");
+        assert!(text.contains("no source line for any of its 40 instructions"), "{text}");
+        let mut out = Vec::new();
+        let none = Pressure { unavailable: Some("why".into()), ..pressure(Vec::new(), 0) };
+        block(&mut out, &none, None).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "  live registers: unknown (why)\n");
+    }
+
+    /// A line's row stays within the summary's width, its text cut with `…`; its inline frames
+    /// follow on a row of their own.
+    #[test]
+    fn a_rows_text_is_cut_to_the_width_and_its_frames_follow() {
+        let long = PressureLine {
+            file: "kernels/a.cuh".into(),
+            line: 7,
+            inlined_at: vec![launch_schema::report::SourceLine { file: "kernels/a.cu".into(), line: 3 }],
+            text: Some("x".repeat(300)),
+            live: LiveCount { gpr: 9, pred: 0, ugpr: 0 },
+            instructions: 5,
+        };
+        let mut out = Vec::new();
+        block(&mut out, &pressure(vec![long], 0), None).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let row = text.lines().find(|l| l.contains("kernels/a.cuh:7")).expect("the line's row");
+        assert_eq!(row.chars().count(), WIDTH, "{row}");
+        assert!(row.ends_with('…'));
+        assert!(text.contains("inlined at kernels/a.cu:3"), "{text}");
+    }
 }
