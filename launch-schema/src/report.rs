@@ -245,7 +245,7 @@ pub struct SourceLine {
     pub line: u32,
 }
 
-/// `spills_by_line`: what `nvdisasm -g` of the kernel compiled with line info says. Counted: the
+/// `spills_by_line`: what `nvdisasm -gi` of the kernel compiled with line info says. Counted: the
 /// local-memory stores and loads (`STL`, `LDL`) that nvdisasm marks as spill/refill code; the
 /// kernel's own local arrays are local memory too and are not counted. Instruction counts are
 /// static (each instruction once, not per execution), bytes their access widths: summed, they are
