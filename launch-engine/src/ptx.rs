@@ -49,6 +49,12 @@ pub fn entries(ptx: &str) -> Vec<EntryDirectives> {
     let mut out: Vec<EntryDirectives> = Vec::new();
     let mut current: Option<EntryDirectives> = None;
     for line in ptx.lines() {
+        // Only a directive (`.entry`, `.maxntid`, ...) or an entry's `{` matters, and most lines
+        // are instructions: they are passed over at their first byte (build scripts run
+        // unoptimised, and a module of hundreds of kernels is tens of megabytes).
+        if !matches!(first_byte(line), Some(b'.' | b'{')) {
+            continue;
+        }
         let t = line.trim();
         if let Some(rest) = entry_name(t) {
             if let Some(done) = current.take() {
@@ -73,6 +79,11 @@ pub fn entries(ptx: &str) -> Vec<EntryDirectives> {
     }
     out.extend(current);
     out
+}
+
+/// The first byte of `line` after its blanks.
+pub(crate) fn first_byte(line: &str) -> Option<u8> {
+    line.bytes().find(|b| !b.is_ascii_whitespace())
 }
 
 /// `.visible .entry name(` → `name`.

@@ -30,8 +30,9 @@ pub(crate) fn ptx_params_of_all(ptx: &str) -> HashMap<&str, Vec<PtxParam>> {
     let mut out = HashMap::new();
     let mut lines = ptx.lines();
     while let Some(line) = lines.next() {
-        // Cheap before the word-by-word reading: few lines are entries.
-        if !line.contains(".entry") {
+        // Cheap before the word-by-word reading: few lines are entries, and an entry's line
+        // starts with a directive.
+        if crate::ptx::first_byte(line) != Some(b'.') || !line.contains(".entry") {
             continue;
         }
         let Some(name) = crate::ptx::entry_name(line.trim()) else { continue };
