@@ -372,3 +372,28 @@ fn the_line_info_compile_reads_the_crates_files_from_any_directory() {
     assert_eq!((p.peak.gpr, p.allocated), (53, 56), "{p:?}");
     assert_eq!((p.lines[0].file.as_str(), p.lines[0].line), ("kernels/window.cuh", 10));
 }
+
+/// A kernel that calls a function that is not inlined: ptxas places the callee's code in the
+/// kernel's own section (whole-program compilation), so its lines count in the kernel's pressure
+/// — `leaf`'s loop (stack.cu:22) in `k_callee`, recursive `fact` (stack.cu:4) in `k_fact` — and
+/// the peak stays within the kernel's allocation, which covers the callee's registers too.
+#[test]
+fn a_callees_lines_count_in_the_kernel_that_calls_it() {
+    toolchain_root();
+    let dir = crate::support::fixture("recursive_stack");
+    let manifest = dir.path().join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, text.replace("arch = [\"sm_90\"]", "arch = [\"sm_90\"]\ntoolchain = \"13.0\"")).unwrap();
+    let doc = report_json(&manifest);
+    for (kernel, callee_line) in [("k_callee", 22), ("k_fact", 4)] {
+        let p = record(&doc, kernel, "sm_90").pressure.as_ref().expect("pressure");
+        assert_eq!(p.unavailable, None, "{kernel}");
+        assert!(p.peak.gpr <= p.allocated, "{kernel}: {:?} of {}", p.peak, p.allocated);
+        let line = p.lines.iter().find(|l| l.file == "kernels/stack.cu" && l.line == callee_line);
+        assert!(
+            line.is_some_and(|l| l.live.gpr > 0 && l.instructions > 0),
+            "{kernel}: no stack.cu:{callee_line} in {:?}",
+            p.lines
+        );
+    }
+}
