@@ -24,6 +24,8 @@ use crate::records::{PackageKernels, Row};
 /// One file × arch of a line-info pass: what compiles and disassembles it, and where its
 /// results are cached.
 pub(crate) struct Job<'a> {
+    /// The package whose file it is.
+    pub package: &'a str,
     pub recompiler: &'a Recompiler,
     pub tool: &'a nvdisasm::Located,
     /// `OUT_DIR/launch/<pass>`.
@@ -116,7 +118,16 @@ pub(crate) fn per_file<'a, T>(
             .map_err(|e| Error::NoToolchain(e.into()))?;
         for ((file, arch), kernels) in jobs {
             let root = p.config.root();
-            let job = Job { recompiler: &recompiler, tool: &tool, dir: &dir, root, file, arch: *arch, kernels };
+            let job = Job {
+                package: &p.package,
+                recompiler: &recompiler,
+                tool: &tool,
+                dir: &dir,
+                root,
+                file,
+                arch: *arch,
+                kernels,
+            };
             for (symbol, value) in each(job)? {
                 found.insert((p.package.clone(), symbol, *arch), value);
             }

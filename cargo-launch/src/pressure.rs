@@ -13,7 +13,7 @@
 
 mod parse;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{self, Write};
 use std::path::Path;
 use std::time::Duration;
@@ -82,8 +82,8 @@ impl Found {
     /// Those of `r`'s kernel × arch, with ptxas's allocation, the contract's budget and the
     /// occupancy at the peak; `None` when it was not looked at.
     pub fn of(&self, r: &Row) -> Option<Pressure> {
-        let key = (r.id.package.clone(), r.id.name.clone(), r.arch());
-        let m = self.built.get(&key)?;
+        let at = key(r);
+        let m = self.built.get(&at)?;
         let budget = r.report.register_cap;
         let mut p = Pressure {
             nvdisasm: m.nvdisasm.clone(),
@@ -103,7 +103,7 @@ impl Found {
                 p.at_peak = at_peak(r, c.peak.gpr);
                 // The file's other kernels were compiled without contracts too: only those cut by
                 // their budget show it.
-                let u = self.unbounded.get(&key).filter(|_| cut_by_budget(r)).and_then(|u| u.counts.as_ref().ok());
+                let u = self.unbounded.get(&at).filter(|_| cut_by_budget(r)).and_then(|u| u.counts.as_ref().ok());
                 p.unbounded = u.zip(budget).map(|(u, budget)| Unbounded {
                     allocated: u.allocated,
                     peak: u.peak,
@@ -138,20 +138,39 @@ fn cut_by_budget(r: &Row) -> bool {
 /// No nvdisasm (exit 3, with every place looked at), or a compile or disassembly that fails.
 pub fn collect<'a>(packages: &[PackageKernels], rows: impl IntoIterator<Item = &'a Row>) -> Result<Found, Error> {
     let rows: Vec<&Row> = rows.into_iter().collect();
-    let built = per_file(packages, rows.iter().copied(), "pressure", |job| {
-        let cached = job.cached(FORMAT, "pressure", || counts(&job, &job.compile()?))?;
-        Ok(per_kernel(&job, cached))
+    let cut: HashSet<Key> = rows.iter().filter(|r| cut_by_budget(r)).map(|r| key(r)).collect();
+    // One pass: a file is compiled without its contracts only when one of its kernels needs it,
+    // and nvdisasm followed the build's cubin (it cannot follow the other one either when not).
+    let found = per_file(packages, rows.iter().copied(), "pressure", |job| {
+        let built = per_kernel(&job, job.cached(FORMAT, "pressure", || counts(&job, &job.compile()?))?);
+        let needs = |k: &String| {
+            cut.contains(&(job.package.to_string(), k.clone(), job.arch))
+                && built.get(k).is_some_and(|m| m.counts.is_ok())
+        };
+        let mut unbounded = match job.kernels.iter().any(needs) {
+            true => Some(per_kernel(
+                &job,
+                job.cached(FORMAT_UNBOUNDED, "pressure (without the contracts)", || {
+                    counts(&job, &job.compile_unbounded()?)
+                })?,
+            )),
+            false => None,
+        };
+        Ok(built.into_iter().map(|(k, m)| (k.clone(), (m, unbounded.as_mut().and_then(|u| u.remove(&k))))).collect())
     })?;
-    // Where nvdisasm cannot follow the build's cubin it cannot follow the unbounded one either.
-    let counted =
-        |r: &Row| built.get(&(r.id.package.clone(), r.id.name.clone(), r.arch())).is_some_and(|m| m.counts.is_ok());
-    let cut = rows.iter().copied().filter(|r| cut_by_budget(r) && counted(r));
-    let unbounded = per_file(packages, cut, "pressure", |job| {
-        let cached = job
-            .cached(FORMAT_UNBOUNDED, "pressure (without the contracts)", || counts(&job, &job.compile_unbounded()?))?;
-        Ok(per_kernel(&job, cached))
-    })?;
-    Ok(Found { built, unbounded })
+    let mut out = Found::default();
+    for (key, (built, unbounded)) in found {
+        if let Some(u) = unbounded {
+            out.unbounded.insert(key.clone(), u);
+        }
+        out.built.insert(key, built);
+    }
+    Ok(out)
+}
+
+/// `r`'s kernel × arch, as [`Found`] keys it.
+fn key(r: &Row) -> Key {
+    (r.id.package.clone(), r.id.name.clone(), r.arch())
 }
 
 /// Every kernel of the job with its counts; one nvdisasm printed none for is said to be so,

@@ -168,13 +168,11 @@ impl Recompiler {
         })?;
         let mut ptx = contract::apply_to_ptx(&ptx, &p.annotations);
         if unbounded {
-            for e in crate::ptx::entries(&ptx) {
-                ptx = crate::ptx::with_contract(&ptx, &e.name, None, None).map_err(|e| Error::Report {
-                    file: p.file.source.file.clone(),
-                    arch: arch.to_string(),
-                    reason: format!("its PTX cannot be written without the contract directives: {e}"),
-                })?;
-            }
+            ptx = crate::ptx::without_contracts(&ptx).map_err(|e| Error::Report {
+                file: p.file.source.file.clone(),
+                arch: arch.to_string(),
+                reason: format!("its PTX cannot be written without the contract directives: {e}"),
+            })?;
         }
         let work = c.work_dir();
         std::fs::create_dir_all(work).map_err(Error::io("create folder", work))?;

@@ -370,7 +370,23 @@ pub fn with_contract(
             return Err(PtxEditError::NameTaken { name: new.to_string() });
         }
     }
-    let existing = header_directives(&ptx[span.directives.clone()]);
+    let lines = directive_lines(&header_directives(&ptx[span.directives.clone()]), contract);
+    let mut out = String::with_capacity(ptx.len() + 64);
+    out.push_str(&ptx[..span.name.start]);
+    out.push_str(rename.unwrap_or(entry));
+    out.push_str(&ptx[span.name.end..span.directives.start]);
+    out.push('\n');
+    for l in lines {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out.push_str(&ptx[span.directives.end..]);
+    Ok(out)
+}
+
+/// The header directives of an entry with `contract`'s written in place of its own contract
+/// directives (all four removed for `None`), one per line; see [`with_contract`].
+fn directive_lines(existing: &[(String, String)], contract: Option<&Contract>) -> Vec<String> {
     let old_dims = |kind: &str| existing.iter().find(|(n, _)| n == kind).and_then(|(_, a)| dims(a));
     let mut lines: Vec<String> = existing
         .iter()
@@ -395,16 +411,30 @@ pub fn with_contract(
             lines.push(format!(".maxnreg {r}"));
         }
     }
-    let mut out = String::with_capacity(ptx.len() + 64);
-    out.push_str(&ptx[..span.name.start]);
-    out.push_str(rename.unwrap_or(entry));
-    out.push_str(&ptx[span.name.end..span.directives.start]);
-    out.push('\n');
-    for l in lines {
-        out.push_str(&l);
+    lines
+}
+
+/// `ptx` with the contract directives (`.maxntid`, `.reqntid`, `.minnctapersm`, `.maxnreg`) of
+/// every entry removed (its other header directives written one per line, as [`with_contract`]
+/// writes them), everything else kept byte for byte: what [`with_contract`] with `None` does to
+/// each entry, in one pass over the module (a module of hundreds of entries is tens of
+/// megabytes; one edit per entry would copy it once per entry).
+///
+/// # Errors
+/// An entry without an end.
+pub fn without_contracts(ptx: &str) -> Result<String, PtxEditError> {
+    let mut out = String::with_capacity(ptx.len());
+    let mut from = 0;
+    for span in entry_spans(ptx)? {
+        out.push_str(&ptx[from..span.directives.start]);
         out.push('\n');
+        for l in directive_lines(&header_directives(&ptx[span.directives.clone()]), None) {
+            out.push_str(&l);
+            out.push('\n');
+        }
+        from = span.directives.end;
     }
-    out.push_str(&ptx[span.directives.end..]);
+    out.push_str(&ptx[from..]);
     Ok(out)
 }
 

@@ -202,3 +202,21 @@ fn keep_entry_leaves_one_entry_and_everything_else() {
     );
     assert!(matches!(keep_entry(ptx, "f"), Err(PtxEditError::NoEntry { .. })), "a device function is no entry");
 }
+
+/// Every entry's contract removed in one pass is what removing each entry's, one edit at a time,
+/// gives; the entries' other directives, their bodies and what lies between them are kept.
+#[test]
+fn every_contract_removed_at_once_is_each_removed_in_turn() {
+    let bounded = with_contract(PTX, "poly_eval", Some(&bounds(Some(128), Some(2), Some(64))), None).unwrap();
+    let mut one_by_one = bounded.clone();
+    for e in entries(&bounded) {
+        one_by_one = with_contract(&one_by_one, &e.name, None, None).unwrap();
+    }
+    let at_once = without_contracts(&bounded).unwrap();
+    assert_eq!(at_once, one_by_one);
+    assert!(entries(&at_once).len() > 1);
+    for e in entries(&at_once) {
+        assert_eq!((e.maxntid, e.reqntid, e.minnctapersm, e.maxnreg), (None, None, None, None), "{}", e.name);
+    }
+    assert_eq!(without_contracts("// no entries\n").unwrap(), "// no entries\n");
+}
