@@ -65,8 +65,8 @@ pub const MAX_PARAMS: usize = 16;
 
 /// The `Params` of a kernel that no toolchain compiled (a documentation build, such as docs.rs'):
 /// any tuple of arguments type-checks, so a crate whose code launches its kernels still builds
-/// its documentation. Nothing of such a build loads (its modules hold no image), and a launch
-/// through it panics before anything reaches a driver.
+/// its documentation. Nothing of such a build loads (its modules hold no image), and a typed
+/// launch through it is `Error::Uncompiled` before anything reaches a driver.
 #[derive(Debug)]
 pub enum Uncompiled {}
 
