@@ -138,6 +138,7 @@ def main():
         stats = json.loads(pathlib.Path(max(stats_files, key=os.path.getmtime)).read_text())
         host = stats.get("host_jobs", [])
         row = {"step": label, "wall_s": round(wall, 1), "script_s": round(stats["wall_ms"] / 1e3, 1),
+               "build_script_s": round(stats.get("script_ms", 0) / 1e3, 2), "kept": stats.get("kept", False),
                "archive_s": round(stats.get("host_link_ms", 0) / 1e3, 2), "jobs": stats["jobs"],
                "compiled_jobs": stats["compiled"], "host_files": len(host),
                "host_compiled": sum(1 for h in host if h["from"] == "compiled"),

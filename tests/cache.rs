@@ -119,6 +119,13 @@ fn touch(path: &Path) {
     fs::File::options().write(true).open(path).unwrap().set_modified(when).unwrap();
 }
 
+/// Removes the record a rerun keeps the outputs by (`OUT_DIR/launch/fresh.json`): the next build
+/// reads the cache for every job, as a build whose record was lost does. For tests about what such
+/// a build reads; `a_touched_input_keeps_the_outputs_and_reads_no_entry` tests the record itself.
+fn forget_record(out_dir: &Path) {
+    fs::remove_file(out_dir.join("launch/fresh.json")).unwrap();
+}
+
 fn edit(path: &Path, from: &str, to: &str) {
     let text = fs::read_to_string(path).unwrap();
     assert!(text.contains(from), "{} has no `{from}`", path.display());
@@ -134,7 +141,7 @@ fn append(path: &Path, line: &str) {
 }
 
 /// Every file under `dir` with its bytes, by relative path (build-stats.json left out: it holds
-/// timings).
+/// timings; so is fresh.json, which holds the outputs' times and the crate's place).
 fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -146,7 +153,7 @@ fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
                 if rel != "work" {
                     stack.push(p);
                 }
-            } else if rel != "build-stats.json" {
+            } else if rel != "build-stats.json" && rel != "fresh.json" {
                 out.push((rel, fs::read(&p).unwrap()));
             }
         }
@@ -282,6 +289,74 @@ fn each_change_recompiles_exactly_the_jobs_it_affects() {
     assert_eq!(more.stats.cached, 6);
 }
 
+/// The lines a build script printed to cargo, warnings left out, as a set (cargo keeps them in
+/// `output` beside `OUT_DIR`).
+fn directives(out_dir: &Path) -> BTreeSet<String> {
+    let text = fs::read_to_string(out_dir.parent().unwrap().join("output")).unwrap();
+    text.lines().filter(|l| l.starts_with("cargo:") && !l.starts_with("cargo:warning=")).map(str::to_string).collect()
+}
+
+/// Issue 32, class 10: a rerun whose every input and output is as the last build left them keeps
+/// the outputs and reads no cache entry (every entry is damaged here, and nothing notices), and
+/// prints cargo the same lines again. Each kind of real change still builds: a kernel's text, an
+/// output gone, a variable that changes the outputs.
+#[test]
+fn a_touched_input_keeps_the_outputs_and_reads_no_entry() {
+    let tc = toolchain_root();
+    let dir = crate_copy("kept");
+    let cache = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cold = build(cargo_build(d, cache.path(), &tc));
+    assert!(!cold.stats.kept, "{:?}", cold.stats);
+    let outputs = snapshot(&cold.launch_dir());
+    let printed = directives(&cold.out_dir);
+    assert!(printed.iter().any(|l| l.ends_with("include/only_b.cuh")), "{printed:?}");
+    for e in entries(cache.path()) {
+        let mut bytes = fs::read(&e).unwrap();
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 1;
+        fs::write(&e, bytes).unwrap();
+    }
+
+    for f in ["kernels/a.cu", "kernels/b.cu", "include/common.cuh"] {
+        touch(&d.join(f));
+    }
+    let mut cmd = cargo_build(d, cache.path(), &tc);
+    cmd.env("LAUNCH_BUILD_DEBUG", "1").env("LAUNCH_COMPILE_TIMEOUT", "600");
+    let kept = build(cmd);
+    assert!(kept.stats.kept, "{:?}", kept.stats);
+    assert_eq!((kept.stats.compiled, kept.stats.cached, kept.stats.corrupt), (0, 6, 0), "{:?}", kept.stats);
+    assert!(kept.stats.script_ms > 0.0 && kept.stats.script_ms < cold.stats.script_ms, "{:?}", kept.stats);
+    assert_eq!(snapshot(&kept.launch_dir()), outputs);
+    assert_eq!(directives(&kept.out_dir), printed, "the rerun printed other lines than the build it kept");
+
+    // A kernel edited: its jobs compile, the others are read (and found damaged).
+    append(&d.join("kernels/a.cu"), "// edited\n");
+    let edited = build(cargo_build(d, cache.path(), &tc));
+    assert!(!edited.stats.kept);
+    assert_eq!((edited.stats.compiled, edited.stats.corrupt), (6, 4), "{:?}", edited.stats);
+
+    // An output removed or changed: the build writes it again.
+    let cubin = edited.launch_dir().join("cubin/kernels+b.cu.sm_80.cubin");
+    let bytes = fs::read(&cubin).unwrap();
+    fs::remove_file(&cubin).unwrap();
+    touch(&d.join("kernels/b.cu"));
+    let restored = build(cargo_build(d, cache.path(), &tc));
+    assert!(!restored.stats.kept, "{:?}", restored.stats);
+    assert_eq!(fs::read(&cubin).unwrap(), bytes);
+    fs::write(&cubin, b"not a cubin").unwrap();
+    touch(&d.join("kernels/b.cu"));
+    assert!(!build(cargo_build(d, cache.path(), &tc)).stats.kept);
+    assert_eq!(fs::read(&cubin).unwrap(), bytes);
+
+    // A variable that changes the outputs.
+    let mut cmd = cargo_build(d, cache.path(), &tc);
+    cmd.env("LAUNCH_ALL_PTX", "1");
+    let all_ptx = build(cmd);
+    assert!(!all_ptx.stats.kept, "{:?}", all_ptx.stats);
+    assert!(all_ptx.launch_dir().join("ptx-all").is_dir());
+}
+
 #[test]
 fn a_toolchain_change_recompiles_everything() {
     let tc = toolchain_root();
@@ -333,6 +408,7 @@ fn j1_runs_one_compile_at_a_time_and_j2_runs_two() {
 
     fs::remove_file(&log).unwrap();
     touch(&dir.path().join("kernels/a.cu"));
+    forget_record(&one.out_dir);
     let mut cmd = cargo_build(dir.path(), cache.path(), &fake);
     cmd.args(["-j", "2"]).env("LAUNCH_NO_CACHE", "1");
     let two = build(cmd);
@@ -363,11 +439,13 @@ fn a_damaged_cache_entry_is_compiled_again_never_loaded() {
     for f in ["kernels/a.cu", "kernels/b.cu", "kernels/c.cu"] {
         touch(&dir.path().join(f));
     }
+    forget_record(&cold.out_dir);
     let rebuilt = build(cargo_build(dir.path(), cache.path(), &tc));
     assert_eq!((rebuilt.stats.corrupt, rebuilt.stats.compiled, rebuilt.stats.cached), (2, 2, 4));
     assert_eq!(snapshot(&rebuilt.launch_dir()), outputs);
 
     touch(&dir.path().join("kernels/a.cu"));
+    forget_record(&rebuilt.out_dir);
     let healed = build(cargo_build(dir.path(), cache.path(), &tc));
     assert_eq!((healed.stats.corrupt, healed.stats.compiled), (0, 0), "{:?}", healed.stats);
 }
@@ -377,7 +455,7 @@ fn a_folder_in_an_entrys_place_is_replaced_once_not_compiled_on_every_build() {
     let tc = toolchain_root();
     let dir = crate_copy("folder");
     let cache = tempfile::tempdir().unwrap();
-    build(cargo_build(dir.path(), cache.path(), &tc));
+    let first = build(cargo_build(dir.path(), cache.path(), &tc));
     let e = entries(cache.path());
     assert_eq!(e.len(), 6);
     fs::remove_file(&e[0]).unwrap();
@@ -385,12 +463,14 @@ fn a_folder_in_an_entrys_place_is_replaced_once_not_compiled_on_every_build() {
     fs::write(e[0].join("planted/file"), "x").unwrap();
 
     touch(&dir.path().join("kernels/a.cu"));
+    forget_record(&first.out_dir);
     let replaced = build(cargo_build(dir.path(), cache.path(), &tc));
     assert_eq!((replaced.stats.corrupt, replaced.stats.compiled), (1, 1), "{:?}", replaced.stats);
     assert!(fs::symlink_metadata(&e[0]).unwrap().is_file(), "the folder was not replaced by an entry");
 
     // Before the fix the folder stayed, and this build compiled that job again.
     touch(&dir.path().join("kernels/a.cu"));
+    forget_record(&replaced.out_dir);
     let again = build(cargo_build(dir.path(), cache.path(), &tc));
     assert_eq!((again.stats.corrupt, again.stats.compiled, again.stats.cached), (0, 0, 6), "{:?}", again.stats);
 }

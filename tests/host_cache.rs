@@ -40,6 +40,16 @@ fn build(dir: &Path, cache: &Path, toolchain: &Path, env: &[(&str, &str)]) -> Bu
     Built { out_dir, stats }
 }
 
+/// The lines the build script printed to cargo, as a set: warnings left out, and the two
+/// switches of `cc` itself (`CC_FORCE_DISABLE`, `CC_ENABLE_DEBUG_OUTPUT`), which `cc` announces
+/// when it archives and a kept build does not archive.
+fn directives(out_dir: &Path) -> std::collections::BTreeSet<String> {
+    let text = std::fs::read_to_string(out_dir.parent().expect("OUT_DIR's folder").join("output")).expect("output");
+    let ours = |l: &&str| l.starts_with("cargo:") && !l.starts_with("cargo:warning=");
+    let cc_switch = |l: &&str| l.starts_with("cargo:rerun-if-env-changed=CC_");
+    text.lines().filter(ours).filter(|l| !cc_switch(l)).map(str::to_string).collect()
+}
+
 /// `(file, from)` of every host compile of a build, e.g. `("kernels/saxpy.cu", "cache")`.
 fn host_jobs(b: &Built) -> Vec<(String, String)> {
     b.stats.host_jobs.iter().map(|j| (j.file.clone(), j.from.clone())).collect()
@@ -68,7 +78,7 @@ fn append(path: &Path, text: &str) {
 
 /// Cold: one nvcc run for saxpy.cu's two arches, its time in `nvcc_ms` (not `nvrtc_ms`), and
 /// every cubin the crate embeds for it is byte for byte in the linked static library. Then a
-/// rerun after an environment change compiles nothing; an edit of the device file compiles that
+/// rerun after an environment change keeps the outputs and still links; an edit of the device file compiles that
 /// file only; an edit of the host file compiles the host file only.
 #[test]
 fn a_host_file_compiles_once_for_all_arches_and_is_cached_like_any_job() {
@@ -99,13 +109,19 @@ fn a_host_file_compiles_once_for_all_arches_and_is_cached_like_any_job() {
     }
     assert_eq!(embedded, 2, "one cubin per arch of saxpy.cu");
 
-    // The build script reruns (a documented variable changed); nothing compiles, the library is
-    // archived again from the cached object.
+    // The build script reruns for a variable that changes no output: the outputs are kept
+    // (nothing read from the cache, nothing archived again), and the program still links, since
+    // the link lines are printed again.
+    let printed = directives(&cold.out_dir);
+    assert!(printed.iter().any(|l| l.starts_with("cargo:rustc-link-lib=static=launch_host_")), "{printed:?}");
     let rerun = build(dir.path(), cache.path(), &toolchain, &[("LAUNCH_BUILD_DEBUG", "1")]);
-    assert_eq!(host_jobs(&rerun), vec![cached()], "{:?}", rerun.stats);
+    assert_eq!(directives(&rerun.out_dir), printed, "the kept build printed other lines");
+    let kept = ("kernels/saxpy.cu".to_string(), "kept".to_string());
+    assert!(rerun.stats.kept, "{:?}", rerun.stats);
+    assert_eq!(host_jobs(&rerun), vec![kept], "{:?}", rerun.stats);
     assert_eq!((rerun.stats.compiled, rerun.stats.nvcc_ms), (0, 0.0), "{:?}", rerun.stats);
     let again = std::fs::read(library_path(&rerun)).expect("the library");
-    assert_eq!(again.len(), library.len(), "the same objects archived");
+    assert_eq!(again, library, "the library kept as it was");
 
     append(&dir.path().join("kernels/scale.cu"), "\n// an edit of the device file\n");
     let device_edit = build(dir.path(), cache.path(), &toolchain, &[]);

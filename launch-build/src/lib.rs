@@ -37,7 +37,9 @@
 //! and the build-time variables of the table `cargo launch --help` prints (which also lists the
 //! run-time ones). A rerun compiles only the (file, arch) jobs
 //! whose content-addressed key changed, in parallel through cargo's jobserver, the longest jobs
-//! first; `OUT_DIR/launch/build-stats.json` says what ran.
+//! first; `OUT_DIR/launch/build-stats.json` says what ran. A rerun whose every key, variable and
+//! output is as the last build left them (a touched file, `LAUNCH_BUILD_DEBUG=1`) keeps the
+//! outputs without reading the cache (`OUT_DIR/launch/fresh.json`).
 //!
 //! # Failures and warnings
 //! A kernel file that does not compile does not stop the others: every job runs, and the error

@@ -243,9 +243,13 @@ impl HeaderDigests {
     /// The digest of `path`'s content; a file that cannot be read hashes as its error text (so a
     /// header that appears later still changes the key).
     pub fn digest(&mut self, path: &Path) -> [u8; 32] {
-        *self.0.entry(path.to_path_buf()).or_insert_with(|| match crate::input::read(path) {
-            Ok(bytes) => Sha256::digest(&bytes).into(),
-            Err(e) => Sha256::digest(format!("unreadable: {e}").as_bytes()).into(),
+        // Remembered by the file's version, across builds too (`source::known`).
+        *self.0.entry(path.to_path_buf()).or_insert_with(|| match crate::source::header_digest(path) {
+            Some(digest) => digest,
+            None => match crate::input::read(path) {
+                Ok(bytes) => Sha256::digest(&bytes).into(),
+                Err(e) => Sha256::digest(format!("unreadable: {e}").as_bytes()).into(),
+            },
         })
     }
 }
@@ -398,6 +402,11 @@ impl<S: Store> Cache<S> {
     /// Where the store is, for messages.
     pub fn location(&self) -> String {
         self.store.location()
+    }
+
+    /// Marks the local entry of `key` used now, without reading it ([`Store::mark_used`]).
+    pub fn mark_used(&self, key: &Key) {
+        self.store.mark_used(key);
     }
 
     /// Looks `key` up. An entry that fails the checksum or belongs to another key, or that the

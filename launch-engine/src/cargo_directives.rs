@@ -11,6 +11,30 @@
 #![allow(clippy::disallowed_macros)]
 
 use std::path::Path;
+use std::sync::Mutex;
+
+/// Every line but the warnings printed by this process, in order: what a rerun that keeps the
+/// outputs prints again ([`crate::fresh`]), since cargo forgets a script's lines when it reruns.
+static PRINTED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Prints a directive and remembers it.
+fn directive(line: String) {
+    println!("{line}");
+    PRINTED.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+}
+
+/// The directives printed so far (warnings excepted).
+pub(crate) fn printed() -> Vec<String> {
+    PRINTED.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// Prints `line`, a directive an earlier run printed, unless this run printed it already.
+pub(crate) fn replay(line: &str) {
+    if !line.starts_with("cargo:") || line.contains('\n') || printed().iter().any(|p| p == line) {
+        return;
+    }
+    directive(line.to_string());
+}
 
 /// `cargo:warning=TEXT`: shown by cargo under the crate's name; through `launch_remote::redact`,
 /// so no warning shows a password.
@@ -26,20 +50,20 @@ pub(crate) fn launch_build_warning(text: &str) {
 
 /// `cargo:rerun-if-changed=PATH`: rerun the script when `path` (a file or a folder) changes.
 pub(crate) fn rerun_if_changed(path: &Path) {
-    println!("cargo:rerun-if-changed={}", path.display());
+    directive(format!("cargo:rerun-if-changed={}", path.display()));
 }
 
 /// `cargo:rerun-if-env-changed=NAME`: rerun the script when the variable `name` changes.
 pub(crate) fn rerun_if_env_changed(name: &str) {
-    println!("cargo:rerun-if-env-changed={name}");
+    directive(format!("cargo:rerun-if-env-changed={name}"));
 }
 
 /// `cargo:rustc-link-search=native=DIR`: a folder the linker searches for native libraries.
 pub(crate) fn rustc_link_search(dir: &Path) {
-    println!("cargo:rustc-link-search=native={}", dir.display());
+    directive(format!("cargo:rustc-link-search=native={}", dir.display()));
 }
 
 /// `cargo:rustc-link-lib=LIB` (`static=name` or `name`): a native library to link.
 pub(crate) fn rustc_link_lib(lib: &str) {
-    println!("cargo:rustc-link-lib={lib}");
+    directive(format!("cargo:rustc-link-lib={lib}"));
 }

@@ -440,6 +440,11 @@ pub fn value_kind(var: &EnvVar) -> Option<ValueKind> {
     })
 }
 
+/// The variables that change how a build runs, never what it writes: a build script rerun for a
+/// change of these alone keeps the previous build's outputs ([`Env::output_inputs`], used by the
+/// fast rerun in `crate::fresh`).
+pub const CHANGE_NO_OUTPUT: [&EnvVar; 2] = [var::LAUNCH_BUILD_DEBUG, var::LAUNCH_COMPILE_TIMEOUT];
+
 /// The largest `LAUNCH_COMPILE_TIMEOUT`: one day.
 pub const MAX_TIMEOUT_SECS: u64 = 24 * 60 * 60;
 
@@ -484,6 +489,15 @@ impl Env {
     /// `CUDA_PATH`).
     pub fn each(&self, var: &EnvVar) -> Vec<(&'static str, Option<OsString>)> {
         var.names.iter().map(|name| (*name, self.read(var, name).filter(|v| !v.is_empty()))).collect()
+    }
+
+    /// Every name of every variable whose change reruns the build script ([`EnvVar::reruns`]),
+    /// except [`CHANGE_NO_OUTPUT`], with its raw value, in table order: what the environment
+    /// gives a build's outputs. Read without announcing anything: a variable this build reads
+    /// for another reason announces itself there.
+    pub fn output_inputs(&self) -> Vec<(&'static str, Option<OsString>)> {
+        let counts = |v: &&EnvVar| v.reruns && !CHANGE_NO_OUTPUT.iter().any(|n| n.name == v.name);
+        ALL.iter().filter(counts).flat_map(|v| v.names.iter().map(|&name| (name, raw(name)))).collect()
     }
 
     /// A switch: on is `1`, `true`, `yes` or `on`, off is `0`, `false`, `no` or `off`, in any case;

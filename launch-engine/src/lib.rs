@@ -25,6 +25,7 @@ mod elf;
 mod embed;
 mod env;
 pub mod error;
+mod fresh;
 mod headers;
 mod input;
 mod library_headers;

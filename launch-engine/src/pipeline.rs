@@ -22,11 +22,13 @@ mod tests;
 pub use crate::prebuilt::stage::explain_no_toolchain;
 
 use std::path::Path;
+use std::time::Instant;
 
 use crate::cargo_directives;
 use crate::config::Config;
 use crate::env::{var, Env};
 use crate::error::Error;
+use crate::fresh;
 use crate::plan::Plan;
 use crate::prebuilt::stage as prebuilt;
 use crate::prepare;
@@ -37,6 +39,7 @@ use launch_schema::manifest::Manifest;
 
 /// The build of the crate at `manifest_dir`, its outputs in `launch_dir`.
 pub fn build_crate(env: &Env, manifest_dir: &Path, launch_dir: &Path) -> Result<Manifest, Error> {
+    let started = Instant::now();
     let manifest_path = manifest_dir.join("Cargo.toml");
     cargo_directives::rerun_if_changed(&manifest_path);
     // Every documented variable's value first: a bad one fails the same way wherever it is read.
@@ -49,7 +52,7 @@ pub fn build_crate(env: &Env, manifest_dir: &Path, launch_dir: &Path) -> Result<
     if let Some(pin) = toolchain_pin(env, &config)? {
         config.toolchain = pin;
     }
-    build_with(env, config, launch_dir)
+    build_with(env, config, launch_dir, started)
 }
 
 /// `LAUNCH_TOOLCHAIN_PIN`: the pinned toolchain that replaces the crate's `toolchain` key
@@ -78,10 +81,16 @@ fn toolchain_pin(env: &Env, config: &Config) -> Result<Option<crate::toolchain::
     }
 }
 
+/// The file under `OUT_DIR/launch/work/` where a build script remembers its headers' directives
+/// and digests for the next one (`source::known`).
+const HEADERS_MEMO: &str = "headers.tsv";
+
 /// The pipeline for an already loaded configuration, writing into `launch_dir`.
-fn build_with(env: &Env, config: Config, launch_dir: &Path) -> Result<Manifest, Error> {
+fn build_with(env: &Env, config: Config, launch_dir: &Path, started: Instant) -> Result<Manifest, Error> {
     let plan = Plan::resolve(config)?;
     if env.is_build_script() {
+        // Before the first header is read: what earlier builds learnt of them.
+        source::remember_headers_in(&launch_dir.join("work").join(HEADERS_MEMO));
         announce_inputs(&plan);
     }
     // Before any toolchain is looked for: a crate that ships its kernels needs none.
@@ -106,12 +115,32 @@ fn build_with(env: &Env, config: Config, launch_dir: &Path) -> Result<Manifest, 
     // Contracts are checked before anything is compiled; every error of every file at once.
     let prepared = prepare::all(&plan)?;
     let folder = crate::prebuilt::folder(plan.config.root());
-    let mut compiled =
-        compile::run(env, &plan, &prepared, launch_dir).map_err(|e| prebuilt::without_toolchain(e, &folder, &stale))?;
+    // Once every key is known: the previous outputs kept when nothing changed.
+    let gate = fresh::Gate::new(env, &plan, &stale, launch_dir, started);
+    let decide = |compiler: &compile::Compiler, host: Option<&compile::host::Tools>, keys: &[crate::cache::Key]| {
+        let inputs = gate.inputs(compiler, host, keys);
+        match gate.kept(inputs.as_deref()) {
+            Some(kept) => compile::Decision::Keep(kept.linked_by(host.map(link::library::archiver))),
+            None => compile::Decision::Build(inputs),
+        }
+    };
+    let step = compile::run(env, &plan, &prepared, launch_dir, decide)
+        .map_err(|e| prebuilt::without_toolchain(e, &folder, &stale))?;
+    // Every header has been read by now (the keys).
+    source::save_headers();
+    let mut compiled = match step {
+        compile::Step::Done(compiled) => compiled,
+        compile::Step::Kept(kept) => return fresh::replay(kept),
+    };
     compiled.stats.prebuilt_stale = stale;
     let mut assembled = assemble::run(env, &plan, &compiled, launch_dir, &mut warnings)?;
     link::run(env, &plan, &mut compiled, &mut assembled.manifest)?;
-    embed::run(env, launch_dir, assembled, &compiled, &warnings)
+    let inputs = compiled.inputs.clone();
+    let manifest = embed::run(env, launch_dir, assembled, &compiled, &warnings, started)?;
+    // Last: the record a rerun keeps these outputs by names them as they now are.
+    let library = manifest.host.iter().find_map(|h| h.library.as_deref());
+    fresh::record(launch_dir, inputs.as_deref(), library, warnings.to_print_cached())?;
+    Ok(manifest)
 }
 
 /// `rerun-if-changed` for every input that exists: the kernel folder, each kernel file, each

@@ -32,7 +32,10 @@ pub use host_headers::host_code_in_headers;
 
 /// `#include`s, transitively.
 mod includes;
-pub use includes::{dependencies, header_encoding, included, includes};
+mod known;
+pub use includes::{dependencies, header_encoding, included};
+pub use known::includes;
+pub(crate) use known::{digest as header_digest, remember_in as remember_headers_in, save as save_headers};
 
 #[cfg(test)]
 pub(crate) mod tests;

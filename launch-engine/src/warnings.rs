@@ -80,11 +80,7 @@ impl Warnings {
     /// What the build script prints, each text once: the crate's warnings, the build's about
     /// files, then the compilers' of the jobs compiled in this run, grouped per file.
     pub fn to_print(&self) -> Vec<String> {
-        let mut out = self.general.clone();
-        out.extend(self.files.iter().filter_map(|w| match w {
-            FileWarning::Build(text) => Some(text.clone()),
-            FileWarning::Compiler { .. } => None,
-        }));
+        let mut out = self.to_print_cached();
         let mut files: Vec<&str> = Vec::new();
         for w in &self.files {
             if let FileWarning::Compiler { file, .. } = w {
@@ -96,6 +92,19 @@ impl Warnings {
         for file in files {
             out.extend(self.fresh_of(file));
         }
+        let mut seen = std::collections::BTreeSet::new();
+        out.retain(|w| seen.insert(w.clone()));
+        out
+    }
+
+    /// What [`Warnings::to_print`] gives when every job came from the cache: the crate's
+    /// warnings, then the build's about files.
+    pub fn to_print_cached(&self) -> Vec<String> {
+        let mut out = self.general.clone();
+        out.extend(self.files.iter().filter_map(|w| match w {
+            FileWarning::Build(text) => Some(text.clone()),
+            FileWarning::Compiler { .. } => None,
+        }));
         let mut seen = std::collections::BTreeSet::new();
         out.retain(|w| seen.insert(w.clone()));
         out

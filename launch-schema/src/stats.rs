@@ -82,6 +82,16 @@ pub struct BuildStats {
     /// The remote kernel cache and what this build did with it; `null` when none is configured.
     #[serde(default)]
     pub remote: Option<RemoteCacheUse>,
+    /// Every input was as the previous successful build left it, and so was every output: they
+    /// were kept, and nothing was read from the cache, compiled, assembled or linked (a rerun for
+    /// a touched file or a variable that changes no output). `jobs` and `cached` are the previous
+    /// build's; `compiled` is 0.
+    #[serde(default)]
+    pub kept: bool,
+    /// The build script's whole run, configuration to this file, milliseconds (`wall_ms` is the
+    /// compile stage's alone).
+    #[serde(default)]
+    pub script_ms: f64,
 }
 
 /// One job served by the remote kernel cache, in [`BuildStats`].

@@ -32,6 +32,11 @@ pub trait Store: Send + Sync {
     /// them; of two builds putting the same key at once, either one's bytes may remain.
     fn put(&self, key: &Key, bytes: &[u8]) -> io::Result<()>;
 
+    /// Marks the entry of `key` used now without reading it, for a build that kept its outputs
+    /// (`crate::fresh`): the size limit evicts the least recently used first. Best effort;
+    /// nothing for a store without use times.
+    fn mark_used(&self, _key: &Key) {}
+
     /// Where the store is, for messages (a folder, a bucket).
     fn location(&self) -> String;
 
@@ -101,6 +106,15 @@ impl Store for LocalFolder {
         match out::write_atomically(&path, bytes) {
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
             r => r,
+        }
+    }
+
+    fn mark_used(&self, key: &Key) {
+        // A regular file only, never through a link (as `get` reads).
+        if let Ok(file) = open_no_follow(&self.entry_path(key)) {
+            if file.metadata().is_ok_and(|m| m.is_file()) {
+                let _ = file.set_modified(std::time::SystemTime::now());
+            }
         }
     }
 

@@ -20,7 +20,7 @@ use crate::cache::{self, Cache, Entry, HeaderDigests, Key, KeyInputs, Lookup, St
 use crate::cargo_directives;
 use crate::compile::host::{self, HostObject};
 use crate::compile::scheduler::{parallel, start_order, stops_the_build, tokens, Ran, Tokens};
-use crate::compile::{self, Compiler, Job, JobOutput, JobTiming};
+use crate::compile::{self, Compiler, Decision, Job, JobOutput, JobTiming, Step};
 use crate::env::{var, Env};
 use crate::error::{Error, FileFailure};
 use crate::{source, toolchain};
@@ -164,6 +164,8 @@ pub struct Built {
     pub objects: Vec<HostObject>,
     /// The statistics, for [`stats::write`].
     pub stats: BuildStats,
+    /// The digest of the build's inputs ([`Decision::Build`]), remembered beside the outputs.
+    pub inputs: Option<String>,
 }
 
 /// Runs every job through the cache, compiles the misses in parallel (longest first, see
@@ -176,13 +178,14 @@ pub struct Built {
 /// When jobs fail to compile, every job still runs and the error is [`Error::Failed`]: every
 /// failing file in file order, each failure once for all the arches that gave the same message.
 /// A failure of the tools themselves ([`stops_the_build`]) stops the build at once with that error.
-pub fn run_all(
+pub fn run_all<K>(
     env: &Env,
     compiler: &Compiler,
     host: Option<&host::Tools>,
     launch_dir: &Path,
     jobs: &[Job],
-) -> Result<Built, Error> {
+    decide: impl FnOnce(&Compiler, Option<&host::Tools>, &[Key]) -> Decision<K>,
+) -> Result<Step<Built, K>, Error> {
     let started = Instant::now();
     let debug = env.flag(var::LAUNCH_BUILD_DEBUG)?;
     let root = toolchain::cache_dir(env);
@@ -194,7 +197,10 @@ pub fn run_all(
     let (keys, sizes): (Vec<Key>, Vec<u64>) =
         keys_and_sizes(compiler, host, jobs, &units, cache.as_ref())?.into_iter().unzip();
     let label = |u: usize| format!("{} {}", jobs[units[u].jobs.start].file.source.file, units[u].arch_label(jobs));
-
+    let inputs = match decide(compiler, host, &keys) {
+        Decision::Build(inputs) => inputs,
+        Decision::Keep(kept) => return Ok(Step::Kept(keep(cache.as_ref(), &units, &keys, jobs, debug, kept))),
+    };
     let Found { mut outputs, corrupt, first_damage, remote: from_remote } = look_up(
         cache.as_ref(),
         &keys,
@@ -284,7 +290,22 @@ pub fn run_all(
     if debug {
         stats::print_summary(&stats);
     }
-    finish(jobs, &units, outputs, &fresh, stats).and_then(|b| record_use(env, cache.as_ref(), compiler, b, debug))
+    let built = finish(jobs, &units, outputs, &fresh, stats, inputs)?;
+    record_use(env, cache.as_ref(), compiler, built, debug).map(Step::Done)
+}
+
+/// A build that keeps its outputs ([`Decision::Keep`]): every unit's entries marked used, as if
+/// it had read them, so the size limit keeps what the kept outputs stand on.
+fn keep<K>(cache: Option<&Cache>, units: &[Unit], keys: &[Key], jobs: &[Job], debug: bool, kept: K) -> K {
+    note(debug, "every input and output is as the last build left them: its outputs are kept");
+    let Some(cache) = cache else { return kept };
+    for (unit, key) in units.iter().zip(keys) {
+        cache.mark_used(key);
+        for job in jobs[unit.jobs.clone()].iter().filter(|_| unit.host) {
+            cache.mark_used(&cache::part_key(key, &job.arch.to_string()));
+        }
+    }
+    kept
 }
 
 /// Damage is worth one warning a build: something else wrote into the cache (or a disk failed,
@@ -315,6 +336,7 @@ fn finish(
     outputs: Vec<Option<UnitOutput>>,
     fresh: &[bool],
     stats: BuildStats,
+    inputs: Option<String>,
 ) -> Result<Built, Error> {
     let mut all = Vec::with_capacity(jobs.len());
     let mut compiled = Vec::with_capacity(jobs.len());
@@ -331,7 +353,7 @@ fn finish(
             objects.push(HostObject { file: first.file.source.file.clone(), object });
         }
     }
-    Ok(Built { outputs: all, compiled, objects, stats })
+    Ok(Built { outputs: all, compiled, objects, stats, inputs })
 }
 
 /// Compiles one unit: a device job with NVRTC and ptxas, a host file's jobs with one nvcc run.

@@ -71,6 +71,24 @@ struct IncludeDir {
     portable: String,
 }
 
+/// What the caller decides once the compiler, the host tools and every job's key are known,
+/// before anything is read from the cache ([`crate::fresh`] keeps the previous outputs when
+/// nothing changed).
+pub enum Decision<K> {
+    /// Nothing to read or compile: `K` says what the caller keeps instead.
+    Keep(K),
+    /// Build; with the digest of the inputs to remember beside the outputs, if any.
+    Build(Option<String>),
+}
+
+/// What the compile stage gives: its outputs, or what the caller kept instead ([`Decision`]).
+pub enum Step<T, K> {
+    /// The stage ran.
+    Done(T),
+    /// The caller's [`Decision::Keep`].
+    Kept(K),
+}
+
 /// What the environment says about how to compile.
 #[derive(Clone, Copy, Debug)]
 pub struct Settings {

@@ -6,7 +6,8 @@ use std::path::Path;
 use launch::Arch;
 
 use super::host::{self, HostObject};
-use super::{Compiler, Job, JobOutput, Settings};
+use super::{Compiler, Decision, Job, JobOutput, Settings, Step};
+use crate::cache::Key;
 use crate::compile::stats::BuildStats;
 use crate::env::Env;
 use crate::error::Error;
@@ -49,6 +50,8 @@ pub struct Compiled<'p> {
     pub files: Vec<FileOutputs<'p>>,
     /// The statistics so far.
     pub stats: BuildStats,
+    /// The digest of the build's inputs ([`Decision::Build`]), remembered beside the outputs.
+    pub inputs: Option<String>,
 }
 
 /// Compiles every file of `plan` (prepared as `prepared`, in plan order) for its arches.
@@ -56,7 +59,13 @@ pub struct Compiled<'p> {
 /// # Errors
 /// No toolchain, an arch it cannot target, a missing host compiler, or [`Error::Failed`] with
 /// every failing file (NVRTC's messages show the text as the user wrote it).
-pub fn run<'p>(env: &Env, plan: &'p Plan, prepared: &'p [Prepared], launch_dir: &Path) -> Result<Compiled<'p>, Error> {
+pub fn run<'p, K>(
+    env: &Env,
+    plan: &'p Plan,
+    prepared: &'p [Prepared],
+    launch_dir: &Path,
+    decide: impl FnOnce(&Compiler, Option<&host::Tools>, &[Key]) -> Decision<K>,
+) -> Result<Step<Compiled<'p>, K>, Error> {
     let config = &plan.config;
     let toolchain = toolchain::discover_for(env, &config.toolchain)?;
     let compiler = Compiler::new(toolchain, config, launch_dir.join("work"), Settings::from_env(env)?)?;
@@ -80,8 +89,12 @@ pub fn run<'p>(env: &Env, plan: &'p Plan, prepared: &'p [Prepared], launch_dir: 
             })
         })
         .collect();
-    let built = super::cached::run_all(env, &compiler, host_tools.as_ref(), launch_dir, &jobs)
-        .map_err(|e| restored(plan, prepared, e))?;
+    let built = match super::cached::run_all(env, &compiler, host_tools.as_ref(), launch_dir, &jobs, decide)
+        .map_err(|e| restored(plan, prepared, e))?
+    {
+        Step::Done(built) => built,
+        Step::Kept(kept) => return Ok(Step::Kept(kept)),
+    };
     let mut outputs = built.outputs.into_iter();
     let mut compiled = built.compiled.into_iter();
     let files = plan
@@ -107,7 +120,8 @@ pub fn run<'p>(env: &Env, plan: &'p Plan, prepared: &'p [Prepared], launch_dir: 
             }
         })
         .collect();
-    Ok(Compiled { compiler, host_tools, files, objects: built.objects, stats: built.stats })
+    let (objects, stats, inputs) = (built.objects, built.stats, built.inputs);
+    Ok(Step::Done(Compiled { compiler, host_tools, files, objects, stats, inputs }))
 }
 
 /// NVRTC's messages show the text it compiled: the failed files' messages with the user's text

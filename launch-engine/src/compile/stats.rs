@@ -51,6 +51,8 @@ pub fn counts(
         remote_hits: 0,
         remote_jobs: Vec::new(),
         remote: None,
+        kept: false,
+        script_ms: 0.0,
     }
 }
 
@@ -242,6 +244,7 @@ mod tests {
                 "host_jobs",
                 "host_link_ms",
                 "jobs",
+                "kept",
                 "max_parallel",
                 "nvcc_ms",
                 "nvrtc_ms",
@@ -253,6 +256,7 @@ mod tests {
                 "remote_hits",
                 "remote_jobs",
                 "schema",
+                "script_ms",
                 "tokens",
                 "variant_jobs",
                 "variant_ptxas_ms",

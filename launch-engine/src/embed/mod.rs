@@ -107,7 +107,7 @@ fn finish(launch_dir: &Path, manifest: &Manifest, manifest_json: &[u8], keep: &B
 }
 
 /// The folders under `OUT_DIR/launch` that hold embedded (or, `ptx-all`, written) outputs.
-const OUTPUT_DIRS: [&str; 4] = ["cubin", "ptx", "ptx-all", "variants"];
+pub(crate) const OUTPUT_DIRS: [&str; 4] = ["cubin", "ptx", "ptx-all", "variants"];
 
 /// Every file the generated module embeds, relative to `OUT_DIR/launch`: each module's cubins,
 /// fallback PTX and extra PTX, and the same for each embedded tune variant.

@@ -2,6 +2,7 @@
 //! `OUT_DIR/launch` (only what changed), then the build's warnings printed.
 
 use std::path::Path;
+use std::time::Instant;
 
 use crate::assemble::Assembled;
 use crate::compile::stats;
@@ -23,11 +24,13 @@ pub fn run(
     assembled: Assembled,
     compiled: &Compiled,
     warnings: &Warnings,
+    started: Instant,
 ) -> Result<Manifest, Error> {
     let Assembled { mut manifest, tuned } = assembled;
     manifest.warnings = warnings.for_manifest();
     embed::write(launch_dir, &manifest, &compiled.files, &tuned.files, env.flag(var::LAUNCH_ALL_PTX)?)?;
-    let stats = stats::with_variants(compiled.stats.clone(), tuned.jobs, tuned.compiled, tuned.ptxas_ms);
+    let mut stats = stats::with_variants(compiled.stats.clone(), tuned.jobs, tuned.compiled, tuned.ptxas_ms);
+    stats.script_ms = (started.elapsed().as_secs_f64() * 1e6).round() / 1e3;
     stats::write(launch_dir, &stats)?;
     if env.is_build_script() {
         for w in warnings.to_print() {

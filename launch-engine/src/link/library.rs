@@ -3,7 +3,7 @@
 //! `lib<launch_host_package>.a` under `OUT_DIR`, and cargo told to link it with the static CUDA
 //! runtime. Build scripts only (`cc` reads cargo's variables). Nothing is compiled here.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::cargo_directives;
@@ -46,8 +46,7 @@ pub fn link(
         paths.push(path);
     }
     let name = format!("launch_host_{}", package.replace(|c: char| !c.is_ascii_alphanumeric(), "_"));
-    let mut lib = cc::Build::new();
-    lib.cuda(true).compiler(&tools.nvcc).cudart("none").no_default_flags(true).warnings(false).cargo_warnings(false);
+    let mut lib = archiver(tools);
     lib.objects(&paths);
     lib.try_compile(&name).map_err(|e| Error::Compile {
         compiler: "the archiver (through cc)".to_string(),
@@ -70,4 +69,30 @@ pub fn link(
         ));
     }
     Ok((name, took))
+}
+
+/// The `cc` build that archives the objects with nvcc's host-side tools; it also prints the
+/// library's link lines (cargo metadata on), which [`print_link_lines`] prints again.
+pub fn archiver(tools: &Tools) -> cc::Build {
+    let mut lib = cc::Build::new();
+    lib.cuda(true).compiler(&tools.nvcc).cudart("none").no_default_flags(true).warnings(false).cargo_warnings(false);
+    lib
+}
+
+/// The lines [`link`]'s archiving printed, for a rerun that keeps the library `library` (its
+/// path, `OUT_DIR/lib<name>.a`): `cc`'s own (the library, the C++ runtime, the archiver's
+/// variables), printed by `cc` as it decides them. Ours go through [`crate::cargo_directives`],
+/// which replays them.
+///
+/// # Errors
+/// `cc` cannot say how to link it (a target it does not know).
+pub fn print_link_lines(archiver: &cc::Build, library: &Path) -> Result<(), Error> {
+    let failed = |e: cc::Error| Error::Compile {
+        compiler: "the archiver (through cc)".to_string(),
+        file: library.display().to_string(),
+        arch: String::new(),
+        log: e.to_string(),
+    };
+    archiver.try_get_archiver().map_err(failed)?;
+    cc::try_emit_link_directives(archiver, library).map_err(failed)
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::conditionals::nvrtc_inactive;
 use super::decode::normalise_header;
 use super::host_code::{find, HostCode};
-use super::includes::includes;
+use super::known::includes;
 use super::scan::{scan, Scanned};
 
 /// Host code in a header that a kernel file includes, directly or through other headers.

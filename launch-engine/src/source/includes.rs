@@ -6,27 +6,6 @@ use std::path::{Path, PathBuf};
 use crate::error::Error;
 use crate::input;
 
-/// `#include "x"` / `#include <x>` targets of one file, with whether they were quoted. Headers are
-/// read as they are on disk, so LF, CRLF and lone CR all end a line, and a byte-order mark at the
-/// start is skipped (as `decode` does for kernel files).
-pub fn includes(src: &str) -> Vec<(String, bool)> {
-    src.strip_prefix('\u{feff}')
-        .unwrap_or(src)
-        .split(['\n', '\r'])
-        .filter_map(|l| {
-            let rest = l.trim_start().strip_prefix('#')?.trim_start().strip_prefix("include")?.trim_start();
-            let (close, quoted) = match rest.chars().next()? {
-                '"' => ('"', true),
-                '<' => ('>', false),
-                _ => return None,
-            };
-            let inner = &rest[1..];
-            let end = inner.find(close)?;
-            Some((inner[..end].to_string(), quoted))
-        })
-        .collect()
-}
-
 /// Every header `file` includes, transitively, that exists in its folder or in `include_dirs`
 /// (toolkit headers are not found there and are not tracked: the toolchain version is).
 ///
@@ -67,7 +46,7 @@ pub fn included(file: &Path, include_dirs: &[PathBuf], root: &Path) -> Result<Ve
     let mut met: std::collections::HashSet<(PathBuf, String)> = std::collections::HashSet::new();
     let mut stack = vec![file.to_path_buf()];
     while let Some(f) = stack.pop() {
-        let Some(directives) = directives(&f) else { continue };
+        let Some(directives) = super::known::directives(&f) else { continue };
         let here = f.parent().map(Path::to_path_buf).unwrap_or_default();
         for d in directives.iter() {
             let (i, col, name, quoted) = (d.index, d.col, &d.name, d.quoted);
@@ -97,48 +76,6 @@ pub fn included(file: &Path, include_dirs: &[PathBuf], root: &Path) -> Result<Ve
         }
     }
     Ok(named)
-}
-
-/// One `#include` of a file: its line (0-based), the column of its `#`, the name it writes and
-/// whether it was quoted.
-struct Directive {
-    index: usize,
-    col: u32,
-    name: String,
-    quoted: bool,
-}
-
-/// The `#include` directives of the file at `path`, read and parsed once per process for each
-/// version of the file (its size and modification time): every kernel file of a crate includes
-/// the same toolkit headers, hundreds of them behind `<cub/cub.cuh>`. `None` when it cannot be
-/// read (see [`input::read`]).
-fn directives(path: &Path) -> Option<std::sync::Arc<Vec<Directive>>> {
-    use std::collections::HashMap;
-    use std::sync::{Arc, Mutex, OnceLock};
-    type Version = (u64, Option<std::time::SystemTime>);
-    type Memo = HashMap<PathBuf, (Version, Arc<Vec<Directive>>)>;
-    static PARSED: OnceLock<Mutex<Memo>> = OnceLock::new();
-    let meta = std::fs::metadata(path).ok()?;
-    let version = (meta.len(), meta.modified().ok());
-    let memo = PARSED.get_or_init(Mutex::default);
-    if let Some((v, d)) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(path) {
-        if *v == version {
-            return Some(d.clone());
-        }
-    }
-    let bytes = input::read(path).ok()?;
-    let text = String::from_utf8_lossy(&bytes);
-    let mut found = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        // A header with lone CR line ends is one `lines()` line: each of its includes counts.
-        for (name, quoted) in includes(line).into_iter().filter(|(n, _)| !n.is_empty()) {
-            let col = line.find('#').map_or(1, |c| c as u32 + 1);
-            found.push(Directive { index, col, name, quoted });
-        }
-    }
-    let found = Arc::new(found);
-    memo.lock().unwrap_or_else(|e| e.into_inner()).insert(path.to_path_buf(), (version, found.clone()));
-    Some(found)
 }
 
 /// Where and why NVRTC cannot read `bytes`, an included header, as nvcc would (the build then
