@@ -492,7 +492,7 @@ impl Env {
     }
 
     /// Every name of every variable whose change reruns the build script ([`EnvVar::reruns`]),
-    /// except [`CHANGE_NO_OUTPUT`], with its raw value, in table order: what the environment
+    /// except `CHANGE_NO_OUTPUT`, with its raw value, in table order: what the environment
     /// gives a build's outputs. Read without announcing anything: a variable this build reads
     /// for another reason announces itself there.
     pub fn output_inputs(&self) -> Vec<(&'static str, Option<OsString>)> {
