@@ -20,8 +20,13 @@ struct Built {
 
 /// `cargo build` of the fixture at `dir` with `env` set; its build script's `OUT_DIR` and stats.
 fn build(dir: &Path, cache: &Path, toolchain: &Path, env: &[(&str, &str)]) -> Built {
+    build_with(dir, cache, toolchain, env, &[])
+}
+
+/// [`build`] with more arguments for `cargo build` (`-j1`).
+fn build_with(dir: &Path, cache: &Path, toolchain: &Path, env: &[(&str, &str)], args: &[&str]) -> Built {
     let mut cmd = cargo_build(dir, cache, toolchain);
-    cmd.arg("--message-format=json");
+    cmd.arg("--message-format=json").args(args);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -162,4 +167,50 @@ fn cub_kernels_are_listed_once_with_all_arches_under_the_linked_names() {
     for (name, a) in &arches {
         assert_eq!(a, &["sm_80", "sm_90"], "{name}: listed once, with both arches");
     }
+}
+
+/// Issue 32, class 12: a host file that is the build's last job to start compiles its arches side
+/// by side with the job slots cargo has free (`nvcc --threads`), and the bytes are the ones a
+/// one-slot build makes: the same library, the same cubins, the same ptxas reports, and the same
+/// cache key (a `-j1` build after a `-j2` one compiles nothing).
+#[test]
+fn a_lone_host_file_compiles_its_arches_side_by_side_with_the_same_bytes() {
+    let Some(toolchain) = toolchain_13_and_cxx() else { return };
+    let (one, two) = (host_launcher(|t| t), host_launcher(|t| t));
+    let mut built = Vec::new();
+    for (dir, jobs) in [(&one, "-j1"), (&two, "-j2")] {
+        // The host file alone: nothing else to give the second slot to.
+        std::fs::remove_file(dir.path().join("kernels/scale.cu")).expect("remove the device file");
+        let cache = tempfile::tempdir().expect("temp dir");
+        // The crate's dependency first, so that cargo has nothing to run beside the build script.
+        let (code, _, stderr) = run(cargo_build(dir.path(), cache.path(), &toolchain).args(["-p", "launch", jobs]));
+        assert_eq!(code, 0, "{stderr}");
+        let b = build_with(dir.path(), cache.path(), &toolchain, &[], &[jobs]);
+        assert_eq!(host_jobs(&b), vec![("kernels/saxpy.cu".to_string(), "compiled".to_string())], "{:?}", b.stats);
+        built.push((b, cache));
+    }
+    let threads: Vec<usize> = built.iter().map(|(b, _)| b.stats.host_jobs[0].nvcc_threads).collect();
+    assert_eq!(threads, [1, 2], "{:?}", built.iter().map(|(b, _)| &b.stats).collect::<Vec<_>>());
+    let library = |b: &Built| std::fs::read(library_path(b)).expect("the library");
+    assert!(library(&built[0].0) == library(&built[1].0), "the side-by-side compile linked other bytes");
+    let cubins = |b: &Built| {
+        let mut all: Vec<(String, Vec<u8>)> = std::fs::read_dir(b.out_dir.join("launch/cubin"))
+            .expect("cubin folder")
+            .map(|e| e.expect("entry").path())
+            .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).expect("cubin")))
+            .collect();
+        all.sort();
+        all
+    };
+    assert_eq!(cubins(&built[0].0), cubins(&built[1].0));
+    let resources = |b: &Built| {
+        let text = std::fs::read_to_string(b.out_dir.join("launch/manifest.json")).expect("manifest");
+        let m: Value = serde_json::from_str(&text).expect("manifest json");
+        m["kernels"].as_array().expect("kernels").iter().map(|k| k["arches"].to_string()).collect::<Vec<_>>()
+    };
+    assert_eq!(resources(&built[0].0), resources(&built[1].0), "the reports differ");
+    // Keyed alike: the one-slot build's cache serves the side-by-side build's crate.
+    let (_, cache_one) = &built[0];
+    let again = build_with(two.path(), cache_one.path(), &toolchain, &[], &["-j2"]);
+    assert_eq!(host_jobs(&again), vec![("kernels/saxpy.cu".to_string(), "cache".to_string())], "{:?}", again.stats);
 }

@@ -181,8 +181,7 @@ fn kept_stats(previous: Option<BuildStats>) -> BuildStats {
     s.max_parallel = 0;
     s.tokens = "none (outputs kept)".to_string();
     for h in &mut s.host_jobs {
-        h.from = "kept".to_string();
-        h.nvcc_ms = 0.0;
+        (h.from, h.nvcc_ms, h.nvcc_threads) = ("kept".to_string(), 0.0, 0);
     }
     (s.remote_hits, s.remote_jobs, s.remote) = (0, Vec::new(), None);
     s.kept = true;

@@ -153,11 +153,16 @@ pub struct HostJob {
     pub file: String,
     /// Its arches, all compiled by the one nvcc run.
     pub arches: Vec<Arch>,
-    /// `compiled` (nvcc ran in this build) or `cache` (the object and every arch's output came
-    /// from the kernel cache).
+    /// `compiled` (nvcc ran in this build), `cache` (the object and every arch's output came
+    /// from the kernel cache) or `kept` (the build kept its outputs and read nothing, see
+    /// [`BuildStats::kept`]).
     pub from: String,
-    /// nvcc's time, milliseconds; 0 when from the cache.
+    /// nvcc's time, milliseconds; 0 when not compiled.
     pub nvcc_ms: f64,
+    /// The arches nvcc compiled side by side (`--threads`, one job slot each: the build's own and
+    /// those the jobserver had free when it started); 1 one after the other, 0 when not compiled.
+    #[serde(default)]
+    pub nvcc_threads: usize,
 }
 
 /// The prebuilt folder a build embedded, in [`BuildStats`].

@@ -148,8 +148,8 @@ struct UnitOutput {
 #[derive(Clone, Copy, Debug)]
 enum UnitTiming {
     Device(JobTiming),
-    /// nvcc's run, every arch of a host file.
-    Host(std::time::Duration),
+    /// nvcc's run, every arch of a host file, and how many it compiled side by side.
+    Host(std::time::Duration, usize),
 }
 
 /// What [`run_all`] built.
@@ -210,7 +210,6 @@ pub fn run_all<K>(
     );
 
     warn_damage(env, corrupt, first_damage.as_deref());
-
     let pending: Vec<usize> = (0..units.len()).filter(|&u| outputs[u].is_none()).collect();
     let mut timings = cache.as_ref().map(|_| cache::Timings::load(&timings_dir, compiler.root())).unwrap_or_default();
     let file_of = |u: usize| &jobs[units[u].jobs.start].file.source.file;
@@ -221,14 +220,14 @@ pub fn run_all<K>(
         let first: Vec<String> = order.iter().take(3).map(|&k| label(pending[k])).collect();
         note(debug, &format!("starting the longest jobs first: {}, ...", first.join(", ")));
     }
-    let tokens = if pending.len() > 1 { tokens(env) } else { Tokens::Serial };
+    let (tokens, last) = slots(env, &units, &pending, &order);
     let (ran, store_failure) = compile_and_store(
         cache.as_ref(),
         &tokens,
         &order,
         &pending,
         &keys,
-        |u| compile_unit(compiler, host, &jobs[units[u].jobs.clone()]),
+        |u| compile_unit(compiler, host, &jobs[units[u].jobs.clone()], (Some(u) == last).then_some(&tokens)),
         |key, (out, _)| unit_entries(key, out, &pairs),
     );
     if let Some(message) = store_failure {
@@ -254,7 +253,7 @@ pub fn run_all<K>(
     for (u, (_, timing)) in &compiled {
         let ms = match timing {
             UnitTiming::Device(t) => (t.nvrtc + t.ptxas).as_millis(),
-            UnitTiming::Host(t) => t.as_millis(),
+            UnitTiming::Host(t, _) => t.as_millis(),
         };
         timings.record(file_of(*u), &units[*u].arch_label(jobs), u64::try_from(ms).unwrap_or(u64::MAX));
     }
@@ -271,11 +270,11 @@ pub fn run_all<K>(
     let compiled_jobs = compiled.iter().map(|(u, _)| units[*u].jobs.len()).sum();
     let mut stats = stats::counts(jobs.len(), compiled_jobs, corrupt, cache_dir, &tokens, max_parallel);
     let mut fresh = vec![false; units.len()];
-    let mut nvcc_time: Vec<Option<std::time::Duration>> = vec![None; units.len()];
+    let mut nvcc_time: Vec<Option<(std::time::Duration, usize)>> = vec![None; units.len()];
     for (u, (out, timing)) in compiled {
         match timing {
             UnitTiming::Device(t) => stats::add_compiled(&mut stats, file_of(u), jobs[units[u].jobs.start].arch, t),
-            UnitTiming::Host(t) => nvcc_time[u] = Some(t),
+            UnitTiming::Host(t, threads) => nvcc_time[u] = Some((t, threads)),
         }
         outputs[u] = Some(out);
         fresh[u] = true;
@@ -306,6 +305,15 @@ fn keep<K>(cache: Option<&Cache>, units: &[Unit], keys: &[Key], jobs: &[Job], de
         }
     }
     kept
+}
+
+/// The job slots for the `pending` units (started in `order`), and the one unit that may take
+/// the slots free when it starts: the last to start, which leaves no job waiting for them.
+fn slots(env: &Env, units: &[Unit], pending: &[usize], order: &[usize]) -> (Tokens, Option<usize>) {
+    // One pending job needs slots too when it can use more than one (a host file's arches).
+    let wide = |u: &usize| units[*u].host && units[*u].jobs.len() > 1;
+    let tokens = if pending.len() > 1 || pending.iter().any(wide) { tokens(env) } else { Tokens::Serial };
+    (tokens, order.last().map(|&k| pending[k]))
 }
 
 /// Damage is worth one warning a build: something else wrote into the cache (or a disk failed,
@@ -356,18 +364,23 @@ fn finish(
     Ok(Built { outputs: all, compiled, objects, stats, inputs })
 }
 
-/// Compiles one unit: a device job with NVRTC and ptxas, a host file's jobs with one nvcc run.
+/// Compiles one unit: a device job with NVRTC and ptxas, a host file's jobs with one nvcc run,
+/// its arches side by side with the job slots `spare` has free (held until nvcc is done).
 fn compile_unit(
     compiler: &Compiler,
     host: Option<&host::Tools>,
     jobs: &[Job],
+    spare: Option<&Tokens>,
 ) -> Result<(UnitOutput, UnitTiming), Error> {
     match host.filter(|_| jobs[0].file.host) {
         Some(tools) => {
+            let spare = spare.map(|t| t.spare(jobs.len() - 1)).unwrap_or_default();
             let options = host::options(compiler, tools, jobs[0].file, false);
-            let out = host::nvcc::run(compiler, tools, jobs, options)?;
+            let out = host::nvcc::run(compiler, tools, jobs, options, 1 + spare.len())?;
+            drop(spare);
             let outputs = jobs.iter().map(|j| j.arch).zip(out.outputs).collect();
-            Ok((UnitOutput { outputs, object: Some(out.object) }, UnitTiming::Host(out.time)))
+            let timing = UnitTiming::Host(out.time, out.threads);
+            Ok((UnitOutput { outputs, object: Some(out.object) }, timing))
         }
         None => {
             let (out, timing) = compiler.run_timed(&jobs[0])?;

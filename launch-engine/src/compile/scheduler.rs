@@ -13,7 +13,8 @@
 //! waits on a child that needs a token (ptxas does not use the jobserver), so holding a token
 //! while ptxas runs cannot deadlock. Without a jobserver (the build script run by hand) a private
 //! one is made with `NUM_JOBS` slots (counting the implicit one); without either, jobs run one at a
-//! time.
+//! time. The last job to start can take the slots that are free at that moment for itself
+//! ([`Tokens::spare`]): a `host` file's nvcc then compiles its arches side by side.
 //!
 //! # Order and failures
 //! Jobs start longest first ([`start_order`]: the last compile time the cache recorded, else the
@@ -45,6 +46,22 @@ pub enum Tokens {
 }
 
 impl Tokens {
+    /// Up to `n` more job slots, only those free right now (never waiting: a slot another crate's
+    /// job would take is not taken from it). Each is given back when dropped. None from a
+    /// jobserver that cannot be asked without waiting, nor when serial.
+    pub fn spare(&self, n: usize) -> Vec<jobserver::Acquired> {
+        let Tokens::Jobserver { client, .. } = self else { return Vec::new() };
+        let mut out = Vec::new();
+        while out.len() < n {
+            match client.try_acquire() {
+                Ok(Some(token)) => out.push(token),
+                // None free, or a jobserver that cannot say without waiting.
+                Ok(None) | Err(_) => break,
+            }
+        }
+        out
+    }
+
     /// `cargo jobserver`, `NUM_JOBS`, or `serial`.
     pub fn describe(&self) -> &'static str {
         match self {

@@ -81,13 +81,14 @@ pub fn add_compiled(stats: &mut BuildStats, file: &str, arch: Arch, timing: JobT
     stats.compiled_jobs.push(CompiledJob { file: file.to_string(), arch, nvrtc_ms: ms(nvrtc), ptxas_ms: ms(ptxas) });
 }
 
-/// Adds one host file's compile (in job order): `nvcc` is its time when it compiled in this run,
-/// `None` when it came from the cache.
-pub fn add_host(stats: &mut BuildStats, file: &str, arches: Vec<Arch>, nvcc: Option<Duration>) {
-    let nvcc_ms = nvcc.map(ms).unwrap_or(0.0);
+/// Adds one host file's compile (in job order): `nvcc` is its time and threads (`--threads`) when
+/// it compiled in this run, `None` when it came from the cache.
+pub fn add_host(stats: &mut BuildStats, file: &str, arches: Vec<Arch>, nvcc: Option<(Duration, usize)>) {
+    let nvcc_ms = nvcc.map(|(t, _)| ms(t)).unwrap_or(0.0);
     stats.nvcc_ms += nvcc_ms;
     let from = if nvcc.is_some() { "compiled" } else { "cache" };
-    stats.host_jobs.push(HostJob { file: file.to_string(), arches, from: from.to_string(), nvcc_ms });
+    let (file, from, nvcc_threads) = (file.to_string(), from.to_string(), nvcc.map_or(0, |(_, n)| n));
+    stats.host_jobs.push(HostJob { file, arches, from, nvcc_ms, nvcc_threads });
 }
 
 /// Rounds the sums and records the wall time since `started` and the peak memory.
@@ -223,7 +224,7 @@ mod tests {
         add_compiled(&mut stats, "kernels/a.cu", "sm_80".parse().unwrap(), timing(1500, 2250));
         add_compiled(&mut stats, "kernels/b.cu", "sm_90".parse().unwrap(), timing(1, 2));
         let arches = vec!["sm_80".parse().unwrap(), "sm_90".parse().unwrap()];
-        add_host(&mut stats, "kernels/h.cu", arches.clone(), Some(Duration::from_micros(2500)));
+        add_host(&mut stats, "kernels/h.cu", arches.clone(), Some((Duration::from_micros(2500), 2)));
         add_host(&mut stats, "kernels/g.cu", arches, None);
         finish(&mut stats, Instant::now());
         assert_eq!((stats.schema, stats.cached, stats.nvrtc_ms, stats.ptxas_ms), (VERSION, 1, 1.501, 2.252));
@@ -271,7 +272,7 @@ mod tests {
         assert_eq!(json["schema"], 1);
         let mut host: Vec<&str> = json["host_jobs"][0].as_object().unwrap().keys().map(String::as_str).collect();
         host.sort_unstable();
-        assert_eq!(host, ["arches", "file", "from", "nvcc_ms"]);
+        assert_eq!(host, ["arches", "file", "from", "nvcc_ms", "nvcc_threads"]);
         assert_eq!(
             (&json["host_jobs"][0]["from"], &json["host_jobs"][1]["from"]),
             (&"compiled".into(), &"cache".into())

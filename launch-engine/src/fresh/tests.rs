@@ -103,6 +103,7 @@ fn a_kept_builds_statistics_keep_its_jobs_and_say_nothing_ran() {
         arches: Vec::new(),
         from: "compiled".into(),
         nvcc_ms: 9.0,
+        nvcc_threads: 2,
     });
     let s = kept_stats(Some(before));
     assert!(s.kept);

@@ -8,6 +8,12 @@
 //! So the reported code is the linked code, and names are the linked program's: CUB, for one,
 //! names its kernels after every arch of the compile (`CUB_300001_SM_800_900`), which a per-arch
 //! compile would name differently for each arch.
+//!
+//! Given more than one job slot, nvcc compiles the arches side by side (`--threads N`, the same
+//! bytes: nothing of it is in the cache key). Each arch's ptxas then prints its `-v` lines as one
+//! block when it is done, in the order they finish: each block is given to its arch by the arch
+//! its "Compiling entry function ... for 'sm_XX'" lines name ([`by_arch`]). A compile whose blocks
+//! cannot be told apart that way runs again one arch at a time.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -31,16 +37,56 @@ pub struct HostOutput {
     pub object: Vec<u8>,
     /// How long nvcc ran.
     pub time: Duration,
+    /// The arches it compiled side by side (`--threads`).
+    pub threads: usize,
 }
 
 /// Compiles `jobs` (one per arch, all of the same host file, in its arch order) with one nvcc
-/// run. `options`: the file's nvcc options (include folders, defines, its flags; see
-/// `host::options`).
+/// run, at most `slots` arches side by side. `options`: the file's nvcc options (include
+/// folders, defines, its flags; see `host::options`).
 ///
 /// # Errors
 /// nvcc failing (its messages, the crate root taken out), timing out, or not writing what it
 /// always writes; a ptxas report that does not parse.
-pub fn run(compiler: &Compiler, tools: &Tools, jobs: &[Job], options: Vec<String>) -> Result<HostOutput, Error> {
+pub fn run(
+    compiler: &Compiler,
+    tools: &Tools,
+    jobs: &[Job],
+    options: Vec<String>,
+    slots: usize,
+) -> Result<HostOutput, Error> {
+    // The crate's own `--threads` (or `-t`) is the crate's choice; nvcc refuses two.
+    let own = options.iter().any(|o| o == "-t" || o.starts_with("--threads") || o.starts_with("-t="));
+    let threads = if own { 1 } else { slots.clamp(1, jobs.len().max(1)) };
+    match compile(compiler, tools, jobs, options.clone(), threads)? {
+        Compiled::Done(out) => Ok(out),
+        // Once more, one arch at a time: the blocks then come in `-gencode` order.
+        Compiled::Unordered => match compile(compiler, tools, jobs, options, 1)? {
+            Compiled::Done(out) => Ok(out),
+            Compiled::Unordered => Err(Error::Report {
+                file: jobs[0].file.source.file.clone(),
+                arch: String::new(),
+                reason: "nvcc's ptxas reports could not be told apart by arch".to_string(),
+            }),
+        },
+    }
+}
+
+/// What one nvcc run gave.
+enum Compiled {
+    Done(HostOutput),
+    /// The arches compiled side by side, and the ptxas blocks name no arch to tell them apart by.
+    Unordered,
+}
+
+/// [`run`] with `threads` arches side by side.
+fn compile(
+    compiler: &Compiler,
+    tools: &Tools,
+    jobs: &[Job],
+    options: Vec<String>,
+    threads: usize,
+) -> Result<Compiled, Error> {
     let first = jobs.first().expect("a host file has at least one arch");
     let planned = first.file;
     let file = &planned.source.file;
@@ -74,6 +120,9 @@ pub fn run(compiler: &Compiler, tools: &Tools, jobs: &[Job], options: Vec<String
     for a in &arches {
         tool = tool.arg("-gencode").arg(format!("arch={},code={a}", a.virtual_name()));
     }
+    if threads > 1 {
+        tool = tool.arg("--threads").arg(threads.to_string());
+    }
     let tool = tool.timeout(compiler.timeout());
     if compiler.debug() {
         cargo_directives::launch_build_warning(&tool.to_string());
@@ -93,6 +142,13 @@ pub fn run(compiler: &Compiler, tools: &Tools, jobs: &[Job], options: Vec<String
                 log: text,
             });
         }
+        let ptxas_logs = match threads {
+            1 => ptxas_logs,
+            _ => match by_arch(ptxas_logs, &arches) {
+                Some(logs) => logs,
+                None => return Ok(Compiled::Unordered),
+            },
+        };
         let mut outputs = read_outputs(jobs, &keep, ptxas_logs)?;
         // nvcc's messages are the file's, of every arch (the build groups them per file).
         for o in &mut outputs {
@@ -112,7 +168,7 @@ pub fn run(compiler: &Compiler, tools: &Tools, jobs: &[Job], options: Vec<String
                 })
                 .collect();
         }
-        Ok(HostOutput { outputs, object, time })
+        Ok(Compiled::Done(HostOutput { outputs, object, time, threads }))
     });
     let _ = std::fs::remove_dir_all(&keep);
     result
@@ -171,6 +227,36 @@ fn kept(keep: &Path, virt: &str, ext: &str, single: bool, file: &str) -> Result<
         let missing = keep.join(format!("<stem>{per_arch}"));
         work_file("find nvcc's kept output", &missing, file)(std::io::Error::from(std::io::ErrorKind::NotFound))
     })
+}
+
+/// The ptxas blocks of a side-by-side compile (one per arch, in the order they finished) in the
+/// order of `arches`: each block goes to the arch its "... for 'sm_XX'" lines name. Blocks that
+/// name none (a file without kernels for that arch) take the arches left, in order, when they are
+/// all the same text (so which takes which changes nothing). `None` when that does not give each
+/// arch one block: a block naming two arches, two naming one, or differing blocks naming none.
+pub fn by_arch(runs: Vec<String>, arches: &[Arch]) -> Option<Vec<String>> {
+    if runs.len() != arches.len() {
+        return None;
+    }
+    let mut placed: Vec<Option<String>> = vec![None; arches.len()];
+    let mut unnamed = Vec::new();
+    for run in runs {
+        let named: std::collections::BTreeSet<usize> = run
+            .lines()
+            .filter_map(|l| l.rsplit_once(" for '").and_then(|(_, a)| a.strip_suffix('\'')))
+            .map(|a| arches.iter().position(|x| x.to_string() == a))
+            .collect::<Option<_>>()?;
+        match named.into_iter().collect::<Vec<_>>()[..] {
+            [] => unnamed.push(run),
+            [i] if placed[i].is_none() => placed[i] = Some(run),
+            _ => return None,
+        }
+    }
+    if unnamed.windows(2).any(|w| w[0] != w[1]) {
+        return None;
+    }
+    let mut unnamed = unnamed.into_iter();
+    placed.into_iter().map(|p| p.or_else(|| unnamed.next())).collect()
 }
 
 /// nvcc's messages apart from ptxas's `-v` lines, and those lines cut into one log per ptxas run.

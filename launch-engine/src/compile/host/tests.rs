@@ -215,3 +215,42 @@ a host compiler's note
     let (_, runs) = super::nvcc::split_log("ptxas info    : 0 bytes gmem\nptxas info    : 0 bytes gmem\n");
     assert_eq!(runs, ["ptxas info    : 0 bytes gmem\n", "ptxas info    : 0 bytes gmem\n"]);
 }
+
+/// One arch's ptxas block as nvcc prints it, naming `kernels` for `arch`.
+fn block(arch: &str, kernels: &[&str]) -> String {
+    let mut b = "ptxas info    : 0 bytes gmem\n".to_string();
+    for k in kernels {
+        b.push_str(&format!("ptxas info    : Compiling entry function '{k}' for '{arch}'\n"));
+        b.push_str(&format!("ptxas info    : Function properties for {k}\n    0 bytes stack frame\n"));
+    }
+    b
+}
+
+/// Issue 32, class 12: the blocks of a side-by-side compile come as the arches finish; each goes
+/// to the arch it names, and whatever cannot be told apart is refused (the compile then runs one
+/// arch at a time).
+#[test]
+fn side_by_side_ptxas_blocks_are_given_to_the_arches_they_name() {
+    let arches: Vec<launch::Arch> = ["sm_80", "sm_90", "sm_100"].iter().map(|a| a.parse().unwrap()).collect();
+    let (a80, a90, a100) = (block("sm_80", &["_Z1kv"]), block("sm_90", &["_Z1kv"]), block("sm_100", &["_Z1kv"]));
+    let by = |runs: &[&String]| nvcc::by_arch(runs.iter().map(|r| r.to_string()).collect(), &arches);
+    // Finished in any order.
+    for runs in [[&a90, &a100, &a80], [&a100, &a80, &a90], [&a80, &a90, &a100]] {
+        assert_eq!(by(&runs), Some(vec![a80.clone(), a90.clone(), a100.clone()]));
+    }
+    // No kernel for sm_80 and sm_100 (guarded): their blocks are the same text, either fits.
+    let empty = block("", &[]);
+    assert_eq!(by(&[&a90, &empty, &empty]), Some(vec![empty.clone(), a90.clone(), empty.clone()]));
+    // What cannot be told apart.
+    let mixed = format!("{a80}{}", block("sm_90", &["_Z1jv"]).lines().nth(1).unwrap());
+    let other_empty = format!("{empty}ptxas warning : something\n");
+    for (what, runs) in [
+        ("a block naming two arches", vec![&mixed, &a100, &empty]),
+        ("two blocks naming one arch", vec![&a80, &a80, &a100]),
+        ("unnamed blocks that differ", vec![&a80, &empty, &other_empty]),
+        ("an arch the compile did not have", vec![&block("sm_75", &["_Z1kv"]), &a90, &a100]),
+        ("a block too few", vec![&a80, &a90]),
+    ] {
+        assert_eq!(by(&runs), None, "{what}");
+    }
+}
