@@ -72,6 +72,15 @@ pub fn run(
     }
 }
 
+/// How long one nvcc run of `arches` arches may take: `per_run` (`LAUNCH_COMPILE_TIMEOUT`, one
+/// compiler run per file and arch) once per arch, since nvcc does every arch's work of NVRTC and
+/// ptxas in the one run, one after the other at worst. A compile making progress on a folder's one
+/// big file is not stopped for having several arches (issue 32, class 11: candle-layer-norm's
+/// two arches took nvcc 825 s on this machine, 1,364 s on a busy one, against 1,800 s).
+pub fn limit(per_run: Duration, arches: usize) -> Duration {
+    per_run.saturating_mul(u32::try_from(arches.max(1)).unwrap_or(u32::MAX))
+}
+
 /// What one nvcc run gave.
 enum Compiled {
     Done(HostOutput),
@@ -123,7 +132,7 @@ fn compile(
     if threads > 1 {
         tool = tool.arg("--threads").arg(threads.to_string());
     }
-    let tool = tool.timeout(compiler.timeout());
+    let tool = tool.timeout(limit(compiler.timeout(), arches.len()));
     if compiler.debug() {
         cargo_directives::launch_build_warning(&tool.to_string());
     }

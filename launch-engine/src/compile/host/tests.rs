@@ -254,3 +254,15 @@ fn side_by_side_ptxas_blocks_are_given_to_the_arches_they_name() {
         assert_eq!(by(&runs), None, "{what}");
     }
 }
+
+/// Issue 32, class 11: a host file's one nvcc run does every arch's work, so its limit is the
+/// per-run limit once per arch (never less than once, never overflowing).
+#[test]
+fn a_host_files_nvcc_run_may_take_the_limit_once_per_arch() {
+    let per = std::time::Duration::from_secs(1800);
+    let cases = [(0, 1800), (1, 1800), (2, 3600), (3, 5400)];
+    for (arches, secs) in cases {
+        assert_eq!(nvcc::limit(per, arches), std::time::Duration::from_secs(secs), "{arches} arches");
+    }
+    assert_eq!(nvcc::limit(std::time::Duration::MAX, 2), std::time::Duration::MAX);
+}
