@@ -30,6 +30,15 @@ pub(crate) fn buildable_fixture(name: &str, edit: impl Fn(String) -> String) -> 
     dir
 }
 
+/// `cargo launch report --format FORMAT` of `manifest`, which must succeed: its stdout.
+pub(crate) fn report_in(format: &str, manifest: &Path) -> String {
+    let (code, stdout, stderr) = run(cargo_launch()
+        .args(["launch", "report", "--no-setup", "--format", format, "--manifest-path"])
+        .arg(manifest));
+    assert_eq!(code, 0, "report failed:\n{stderr}");
+    stdout
+}
+
 /// The 13.0 toolchain's root, or `None` (said) when it or a host C++ compiler is missing.
 pub(crate) fn toolchain_13_and_cxx() -> Option<PathBuf> {
     let env = Env::cli();
@@ -88,13 +97,7 @@ fn a_host_file_is_reported_checked_linked_and_called_from_rust() {
     let Some(toolchain) = toolchain_13_and_cxx() else { return };
     let dir = host_launcher(|t| t);
     let manifest = dir.path().join("Cargo.toml");
-    let report = |format: &str| {
-        let (code, stdout, stderr) = run(cargo_launch()
-            .args(["launch", "report", "--no-setup", "--format", format, "--manifest-path"])
-            .arg(&manifest));
-        assert_eq!(code, 0, "report failed:\n{stderr}");
-        stdout
-    };
+    let report = |format: &str| report_in(format, &manifest);
     let text = report("text");
     assert!(text.contains("host file kernels/saxpy.cu: nvcc 13.0.88 (host compiler "), "{text}");
     assert!(text.contains(", linked into liblaunch_host_fixture_host_launcher_"), "{text}");

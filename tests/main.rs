@@ -138,6 +138,10 @@ mod host_detect;
 /// reach `host` files; device files leave the host-side ones out.
 mod host_flags;
 
+/// Issue 32 class 11: `-rdc=true` `host` files, device-linked into the library; the program links
+/// and the report has the device link's numbers.
+mod host_rdc;
+
 /// Issue 19 items 1 and 6: no file kind hangs the build, each is named; kernels many folders deep.
 mod input_files;
 

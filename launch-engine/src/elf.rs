@@ -114,6 +114,12 @@ pub(crate) fn kernel_params(cubin: &[u8]) -> HashMap<&str, Vec<KernelParam>> {
     out
 }
 
+/// The functions `cubin` holds code for (its `.text.<name>` sections): kernels and the device
+/// functions they call.
+pub(crate) fn code_names(cubin: &[u8]) -> std::collections::BTreeSet<String> {
+    sections(cubin).iter().filter_map(|s| s.name.strip_prefix(".text.")).map(str::to_string).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

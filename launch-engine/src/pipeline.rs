@@ -133,6 +133,8 @@ fn build_with(env: &Env, config: Config, launch_dir: &Path, started: Instant) ->
         compile::Step::Kept(kept) => return fresh::replay(kept),
     };
     compiled.stats.prebuilt_stale = stale;
+    // Before the records are made: the device link decides the `-rdc=true` files' cubins and numbers.
+    link::device::run(&mut compiled)?;
     let mut assembled = assemble::run(env, &plan, &compiled, launch_dir, &mut warnings)?;
     link::run(env, &plan, &mut compiled, &mut assembled.manifest)?;
     let inputs = compiled.inputs.clone();

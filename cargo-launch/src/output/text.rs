@@ -363,7 +363,13 @@ fn detailed(
     if short.shortened(name) {
         writeln!(out, "  full name: {name}")?;
     }
-    for l in r.lines.iter().filter(|l| l.contains("bytes stack frame") || l.contains(": Used ")) {
+    // nvlink's line where a device link decided the numbers (`-rdc=true` host files), after ptxas's.
+    let shown = |l: &&String| {
+        l.contains("bytes stack frame")
+            || l.contains(": Used ")
+            || (l.starts_with("nvlink info") && l.contains(": used "))
+    };
+    for l in r.lines.iter().filter(shown) {
         writeln!(out, "  {l}")?;
     }
     let o = &a.occupancy;

@@ -31,8 +31,8 @@
 //!   file would get them (`plan`).
 //! * Accepted and dropped: `--resource-usage` (ptxas always reports here).
 //! * Refused, with the reason: options that would change what launch-build controls (the target
-//!   arch, the output kind, file or folder, dependency files, relocatable code that would need a
-//!   device link), register and block limits (the launch contracts own them), the host compiler
+//!   arch, the output kind, file or folder, dependency files, relocatable code in NVRTC files,
+//!   which would need a device link: `-rdc=true` is for `host` files), register and block limits (the launch contracts own them), the host compiler
 //!   (`-ccbin`: launch-build passes the one `cc` chooses, so CXX sets it), nvcc's linking steps
 //!   (cargo links), `-include` (a pre-included header would not be tracked for rebuilds), and
 //!   anything NVRTC and nvcc's list here lack.
@@ -124,7 +124,10 @@ const STORE_CACHE: Takes = Takes::Choice(&["cg", "cs", "wb", "wt"]);
 const ARCH: &str = "launch-build sets the target architecture of every compile from `arch` (and a file's own `arch`)";
 const OUTPUT: &str =
     "launch-build chooses what is produced: PTX for each arch from NVRTC, then a cubin from ptxas, both embedded in the crate";
-const LINK: &str = "relocatable device code needs a device link step, and launch-build links nothing: each file is compiled to one complete module";
+const LINK: &str = "relocatable device code needs a device link step, and NVRTC files are each compiled to one complete module (`host` files take `-rdc=true`: nvcc compiles them and launch-build runs nvcc's device link over them)";
+const NVCC_LINKS: &str = "launch-build links nothing with nvcc: cargo links the `host` files' library, and launch-build runs nvcc's device link itself where `host` files take `-rdc=true`";
+const DEVICE_C: &str = "write `-rdc=true`: launch-build passes nvcc's `-c` itself";
+const DEVICE_LINK: &str = "launch-build runs nvcc's device link itself when `host` files take `-rdc=true`";
 const LINKER: &str = "it is an option of nvcc's linking steps, and nvcc links nothing here: cargo links the `host` files' library (pass linker options with `cargo:rustc-link-arg` from build.rs)";
 const CCBIN: &str =
     "launch-build gives nvcc the host C++ compiler that cargo's `cc` chooses; set CXX to the one you want";
@@ -246,21 +249,21 @@ const NVRTC: &[Spec] = &[
     spec(&["--dependency-output", "-MF"], ANY, Act::Refuse(DEPS)),
     spec(&["--generate-dependency-targets", "-MP"], NONE, Act::Refuse(DEPS)),
     spec(&["--dependency-target-name", "-MT"], ANY, Act::Refuse(DEPS)),
-    spec(&["--device-c", "-dc"], NONE, Act::Refuse(LINK)),
-    spec(&["--device-link", "-dlink"], NONE, Act::Refuse(LINK)),
-    spec(&["--extensible-whole-program", "-ewp"], NONE, Act::Refuse(LINK)),
-    spec(&["--lib", "-lib"], NONE, Act::Refuse(LINK)),
+    spec(&["--device-c", "-dc"], NONE, Act::Refuse(DEVICE_C)),
+    spec(&["--device-link", "-dlink"], NONE, Act::Refuse(DEVICE_LINK)),
+    spec(&["--extensible-whole-program", "-ewp"], NONE, Act::Refuse(NVCC_LINKS)),
+    spec(&["--lib", "-lib"], NONE, Act::Refuse(NVCC_LINKS)),
     spec(&["--maxrregcount", "-maxrregcount"], ANY, Act::Refuse(LIMITS)),
     spec(&["--pre-include", "-include"], ANY, Act::Refuse(PRE_INCLUDE)),
     spec(&["--compiler-bindir", "-ccbin"], ANY, Act::Refuse(CCBIN)),
     spec(&["--linker-options", "-Xlinker"], ANY, Act::Refuse(LINKER)),
     spec(&["--archive-options", "-Xarchive"], ANY, Act::Refuse(LINKER)),
-    spec(&["--nvlink-options", "-Xnvlink"], ANY, Act::Refuse(LINK)),
+    spec(&["--nvlink-options", "-Xnvlink"], ANY, Act::Refuse(NVCC_LINKS)),
     spec(&["--library", "-l"], ANY, Act::Refuse(LINKER)),
     spec(&["--library-path", "-L"], ANY, Act::Refuse(LINKER)),
     spec(&["--shared", "-shared"], NONE, Act::Refuse(LINKER)),
     spec(&["--cudart", "-cudart"], ANY, Act::Refuse(CUDART)),
-    spec(&["--cudadevrt", "-cudadevrt"], ANY, Act::Refuse(LINK)),
+    spec(&["--cudadevrt", "-cudadevrt"], ANY, Act::Refuse(NVCC_LINKS)),
     spec(&["--x", "-x"], ANY, Act::Refuse("launch-build compiles kernel files as CUDA (`-x cu`)")),
     spec(
         &["--forward-unknown-to-host-compiler", "-forward-unknown-to-host-compiler", "--forward-unknown-opts", "-forward-unknown-opts"],
@@ -392,10 +395,13 @@ pub fn map_nvrtc_located(list: &[&str]) -> Result<Vec<(usize, Mapped)>, Refused>
                 out.extend(mapped.into_iter().map(|o| (index, Mapped::Ptxas(o))));
             }
             Act::Rdc => {
+                // For `host` files nvcc compiles relocatable device code and the link stage runs its
+                // device link (`link::device`); NVRTC files are each one complete module.
                 if value == Some("true") {
-                    return Err(refuse(format!("`{}` is not allowed: {LINK}", list[index].trim())));
+                    out.push(nvcc(vec!["-rdc=true".into()], Some(LINK)));
+                } else {
+                    out.push((index, Mapped::Nvrtc("--relocatable-device-code=false".into())));
                 }
-                out.push((index, Mapped::Nvrtc("--relocatable-device-code=false".into())));
             }
             Act::Machine => {
                 machine(value, &refuse)?;

@@ -108,7 +108,8 @@ pub const KEYS: &[Key] = &[
             `-default-device`. nvcc's own options (`-O3`, `-g`, `--default-stream X`, `-Xcompiler X`, …) go to `host` \
             files only; those that change device code and NVRTC lacks (`-Xcudafe X`, `-ftemplate-depth=N`, …) are an \
             error where an NVRTC file would get them. Refused, with the reason: target and output options (`-arch`, \
-            `-gencode`, `-code`, `--ptx`, `-o`, `-c`, …), relocatable code (`-rdc=true`, `-dc`), `-maxrregcount` (use \
+            `-gencode`, `-code`, `--ptx`, `-o`, `-c`, …), relocatable code in NVRTC files (`host` files take `-rdc=true`, \
+            and launch-build runs nvcc's device link over them), `-dc` and `-dlink`, `-maxrregcount` (use \
             `@launch`), `-include`, `-ccbin` (set CXX), linker options and anything NVRTC and nvcc lack. Part of the \
             kernel cache key.",
         example: r#"flags = ["-std=c++17", "--use_fast_math", "-Xptxas", "-O3"]"#,

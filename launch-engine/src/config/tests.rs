@@ -288,7 +288,7 @@ fn refused_flags_are_located() {
     let a = "arch = [\"sm_90\"]\n";
     let cases: &[(&str, &str)] = &[
         ("flags = [\"-std=c++17\", \"-arch=sm_80\"]", "Cargo.toml:7:24: `package.metadata.launch.flags[1]`: `-arch=sm_80` is not allowed: launch-build sets the target architecture of every compile from `arch` (and a file's own `arch`)"),
-        ("flags = [\"-rdc=true\"]", "Cargo.toml:7:10: `package.metadata.launch.flags[0]`: `-rdc=true` is not allowed: relocatable device code needs a device link step, and launch-build links nothing: each file is compiled to one complete module"),
+        ("flags = [\"-dc\"]", "Cargo.toml:7:10: `package.metadata.launch.flags[0]`: `-dc` is not allowed: write `-rdc=true`: launch-build passes nvcc's `-c` itself"),
         ("flags = [\"-I\", \"nope\"]", "Cargo.toml:7:10: `package.metadata.launch.flags[0]`: `nope` does not exist; expected an include folder, relative to Cargo.toml"),
         ("flags = \"-std=c++17\"", "Cargo.toml:7:9: `package.metadata.launch.flags`: \"-std=c++17\" is a string; expected a list of compiler options such as [\"-std=c++17\"]"),
         ("flags = [\"-ccbin\", \"clang++\"]", "Cargo.toml:7:10: `package.metadata.launch.flags[0]`: `-ccbin` is not allowed: launch-build gives nvcc the host C++ compiler that cargo's `cc` chooses; set CXX to the one you want"),

@@ -1,7 +1,9 @@
-//! Stage `link`: the `host` files' objects (compiled with the other jobs, see `host::nvcc`)
-//! archived into the crate's static library (build scripts only: `cc` reads cargo's variables),
-//! and recorded in the manifest.
+//! Stage `link`: nvcc's device link of the `host` files compiled with `-rdc=true` ([`device`],
+//! before the records are made: it decides their cubins and numbers), then the `host` files'
+//! objects (compiled with the other jobs, see `host::nvcc`) archived into the crate's static
+//! library (build scripts only: `cc` reads cargo's variables), and recorded in the manifest.
 
+pub mod device;
 pub mod library;
 
 use crate::compile::{host, Compiled};

@@ -10,7 +10,8 @@
 //! `check`. In a build script the objects, cached or fresh, are archived into one static library
 //! (`launch_host_<package>`, `crate::link::library`) that cargo links into the crate, with the toolchain's
 //! static CUDA runtime (`libcudart_static.a`), so the binary needs the driver only. Each file is
-//! its own whole-program nvcc compile (no relocatable device code).
+//! its own whole-program nvcc compile, unless its flags say `-rdc=true` (separable compilation:
+//! the link stage then runs nvcc's device link over those files, `crate::link::device`).
 //!
 //! nvcc needs a host C++ compiler, found as `cc` finds one (`CXX`, else `c++`); it is passed as
 //! `-ccbin` only when it is not the compiler nvcc would take by itself (`g++` on `PATH`).

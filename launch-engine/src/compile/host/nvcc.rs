@@ -223,7 +223,7 @@ fn read_outputs(jobs: &[Job], keep: &Path, ptxas_logs: Vec<String>) -> Result<Ve
 
 /// The file of `keep` nvcc wrote for `virt` with extension `ext`: `<stem>.compute_XX.<ext>` when the
 /// compile had several arches, `<stem>.<ext>` when it had one (`single`).
-fn kept(keep: &Path, virt: &str, ext: &str, single: bool, file: &str) -> Result<PathBuf, Error> {
+pub(crate) fn kept(keep: &Path, virt: &str, ext: &str, single: bool, file: &str) -> Result<PathBuf, Error> {
     let entries = std::fs::read_dir(keep).map_err(Error::io("list", keep))?;
     let names: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
     let named = |p: &&PathBuf, test: &dyn Fn(&str) -> bool| p.file_name().and_then(|n| n.to_str()).is_some_and(test);

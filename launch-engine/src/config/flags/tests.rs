@@ -102,8 +102,8 @@ fn refusals_say_why() {
         (&["-c"], 0, "launch-build chooses what is produced"),
         (&["--cubin"], 0, "chooses what is produced"),
         (&["--fatbin"], 0, "chooses what is produced"),
-        (&["-rdc=true"], 0, "relocatable device code needs a device link step, and launch-build links nothing"),
-        (&["-dc"], 0, "links nothing"),
+        (&["-dc"], 0, "`-dc` is not allowed: write `-rdc=true`"),
+        (&["--device-link"], 0, "launch-build runs nvcc's device link itself"),
         (
             &["-ccbin", "gcc"],
             0,
@@ -259,6 +259,9 @@ fn nvcc_options_nvrtc_lacks_carry_the_reason_for_device_files() {
         (&["--cudafe-options=--display_error_number"], &["-Xcudafe", "--display_error_number"], "front-end"),
         (&["-ftemplate-depth=2000"], &["--ftemplate-depth", "2000"], "NVRTC has no such option"),
         (&["--keep-device-functions"], &["--keep-device-functions"], "NVRTC has no such option"),
+        // Separable compilation: nvcc's, with launch-build's device link (issue 32, class 11).
+        (&["-rdc=true"], &["-rdc=true"], "NVRTC files are each compiled to one complete module"),
+        (&["--relocatable-device-code", "true"], &["-rdc=true"], "`host` files take `-rdc=true`"),
     ] {
         match nvrtc(list).as_slice() {
             [Mapped::Nvcc { option: o, device_refusal: Some(w) }] => {
