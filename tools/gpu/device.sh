@@ -36,3 +36,10 @@ cp -r "$LAUNCH_TUNE_CACHE_DIR" "$out/tune-cache" 2>/dev/null || true
   env -i PATH=/usr/bin:/bin .device-carry/host-launcher
   echo "exit=$?"
 } 2>&1 | tee "$out/host-launcher.log"
+# Separable compilation (issue 32, class 11): the launchers of two -rdc=true host files, linked by
+# nvcc's device link, and every kernel's record against the driver's attributes.
+{
+  echo '$ env -i PATH=/usr/bin:/bin .device-carry/host-rdc'
+  env -i PATH=/usr/bin:/bin .device-carry/host-rdc
+  echo "exit=$?"
+} 2>&1 | tee "$out/host-rdc.log"
