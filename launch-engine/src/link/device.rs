@@ -83,7 +83,7 @@ pub fn run(compiled: &mut Compiled) -> Result<(), Error> {
             out.report.entries.retain(|e| present.contains(&e.name));
             for e in &mut out.report.entries {
                 if let Some(l) = linked.get(&(*arch, e.name.clone())) {
-                    apply(&mut e.resources, l);
+                    apply(&mut e.resources, l, *arch);
                     e.lines.extend(l.lines.iter().cloned());
                 }
             }
@@ -190,12 +190,23 @@ fn numbers(rest: &str) -> Option<Linked> {
     Some(l)
 }
 
-/// A kernel's numbers after the link. cmem[0] stays as ptxas reports it (only below sm_90).
-fn apply(r: &mut launch::Resources, l: &Linked) {
+/// The shared memory nvlink counts in a kernel's `smem` on sm_90 and later beyond what the driver
+/// reports as `SHARED_SIZE_BYTES` (and ptxas as `bytes smem`): the cubins' reserved kilobyte. On an
+/// H100 (driver 580), nvlink's 2048 bytes were the driver's 1024 for each of three kernels, the
+/// `.nv.shared.<kernel>` section 2048 in linked and whole-program cubins alike
+/// (`tools/gpu/results-2026-12-05-rdc`); on sm_80 nvlink's number is the section's, 1024.
+const RESERVED_SMEM: u32 = 1024;
+
+/// A kernel's numbers after the link, as the driver reports them. cmem[0] stays as ptxas reports
+/// it (only below sm_90).
+fn apply(r: &mut launch::Resources, l: &Linked, arch: Arch) {
     r.registers = l.registers;
     r.barriers = l.barriers;
     r.stack_frame = l.stack;
-    r.shared_static = l.smem;
+    r.shared_static = match arch.sm() >= 90 {
+        true => l.smem.saturating_sub(RESERVED_SMEM),
+        false => l.smem,
+    };
     if r.cmem0.is_some() {
         r.cmem0 = l.cmem0;
     }
@@ -210,6 +221,20 @@ mod tests {
     }
 
     /// nvlink 13.0's lines, of a two-arch link and of a one-arch link (no target named).
+    /// On sm_90 nvlink's `smem` holds the reserved kilobyte the driver leaves out (measured on an
+    /// H100: nvlink 2048, driver 1024); on sm_80 it does not.
+    #[test]
+    fn shared_memory_is_the_drivers_on_every_arch() {
+        let l = Linked { smem: 2048, ..Linked::default() };
+        let mut r = launch::Resources::default();
+        apply(&mut r, &l, arch("sm_90"));
+        assert_eq!(r.shared_static, 1024);
+        apply(&mut r, &Linked { smem: 1024, ..Linked::default() }, arch("sm_80"));
+        assert_eq!(r.shared_static, 1024);
+        apply(&mut r, &Linked::default(), arch("sm_90"));
+        assert_eq!(r.shared_static, 0);
+    }
+
     #[test]
     fn nvlink_lines_give_each_kernel_its_linked_numbers() {
         let two = "nvlink info    : 0 bytes gmem (target: sm_80)\n\
