@@ -71,10 +71,8 @@ pub fn run(compiled: &mut Compiled) -> Result<(), Error> {
     std::fs::create_dir_all(&keep).map_err(Error::io("create folder", &keep))?;
     let result = link(compiled, &names, &arches, &keep);
     let _ = std::fs::remove_dir_all(&keep);
-    let (object, cubins, linked) = result.map_err(|e| match e {
-        Error::Compile { compiler, log, arch, .. } => Error::Compile { compiler, file: names.join(", "), arch, log },
-        other => other,
-    })?;
+    // `link`'s errors already name every file of the link.
+    let (object, cubins, linked) = result?;
     for &i in &rdc {
         for (arch, out) in &mut compiled.files[i].outputs {
             let Some(cubin) = cubins.get(arch) else { continue };
