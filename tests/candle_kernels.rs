@@ -59,6 +59,11 @@ fn candle_sources() -> PathBuf {
 /// The folder of package `name` `version` in cargo's registry folder, fetched by `cargo
 /// metadata` on `fixtures/<fetch>/fetch/Cargo.toml` (which depends on it; nothing is built).
 pub fn registry_package(fetch: &str, name: &str, version: &str) -> PathBuf {
+    try_registry_package(fetch, name, version).unwrap_or_else(|why| panic!("{why}"))
+}
+
+/// [`registry_package`], or why cargo could not fetch it (no network, no registry).
+pub fn try_registry_package(fetch: &str, name: &str, version: &str) -> Result<PathBuf, String> {
     let dir = tempfile::tempdir().expect("temp dir");
     let from = root().join("fixtures").join(fetch).join("fetch");
     fs::create_dir_all(dir.path().join("src")).expect("create src");
@@ -70,16 +75,18 @@ pub fn registry_package(fetch: &str, name: &str, version: &str) -> PathBuf {
     }
     cmd.args(["metadata", "--format-version", "1", "--manifest-path"]).arg(dir.path().join("Cargo.toml"));
     let (code, stdout, stderr) = run(&mut cmd);
-    assert_eq!(code, 0, "cargo metadata could not fetch {name} {version}:\n{stderr}");
+    if code != 0 {
+        return Err(format!("cargo metadata could not fetch {name} {version}:\n{stderr}"));
+    }
     let meta: Value = serde_json::from_str(&stdout).expect("cargo metadata prints JSON");
     let package = meta["packages"]
         .as_array()
         .expect("packages")
         .iter()
         .find(|p| p["name"] == name && p["version"] == version)
-        .unwrap_or_else(|| panic!("{name} {version} is not among the packages cargo resolved"));
+        .ok_or_else(|| format!("{name} {version} is not among the packages cargo resolved"))?;
     let manifest = PathBuf::from(package["manifest_path"].as_str().expect("manifest_path"));
-    manifest.parent().expect("the manifest is in a folder").to_path_buf()
+    Ok(manifest.parent().expect("the manifest is in a folder").to_path_buf())
 }
 
 /// Copies a folder, files only (the registry's copy is read-only; the copies need not be).

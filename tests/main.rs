@@ -92,6 +92,10 @@ mod build_output;
 /// Issue 10's real-world test: candle-kernels 0.11.1 unmodified, every record equal to cuobjdump's.
 mod candle_kernels;
 
+/// Issue 34: the book's candle recipe on the published candle-kernels: its API, PTX, cubins and
+/// every MoE/GGUF launcher, built by launch-build.
+mod candle_recipe;
+
 /// Issue 14 item 2: `min-driver`; `check`'s `driver` findings and `report`'s driver line on fixtures.
 mod driver_compat;
 

@@ -112,6 +112,9 @@ pub struct Config {
     /// `[package.metadata.launch.types]`: the Rust type of each named C++ type (`"Params" =
     /// "crate::Params"`), for typed launches.
     pub types: std::collections::BTreeMap<String, String>,
+    /// `ptx-consts = "ptx.rs"`: the file under `OUT_DIR` to also write as bindgen_cuda and
+    /// cudaforge write theirs (see `embed::consts`), with where the key is written.
+    pub ptx_consts: Option<(String, Location)>,
     /// `host`: the kernel files compiled with the toolchain's nvcc (host code and all) into a
     /// static library linked into the crate, instead of NVRTC (see `host`).
     pub host: Vec<HostPattern>,
@@ -253,6 +256,7 @@ impl Config {
             host: Vec::new(),
             types: Default::default(),
             cache_remote: None,
+            ptx_consts: None,
             places: Places::default(),
         }
     }
@@ -311,8 +315,10 @@ impl Config {
         let tune = get("tune").map(|t| doc.tune(&t)).transpose()?.unwrap_or_default();
         let cache_remote = get("cache-remote").map(|r| doc.cache_remote(&r)).transpose()?;
         let types = get("types").map(|t| doc.rust_types(&t)).transpose()?.unwrap_or_default();
+        let ptx_consts = get("ptx-consts").map(|n| doc.ptx_consts(&n)).transpose()?;
 
         Ok(Config {
+            ptx_consts,
             types,
             cache_remote,
             tune,

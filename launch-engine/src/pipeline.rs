@@ -52,7 +52,13 @@ pub fn build_crate(env: &Env, manifest_dir: &Path, launch_dir: &Path) -> Result<
     if let Some(pin) = toolchain_pin(env, &config)? {
         config.toolchain = pin;
     }
-    build_with(env, config, launch_dir, started)
+    let consts = config.ptx_consts.clone();
+    let manifest = build_with(env, config, launch_dir, started)?;
+    // Every way to the outputs (compiled, kept, prebuilt, docs.rs) ends here, so each writes it.
+    if let (Some((name, place)), true, Some(out_dir)) = (consts, env.is_build_script(), launch_dir.parent()) {
+        embed::consts::write(out_dir, &name, &place, &manifest)?;
+    }
+    Ok(manifest)
 }
 
 /// `LAUNCH_TOOLCHAIN_PIN`: the pinned toolchain that replaces the crate's `toolchain` key

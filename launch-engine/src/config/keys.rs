@@ -189,6 +189,18 @@ pub const KEYS: &[Key] = &[
         example: r#"types = { Params = "crate::Params" }"#,
     },
     Key {
+        name: "ptx-consts",
+        kind: "string (a file name ending in `.rs`)",
+        default: "none",
+        description: "Also write `OUT_DIR/<name>` as bindgen_cuda and cudaforge write their `ptx.rs`, so a crate \
+            ported from them keeps its Rust code: per NVRTC kernel file, `pub const <STEM>: &str`, its PTX at the \
+            lowest arch (the file's stem in upper case, `.` and `-` as `_`: `AFFINE` for `affine.cu`), and \
+            `pub const <STEM>_CUBINS: &[(&str, &[u8])]`, its cubin for each arch (`(\"sm_90\", ...)`), for a \
+            loader that takes binary images. Two files with one stem, or a stem that is no Rust name, are an \
+            error naming the files.",
+        example: r#"ptx-consts = "ptx.rs""#,
+    },
+    Key {
         name: "cache-remote",
         kind: "string (URL)",
         default: "none",

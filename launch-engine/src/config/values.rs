@@ -9,7 +9,7 @@ use toml_edit::{Key, Value};
 
 use super::document::{Doc, Node, Ref};
 use super::flags::{self, Mapped};
-use crate::error::Error;
+use crate::error::{Error, Location};
 use crate::toolchain::pin::{self, Pin};
 
 impl Doc<'_> {
@@ -90,6 +90,23 @@ impl Doc<'_> {
             let message = format!("{e} (the oldest driver the crate must run on, as its CUDA version)");
             self.error(node.span.clone(), &node.path, message)
         })
+    }
+
+    /// `ptx-consts = "ptx.rs"` → the file name and where it is written: one file directly under
+    /// `OUT_DIR` (no folder, so it can never replace another output), a Rust file.
+    pub(super) fn ptx_consts(&self, node: &Node) -> Result<(String, Location), Error> {
+        let name = self.string(node, "a file name such as \"ptx.rs\"")?;
+        let bad = |why: &str| {
+            let message = format!("`{}` {why}; write a file name such as \"ptx.rs\"", name.escape_debug());
+            self.error(node.span.clone(), &node.path, message)
+        };
+        if name.contains(['/', '\\']) || name.starts_with('.') {
+            return Err(bad("is not a plain file name (the file is written directly under OUT_DIR)"));
+        }
+        if name.len() <= 3 || !name.ends_with(".rs") || name.chars().any(char::is_control) {
+            return Err(bad("is not the name of a Rust file (`<name>.rs`)"));
+        }
+        Ok((name.to_string(), super::document::location(self.path, self.text, node.span.clone())))
     }
 
     /// `cache-remote = "s3://bucket/prefix"` → the URL and where it is written. A password in it is

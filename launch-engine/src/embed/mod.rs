@@ -16,6 +16,7 @@
 //! Files are written only when their content changes, each through a temporary file and a rename;
 //! the manifest is written last. Outputs of kernels that no longer exist are removed.
 
+pub mod consts;
 mod stage;
 mod typed;
 

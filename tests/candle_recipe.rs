@@ -1,0 +1,160 @@
+//! Issue 34: the book's candle recipe (docs/src/guide/candle.md) on the published candle-kernels
+//! 0.11.1. `tools/candle/adapt.py` rewrites the package's build.rs and Cargo.toml (its `.cu` files
+//! and Rust code stay as published); a program of ours (`fixtures/crates/candle_recipe/consumer`) builds against
+//! the adapted crate through `[patch.crates-io]`, once as published and once with `--cubins`.
+//! Pinned: every module's `ptx()` is the fallback PTX launch-build embedded for it, every
+//! `cubins()` entry the cubin embedded for its arch (both listed arches), and the static library
+//! of the `host` files defines every launcher `ffi.rs` declares (the program links some; `nm`
+//! checks all).
+//!
+//! Needs the 13.0 toolchain, a host C++ compiler and python3 (skipped, saying why, without them),
+//! and the package (skipped when cargo cannot fetch it). The kernels compile through the ordinary
+//! kernel cache, so only a machine's first run compiles them (the host files take nvcc minutes);
+//! the adapted copies live at fixed paths under the fixtures' target folder, so a rerun's build
+//! scripts keep their outputs.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::candle_kernels::{read_manifest, try_registry_package};
+use crate::host_files::toolchain_13_and_cxx;
+use crate::support::{cargo_in, fixtures_target, newest_launch_dir, root, run};
+
+/// `tools/candle/adapt.py` on the package into `out` (`--cubins` adds `Module::cubins()`).
+fn adapt(package: &Path, out: &Path, cubins: bool) {
+    let mut cmd = Command::new("python3");
+    cmd.arg(root().join("tools/candle/adapt.py")).arg(package).arg(out);
+    cmd.arg("--launch-build").arg(root().join("launch-build"));
+    if cubins {
+        cmd.arg("--cubins");
+    }
+    let (code, _, stderr) = run(&mut cmd);
+    assert_eq!(code, 0, "adapt.py failed:\n{stderr}");
+}
+
+/// The consumer built against the adapted crate at `adapted` and run: its output lines.
+fn consumer_output(adapted: &Path, work: &Path, cubins: bool) -> String {
+    let dir = work.join(if cubins { "consumer-cubins" } else { "consumer" });
+    fs::create_dir_all(dir.join("src")).expect("consumer folder");
+    let from = root().join("fixtures/crates/candle_recipe/consumer");
+    let manifest = fs::read_to_string(from.join("Cargo.toml")).expect("consumer Cargo.toml");
+    let patch = format!("\n[patch.crates-io]\ncandle-kernels = {{ path = {:?} }}\n", adapted.display().to_string());
+    fs::write(dir.join("Cargo.toml"), manifest + &patch).expect("write Cargo.toml");
+    fs::copy(from.join("src/main.rs"), dir.join("src/main.rs")).expect("copy main.rs");
+    let mut cmd = cargo_in(&dir);
+    cmd.args(["run", "--quiet"]);
+    if cubins {
+        cmd.args(["--features", "cubins"]);
+    }
+    let (code, stdout, stderr) = run(&mut cmd);
+    assert_eq!(code, 0, "the consumer did not build or run against {}:\n{stderr}", adapted.display());
+    stdout
+}
+
+/// FNV-1a 64 of `bytes`, as the consumer prints it.
+fn fnv(bytes: &[u8]) -> String {
+    let h = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3));
+    format!("{h:016x}")
+}
+
+/// What the consumer must print for the build whose outputs are in `launch_dir`: per module (in
+/// candle's `ALL_IDS` order, which is its files' order) its PTX line, then with `cubins` a line per
+/// embedded cubin.
+fn expected(launch_dir: &Path, cubins: bool) -> Vec<String> {
+    let m = read_manifest(launch_dir);
+    let host: Vec<&str> = m.host.iter().map(|h| h.file.as_str()).collect();
+    let mut lines = Vec::new();
+    let modules = m.modules.iter().filter(|module| !host.contains(&module.file.as_str()));
+    for (i, module) in modules.enumerate() {
+        let ptx = fs::read(launch_dir.join(&module.ptx)).expect("embedded PTX");
+        lines.push(format!("ptx {i} {} {}", ptx.len(), fnv(&ptx)));
+        if cubins {
+            for c in &module.cubins {
+                let cubin = fs::read(launch_dir.join(&c.path)).expect("embedded cubin");
+                lines.push(format!("cubin {i} {} {} {}", c.arch, cubin.len(), fnv(&cubin)));
+            }
+        }
+    }
+    lines
+}
+
+/// Every function `ffi.rs` declares outside candle's `cutile` feature.
+fn ffi_names(package: &Path) -> Vec<String> {
+    let text = fs::read_to_string(package.join("src/ffi.rs")).expect("ffi.rs");
+    let mut names = Vec::new();
+    let mut cutile = false;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with("#[cfg(feature = \"cutile\")]") {
+            cutile = true;
+        } else if let Some(rest) = line.strip_prefix("pub fn ") {
+            let name = rest.split('(').next().unwrap_or_default().to_string();
+            if !std::mem::take(&mut cutile) {
+                names.push(name);
+            }
+        }
+    }
+    names
+}
+
+/// The global symbols `library` defines (`nm --defined-only -g`).
+fn defined_symbols(library: &Path) -> Vec<String> {
+    let (code, stdout, stderr) = run(Command::new("nm").args(["--defined-only", "-g"]).arg(library));
+    assert_eq!(code, 0, "nm {}: {stderr}", library.display());
+    stdout.lines().filter_map(|l| l.split_whitespace().nth(2)).map(str::to_string).collect()
+}
+
+#[test]
+fn the_recipe_builds_candle_kernels_with_its_api_and_every_launcher() {
+    if toolchain_13_and_cxx().is_none() {
+        return;
+    }
+    if run(Command::new("python3").arg("--version")).0 != 0 {
+        eprintln!("skipped: no python3 on PATH (tools/candle/adapt.py)");
+        return;
+    }
+    let package = match try_registry_package("candle_kernels", "candle-kernels", "0.11.1") {
+        Ok(p) => p,
+        Err(why) => {
+            eprintln!("skipped: candle-kernels 0.11.1 cannot be fetched: {why}");
+            return;
+        }
+    };
+    let work: PathBuf = fixtures_target().join("candle-recipe");
+    let build = fixtures_target().join("debug/build");
+    let mut launchers = BTreeMap::new();
+    for cubins in [false, true] {
+        let adapted = work.join(if cubins { "candle-kernels-cubins" } else { "candle-kernels" });
+        adapt(&package, &adapted, cubins);
+        // Only build.rs and Cargo.toml changed; the sources are the package's.
+        for f in ["src/lib.rs", "src/ffi.rs", "src/affine.cu", "src/mmq_gguf/mmq_instance_q4_0.cu"] {
+            let same = fs::read(package.join(f)).ok() == fs::read(adapted.join(f)).ok();
+            assert!(same || (cubins && f == "src/lib.rs"), "{f} changed");
+        }
+        let output = consumer_output(&adapted, &work, cubins);
+        let launch_dir = newest_launch_dir(&build, "candle-kernels", "manifest.json").expect("candle-kernels' outputs");
+        let lines: Vec<String> = output.lines().map(str::to_string).collect();
+        let embedded: Vec<String> = lines.iter().filter(|l| !l.starts_with("launcher ")).cloned().collect();
+        assert_eq!(embedded, expected(&launch_dir, cubins), "{output}");
+        assert_eq!(embedded.iter().filter(|l| l.starts_with("ptx ")).count(), 11, "{output}");
+        if cubins {
+            for arch in ["sm_80", "sm_90"] {
+                assert_eq!(embedded.iter().filter(|l| l.contains(&format!(" {arch} "))).count(), 11, "{output}");
+            }
+        }
+        for l in lines.iter().filter(|l| l.starts_with("launcher ")) {
+            assert!(l.ends_with(" true"), "{l}");
+            launchers.insert(l.clone(), ());
+        }
+        // Every launcher ffi.rs declares is in the host files' library, not only those linked.
+        let out_dir = launch_dir.parent().expect("OUT_DIR");
+        let library = out_dir.join("liblaunch_host_candle_kernels.a");
+        let defined = defined_symbols(&library);
+        let names = ffi_names(&package);
+        assert!(names.len() > 40, "{names:?}");
+        let missing: Vec<&String> = names.iter().filter(|n| !defined.contains(n)).collect();
+        assert!(missing.is_empty(), "launchers of ffi.rs the library lacks: {missing:?}");
+    }
+    assert_eq!(launchers.len(), 15, "{launchers:?}");
+}
