@@ -5,7 +5,9 @@
 //! Pinned: every module's `ptx()` is the fallback PTX launch-build embedded for it, every
 //! `cubins()` entry the cubin embedded for its arch (both listed arches), and the static library
 //! of the `host` files defines every launcher `ffi.rs` declares (the program links some; `nm`
-//! checks all).
+//! checks all). And `report`/`check` on the adapted crate speak of candle-core's own launches: the
+//! metadata sets the block size candle-core launches each kernel with (1024 for cudarc's
+//! `for_num_elems`, the fixed sizes of src/quantized/cuda.rs), and every PTX kernel launches at it.
 //!
 //! Needs the 13.0 toolchain, a host C++ compiler and python3 (skipped, saying why, without them),
 //! and the package (skipped when cargo cannot fetch it). The kernels compile through the ordinary
@@ -20,13 +22,13 @@ use std::process::Command;
 
 use crate::candle_kernels::{read_manifest, try_registry_package};
 use crate::host_files::toolchain_13_and_cxx;
-use crate::support::{cargo_in, fixtures_target, newest_launch_dir, root, run};
+use crate::support::{cargo_in, cargo_launch, fixtures_target, newest_launch_dir, root, run};
 
 /// `tools/candle/adapt.py` on the package into `out` (`--cubins` adds `Module::cubins()`).
 fn adapt(package: &Path, out: &Path, cubins: bool) {
     let mut cmd = Command::new("python3");
     cmd.arg(root().join("tools/candle/adapt.py")).arg(package).arg(out);
-    cmd.arg("--launch-build").arg(root().join("launch-build"));
+    cmd.arg("--launch-build").arg(root().join("launch-build")).arg("--own-workspace");
     if cubins {
         cmd.arg("--cubins");
     }
@@ -105,6 +107,67 @@ fn defined_symbols(library: &Path) -> Vec<String> {
     stdout.lines().filter_map(|l| l.split_whitespace().nth(2)).map(str::to_string).collect()
 }
 
+/// `report` at the block sizes candle-core launches with: each PTX kernel's threads come from the
+/// metadata's tables (first match wins: `dequantize_block_q4_K_*` is 32, not the `q?_K` 64), and none
+/// fails to launch at them; `check` passes.
+fn report_at_candle_launches(adapted: &Path) {
+    let (code, stdout, stderr) =
+        run(cargo_launch().current_dir(adapted).args(["launch", "report", "--format", "json"]));
+    assert_eq!(code, 0, "report failed:\n{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("report JSON");
+    let records = report["records"].as_array().expect("records");
+    let host = |f: &str| ["src/mmq_gguf/", "src/moe/", "src/mmvq_gguf.cu"].iter().any(|h| f.starts_with(h));
+    let ptx: Vec<&serde_json::Value> = records.iter().filter(|r| !host(r["file"].as_str().unwrap_or(""))).collect();
+    assert!(ptx.len() > 1000, "{} PTX kernel records", ptx.len());
+    let threads = |name: &str| {
+        let r = ptx.iter().find(|r| r["name"] == name && r["arch"] == "sm_90").unwrap_or_else(|| panic!("no {name}"));
+        r["occupancy"]["threads"].as_u64().expect("threads")
+    };
+    let expected = [
+        ("affine_f32", 1024),
+        ("conv2d_f32", 1024),
+        ("fast_sum_f32", 1024),
+        ("fast_sum_small_f32", 256),
+        ("quantize_q8_1", 256),
+        ("dequantize_block_q5_0_f32", 256),
+        ("dequantize_block_q6_K_f16", 64),
+        ("dequantize_block_q4_K_f32", 32),
+        ("dequantize_block_q8_0_f16", 32),
+        ("get_rows_q4_K", 32),
+        ("get_rows_q6_K", 64),
+        ("get_rows_bf16", 256),
+        ("dequantize_mul_mat_vec_q4_k", 32),
+        ("mul_mat_vec_q4_0_q8_1_cuda1", 128),
+        ("mul_mat_vec_q4_0_q8_1_cuda8", 64),
+        ("mul_mat_q4_K", 128),
+    ];
+    for (name, want) in expected {
+        assert_eq!(threads(name), want, "{name}");
+    }
+    // The crate's default (256) reaches no PTX kernel: only those the tables set to 256 have it.
+    let set_to_256 = |n: &str| {
+        n.starts_with("fast_sum_small_")
+            || n == "quantize_q8_1"
+            || n.starts_with("dequantize_block_q5_")
+            || (n.starts_with("get_rows_") && !n.ends_with("_K"))
+    };
+    let at_default: Vec<&str> = ptx
+        .iter()
+        .filter(|r| r["occupancy"]["threads_from"] == "host" && r["occupancy"]["threads"] == 256)
+        .filter_map(|r| r["name"].as_str())
+        .filter(|n| !set_to_256(n))
+        .collect();
+    assert!(at_default.is_empty(), "PTX kernels at the default block size: {at_default:?}");
+    let failing: Vec<String> = ptx
+        .iter()
+        .filter(|r| !r["occupancy"]["launch_error"].is_null())
+        .map(|r| format!("{} {}", r["name"], r["arch"]))
+        .collect();
+    assert!(failing.is_empty(), "kernels that cannot launch at candle-core's block size: {failing:?}");
+    let (code, _, stderr) = run(cargo_launch().current_dir(adapted).args(["launch", "check"]));
+    assert_eq!(code, 0, "check failed:\n{stderr}");
+}
+
 #[test]
 fn the_recipe_builds_candle_kernels_with_its_api_and_every_launcher() {
     if toolchain_13_and_cxx().is_none() {
@@ -157,4 +220,5 @@ fn the_recipe_builds_candle_kernels_with_its_api_and_every_launcher() {
         assert!(missing.is_empty(), "launchers of ffi.rs the library lacks: {missing:?}");
     }
     assert_eq!(launchers.len(), 15, "{launchers:?}");
+    report_at_candle_launches(&work.join("candle-kernels"));
 }

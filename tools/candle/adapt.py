@@ -2,6 +2,7 @@
 """Adapt the published candle-kernels package to launch-build (the book's "candle" recipe).
 
     tools/candle/adapt.py PACKAGE_DIR OUT_DIR [--launch-build PATH] [--arch sm_80,sm_90] [--cubins]
+                           [--own-workspace]
 
 PACKAGE_DIR is candle-kernels as cargo unpacked it (its registry folder); OUT_DIR receives a copy
 in which only two files change: build.rs becomes launch-build's one line
@@ -80,6 +81,8 @@ def main():
     ap.add_argument("--launch-build", default=None, help="path of launch-build (default: the crates.io release)")
     ap.add_argument("--arch", default="sm_80,sm_90")
     ap.add_argument("--cubins", action="store_true", help="add Module::cubins() (candle-core loads cubins)")
+    ap.add_argument("--own-workspace", action="store_true",
+                    help="append an empty [workspace], for a copy inside another workspace's folder (the tests')")
     a = ap.parse_args()
     manifest = a.package / "Cargo.toml"
     if not (a.package / "src" / "lib.rs").is_file() or "name = \"candle-kernels\"" not in manifest.read_text():
@@ -94,6 +97,8 @@ def main():
         sys.exit("adapt.py: no [build-dependencies.cudaforge] table in Cargo.toml")
     dep = f'{{ path = "{a.launch_build}" }}' if a.launch_build else '"0.1"'
     toml += f"\n[build-dependencies]\nlaunch-build = {dep}\n" + metadata(a.arch.split(","))
+    if a.own_workspace:
+        toml += "\n[workspace]\n"
     (a.out / "Cargo.toml").write_text(toml)
     (a.out / "Cargo.toml.orig").unlink(missing_ok=True)
     shutil.copyfile(BUILD_RS, a.out / "build.rs")
