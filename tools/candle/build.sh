@@ -7,7 +7,7 @@
 # No GPU here: the link needs CUDA's libraries, which come from NVIDIA's PyPI wheels (cuBLAS,
 # cuRAND; NVRTC and the runtime from the pinned toolchain) and, for the driver, a stub libcuda.so
 # generated from the functions cudarc declares. Nothing of NVIDIA's or candle's is committed.
-#   tools/candle/build.sh WORK [--pack-only]
+#   tools/candle/build.sh WORK [--pack-only]      (VARIANTS="a b" builds only those again)
 set -euo pipefail
 work=${1:?usage: tools/candle/build.sh WORK [--pack-only]}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,16 +33,19 @@ if [ "${2:-}" != "--pack-only" ]; then
   export PATH=$tc/bin:$PATH CUDA_PATH=$work/cuda LD_LIBRARY_PATH=$lib CARGO_PROFILE_RELEASE_STRIP=symbols CARGO_INCREMENTAL=0
   python3 "$repo/tools/candle/adapt.py" "$kernels" "$work/candle-kernels" --launch-build "$repo/launch-build"
   python3 "$repo/tools/candle/adapt.py" "$kernels" "$work/candle-kernels-cubins" --launch-build "$repo/launch-build" --cubins
-  for v in i a b; do
+  for v in ${VARIANTS:-i a b}; do
     rm -rf "$work/$v" && cp -r "$core" "$work/$v" && chmod -R u+w "$work/$v"
     printf '\n[workspace]\n' >> "$work/$v/Cargo.toml"
-  done
-  printf '\n[patch.crates-io]\ncandle-kernels = { path = "%s" }\n' "$work/candle-kernels" >> "$work/a/Cargo.toml"
-  printf '\n[patch.crates-io]\ncandle-kernels = { path = "%s" }\n' "$work/candle-kernels-cubins" >> "$work/b/Cargo.toml"
-  python3 "$repo/tools/candle/core_cubins.py" "$work/b"
-  (cd "$work/i" && CUDA_COMPUTE_CAP=90 CARGO_TARGET_DIR=$work/target-i cargo test --release --features cuda --no-run 2>&1 | tee "$work/build-i.log")
-  for v in a b; do
-    (cd "$work/$v" && CARGO_TARGET_DIR=$work/target-ii cargo test --release --features cuda --no-run 2>&1 | tee "$work/build-$v.log")
+    case $v in
+      i) (cd "$work/i" && CUDA_COMPUTE_CAP=90 CARGO_TARGET_DIR=$work/target-i cargo test --release --features cuda --no-run 2>&1 | tee "$work/build-i.log") ;;
+      a|b)
+        [ "$v" = a ] && k=$work/candle-kernels || { k=$work/candle-kernels-cubins; python3 "$repo/tools/candle/core_cubins.py" "$work/b"; }
+        printf '\n[patch.crates-io]\ncandle-kernels = { path = "%s" }\n' "$k" >> "$work/$v/Cargo.toml"
+        # candle-core's package ships its Cargo.lock, with a cc older than launch-build needs:
+        # only cc moves; every other version stays as candle locked it.
+        (cd "$work/$v" && cargo update -q -p cc)
+        (cd "$work/$v" && CARGO_TARGET_DIR=$work/target-ii cargo test --release --features cuda --no-run 2>&1 | tee "$work/build-$v.log") ;;
+    esac
   done
 fi
 # Pack: each build's test binaries by name (candle's cutile and metal tests build empty here).

@@ -2,7 +2,8 @@
 # Runs on the GPU machine, from the repository root, after tools/candle/build.sh put candle-core's
 # test binaries of each build into .device-carry/candle/: (i) candle's own cudaforge build, (ii-a)
 # cargo-launch's recipe with candle-core unchanged (PTX), (ii-b) the recipe with the cubins change.
-# Writes every log under $OUT (or ./candle-out).
+# Writes device.txt, times.txt and the load times under $OUT (or ./candle-out), and every test
+# binary's log in $OUT/logs.tar.gz (a call brings back at most 8 files).
 #   sh tools/candle/device.sh [VARIANTS]   (default "i a b"; the load times run when b does)
 # A binary still running near the call's 600 s limit would lose every log: the run stops starting
 # binaries after DEADLINE_S (default 480) seconds and says which it left out.
@@ -12,7 +13,8 @@ deadline=$(( $(date +%s) + ${DEADLINE_S:-480} ))
 out=${OUT:-candle-out}
 carry=.device-carry/candle
 work=${TMPDIR:-/tmp}/candle-$$
-mkdir -p "$out" "$work"
+logs=$work/logs
+mkdir -p "$out" "$work" "$logs"
 {
   date -u '+date: %Y-%m-%d %H:%M:%S UTC'
   nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv,noheader
@@ -29,7 +31,7 @@ done
 export LD_LIBRARY_PATH="${dirs#:}"
 tar -C "$work" -xf "$carry/data.tar"
 for v in $variants; do
-  mkdir -p "$work/$v" "$out/$v"
+  mkdir -p "$work/$v" "$logs/$v"
   xz -dc "$carry/$v.tar.xz" | tar -C "$work/$v" -xf -
   # Each build JIT-compiles into its own, empty, driver cache (as a fresh machine would).
   export CUDA_CACHE_PATH="$work/nv-cache-$v"
@@ -40,10 +42,12 @@ for v in $variants; do
     b0=$(date +%s%N)
     left=$(( deadline + 60 - $(date +%s) )); [ "$left" -gt 240 ] && left=240
     # cargo test runs test binaries in the package folder: the tests read tests/test.npy etc.
-    (cd "$work/data" && timeout "$left" "$bin" --test-threads=4 > "$out/$v/$name.log" 2>&1; echo "exit=$?" >> "$out/$v/$name.log")
+    (cd "$work/data" && timeout "$left" "$bin" --test-threads=4 > "$logs/$v/$name.log" 2>&1; echo "exit=$?" >> "$logs/$v/$name.log")
     echo "$v/$name: $(( ($(date +%s%N) - b0) / 1000000 )) ms" >> "$out/times.txt"
   done
   echo "$v: $(( ($(date +%s%N) - t0) / 1000000 )) ms for every test binary" | tee -a "$out/times.txt"
+  # After each build, so that a later one cut off still leaves the earlier logs.
+  tar -C "$logs" -czf "$out/logs.tar.gz" .
 done
 case " $variants " in *" b "*) ;; *) ls -la "$out"; exit 0 ;; esac
 # First-use load time of each module, PTX JIT vs cubin, the JIT cache off.
