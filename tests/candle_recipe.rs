@@ -222,3 +222,79 @@ fn the_recipe_builds_candle_kernels_with_its_api_and_every_launcher() {
     assert_eq!(launchers.len(), 15, "{launchers:?}");
     report_at_candle_launches(&work.join("candle-kernels"));
 }
+
+/// The `[package.metadata.launch]` line `key = [...]` of an adapted Cargo.toml, as its strings.
+fn listed(toml: &str, key: &str) -> Option<Vec<String>> {
+    let line = toml.lines().find(|l| l.starts_with(&format!("{key} = [")))?;
+    let inner = line.split_once('[')?.1.trim_end_matches(']');
+    Some(inner.split(',').map(|s| s.trim().trim_matches('"').to_string()).filter(|s| !s.is_empty()).collect())
+}
+
+/// Another release than the one the book shows gets its own table: adapt.py reads `host`,
+/// `exclude` and `flags` from the package's build.rs, so 0.10.2 (cudaforge, three MoE host files,
+/// no GGUF matmul files) is not given 0.11.1's files, and 0.9.1 (bindgen_cuda, PTX only, its
+/// src/ptx.rs rewritten on every build) gets no `host` and a src/ptx.rs that includes the recipe's
+/// consts. 0.9.1 is built: its lib.rs, unchanged, compiles against launch-build's OUT_DIR/ptx.rs.
+#[test]
+fn the_recipe_adapts_earlier_releases_from_their_own_build_scripts() {
+    if toolchain_13_and_cxx().is_none() {
+        return;
+    }
+    if run(Command::new("python3").arg("--version")).0 != 0 {
+        eprintln!("skipped: no python3 on PATH (tools/candle/adapt.py)");
+        return;
+    }
+    let work: PathBuf = fixtures_target().join("candle-releases");
+    for (version, host, flags) in
+        [("0.10.2", &["moe/moe_gguf.cu", "moe/moe_wmma.cu", "moe/moe_wmma_gguf.cu"][..], 3), ("0.9.1", &[][..], 0)]
+    {
+        let package = match try_registry_package("candle_releases", "candle-kernels", version) {
+            Ok(p) => p,
+            Err(why) => {
+                eprintln!("skipped: candle-kernels {version} cannot be fetched: {why}");
+                return;
+            }
+        };
+        let adapted = work.join(format!("candle-kernels-{version}"));
+        adapt(&package, &adapted, false);
+        let toml = fs::read_to_string(adapted.join("Cargo.toml")).expect("adapted Cargo.toml");
+        assert!(
+            !toml.contains("[build-dependencies.cudaforge]") && !toml.contains("[build-dependencies.bindgen_cuda]"),
+            "{toml}"
+        );
+        assert_eq!(listed(&toml, "host").unwrap_or_default(), host, "{toml}");
+        assert_eq!(listed(&toml, "exclude"), None, "{toml}");
+        assert_eq!(listed(&toml, "flags").map(|f| f.len()), Some(flags), "{toml}");
+        for f in ["src/lib.rs", "src/affine.cu", "src/reduce.cu"] {
+            assert_eq!(fs::read(package.join(f)).ok(), fs::read(adapted.join(f)).ok(), "{version}: {f} changed");
+        }
+        let ptx_rs = fs::read_to_string(adapted.join("src/ptx.rs")).unwrap_or_default();
+        assert_eq!(
+            ptx_rs.contains("include!(concat!(env!(\"OUT_DIR\"), \"/ptx.rs\"))"),
+            version == "0.9.1",
+            "{ptx_rs}"
+        );
+    }
+    // The build's own OUT_DIR (cargo says it), not the newest candle-kernels folder: the test above
+    // builds 0.11.1 in the same target folder at the same time.
+    let mut cmd = cargo_in(&work.join("candle-kernels-0.9.1"));
+    let (code, stdout, stderr) = run(cmd.args(["build", "--quiet", "--message-format=json"]));
+    assert_eq!(code, 0, "the adapted 0.9.1 did not build:\n{stderr}");
+    let out_dir = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| {
+            m["reason"] == "build-script-executed"
+                && m["package_id"].as_str().is_some_and(|p| p.contains("candle-kernels"))
+        })
+        .find_map(|m| m["out_dir"].as_str().map(PathBuf::from))
+        .expect("cargo names candle-kernels' OUT_DIR");
+    let manifest = read_manifest(&out_dir.join("launch"));
+    let kernels = manifest.kernels.len();
+    assert_eq!(manifest.modules.len(), 11, "{:?}", manifest.modules.iter().map(|m| &m.file).collect::<Vec<_>>());
+    assert!(kernels > 600, "{kernels} kernels");
+    let consts = fs::read_to_string(out_dir.join("ptx.rs")).expect("OUT_DIR/ptx.rs");
+    // Each module's PTX and its cubins, as the 0.11 recipe writes them.
+    assert_eq!(consts.matches(": &str = include_str!").count(), 11, "{consts}");
+    assert_eq!(consts.matches("_CUBINS: &[(&str, &[u8])]").count(), 11, "{consts}");
+}
