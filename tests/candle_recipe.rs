@@ -168,13 +168,22 @@ fn report_at_candle_launches(adapted: &Path) {
     assert_eq!(code, 0, "check failed:\n{stderr}");
 }
 
-#[test]
-fn the_recipe_builds_candle_kernels_with_its_api_and_every_launcher() {
+/// Whether the recipe can run here: the 13.0 toolchain, a host C++ compiler and python3 (each
+/// missing one is a skip, with the reason printed).
+fn can_adapt() -> bool {
     if toolchain_13_and_cxx().is_none() {
-        return;
+        return false;
     }
     if run(Command::new("python3").arg("--version")).0 != 0 {
         eprintln!("skipped: no python3 on PATH (tools/candle/adapt.py)");
+        return false;
+    }
+    true
+}
+
+#[test]
+fn the_recipe_builds_candle_kernels_with_its_api_and_every_launcher() {
+    if !can_adapt() {
         return;
     }
     let package = match try_registry_package("candle_kernels", "candle-kernels", "0.11.1") {
@@ -237,11 +246,7 @@ fn listed(toml: &str, key: &str) -> Option<Vec<String>> {
 /// consts. 0.9.1 is built: its lib.rs, unchanged, compiles against launch-build's OUT_DIR/ptx.rs.
 #[test]
 fn the_recipe_adapts_earlier_releases_from_their_own_build_scripts() {
-    if toolchain_13_and_cxx().is_none() {
-        return;
-    }
-    if run(Command::new("python3").arg("--version")).0 != 0 {
-        eprintln!("skipped: no python3 on PATH (tools/candle/adapt.py)");
+    if !can_adapt() {
         return;
     }
     let work: PathBuf = fixtures_target().join("candle-releases");
