@@ -3,7 +3,8 @@
 
 Back to back on one machine, with no GPU and no `nvidia-smi` (cudaforge is given
 `CUDA_COMPUTE_CAP=90`, as its README asks of a GPU-less build), each build in its own empty target
-folder and, for cargo-launch, an empty kernel cache:
+folder and, for cargo-launch, an empty kernel cache (the toolchain is the installed pinned 13.0, given
+through `LAUNCH_TOOLCHAIN`, as cudaforge is given its nvcc):
 
   cold      `cargo build --release` from an empty target folder: dependencies, build script,
             every kernel, the crate (wall time);
@@ -91,6 +92,10 @@ def main():
         env.pop("CUDA_COMPUTE_CAP", None)
         if build == "cudaforge":
             env["CUDA_COMPUTE_CAP"] = "90"
+        else:
+            # The same installed toolchain cudaforge's nvcc comes from: the empty cache is the
+            # kernel cache's, not a toolchain install.
+            env["LAUNCH_TOOLCHAIN"] = str(TOOLCHAIN)
         for d in (env["CARGO_TARGET_DIR"], env["LAUNCH_CACHE_DIR"]):
             shutil.rmtree(d, ignore_errors=True)
         r = {"cold": cargo_build(crate, env)}
