@@ -33,7 +33,26 @@ fn crate_copy(tag: &str) -> tempfile::TempDir {
         .collect::<Vec<_>>()
         .join("\n");
     fs::write(&manifest, text + "\n").unwrap();
+    forget_earlier_copies(&format!("fixture-cache-{tag}"));
     dir
+}
+
+/// Removes what an earlier test run's builds of `package` left as their copies of cache entries:
+/// its `OUT_DIR` outlives the run (the name is fixed), and the copies would serve a test's cold
+/// build that counts what compiles. Every profile's build folders are looked at.
+fn forget_earlier_copies(package: &str) {
+    let Ok(profiles) = fs::read_dir(crate::support::fixtures_target()) else { return };
+    for profile in profiles.flatten() {
+        let Ok(builds) = fs::read_dir(profile.path().join("build")) else { continue };
+        for b in builds.flatten() {
+            let name = b.file_name().to_string_lossy().into_owned();
+            let ours = name.strip_prefix(package).and_then(|rest| rest.strip_prefix('-'));
+            // `<package>-<hash>`: a hash of hex digits alone, so `fixture-cache-a` is not `-a-b`'s.
+            if ours.is_some_and(|h| !h.is_empty() && h.bytes().all(|c| c.is_ascii_hexdigit())) {
+                forget_copies(&b.path().join("out"));
+            }
+        }
+    }
 }
 
 /// The package name of a copy.
@@ -119,11 +138,21 @@ fn touch(path: &Path) {
     fs::File::options().write(true).open(path).unwrap().set_modified(when).unwrap();
 }
 
-/// Removes the record a rerun keeps the outputs by (`OUT_DIR/launch/fresh.json`): the next build
-/// reads the cache for every job, as a build whose record was lost does. For tests about what such
-/// a build reads; `a_touched_input_keeps_the_outputs_and_reads_no_entry` tests the record itself.
+/// Removes the record a rerun keeps the outputs by (`OUT_DIR/launch/fresh.json`) and the build's
+/// copies of its entries (`OUT_DIR/launch/work/entries`): the next build reads the cache for every
+/// job, as a build in a new target folder does. For tests about what such a build reads;
+/// `a_touched_input_keeps_the_outputs_and_reads_no_entry` tests the record and the copies.
 fn forget_record(out_dir: &Path) {
     fs::remove_file(out_dir.join("launch/fresh.json")).unwrap();
+    forget_copies(out_dir);
+}
+
+/// Removes the build's copies of its cache entries alone (none without a cache).
+fn forget_copies(out_dir: &Path) {
+    match fs::remove_dir_all(out_dir.join("launch/work/entries")) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => panic!("{e}"),
+        _ => {}
+    }
 }
 
 fn edit(path: &Path, from: &str, to: &str) {
@@ -299,7 +328,8 @@ fn directives(out_dir: &Path) -> BTreeSet<String> {
 /// Issue 32, class 10: a rerun whose every input and output is as the last build left them keeps
 /// the outputs and reads no cache entry (every entry is damaged here, and nothing notices), and
 /// prints cargo the same lines again. Each kind of real change still builds: a kernel's text, an
-/// output gone, a variable that changes the outputs.
+/// output gone, a variable that changes the outputs. A one-file edit reads no other file's entry
+/// either: the others come from the build's own copies under `OUT_DIR`.
 #[test]
 fn a_touched_input_keeps_the_outputs_and_reads_no_entry() {
     let tc = toolchain_root();
@@ -330,11 +360,18 @@ fn a_touched_input_keeps_the_outputs_and_reads_no_entry() {
     assert_eq!(snapshot(&kept.launch_dir()), outputs);
     assert_eq!(directives(&kept.out_dir), printed, "the rerun printed other lines than the build it kept");
 
-    // A kernel edited: its jobs compile, the others are read (and found damaged).
+    // A kernel edited: its jobs compile; the others come from the copies, their damaged cache
+    // entries unread (before the copies they were read, found damaged and compiled: 6 and 4).
     append(&d.join("kernels/a.cu"), "// edited\n");
     let edited = build(cargo_build(d, cache.path(), &tc));
     assert!(!edited.stats.kept);
-    assert_eq!((edited.stats.compiled, edited.stats.corrupt), (6, 4), "{:?}", edited.stats);
+    assert_eq!(edited.compiled(), jobs(&["a"], &["sm_80", "sm_90"]), "{:?}", edited.stats);
+    assert_eq!((edited.stats.cached, edited.stats.corrupt), (4, 0), "{:?}", edited.stats);
+    // Without the copies (a new target folder) the damage is found and compiled away.
+    append(&d.join("kernels/a.cu"), "// edited again\n");
+    forget_copies(&edited.out_dir);
+    let healed = build(cargo_build(d, cache.path(), &tc));
+    assert_eq!((healed.stats.compiled, healed.stats.corrupt), (6, 4), "{:?}", healed.stats);
 
     // An output removed or changed: the build writes it again.
     let cubin = edited.launch_dir().join("cubin/kernels+b.cu.sm_80.cubin");
@@ -585,6 +622,7 @@ fn outputs_do_not_depend_on_the_checkout_folder() {
     // (Copies with one package name share an OUT_DIR, so each is read right after its build.)
     let a = build(cargo_build(one.path(), cache_one.path(), &tc));
     let sa = snapshot(&a.launch_dir());
+    forget_copies(&a.out_dir);
     let b = build(cargo_build(two.path(), cache_two.path(), &tc));
     let sb = snapshot(&b.launch_dir());
     assert_eq!((a.stats.compiled, b.stats.compiled), (6, 6));

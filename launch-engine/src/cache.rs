@@ -65,11 +65,13 @@ use crate::contract::Annotation;
 use crate::out;
 
 pub mod build_log;
+pub mod copies;
 pub mod limit;
 pub mod remote;
 mod store;
 mod tool_answer;
 mod tool_digest;
+pub use copies::Copies;
 pub use remote::{Remote, RemoteConfig, RemoteUrl};
 pub use store::{LocalFolder, Store};
 pub use tool_answer::tool_answer;
@@ -300,12 +302,18 @@ pub fn encode(key: &Key, e: &Entry) -> Vec<u8> {
 
 /// Reads an entry back, checking the checksum, the format and that it belongs to `key`.
 pub fn decode(key: &Key, bytes: &[u8]) -> Result<Entry, String> {
+    decode_checked(key, bytes, true)
+}
+
+/// [`decode`] with the checksum checked or not: a build's own [`Copies`] are trusted by their
+/// stamp (the layout, format and key are checked all the same).
+fn decode_checked(key: &Key, bytes: &[u8], checksum: bool) -> Result<Entry, String> {
     let header = MAGIC.len() + 4 + 32;
     if bytes.len() < header + 5 * 8 + 32 {
         return Err(format!("{} bytes: cut short", bytes.len()));
     }
     let (body, digest) = bytes.split_at(bytes.len() - 32);
-    if Sha256::digest(body).as_slice() != digest {
+    if checksum && Sha256::digest(body).as_slice() != digest {
         return Err("checksum mismatch: cut short or damaged".into());
     }
     if &body[..8] != MAGIC {
@@ -348,6 +356,8 @@ pub fn decode(key: &Key, bytes: &[u8]) -> Result<Entry, String> {
 pub struct Cache<S = LocalFolder> {
     store: S,
     remote: Option<std::sync::Arc<Remote>>,
+    /// The build folder's own copies, read before the store and kept of every entry used.
+    copies: Option<std::sync::Arc<Copies>>,
 }
 
 /// Where a lookup's answer came from.
@@ -386,7 +396,17 @@ impl Cache {
 impl<S: Store> Cache<S> {
     /// A cache whose entries live in `store`.
     pub fn with_store(store: S) -> Cache<S> {
-        Cache { store, remote: None }
+        Cache { store, remote: None, copies: None }
+    }
+
+    /// The same cache with the build folder's `copies` in front of its store ([`copies`]).
+    pub fn with_copies(self, copies: Copies) -> Cache<S> {
+        Cache { copies: Some(std::sync::Arc::new(copies)), ..self }
+    }
+
+    /// The copies in front of it, if any.
+    pub fn copies(&self) -> Option<&Copies> {
+        self.copies.as_deref()
     }
 
     /// The same cache with `remote` behind its store.
@@ -421,8 +441,24 @@ impl<S: Store> Cache<S> {
     /// whole, copied into the local store. A damaged remote entry is [`Lookup::Corrupt`] (the job
     /// compiles and [`Cache::store`] replaces it there too); a remote that is unavailable is a
     /// miss (and the build's one warning, see [`remote`]).
+    ///
+    /// With [`Copies`], a trusted copy comes first and counts as a local hit (its entry is marked
+    /// used, as if read); an entry read from a store is copied.
     pub fn load_traced(&self, key: &Key) -> (Lookup, Source) {
-        let local = self.load_local(key);
+        if let Some(copies) = self.copies.as_deref() {
+            if let Some((e, bytes)) = copies.get(key).and_then(|b| Some((decode_checked(key, &b, false).ok()?, b))) {
+                // A cache emptied or another cache folder gets the entry back: it holds what the
+                // build used, for the next checkout.
+                if !self.store.mark_used(key) {
+                    let _ = self.store.put(key, &bytes);
+                }
+                return (Lookup::Hit(e), Source::Local);
+            }
+        }
+        let (local, bytes) = self.load_local_bytes(key);
+        if let (Some(copies), Some(bytes)) = (self.copies.as_deref(), bytes) {
+            copies.put(key, &bytes);
+        }
         let Some(remote) = self.remote.as_deref() else { return (local, Source::Local) };
         if matches!(local, Lookup::Hit(_)) {
             return (local, Source::Local);
@@ -435,6 +471,9 @@ impl<S: Store> Cache<S> {
                     remote.hit(bytes.len());
                     // Best effort: without the local copy the next build reads the remote again.
                     let _ = self.store.put(key, &bytes);
+                    if let Some(copies) = self.copies.as_deref() {
+                        copies.put(key, &bytes);
+                    }
                     (Lookup::Hit(e), Source::Remote)
                 }
                 Err(reason) => damaged(reason),
@@ -446,14 +485,19 @@ impl<S: Store> Cache<S> {
 
     /// The local store's answer alone.
     fn load_local(&self, key: &Key) -> Lookup {
+        self.load_local_bytes(key).0
+    }
+
+    /// [`Cache::load_local`], with a hit's bytes.
+    fn load_local_bytes(&self, key: &Key) -> (Lookup, Option<Vec<u8>>) {
         let damaged = |reason: String| Lookup::Corrupt(format!("{}: {reason}", self.store.entry_location(key)));
         match self.store.get(key) {
             Ok(Some(bytes)) => match decode(key, &bytes) {
-                Ok(e) => Lookup::Hit(e),
-                Err(reason) => damaged(reason),
+                Ok(e) => (Lookup::Hit(e), Some(bytes)),
+                Err(reason) => (damaged(reason), None),
             },
-            Ok(None) => Lookup::Miss,
-            Err(reason) => damaged(reason),
+            Ok(None) => (Lookup::Miss, None),
+            Err(reason) => (damaged(reason), None),
         }
     }
 
@@ -466,6 +510,9 @@ impl<S: Store> Cache<S> {
     /// warning, never an error here.
     pub fn store(&self, key: &Key, entry: &Entry) -> io::Result<()> {
         let bytes = encode(key, entry);
+        if let Some(copies) = self.copies.as_deref() {
+            copies.put(key, &bytes);
+        }
         let local = match self.store.put(key, &bytes) {
             Ok(()) => Ok(()),
             Err(_) if matches!(self.load_local(key), Lookup::Hit(_)) => Ok(()),

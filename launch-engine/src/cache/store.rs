@@ -34,8 +34,11 @@ pub trait Store: Send + Sync {
 
     /// Marks the entry of `key` used now without reading it, for a build that kept its outputs
     /// (`crate::fresh`): the size limit evicts the least recently used first. Best effort;
-    /// nothing for a store without use times.
-    fn mark_used(&self, _key: &Key) {}
+    /// nothing for a store without use times. Returns whether the entry is there (a store that
+    /// cannot tell says it is).
+    fn mark_used(&self, _key: &Key) -> bool {
+        true
+    }
 
     /// Where the store is, for messages (a folder, a bucket).
     fn location(&self) -> String;
@@ -109,13 +112,14 @@ impl Store for LocalFolder {
         }
     }
 
-    fn mark_used(&self, key: &Key) {
+    fn mark_used(&self, key: &Key) -> bool {
         // A regular file only, never through a link (as `get` reads).
-        if let Ok(file) = open_no_follow(&self.entry_path(key)) {
-            if file.metadata().is_ok_and(|m| m.is_file()) {
-                let _ = file.set_modified(std::time::SystemTime::now());
-            }
+        let Ok(file) = open_no_follow(&self.entry_path(key)) else { return false };
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            return false;
         }
+        let _ = file.set_modified(std::time::SystemTime::now());
+        true
     }
 
     fn location(&self) -> String {

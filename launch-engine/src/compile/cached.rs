@@ -168,6 +168,27 @@ pub struct Built {
     pub inputs: Option<String>,
 }
 
+/// Where compile times live: beside the entry folder, never in it (see `cache::Timings`).
+fn timings_dir(root: Option<&Path>, launch_dir: &Path) -> PathBuf {
+    root.map(|d| d.join("kernel-timings")).unwrap_or_else(|| launch_dir.join("cache-timings"))
+}
+
+/// Records the copies this build used, once its outputs are whole ([`cache::Copies::save`]).
+fn save_copies(cache: Option<&Cache>, debug: bool) {
+    if let Some(Err(e)) = cache.and_then(Cache::copies).map(cache::Copies::save) {
+        note(debug, &format!("could not record the build's copies of its cache entries: {e}"));
+    }
+}
+
+/// A build script's own copies of what it uses, so the next one reads only what changed from the
+/// cache (`wanted`: a build script with a shared cache, not one whose cache lies in `launch_dir`).
+fn with_copies(cache: Option<Cache>, wanted: bool, launch_dir: &Path) -> Option<Cache> {
+    match cache {
+        Some(c) if wanted => Some(c.with_copies(cache::Copies::open(cache::copies::folder(launch_dir)))),
+        c => c,
+    }
+}
+
 /// Runs every job through the cache, compiles the misses in parallel (longest first, see
 /// [`start_order`]) and stores what compiled. A `host` file's jobs compile together, with
 /// `host`'s nvcc. Returns one output per job, in job order, and the statistics, which the caller
@@ -190,8 +211,7 @@ pub fn run_all<K>(
     let debug = env.flag(var::LAUNCH_BUILD_DEBUG)?;
     let root = toolchain::cache_dir(env);
     let cache = open_shared_cache(env, launch_dir, compiler.config())?;
-    // Compile times live beside the entry folder, never in it (see cache::Timings).
-    let timings_dir = root.map(|d| d.join("kernel-timings")).unwrap_or_else(|| launch_dir.join("cache-timings"));
+    let timings_dir = timings_dir(root.as_deref(), launch_dir);
     let pairs = placeholders(compiler);
     let units = units(jobs);
     let (keys, sizes): (Vec<Key>, Vec<u64>) =
@@ -201,6 +221,7 @@ pub fn run_all<K>(
         Decision::Build(inputs) => inputs,
         Decision::Keep(kept) => return Ok(Step::Kept(keep(cache.as_ref(), &units, &keys, jobs, debug, kept))),
     };
+    let cache = with_copies(cache, env.is_build_script() && root.is_some(), launch_dir);
     let Found { mut outputs, corrupt, first_damage, remote: from_remote } = look_up(
         cache.as_ref(),
         &keys,
@@ -290,6 +311,7 @@ pub fn run_all<K>(
         stats::print_summary(&stats);
     }
     let built = finish(jobs, &units, outputs, &fresh, stats, inputs)?;
+    save_copies(cache.as_ref(), debug);
     record_use(env, cache.as_ref(), compiler, built, debug).map(Step::Done)
 }
 
