@@ -189,8 +189,8 @@ fn discover_toolchain(env: &Env, pin: &Pin) -> Result<Toolchain, Error> {
         candidates.push(("default CUDA location".into(), PathBuf::from("/usr/local/cuda"), Origin::Toolkit));
         match on_path("ptxas", env) {
             Some(ptxas) => {
-                let root = ptxas.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
-                candidates.push(("ptxas on PATH".into(), root, Origin::Toolkit));
+                let (root, origin) = root_of_ptxas(&ptxas);
+                candidates.push(("ptxas on PATH".into(), root, origin));
             }
             None => searched.push(Searched { source: "PATH".into(), path: None, outcome: "no `ptxas` on PATH".into() }),
         }
@@ -278,6 +278,19 @@ fn judge(t: Toolchain, source: &str, pin: &Pin, memo: Option<&Path>) -> Verdict 
     match damaged_file(&t, pin.major, memo) {
         Some(why) => Verdict::Broken(searched(why)),
         None => Verdict::Use(t),
+    }
+}
+
+/// The toolchain root a `ptxas` found on PATH belongs to: a toolkit's (`<root>/bin/ptxas`), or,
+/// for a wheel's (`<site>/nvidia/cu13/bin/ptxas`, `<site>/nvidia/cuda_nvcc/bin/ptxas`), the folder
+/// holding `nvidia/`, where its NVRTC wheel lies beside it.
+fn root_of_ptxas(ptxas: &Path) -> (PathBuf, Origin) {
+    let bin_parent = ptxas.parent().and_then(Path::parent).unwrap_or(Path::new(""));
+    let wheel = bin_parent.file_name().and_then(|n| n.to_str()).is_some_and(|n| n == "cu13" || n == "cuda_nvcc")
+        && bin_parent.parent().and_then(Path::file_name).is_some_and(|n| n == "nvidia");
+    match bin_parent.parent().and_then(Path::parent).filter(|_| wheel) {
+        Some(site) => (site.to_path_buf(), Origin::SitePackages),
+        None => (bin_parent.to_path_buf(), Origin::Toolkit),
     }
 }
 

@@ -228,3 +228,33 @@ fn a_library_install_counts_when_complete_at_its_version() {
         assert_eq!(library_dir(&env, &CUDA_13_0, &curand), Some(cache.join("toolchain/cuda-13.0.88-curand")));
     }
 }
+
+/// A `ptxas` on PATH belongs to a toolkit (`<root>/bin`) or to a wheel (`<site>/nvidia/<wheel>/bin`,
+/// whose root is the folder holding `nvidia/`, where NVRTC's wheel lies too): before, a wheel's bin
+/// on PATH was probed as a toolkit root and never found.
+#[test]
+fn a_ptxas_on_path_names_its_toolkit_or_its_wheels_folder() {
+    let cases = [
+        ("/usr/local/cuda-13.0/bin/ptxas", "/usr/local/cuda-13.0", Origin::Toolkit),
+        ("/site/nvidia/cu13/bin/ptxas", "/site", Origin::SitePackages),
+        ("/site/nvidia/cuda_nvcc/bin/ptxas", "/site", Origin::SitePackages),
+        ("/opt/cu13/bin/ptxas", "/opt/cu13", Origin::Toolkit),
+        ("/site/other/cu13/bin/ptxas", "/site/other/cu13", Origin::Toolkit),
+    ];
+    for (ptxas, root, origin) in cases {
+        assert_eq!(root_of_ptxas(Path::new(ptxas)), (Path::new(root).to_path_buf(), origin), "{ptxas}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    fake(
+        dir.path(),
+        &[
+            "nvidia/cu13/lib/libnvrtc.so.13",
+            "nvidia/cu13/include/cuda_runtime.h",
+            "nvidia_cuda_nvrtc-13.0.88.dist-info/METADATA",
+        ],
+        Some(("nvidia/cu13/bin/ptxas", "13.0.88")),
+    );
+    let (root, origin) = root_of_ptxas(&dir.path().join("nvidia/cu13/bin/ptxas"));
+    let t = at(&root, origin, &CUDA_13_0).unwrap();
+    assert_eq!(t.nvrtc, dir.path().join("nvidia/cu13/lib/libnvrtc.so.13"));
+}
