@@ -42,6 +42,12 @@ enum Glob {
 /// Whether `text` matches the glob `pattern` as a whole. Time is pattern length × text length,
 /// whatever the pattern (no backtracking).
 pub fn glob_match(pattern: &str, text: &str) -> bool {
+    // The literal part before the first wildcard must begin the text: most kernel names fail
+    // here, before the match is built (a crate's tables × hundreds of kernels, unoptimised).
+    let literal = &pattern[..pattern.find(['*', '?']).unwrap_or(pattern.len())];
+    if !text.starts_with(literal) {
+        return false;
+    }
     let (ends, t) = glob_ends(pattern, text);
     ends[t.len()]
 }

@@ -27,7 +27,9 @@ pub struct Recursion {
 pub fn recursive_entries(ptx: &str, frame: impl Fn(&str) -> Option<u32>) -> BTreeMap<String, Recursion> {
     // Most modules call nothing (everything inlined): no need to read them word by word (a
     // module of hundreds of kernels is tens of megabytes, and build scripts run unoptimised).
-    if !ptx.contains("call") {
+    // Nor does one that defines no function: an entry is never called, so calls to `.extern`
+    // functions alone (vprintf, __assertfail) make no cycle. (candle's GGUF modules: 9 MB each.)
+    if !ptx.contains("call") || !defines_a_function(ptx) {
         return BTreeMap::new();
     }
     let graph = Graph::of(ptx);
@@ -39,6 +41,15 @@ pub fn recursive_entries(ptx: &str, frame: impl Fn(&str) -> Option<u32>) -> BTre
         }
     }
     out
+}
+
+/// Whether `ptx` declares or defines a `.func` that is not `.extern` (a declaration too, to err on
+/// the side of reading the module).
+fn defines_a_function(ptx: &str) -> bool {
+    ptx.match_indices(".func").any(|(at, _)| {
+        let line = ptx[..at].rfind('\n').map_or(0, |i| i + 1);
+        !ptx[line..at].contains(".extern")
+    })
 }
 
 /// The functions and entries defined in a module, and whom each calls directly.

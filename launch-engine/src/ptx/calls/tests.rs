@@ -108,3 +108,18 @@ fn a_module_without_calls_or_with_damaged_text_has_no_recursion() {
     let open = ".visible .entry k()\n{\n call.uni g, ();\n}\n.func g()\n{\n call.uni g, ();\n";
     assert_eq!(recursive_entries(open, |_| Some(8))["k"].cycle, ["g"]);
 }
+
+/// Calls to `.extern` functions alone make no cycle, whatever the module's size: such a module is
+/// not read word by word (candle's GGUF modules, 9 MB each, call only vprintf and __assertfail).
+/// A module that defines or declares a function of its own still is.
+#[test]
+fn a_module_calling_only_extern_functions_has_no_recursion_and_is_not_scanned() {
+    let externs = ".extern .func (.param .b32 func_retval0) vprintf\n(\n\t.param .b64 vprintf_param_0\n)\n;\n\
+                   .visible .entry k(\n)\n{\n\t{ // callseq 0, 0\n\tcall.uni (retval0), vprintf, (param0, param1);\n\t}\n\tret;\n}\n";
+    assert!(!defines_a_function(externs));
+    assert!(recursive_entries(externs, |_| Some(8)).is_empty());
+    assert!(defines_a_function(PTX));
+    let weak = ".weak .func foo(\n)\n{\n\tret;\n}\n";
+    let forward = ".func (.param .b32 func_retval0) f\n(\n)\n;\n";
+    assert!(defines_a_function(weak) && defines_a_function(forward));
+}
