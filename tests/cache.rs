@@ -49,7 +49,7 @@ fn forget_earlier_copies(package: &str) {
             let ours = name.strip_prefix(package).and_then(|rest| rest.strip_prefix('-'));
             // `<package>-<hash>`: a hash of hex digits alone, so `fixture-cache-a` is not `-a-b`'s.
             if ours.is_some_and(|h| !h.is_empty() && h.bytes().all(|c| c.is_ascii_hexdigit())) {
-                forget_copies(&b.path().join("out"));
+                crate::support::forget_copies(&b.path().join("out"));
             }
         }
     }
@@ -144,15 +144,7 @@ fn touch(path: &Path) {
 /// `a_touched_input_keeps_the_outputs_and_reads_no_entry` tests the record and the copies.
 fn forget_record(out_dir: &Path) {
     fs::remove_file(out_dir.join("launch/fresh.json")).unwrap();
-    forget_copies(out_dir);
-}
-
-/// Removes the build's copies of its cache entries alone (none without a cache).
-fn forget_copies(out_dir: &Path) {
-    match fs::remove_dir_all(out_dir.join("launch/work/entries")) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => panic!("{e}"),
-        _ => {}
-    }
+    crate::support::forget_copies(out_dir);
 }
 
 fn edit(path: &Path, from: &str, to: &str) {
@@ -369,7 +361,7 @@ fn a_touched_input_keeps_the_outputs_and_reads_no_entry() {
     assert_eq!((edited.stats.cached, edited.stats.corrupt), (4, 0), "{:?}", edited.stats);
     // Without the copies (a new target folder) the damage is found and compiled away.
     append(&d.join("kernels/a.cu"), "// edited again\n");
-    forget_copies(&edited.out_dir);
+    crate::support::forget_copies(&edited.out_dir);
     let healed = build(cargo_build(d, cache.path(), &tc));
     assert_eq!((healed.stats.compiled, healed.stats.corrupt), (6, 4), "{:?}", healed.stats);
 
@@ -622,7 +614,7 @@ fn outputs_do_not_depend_on_the_checkout_folder() {
     // (Copies with one package name share an OUT_DIR, so each is read right after its build.)
     let a = build(cargo_build(one.path(), cache_one.path(), &tc));
     let sa = snapshot(&a.launch_dir());
-    forget_copies(&a.out_dir);
+    crate::support::forget_copies(&a.out_dir);
     let b = build(cargo_build(two.path(), cache_two.path(), &tc));
     let sb = snapshot(&b.launch_dir());
     assert_eq!((a.stats.compiled, b.stats.compiled), (6, 6));

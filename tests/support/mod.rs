@@ -268,3 +268,12 @@ pub fn record<'a>(
         .find(|r| r.kernel.name == name && r.arch.to_string() == arch)
         .unwrap_or_else(|| panic!("no record of {name} on {arch}"))
 }
+
+/// Removes a build's copies of its cache entries alone (`OUT_DIR/launch/work/entries`; none
+/// without a cache), so a rerun with another cache folder looks the jobs up there.
+pub fn forget_copies(out_dir: &Path) {
+    match std::fs::remove_dir_all(out_dir.join("launch/work/entries")) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => panic!("{e}"),
+        _ => {}
+    }
+}
