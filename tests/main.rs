@@ -109,6 +109,9 @@ mod signatures;
 /// Issue 32 class 9: recursion's stack, recorded as the driver reports it with every toolchain.
 mod recursive_stack;
 
+/// CUDA's own launch bounds that differ per arch (CUB's): each arch's record and contract its own.
+mod arch_bounds;
+
 /// `[package.metadata.launch.tune.<kernel>]`: variants embedded at build time with explore's
 /// numbers, `KERNEL.variants()`, no ptxas run on a rebuild, `check` on every variant.
 mod tune_variants;

@@ -76,7 +76,7 @@ pub fn rows(packages: &[PackageKernels], arches: &[Arch]) -> Result<Vec<Row>, Er
         for k in &p.manifest.kernels {
             let host = p.manifest.host_launch(k);
             for ka in k.arches.iter().filter(|ka| arches.is_empty() || arches.contains(&ka.arch)) {
-                let report = analysis::analyze(ka.arch, &ka.resources, k.contract, host)
+                let report = analysis::analyze(ka.arch, &ka.resources, ka.contract_or(k.contract), host)
                     .map_err(|e| Error::Failure(anyhow::anyhow!("{}: {e}", k.display_name)))?
                     .with_stack(ka.dynamic_stack.clone());
                 let (id, lines) = (kernel_id(&p.package, k), ka.ptxas_lines.clone());
@@ -241,6 +241,7 @@ pub(crate) mod testing {
                         },
                         ptxas_lines: vec![format!("ptxas info    : Used {} registers", 16 + i)],
                         dynamic_stack: None,
+                        contract: None,
                     })
                     .collect(),
                 missing: absent

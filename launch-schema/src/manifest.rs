@@ -173,7 +173,8 @@ pub struct KernelEntry {
     /// What `line:col` points at.
     #[serde(default)]
     pub origin: Origin,
-    /// Launch contract, `None` when unbounded.
+    /// Launch contract, `None` when unbounded: the lowest arch's, and every arch's unless its
+    /// [`KernelArch::contract`] says otherwise ([`KernelEntry::contract_on`]).
     pub contract: Option<Contract>,
     /// Per-arch results, lowest arch first: only the arches whose PTX has the kernel.
     pub arches: Vec<KernelArch>,
@@ -296,6 +297,35 @@ pub struct KernelArch {
     /// manifests written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dynamic_stack: Option<DynamicStack>,
+    /// This arch's launch contract where it is not the kernel's ([`KernelEntry::contract`], the
+    /// lowest arch's): CUDA's own `__launch_bounds__` may depend on `__CUDA_ARCH__` (CUB's
+    /// kernels take their block size from a policy per arch). A contract of no bound at all
+    /// stands for an unbounded kernel on this arch. Absent where it is the kernel's, and in
+    /// manifests written before it; read it through [`KernelEntry::contract_on`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contract: Option<Contract>,
+}
+
+impl KernelArch {
+    /// This arch's contract, given the kernel's (`None` when unbounded here).
+    pub fn contract_or(&self, kernel: Option<Contract>) -> Option<Contract> {
+        match self.contract {
+            Some(c) if c.threads.is_none() && c.min_blocks.is_none() && c.max_regs.is_none() => None,
+            Some(c) => Some(c),
+            None => kernel,
+        }
+    }
+}
+
+impl KernelEntry {
+    /// The contract the kernel is compiled with on `arch`: its own there, else
+    /// [`KernelEntry::contract`] (also for an arch it is not built for).
+    pub fn contract_on(&self, arch: Arch) -> Option<Contract> {
+        match self.arches.iter().find(|a| a.arch == arch) {
+            Some(a) => a.contract_or(self.contract),
+            None => self.contract,
+        }
+    }
 }
 
 impl Manifest {
@@ -368,6 +398,7 @@ mod tests {
                     resources: Resources::default(),
                     ptxas_lines: vec!["l".into()],
                     dynamic_stack: None,
+                    contract: None,
                 }],
                 missing: Vec::new(),
                 host_threads: None,

@@ -275,6 +275,10 @@ pub struct ArchResources {
     pub arch: Arch,
     /// What ptxas reported.
     pub resources: Resources,
+    /// The contract the kernel is compiled with on this arch: [`Kernel::contract`] unless CUDA's
+    /// own `__launch_bounds__` depend on `__CUDA_ARCH__` (CUB's kernels take their block size from
+    /// a policy per arch).
+    pub contract: Option<Contract>,
 }
 
 /// A `__global__` function, compiled for every configured architecture.
@@ -289,7 +293,8 @@ pub struct Kernel {
     pub line: u32,
     /// The module holding its code.
     pub module: &'static Module,
-    /// Its launch contract; `None` for an unbounded kernel.
+    /// Its launch contract; `None` for an unbounded kernel. The lowest arch's: see
+    /// [`Kernel::contract_on`] for another arch's.
     pub contract: Option<Contract>,
     /// Block size the host uses for kernels without a contract (`threads` metadata key).
     pub host_threads: u32,
@@ -370,6 +375,12 @@ impl Kernel {
     /// The names it carries, for the [name matcher](name).
     pub fn names(&self) -> name::Names<'static> {
         name::Names { symbol: self.name, demangled: self.demangled, file: self.module.file }
+    }
+
+    /// The contract it is compiled with on `arch` ([`ArchResources::contract`]), or
+    /// [`Kernel::contract`] on an arch it is not built for (its PTX, JIT-compiled, is the lowest's).
+    pub fn contract_on(&self, arch: Arch) -> Option<Contract> {
+        self.resources.iter().find(|r| r.arch == arch).map_or(self.contract, |r| r.contract)
     }
 
     /// Resources on this arch, if built.

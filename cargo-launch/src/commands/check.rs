@@ -429,6 +429,7 @@ mod grouping {
                 resources: spilling,
                 ptxas_lines: Vec::new(),
                 dynamic_stack: None,
+                contract: None,
             }],
             refused: vec![RefusedArch {
                 arch: arch("sm_75"),

@@ -217,12 +217,14 @@ fn grid(
             exact: false,
         })
     };
-    let mut out: Vec<(&'static str, Option<Contract>)> = vec![("current", k.contract)];
-    if k.contract.is_some() {
+    // This arch's bounds: CUDA's own may differ per arch.
+    let current = ka.contract_or(k.contract);
+    let mut out: Vec<(&'static str, Option<Contract>)> = vec![("current", current)];
+    if current.is_some() {
         out.push(("none", None));
     }
     let threads: Vec<u32> = if args.threads.is_empty() {
-        vec![k.contract.and_then(|c| c.threads).unwrap_or(host.threads)]
+        vec![current.and_then(|c| c.threads).unwrap_or(host.threads)]
     } else {
         args.threads.clone()
     };

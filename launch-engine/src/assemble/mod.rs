@@ -6,7 +6,7 @@ mod stage;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use launch::{Arch, ContractSource};
+use launch::{Arch, Contract, ContractSource};
 
 use crate::compile::{sanitize, FileOutputs};
 use crate::config::Config;
@@ -270,6 +270,8 @@ pub fn uncompiled(plan: &Plan, texts: &[String]) -> Manifest {
 #[derive(Default)]
 struct Found {
     directives: Option<ptx::EntryDirectives>,
+    /// Every arch's directives, lowest first: CUDA's own bounds may differ per arch.
+    by_arch: Vec<(Arch, ptx::EntryDirectives)>,
     in_ptx: Vec<Arch>,
     arches: Vec<KernelArch>,
 }
@@ -313,6 +315,7 @@ fn found_in(f: &FileOutputs, unreached: &mut Vec<Diagnostic>) -> BTreeMap<String
             }
             let entry = found.entry(d.name.clone()).or_default();
             entry.in_ptx.push(*arch);
+            entry.by_arch.push((*arch, d.clone()));
             entry.directives.get_or_insert(d);
         }
         let mut stacks = stack::dynamic_stacks(&out.ptx, &out.report);
@@ -323,6 +326,7 @@ fn found_in(f: &FileOutputs, unreached: &mut Vec<Diagnostic>) -> BTreeMap<String
                 resources: stack::as_the_driver_reports(e.resources, dynamic_stack.as_ref()),
                 ptxas_lines: e.lines.clone(),
                 dynamic_stack,
+                contract: None,
             });
         }
     }
@@ -433,11 +437,25 @@ fn kernel_entry(
     // The contract as it reached the PTX; declared by @launch or by CUDA's own bounds.
     let annotated = at.annotated.contains(name.as_str()) || at.annotated.contains(base);
     let source = if annotated { ContractSource::Annotation } else { ContractSource::LaunchBounds };
-    let contract = found.directives.and_then(|d| d.contract(source)).map(|mut c| {
-        // @launch means exactly `threads` threads per CTA (seeds/004).
-        c.exact |= annotated;
-        c
-    });
+    let contract_of = |d: &ptx::EntryDirectives| {
+        d.contract(source).map(|mut c| {
+            // @launch means exactly `threads` threads per CTA (seeds/004).
+            c.exact |= annotated;
+            c
+        })
+    };
+    let contract = found.directives.as_ref().and_then(contract_of);
+    let mut arches = found.arches.clone();
+    for ka in &mut arches {
+        // An arch whose PTX has other bounds than the lowest arch's (`__launch_bounds__` of a
+        // `__CUDA_ARCH__`-dependent size) keeps its own; no bound there is a contract of none.
+        let Some((_, d)) = found.by_arch.iter().find(|(a, _)| *a == ka.arch) else { continue };
+        let own = contract_of(d);
+        if own != contract {
+            let none = Contract { source, threads: None, min_blocks: None, max_regs: None, exact: false };
+            ka.contract = Some(own.unwrap_or(none));
+        }
+    }
     let missing = config
         .arches
         .iter()
@@ -463,7 +481,7 @@ fn kernel_entry(
         col,
         origin,
         contract,
-        arches: found.arches,
+        arches,
         missing,
         host_threads: None,
         dynamic_smem: None,

@@ -222,7 +222,13 @@ fn tune_variants_are_hidden_statics_reached_through_their_kernel() {
             name: "poly__t1024_b2_r32".into(),
             contract,
             module: Some(module),
-            arches: vec![KernelArch { arch: arch("sm_90"), resources, ptxas_lines: Vec::new(), dynamic_stack: None }],
+            arches: vec![KernelArch {
+                arch: arch("sm_90"),
+                resources,
+                ptxas_lines: Vec::new(),
+                dynamic_stack: None,
+                contract: None,
+            }],
             refused: Vec::new(),
         },
         VariantEntry {

@@ -419,9 +419,10 @@ fn kernel_fields(s: &mut String, indent: &str, k: &KernelFields) {
     for a in k.arches {
         let _ = writeln!(
             s,
-            "{indent}    ::launch::ArchResources {{ arch: {}, resources: {} }},",
+            "{indent}    ::launch::ArchResources {{ arch: {}, resources: {}, contract: {} }},",
             arch_expr(a.arch),
-            a.resources.rust_literal()
+            a.resources.rust_literal(),
+            contract_expr(a.contract_or(k.contract))
         );
     }
     let _ = writeln!(s, "{indent}],\n{indent}variants: {},", k.variants);

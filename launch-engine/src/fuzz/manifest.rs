@@ -95,6 +95,13 @@ fn manifest(rng: &mut Rng) -> Manifest {
                             ptxas_frame: rng.below(1000) as u32,
                             ptxas_warned: rng.below(2) == 0,
                         }),
+                        contract: (rng.below(4) == 0).then(|| Contract {
+                            source: ContractSource::LaunchBounds,
+                            threads: (rng.below(2) == 0).then(|| rng.below(1025) as u32),
+                            min_blocks: None,
+                            max_regs: None,
+                            exact: false,
+                        }),
                     })
                     .collect(),
                 missing: (0..rng.below(2)).map(|_| MissingArch { arch: arch(rng), reason: string(rng) }).collect(),

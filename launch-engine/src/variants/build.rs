@@ -137,7 +137,13 @@ pub fn build(
                 let dynamic_stack =
                     dynamic_stack.map(|d| DynamicStack { ptxas_frame: variant.resources.stack_frame, ..d });
                 let resources = as_the_driver_reports(variant.resources, dynamic_stack.as_ref());
-                e.arches.push(KernelArch { arch: job.arch, resources, ptxas_lines: variant.lines, dynamic_stack });
+                e.arches.push(KernelArch {
+                    arch: job.arch,
+                    resources,
+                    ptxas_lines: variant.lines,
+                    dynamic_stack,
+                    contract: None,
+                });
                 let files = &mut embedded[job.plan][job.variant];
                 files.ptx.get_or_insert((job.arch, job.text.clone()));
                 files.cubins.push((job.arch, variant.cubin));

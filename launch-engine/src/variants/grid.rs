@@ -262,6 +262,7 @@ mod tests {
                     resources: Resources { registers: 64, ..Default::default() },
                     ptxas_lines: Vec::new(),
                     dynamic_stack: None,
+                    contract: None,
                 })
                 .collect(),
             missing: Vec::new(),

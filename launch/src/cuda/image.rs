@@ -233,10 +233,12 @@ mod tests {
         }
     }
     const R: crate::Resources = crate::Resources { registers: 8, ..crate::Resources::ZERO };
-    static EVERYWHERE: Kernel =
-        on(&[crate::ArchResources { arch: SM_80, resources: R }, crate::ArchResources { arch: SM_90, resources: R }]);
-    static FP8_ONLY: Kernel = on(&[crate::ArchResources { arch: SM_90, resources: R }]);
-    static PRE_HOPPER: Kernel = on(&[crate::ArchResources { arch: SM_80, resources: R }]);
+    static EVERYWHERE: Kernel = on(&[
+        crate::ArchResources { arch: SM_80, resources: R, contract: None },
+        crate::ArchResources { arch: SM_90, resources: R, contract: None },
+    ]);
+    static FP8_ONLY: Kernel = on(&[crate::ArchResources { arch: SM_90, resources: R, contract: None }]);
+    static PRE_HOPPER: Kernel = on(&[crate::ArchResources { arch: SM_80, resources: R, contract: None }]);
 
     #[test]
     fn a_kernel_gated_to_newer_arches_gets_their_cubin_or_their_ptx() {
@@ -318,7 +320,8 @@ mod tests {
         ptx: ".version 8.8\n.target sm_100\n",
         extra_ptx: &[],
     };
-    static ONLY_100: Kernel = Kernel { module: &ONE, ..on(&[crate::ArchResources { arch: SM_100, resources: R }]) };
+    static ONLY_100: Kernel =
+        Kernel { module: &ONE, ..on(&[crate::ArchResources { arch: SM_100, resources: R, contract: None }]) };
 
     /// Every kernel placement (on all the module's arches, on some, a module of one arch) × a
     /// device older than every build, of the same major, exact, newer × every preference: the

@@ -13,7 +13,7 @@ use super::error::{guarded, guarded_lazy, Error};
 use super::image::Image;
 use super::memo::CheckMemo;
 use crate::occupancy::{self, Carveout, Occupancy};
-use crate::{Arch, Kernel, Module, Resources};
+use crate::{Arch, Contract, Kernel, Module, Resources};
 
 /// A module loaded on a device.
 pub struct LoadedModule {
@@ -222,6 +222,12 @@ impl LoadedKernel {
         FunctionInfo { max_dynamic_shared, ..self.driver }
     }
 
+    /// The contract of the code loaded: its image's arch's (CUDA's own bounds may differ per
+    /// arch, as CUB's do).
+    pub fn contract(&self) -> Option<Contract> {
+        self.kernel.contract_on(self.image.arch())
+    }
+
     /// Checks `cfg` without launching or changing anything.
     ///
     /// The last approved block shape and dynamic shared-memory size are remembered (with the
@@ -234,7 +240,7 @@ impl LoadedKernel {
     pub fn check(&self, cfg: &LaunchConfig) -> Result<Approval, Error> {
         let max_dynamic = self.max_dynamic.load(Ordering::Relaxed);
         Ok(self.memo.check(&self.info, cfg, max_dynamic, || {
-            let contract = self.kernel.contract;
+            let contract = self.contract();
             check_launch(
                 self.kernel.name,
                 self.jit_from(),
@@ -354,7 +360,7 @@ impl LoadedKernel {
     /// everything agrees.
     pub fn cross_check(&self) -> Vec<Difference> {
         let d = &self.driver;
-        let maxntid = self.kernel.contract.and_then(|c| c.threads);
+        let maxntid = self.contract().and_then(|c| c.threads);
         let mut out = Vec::new();
         let mut cmp = |attribute, embedded: u32, driver: u32| {
             if embedded != driver {
