@@ -6,7 +6,7 @@
 
 use launch_schema::report::Document;
 
-use crate::support::{cargo_in, cargo_launch, fixture, run, toolchain_root};
+use crate::support::{cargo_in, cargo_launch, fixture, record, run, toolchain_root};
 
 /// (kernel, its maximum threads per block on sm_80, on sm_90; `None` for no bound).
 const BOUNDS: [(&str, Option<u32>, Option<u32>); 4] = [
@@ -27,19 +27,14 @@ fn each_arch_has_its_own_launch_bounds() {
     assert_eq!(doc.records.len(), 8);
     for (kernel, sm80, sm90) in BOUNDS {
         for (arch, want) in [("sm_80", sm80), ("sm_90", sm90)] {
-            let r = doc
-                .records
-                .iter()
-                .find(|r| r.kernel.name == kernel && r.arch.to_string() == arch)
-                .unwrap_or_else(|| panic!("{kernel} {arch}"));
+            let r = record(&doc, kernel, arch);
             assert_eq!(r.contract.and_then(|c| c.threads), want, "{kernel} on {arch}: the record's contract");
             // The block size the report speaks of is the arch's bound (the crate's 256 without one).
             assert_eq!(r.occupancy.threads, want.unwrap_or(256), "{kernel} on {arch}: the occupancy's block");
         }
     }
     // The bounds on sm_90 also held when `hopper_only` asks for 2 blocks per SM there.
-    let r = doc.records.iter().find(|r| r.kernel.name == "hopper_only" && r.arch.to_string() == "sm_90").unwrap();
-    assert_eq!(r.contract.and_then(|c| c.min_blocks), Some(2));
+    assert_eq!(record(&doc, "hopper_only", "sm_90").contract.and_then(|c| c.min_blocks), Some(2));
 
     // The program's embedded kernels say the same, arch by arch.
     let cache = tempfile::tempdir().unwrap();
