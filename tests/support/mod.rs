@@ -63,7 +63,7 @@ pub fn toolchain_root() -> PathBuf {
     ROOT.get_or_init(|| {
         let out = cargo_launch().args(["launch", "setup"]).output().expect("run cargo-launch setup");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "cargo launch setup failed:\n{stderr}");
+        assert!(out.status.success(), "cargo launch setup failed:\n{}", tail(&stderr, 40));
         let dir =
             launch_engine::tooling::toolchain::pinned_dir(&launch_engine::tooling::Env::cli()).expect("HOME is set");
         assert!(dir.join("nvidia/cuda_nvcc/bin/ptxas").is_file(), "setup left no ptxas in {}", dir.display());
@@ -118,6 +118,19 @@ pub fn exact<T: serde::Serialize>(text: &str, read: impl FnOnce(&str) -> Result<
     let doc = read(text).unwrap_or_else(|e| panic!("not the schema's document ({e}):\n{text}"));
     assert_eq!(serde_json::to_value(&doc).expect("serialises"), raw, "fields the schema does not know:\n{text}");
     doc
+}
+
+/// The last `n` lines of a command's output, for a failing test's message: the error a build
+/// ends with, not the hundred lines of "Compiling ..." before it (CI shows a failure's first part).
+pub fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let skipped = lines.len().saturating_sub(n);
+    let last = lines[skipped..].join("\n");
+    if skipped == 0 {
+        last
+    } else {
+        format!("[{skipped} line(s) before]\n{last}")
+    }
 }
 
 /// Runs `cmd`, returning (exit code, stdout, stderr).

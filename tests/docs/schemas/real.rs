@@ -11,7 +11,7 @@ use launch_schema::report;
 use serde_json::{json, Value};
 
 use super::docs_src;
-use super::support::{cargo_launch, fixture, root, run, toolchain_root};
+use super::support::{cargo_launch, fixture, root, run, tail, toolchain_root};
 
 /// The committed schema `docs/src/schemas/<name>.schema.json`, compiled.
 fn validator(name: &str) -> jsonschema::Validator {
@@ -48,7 +48,7 @@ fn stdout_with(args: &[&str], dir: Option<&Path>, codes: &[i32]) -> String {
         cmd.current_dir(dir);
     }
     let (code, stdout, stderr) = run(&mut cmd);
-    assert!(codes.contains(&code), "cargo launch {args:?} exited {code}:\n{stderr}");
+    assert!(codes.contains(&code), "cargo launch {args:?} exited {code}:\n{}", tail(&stderr, 40));
     stdout
 }
 
