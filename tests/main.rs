@@ -137,6 +137,9 @@ mod host_files;
 /// CUB kernels once, under the linked names.
 mod host_cache;
 
+/// Issue 32 class 11: the arches of a host compile that finished are kept when it is stopped.
+mod host_resume;
+
 /// Host code reached through a crate header is found before compiling, at the `#include`; a
 /// `host` launcher file without kernels builds without a warning.
 mod host_detect;

@@ -501,6 +501,22 @@ impl<S: Store> Cache<S> {
         }
     }
 
+    /// The local store's entry of `key` alone: no copies, no remote (an entry that only a build
+    /// of this machine can use, such as the arches of a host compile that did not finish).
+    pub fn load_only_local(&self, key: &Key) -> Lookup {
+        self.load_local(key)
+    }
+
+    /// Stores `entry` under `key` in the local store alone (see [`Cache::load_only_local`]).
+    pub fn store_only_local(&self, key: &Key, entry: &Entry) -> io::Result<()> {
+        self.store.put(key, &encode(key, entry))
+    }
+
+    /// Removes the local store's entry of `key` (see [`Cache::load_only_local`]).
+    pub fn remove_only_local(&self, key: &Key) {
+        self.store.remove(key);
+    }
+
     /// Stores `entry` under `key`, all or nothing ([`Store::put`]). Another build storing the same
     /// key at the same time is harmless (same bytes; the last write wins; a lost race counts as
     /// success: a failed put with a whole entry in place is no failure).

@@ -206,7 +206,7 @@ pub mod var {
         LAUNCH_COMPILE_TIMEOUT {
             reruns: true,
             checked: Seconds,
-            effect: "seconds one compiler run (NVRTC or ptxas, per file and arch; a `host` file's nvcc, which compiles all its arches, once per arch) may take before it is stopped and the build fails (default 1800, at most 86400)",
+            effect: "seconds one compiler run (NVRTC or ptxas, per file and arch; each of a `host` file's nvcc steps, cicc and ptxas per arch; an nvcc run that compiles all arches at once, once per arch) may take before it is stopped and the build fails (default 1800, at most 86400)",
         }
         LAUNCH_NVDISASM {
             reruns: false,

@@ -35,6 +35,7 @@ const SLICE: Duration = Duration::from_millis(100);
 pub struct Tool {
     program: PathBuf,
     args: Vec<OsString>,
+    envs: Vec<(OsString, OsString)>,
     inherit_output: bool,
     timeout: Duration,
 }
@@ -54,6 +55,7 @@ impl Tool {
         Tool {
             program: program.as_ref().to_path_buf(),
             args: Vec::new(),
+            envs: Vec::new(),
             inherit_output: false,
             timeout: DEFAULT_TIMEOUT,
         }
@@ -87,6 +89,12 @@ impl Tool {
         self
     }
 
+    /// Sets an environment variable of the child (nvcc's steps run with the variables nvcc sets).
+    pub fn env(mut self, name: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Tool {
+        self.envs.push((name.as_ref().to_os_string(), value.as_ref().to_os_string()));
+        self
+    }
+
     /// Lets the child write to our stderr (for progress bars) instead of capturing; its stdout
     /// goes to our stderr too, so that our stdout holds only the command's own output (a
     /// `--format json` document must not start with pip's progress).
@@ -109,7 +117,7 @@ impl Tool {
     /// stderr that the caller parses). Only running out of time is an error besides not starting.
     pub fn run_unchecked(&self) -> Result<(ExitStatus, Output), Error> {
         let mut cmd = Command::new(&self.program);
-        cmd.args(&self.args).stdin(Stdio::null());
+        cmd.args(&self.args).envs(self.envs.iter().map(|(k, v)| (k, v))).stdin(Stdio::null());
         if self.inherit_output {
             cmd.stdout(Stdio::from(std::io::stderr()));
         } else {

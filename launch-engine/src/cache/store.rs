@@ -40,6 +40,9 @@ pub trait Store: Send + Sync {
         true
     }
 
+    /// Removes the entry of `key`, if any (best effort; nothing for a store that cannot).
+    fn remove(&self, _key: &Key) {}
+
     /// Where the store is, for messages (a folder, a bucket).
     fn location(&self) -> String;
 
@@ -109,6 +112,14 @@ impl Store for LocalFolder {
         match out::write_atomically(&path, bytes) {
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
             r => r,
+        }
+    }
+
+    fn remove(&self, key: &Key) {
+        // A regular file or a link only: never a folder someone put there.
+        let path = self.entry_path(key);
+        if fs::symlink_metadata(&path).is_ok_and(|m| !m.is_dir()) {
+            let _ = fs::remove_file(path);
         }
     }
 

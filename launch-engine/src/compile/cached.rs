@@ -248,14 +248,14 @@ pub fn run_all<K>(
         &order,
         &pending,
         &keys,
-        |u| compile_unit(compiler, host, &jobs[units[u].jobs.clone()], (Some(u) == last).then_some(&tokens)),
+        |u| {
+            let kept = cache.as_ref().map(|cache| KeptArches { cache, key: keys[u], pairs: &pairs });
+            let spare = (Some(u) == last).then_some(&tokens);
+            compile_unit(compiler, host, &jobs[units[u].jobs.clone()], spare, kept.as_ref())
+        },
         |key, (out, _)| unit_entries(key, out, &pairs),
     );
-    if let Some(message) = store_failure {
-        if env.is_build_script() {
-            cargo_directives::launch_build_warning(&format!("{message} (the build goes on without it)"));
-        }
-    }
+    warn_store_failure(env, store_failure);
     let max_parallel = ran.max_active;
 
     // Every result in job order (file by file): the first failure that stops the build wins;
@@ -338,6 +338,13 @@ fn slots(env: &Env, units: &[Unit], pending: &[usize], order: &[usize]) -> (Toke
     (tokens, order.last().map(|&k| pending[k]))
 }
 
+/// A cache that could not be written is worth one warning a build.
+fn warn_store_failure(env: &Env, failure: Option<String>) {
+    if let (Some(message), true) = (failure, env.is_build_script()) {
+        cargo_directives::launch_build_warning(&format!("{message} (the build goes on without it)"));
+    }
+}
+
 /// Damage is worth one warning a build: something else wrote into the cache (or a disk failed,
 /// or a remote entry was forged); each entry is compiled again and replaced.
 fn warn_damage(env: &Env, corrupt: usize, first_damage: Option<&str>) {
@@ -386,19 +393,25 @@ fn finish(
     Ok(Built { outputs: all, compiled, objects, stats, inputs })
 }
 
-/// Compiles one unit: a device job with NVRTC and ptxas, a host file's jobs with one nvcc run,
-/// its arches side by side with the job slots `spare` has free (held until nvcc is done).
+/// Compiles one unit: a device job with NVRTC and ptxas, a host file's jobs with one nvcc
+/// compile, its arches side by side with the job slots `spare` has free (held until nvcc is
+/// done), each arch's finished work in `kept` until the compile is.
 fn compile_unit(
     compiler: &Compiler,
     host: Option<&host::Tools>,
     jobs: &[Job],
     spare: Option<&Tokens>,
+    kept: Option<&KeptArches>,
 ) -> Result<(UnitOutput, UnitTiming), Error> {
+    let kept: &dyn host::steps::Kept = match kept {
+        Some(k) => k,
+        None => &host::steps::Nowhere,
+    };
     match host.filter(|_| jobs[0].file.host) {
         Some(tools) => {
             let spare = spare.map(|t| t.spare(jobs.len() - 1)).unwrap_or_default();
             let options = host::options(compiler, tools, jobs[0].file, false);
-            let out = host::nvcc::run(compiler, tools, jobs, options, 1 + spare.len())?;
+            let out = host::nvcc::run(compiler, tools, jobs, options, 1 + spare.len(), kept)?;
             drop(spare);
             let outputs = jobs.iter().map(|j| j.arch).zip(out.outputs).collect();
             let timing = UnitTiming::Host(out.time, out.threads);
@@ -611,6 +624,8 @@ fn from_entry(job: &Job, e: Entry, pairs: &[(String, &str)]) -> Result<JobOutput
     })
 }
 
+mod kept_arches;
+use kept_arches::KeptArches;
 mod usage;
 pub(crate) use usage::keep_under_limit;
 use usage::record_use;

@@ -17,6 +17,7 @@
 //! `-ccbin` only when it is not the compiler nvcc would take by itself (`g++` on `PATH`).
 
 pub mod nvcc;
+pub mod steps;
 mod symbols;
 
 use std::path::{Path, PathBuf};

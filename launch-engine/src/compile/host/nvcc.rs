@@ -1,5 +1,7 @@
 //! One nvcc compile per `host` file, for all its arches at once: the object the crate links, and
-//! from the same run the per-arch PTX, cubins and `ptxas -v` lines the report reads.
+//! from the same run the per-arch PTX, cubins and `ptxas -v` lines the report reads. With several
+//! arches the compile runs as nvcc's own steps ([`steps`]), so each arch's finished work is kept;
+//! what follows holds for both ways.
 //!
 //! `nvcc -c --keep --keep-dir DIR -Xptxas -v -gencode ... FILE -o OBJ` keeps the intermediate files
 //! of the compile that makes the object: `<stem>.compute_XX.ptx` (cicc's output) and
@@ -20,11 +22,12 @@ use std::time::{Duration, Instant};
 
 use launch::Arch;
 
+use super::steps::{self, Kept, Plan};
 use super::Tools;
 use crate::cargo_directives;
 use crate::compile::{parse_report, sanitize, work_file, Compiler, Job, JobOutput};
 use crate::error::Error;
-use crate::process::Tool;
+use crate::process::{Tool, PROBE_TIMEOUT};
 use crate::ptxas_log::Severity;
 
 /// What one host file's compile produced.
@@ -54,14 +57,15 @@ pub fn run(
     jobs: &[Job],
     options: Vec<String>,
     slots: usize,
+    kept: &dyn Kept,
 ) -> Result<HostOutput, Error> {
     // The crate's own `--threads` (or `-t`) is the crate's choice; nvcc refuses two.
     let own = options.iter().any(|o| o == "-t" || o.starts_with("--threads") || o.starts_with("-t="));
     let threads = if own { 1 } else { slots.clamp(1, jobs.len().max(1)) };
-    match compile(compiler, tools, jobs, options.clone(), threads)? {
+    match compile(compiler, tools, jobs, options.clone(), threads, kept)? {
         Compiled::Done(out) => Ok(out),
         // Once more, one arch at a time: the blocks then come in `-gencode` order.
-        Compiled::Unordered => match compile(compiler, tools, jobs, options, 1)? {
+        Compiled::Unordered => match compile(compiler, tools, jobs, options, 1, kept)? {
             Compiled::Done(out) => Ok(out),
             Compiled::Unordered => Err(Error::Report {
                 file: jobs[0].file.source.file.clone(),
@@ -95,6 +99,7 @@ fn compile(
     jobs: &[Job],
     options: Vec<String>,
     threads: usize,
+    kept: &dyn Kept,
 ) -> Result<Compiled, Error> {
     let first = jobs.first().expect("a host file has at least one arch");
     let planned = first.file;
@@ -129,21 +134,39 @@ fn compile(
     for a in &arches {
         tool = tool.arg("-gencode").arg(format!("arch={},code={a}", a.virtual_name()));
     }
-    if threads > 1 {
-        tool = tool.arg("--threads").arg(threads.to_string());
-    }
-    let tool = tool.timeout(limit(compiler.timeout(), arches.len()));
-    if compiler.debug() {
-        cargo_directives::launch_build_warning(&tool.to_string());
-    }
     let started = Instant::now();
-    let ran = tool.run_unchecked().map_err(|e| crate::compile::for_job(e, &tools.nvcc_name, file, &arch_list));
+    let ran = match dry_run(&tool, &arches) {
+        Some(plan) => {
+            if compiler.debug() {
+                cargo_directives::launch_build_warning(&format!("{tool}, as its {} steps", plan.len()));
+            }
+            plan.run(&arches, &keep, compiler.timeout(), threads, kept).map(|r| (r.ok, r.text, r.kept, true))
+        }
+        None => {
+            if threads > 1 {
+                tool = tool.arg("--threads").arg(threads.to_string());
+            }
+            let tool = tool.timeout(limit(compiler.timeout(), arches.len()));
+            if compiler.debug() {
+                cargo_directives::launch_build_warning(&tool.to_string());
+            }
+            let ran = tool.run_unchecked();
+            ran.map(|(status, out)| (status.success(), format!("{}{}", out.stdout, out.stderr), Vec::new(), false))
+        }
+    };
+    let ran = ran.map_err(|e| crate::compile::for_job(e, &tools.nvcc_name, file, &arch_list));
     let time = started.elapsed();
-    let result = ran.and_then(|(status, output)| {
+    let result = ran.and_then(|(ok, text, restored, in_steps)| {
+        if !restored.is_empty() {
+            let restored = restored.iter().map(Arch::to_string).collect::<Vec<_>>().join(", ");
+            cargo_directives::launch_build_warning(&format!(
+                "{file}: {restored} kept from a compile that did not finish (nvcc compiled the other arches)"
+            ));
+        }
         let root = format!("{}/", compiler.root().display());
-        let text = format!("{}{}", output.stdout, output.stderr).replace(&root, "");
+        let text = text.replace(&root, "");
         let (nvcc_log, ptxas_logs) = split_log(&text);
-        if !status.success() {
+        if !ok {
             return Err(Error::Compile {
                 compiler: tools.nvcc_name.clone(),
                 file: file.clone(),
@@ -151,7 +174,9 @@ fn compile(
                 log: text,
             });
         }
+        // Steps print each arch's ptxas lines in arch order, as nvcc does one arch at a time.
         let ptxas_logs = match threads {
+            _ if in_steps => ptxas_logs,
             1 => ptxas_logs,
             _ => match by_arch(ptxas_logs, &arches) {
                 Some(logs) => logs,
@@ -181,6 +206,16 @@ fn compile(
     });
     let _ = std::fs::remove_dir_all(&keep);
     result
+}
+
+/// The step-by-step plan of `tool`'s compile of `arches` (see [`steps`]), from nvcc's dry run;
+/// `None` for one arch, or when the dry run fails or its commands are not as expected.
+fn dry_run(tool: &Tool, arches: &[Arch]) -> Option<Plan> {
+    if arches.len() < 2 {
+        return None;
+    }
+    let (status, out) = tool.clone().arg("-dryrun").timeout(PROBE_TIMEOUT).run_unchecked().ok()?;
+    status.success().then(|| steps::plan(&out.stderr, arches)).flatten()
 }
 
 /// Each arch's PTX, cubin and report from the keep folder, `ptxas_logs` the `-v` lines of each
