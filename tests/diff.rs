@@ -282,17 +282,18 @@ fn the_fixture_is_the_same_with_13_0_and_13_5() {
 #[test]
 fn a_toolchain_pin_that_is_not_pinned_is_a_config_error() {
     let dir = fixture("diff_toolkits");
-    let (code, _, stderr) = run(cargo_launch()
-        .env("LAUNCH_TOOLCHAIN_PIN", "12.8")
-        .args(["launch", "report", "--no-setup", "--manifest-path"])
-        .arg(dir.path().join("Cargo.toml")));
-    assert_eq!(code, 2, "{stderr}");
-    assert!(
-        stderr.contains(
-            "`LAUNCH_TOOLCHAIN_PIN`: `12.8` is not a pinned toolchain; valid choices: \"12.9\", \"13.0\", \"13.5\""
-        ),
-        "{stderr}"
-    );
+    // A pin's name with spaces around it is refused too (issue 32, class 7: no value is trimmed).
+    for (value, shown) in [("12.8", "12.8"), (" 13.0", " 13.0"), ("12.9 ", "12.9 "), ("\t13.5", "\\t13.5")] {
+        let (code, _, stderr) = run(cargo_launch()
+            .env("LAUNCH_TOOLCHAIN_PIN", value)
+            .args(["launch", "report", "--no-setup", "--manifest-path"])
+            .arg(dir.path().join("Cargo.toml")));
+        assert_eq!(code, 2, "{value:?}: {stderr}");
+        let want = format!(
+            "`LAUNCH_TOOLCHAIN_PIN`: `{shown}` is not a pinned toolchain; valid choices: \"12.9\", \"13.0\", \"13.5\""
+        );
+        assert!(stderr.contains(&want), "{value:?}: {stderr}");
+    }
 }
 
 /// Issue 32, class 8: `diff` on a `prebuilt.json` (not a report) says what the file is, never

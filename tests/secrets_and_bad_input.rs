@@ -93,6 +93,7 @@ fn malformed(kind: ValueKind, dir: &Path) -> Vec<String> {
         ValueKind::Size => v(&["", " ", "5 G", " 5G", "5G ", "-1", "5X", "1,5G", "99999999999T"]),
         ValueKind::Mode => v(&["", " ", " auto", "ro ", "r o", "rw,ro", "maybe"]),
         ValueKind::ArchList => v(&["", " ", ",", ",,", "sm_90,,sm_80", "sm_90;sm_80", "sm_9O", "90"]),
+        ValueKind::Seconds => v(&["", " ", " 30", "30 ", "\t30", "3 0", "0", "-5", "+5", "1.5", "30s", "99999999"]),
         ValueKind::Folder => {
             vec![String::new(), " /tmp/x".into(), "relative".into(), file.clone(), format!("{file}/below")]
         }

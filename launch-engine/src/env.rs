@@ -787,7 +787,8 @@ fn size_from(name: &str, text: &str) -> Result<Option<u64>, Error> {
 /// `LAUNCH_COMPILE_TIMEOUT`'s value as a limit: whole seconds, from 1 to [`MAX_TIMEOUT_SECS`].
 fn timeout_from(text: &str) -> Result<Duration, Error> {
     let shown = text.escape_debug();
-    let digits = text.trim();
+    // Spaces are refused as in every other value's grammar: `" 30"` is a quoting mistake.
+    let digits = text;
     let message = if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
         match digits.parse::<u64>() {
             Ok(0) => format!("`{shown}` is not a time limit: it must be at least 1 second"),

@@ -74,7 +74,7 @@ fn toolchain_pin(env: &Env, config: &Config) -> Result<Option<crate::toolchain::
         key: "LAUNCH_TOOLCHAIN_PIN".into(),
         message,
     };
-    let pin = pin::Pin::named(text.trim()).ok_or_else(|| {
+    let pin = pin::Pin::named(&text).ok_or_else(|| {
         bad(format!("`{}` is not a pinned toolchain; valid choices: {}", text.escape_debug(), pin::names()))
     })?;
     match config.arches.iter().find(|a| !pin.can_target(**a)) {

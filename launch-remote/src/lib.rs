@@ -335,7 +335,8 @@ impl Mode {
 /// # Errors
 /// A sentence saying what is accepted.
 pub fn parse_timeout(text: &str) -> Result<Duration, String> {
-    let digits = text.trim();
+    // No spaces around the digits, as in every other value's grammar.
+    let digits = text;
     match digits.parse::<u64>() {
         // Digits only: `+5` parses, but is not what the grammar says.
         Ok(s) if (1..=MAX_TIMEOUT_SECS).contains(&s) && digits.bytes().all(|b| b.is_ascii_digit()) => {

@@ -27,6 +27,10 @@ fn a_toolchain_that_is_not_pinned_is_located_with_the_choices() {
         ("toolchain = \"13\"", "Cargo.toml:7:13: `package.metadata.launch.toolchain`: \"13\" is not a pinned toolchain (did you mean \"13.0\"?); valid choices: \"12.9\", \"13.0\", \"13.5\""),
         ("toolchain = \"12.8\"", "Cargo.toml:7:13: `package.metadata.launch.toolchain`: \"12.8\" is not a pinned toolchain (did you mean \"12.9\"?); valid choices: \"12.9\", \"13.0\", \"13.5\""),
         ("toolchain = \"v13.0.88\"", "Cargo.toml:7:13: `package.metadata.launch.toolchain`: \"v13.0.88\" is not a pinned toolchain (did you mean \"13.0\"?); valid choices: \"12.9\", \"13.0\", \"13.5\""),
+        // Spaces are refused, as in every value: a quoting mistake, not another name.
+        ("toolchain = \" 12.9\"", "Cargo.toml:7:13: `package.metadata.launch.toolchain`: \" 12.9\" is not a pinned toolchain (did you mean \"12.9\"?)"),
+        ("toolchain = \"13.0 \"", "Cargo.toml:7:13: `package.metadata.launch.toolchain`: \"13.0 \" is not a pinned toolchain (did you mean \"13.0\"?)"),
+        ("toolchain = \"\\t13.5\"", "Cargo.toml:7:13: `package.metadata.launch.toolchain`: \"\\t13.5\" is not a pinned toolchain (did you mean \"13.0\"?)"),
         ("toolchain = \"11.8\"", "Cargo.toml:7:13: `package.metadata.launch.toolchain`: \"11.8\" is not a pinned toolchain; valid choices: \"12.9\", \"13.0\", \"13.5\""),
         ("toolchain = 13.0", "Cargo.toml:7:13: `package.metadata.launch.toolchain`: 13.0 is a floating-point number; expected a toolchain version string such as \"12.9\""),
         ("toolchains = \"13.0\"", "Cargo.toml:7:1: `package.metadata.launch.toolchains`: unknown key `toolchains` (did you mean `toolchain`?)"),

@@ -42,8 +42,9 @@ impl Doc<'_> {
     /// `toolchain = "13.0"` → its pin; anything else names the pinned lines.
     pub(super) fn toolchain(&self, node: &Node) -> Result<Pin, Error> {
         let name = self.string(node, "a toolchain version string such as \"12.9\"")?;
-        Pin::named(name.trim()).ok_or_else(|| {
-            // `13`, `13.x`, `v13.0`, `13.0.88`: the pin of that major.
+        // Exactly a pin's name: `" 12.9"` is refused (with the hint below), as every value with spaces is.
+        Pin::named(name).ok_or_else(|| {
+            // `13`, `13.x`, `v13.0`, `13.0.88`, ` 12.9`: the pin of that major.
             let major = name.trim().trim_start_matches(['v', 'V']).split('.').next().unwrap_or("");
             let hint = pin::PINS
                 .iter()

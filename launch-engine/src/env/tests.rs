@@ -3,10 +3,14 @@ use super::*;
 #[test]
 fn the_compile_timeout_is_whole_seconds_of_at_least_one() {
     assert_eq!(timeout_from("2").unwrap(), Duration::from_secs(2));
-    assert_eq!(timeout_from(" 1800 ").unwrap(), DEFAULT_TIMEOUT);
-    for bad in ["0", "-1", "1.5", "ten", "99999999999999999999999"] {
+    assert_eq!(timeout_from("1800").unwrap(), DEFAULT_TIMEOUT);
+    // Whole seconds exactly as written, like sizes: padding is refused (issue 32, class 7).
+    for bad in ["0", "-1", "1.5", "ten", "99999999999999999999999", " 1800 ", "30 ", "\t30"] {
         let message = timeout_from(bad).unwrap_err().to_string();
-        assert!(message.contains("`LAUNCH_COMPILE_TIMEOUT`") && message.contains(&format!("`{bad}`")), "{message}");
+        assert!(
+            message.contains("`LAUNCH_COMPILE_TIMEOUT`") && message.contains(&format!("`{}`", bad.escape_debug())),
+            "{message}"
+        );
     }
 }
 
@@ -15,9 +19,10 @@ fn samples(grammar: Grammar) -> (&'static [&'static str], &'static [&'static str
     match grammar {
         Grammar::Switch => (&["maybe", "2", "enable", "y", "-1", "1 1"], &["1", "0", "TRUE", "no", "On", " off "]),
         Grammar::CargoBool => (&["maybe", "1", "yes"], &["true", "false", "TRUE"]),
-        Grammar::Seconds => {
-            (&["abc", "-1", "0", "1.5", "99999999999999999999999", "86401", "1e3", "+5"], &["1", " 1800 ", "86400"])
-        }
+        Grammar::Seconds => (
+            &["abc", "-1", "0", "1.5", "99999999999999999999999", "86401", "1e3", "+5", " 1800 "],
+            &["1", "1800", "86400"],
+        ),
         Grammar::Folder => (
             &["relative/cache", "./cache", "cache", "", " /tmp/x", "/etc/passwd", "/etc/passwd/below", "/dev/null"],
             &["/tmp/launch-cache", "/nonexistent/yet", "/tmp"],
@@ -57,7 +62,7 @@ fn samples(grammar: Grammar) -> (&'static [&'static str], &'static [&'static str
             ],
         ),
         Grammar::RemoteMode => (&["write", "1", "r", "", " ro ", "ro ", "r o"], &["rw", "RO", "read-only"]),
-        Grammar::RemoteSeconds => (&["abc", "0", "-1", "1.5", "86401", "+5"], &["1", " 10 ", "86400"]),
+        Grammar::RemoteSeconds => (&["abc", "0", "-1", "1.5", "86401", "+5", " 10 "], &["1", "10", "86400"]),
     }
 }
 
