@@ -200,4 +200,10 @@ fn the_steps_make_nvccs_object_and_a_kept_arch_is_not_compiled_again() {
     let stored: Vec<String> = resumed.0.lock().unwrap().iter().skip(1).map(|(a, _)| a.to_string()).collect();
     assert_eq!(stored, ["sm_90"], "sm_80 was not compiled again");
     assert!(ran.text.contains("for 'sm_80'"), "the kept arch's ptxas lines are in the log as if it ran");
+
+    // The last arch kept: the host compile includes its cicc stub, which must be the kept one.
+    let sm90 = first.0.lock().unwrap().iter().find(|(a, _)| a.to_string() == "sm_90").cloned().unwrap();
+    let (object, ran) = compile("last", &Memory(Mutex::new(vec![sm90]), Mutex::default()));
+    assert!(object == std::fs::read(&one).unwrap(), "with sm_90 kept, the object differs from nvcc's own");
+    assert_eq!(ran.kept.iter().map(Arch::to_string).collect::<Vec<_>>(), ["sm_90"]);
 }
