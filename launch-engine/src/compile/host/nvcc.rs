@@ -1,7 +1,8 @@
 //! One nvcc compile per `host` file, for all its arches at once: the object the crate links, and
 //! from the same run the per-arch PTX, cubins and `ptxas -v` lines the report reads. With several
-//! arches the compile runs as nvcc's own steps ([`steps`]), so each arch's finished work is kept;
-//! what follows holds for both ways.
+//! arches the compile runs as nvcc's own steps ([`steps`]), so each arch's finished work is kept:
+//! the same commands and files, and each arch's ptxas lines in arch order. What follows is the one
+//! run, used for one arch or a dry run of another shape.
 //!
 //! `nvcc -c --keep --keep-dir DIR -Xptxas -v -gencode ... FILE -o OBJ` keeps the intermediate files
 //! of the compile that makes the object: `<stem>.compute_XX.ptx` (cicc's output) and
