@@ -292,12 +292,27 @@ pub fn encode(key: &Key, e: &Entry) -> Vec<u8> {
     out.extend_from_slice(&FORMAT.to_le_bytes());
     out.extend_from_slice(&key.0);
     for s in sections {
-        out.extend_from_slice(&(s.len() as u64).to_le_bytes());
-        out.extend_from_slice(s);
+        put_section(&mut out, s);
     }
     let digest: [u8; 32] = Sha256::digest(&out).into();
     out.extend_from_slice(&digest);
     out
+}
+
+/// Appends `s` as a section: its length (8 bytes, little-endian), then its bytes. The layout of an
+/// entry's sections, and of the files kept in one (`compile::host::steps::pack`).
+pub(crate) fn put_section(out: &mut Vec<u8>, s: &[u8]) {
+    out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+    out.extend_from_slice(s);
+}
+
+/// The section at the start of `rest` ([`put_section`]'s layout), `rest` moved past it; `None`
+/// when the bytes are too few for its length or its bytes.
+pub(crate) fn take_section<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
+    let (len, tail) = rest.split_first_chunk::<8>()?;
+    let (s, tail) = tail.split_at_checked(usize::try_from(u64::from_le_bytes(*len)).ok()?)?;
+    *rest = tail;
+    Some(s)
 }
 
 /// Reads an entry back, checking the checksum, the format and that it belongs to `key`.
@@ -331,12 +346,7 @@ fn decode_checked(key: &Key, bytes: &[u8], checksum: bool) -> Result<Entry, Stri
         if rest.len() < 8 {
             return Err("cut short".into());
         }
-        let (len, tail) = rest.split_at(8);
-        let len = u64::from_le_bytes(len.try_into().expect("8 bytes"));
-        let len = usize::try_from(len).ok().filter(|&l| l <= tail.len()).ok_or("section overruns the entry")?;
-        let (s, tail) = tail.split_at(len);
-        rest = tail;
-        Ok(s.to_vec())
+        take_section(&mut rest).map(<[u8]>::to_vec).ok_or_else(|| "section overruns the entry".to_string())
     };
     let text = |b: Vec<u8>| String::from_utf8(b).map_err(|_| "text section is not UTF-8".to_string());
     let ptx = text(section()?)?;

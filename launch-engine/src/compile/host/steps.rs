@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use launch::Arch;
 
+use crate::cache;
 use crate::error::Error;
 use crate::process::Tool;
 
@@ -364,15 +365,13 @@ fn replace_bytes(bytes: Vec<u8>, from: &str, to: &str) -> Vec<u8> {
     }
 }
 
-/// `files` as one byte string: per file, its name's length (4 bytes), the name, its length (8
-/// bytes), its bytes, little-endian.
+/// `files` as one byte string: per file, its name and then its bytes, each as a cache entry's
+/// section is written ([`cache::put_section`]).
 pub fn pack(files: &[(String, Vec<u8>)]) -> Vec<u8> {
     let mut out = Vec::new();
     for (name, bytes) in files {
-        out.extend_from_slice(&u32::try_from(name.len()).unwrap_or(u32::MAX).to_le_bytes());
-        out.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-        out.extend_from_slice(bytes);
+        cache::put_section(&mut out, name.as_bytes());
+        cache::put_section(&mut out, bytes);
     }
     out
 }
@@ -381,12 +380,9 @@ pub fn pack(files: &[(String, Vec<u8>)]) -> Vec<u8> {
 pub fn unpack(mut bytes: &[u8]) -> Option<Vec<(String, Vec<u8>)>> {
     let mut files = Vec::new();
     while !bytes.is_empty() {
-        let (len, rest) = bytes.split_first_chunk::<4>()?;
-        let (name, rest) = rest.split_at_checked(usize::try_from(u32::from_le_bytes(*len)).ok()?)?;
-        let (len, rest) = rest.split_first_chunk::<8>()?;
-        let (data, rest) = rest.split_at_checked(usize::try_from(u64::from_le_bytes(*len)).ok()?)?;
+        let name = cache::take_section(&mut bytes)?;
+        let data = cache::take_section(&mut bytes)?;
         files.push((String::from_utf8(name.to_vec()).ok()?, data.to_vec()));
-        bytes = rest;
     }
     Some(files)
 }

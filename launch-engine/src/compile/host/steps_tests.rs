@@ -90,7 +90,7 @@ fn kept_files_pack_and_unpack_and_damage_is_refused() {
     assert_eq!(unpack(&packed).as_ref(), Some(&files));
     assert_eq!(unpack(&[]), Some(Vec::new()));
     // Cut anywhere but between the two files, the bytes are refused.
-    let boundary = 4 + files[0].0.len() + 8 + files[0].1.len();
+    let boundary = 8 + files[0].0.len() + 8 + files[0].1.len();
     for cut in 1..packed.len() {
         let expected = (cut == boundary).then(|| files[..1].to_vec());
         assert_eq!(unpack(&packed[..cut]), expected, "cut at {cut}");
