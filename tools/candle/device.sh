@@ -15,10 +15,7 @@ carry=.device-carry/candle
 work=${TMPDIR:-/tmp}/candle-$$
 logs=$work/logs
 mkdir -p "$out" "$work" "$logs"
-{
-  date -u '+date: %Y-%m-%d %H:%M:%S UTC'
-  nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv,noheader
-} 2>&1 | tee "$out/device.txt"
+sh tools/gpu/describe.sh 2>&1 | tee "$out/device.txt"
 # The CUDA libraries candle-core links (cudarc's dynamic-linking): the machine's own, wherever its
 # CUDA install or Python packages put them; the folders found are logged.
 dirs=""

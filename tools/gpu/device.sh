@@ -6,9 +6,7 @@ set -u
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 {
-  date -u '+date: %Y-%m-%d %H:%M:%S UTC'
-  nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv,noheader
-  uname -srm
+  sh tools/gpu/describe.sh
   ldconfig -p | grep -E 'libcuda.so|libnvrtc' || true
 } 2>&1 | tee "$out/device.txt"
 # JIT times without the driver's on-disk cache (a cached JIT is a file read).

@@ -6,11 +6,7 @@
 set -u
 out=${OUT:-gpu-out}
 mkdir -p "$out"
-{
-  date -u '+date: %Y-%m-%d %H:%M:%S UTC'
-  nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv,noheader
-  uname -srm
-} 2>&1 | tee "$out/device.txt"
+sh tools/gpu/describe.sh 2>&1 | tee "$out/device.txt"
 bin="${TMPDIR:-/tmp}/mistralrs-quant-run"
 gunzip -c .device-carry/mistralrs-quant-run.gz >"$bin" && chmod +x "$bin"
 echo "\$ env -i PATH=/usr/bin:/bin $bin" | tee "$out/mistralrs-quant-run.log"
